@@ -1,0 +1,209 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/file"
+)
+
+// App is what every command gets: the global flags, injected IO and the
+// lazily opened store.
+type App struct {
+	Dir  string // -C: the project root
+	JSON bool   // --json: machine-readable output
+	In   io.Reader
+	Out  io.Writer
+	Err  io.Writer
+	// IsTTY reports whether Out is a terminal (colour, tables).
+	IsTTY bool
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+
+	mu    sync.Mutex
+	store store.Store
+}
+
+// Root returns the absolute project root.
+func (a *App) Root() (string, error) {
+	dir := a.Dir
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("project root: %w", err)
+	}
+	return abs, nil
+}
+
+// Store opens (once) the project's store.
+func (a *App) Store() (store.Store, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.store != nil {
+		return a.store, nil
+	}
+	root, err := a.Root()
+	if err != nil {
+		return nil, err
+	}
+	s, err := file.Open(root, file.Options{})
+	if err != nil {
+		return nil, err
+	}
+	a.store = s
+	return s, nil
+}
+
+// Close releases the store.
+func (a *App) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.store == nil {
+		return nil
+	}
+	err := a.store.Close()
+	a.store = nil
+	return err
+}
+
+// Render writes v as indented JSON when --json is set, otherwise calls text.
+func (a *App) Render(v any, text func(w io.Writer) error) error {
+	if a.JSON {
+		return WriteJSON(a.Out, v)
+	}
+	return text(a.Out)
+}
+
+// WriteJSON writes v as indented JSON followed by a newline.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// Context returns the context commands run under.
+func (a *App) Context(cmd *cobra.Command) context.Context {
+	if ctx := cmd.Context(); ctx != nil {
+		return ctx
+	}
+	return context.Background()
+}
+
+var (
+	regMu    sync.Mutex
+	builders = map[string]func(*App) *cobra.Command{}
+)
+
+// Register adds a top-level command. name keeps registration deterministic.
+func Register(name string, build func(*App) *cobra.Command) {
+	regMu.Lock()
+	defer regMu.Unlock()
+	if _, dup := builders[name]; dup {
+		panic("cli: command registered twice: " + name)
+	}
+	builders[name] = build
+}
+
+// NewRoot builds the root command for app.
+func NewRoot(app *App) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "custodian",
+		Short:         "The keeper of a multi-agent pipeline's state",
+		Long:          "Custodian keeps a pipeline's state in one manifest that every agent reads and changes only through it: each proposed change is validated against the pipeline's rules and committed atomically and durably, or rejected with a reason and nothing changed.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVarP(&app.Dir, "dir", "C", "", "run as if started in `DIR` (the project root)")
+	root.PersistentFlags().BoolVar(&app.JSON, "json", false, "print machine-readable JSON")
+	root.SetIn(app.In)
+	root.SetOut(app.Out)
+	root.SetErr(app.Err)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &reason.UsageError{Err: err}
+	})
+	regMu.Lock()
+	names := make([]string, 0, len(builders))
+	for n := range builders {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		root.AddCommand(builders[n](app))
+	}
+	regMu.Unlock()
+	return root
+}
+
+// Main runs the CLI and returns the process exit code. Errors are printed
+// here and nowhere else: "custodian: CODE: message" on stderr, or with
+// --json an {"error":{…}} object on stdout.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := &App{In: stdin, Out: stdout, Err: stderr, Now: time.Now, IsTTY: isTerminal(stdout)}
+	root := NewRoot(app)
+	root.SetArgs(args)
+	err := root.Execute()
+	if cerr := app.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err == nil {
+		return reason.ExitOK
+	}
+	var exit *ExitError
+	if errors.As(err, &exit) {
+		return exit.Code
+	}
+	code := reason.ExitCode(err)
+	if err.Error() != "" || !errors.As(err, new(*reason.UsageError)) {
+		printError(app, err)
+	}
+	return code
+}
+
+// ExitError ends the command with a code and nothing more printed (the
+// command has printed what it had to say).
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
+
+func printError(app *App, err error) {
+	if app.JSON {
+		e, ok := reason.As(err)
+		if !ok {
+			code := reason.Code("INTERNAL")
+			if reason.ExitCode(err) == reason.ExitUsage {
+				code = "USAGE"
+			}
+			e = &reason.Error{Code: code, Message: err.Error()}
+		}
+		_ = WriteJSON(app.Out, map[string]any{"error": e})
+		return
+	}
+	fmt.Fprintf(app.Err, "custodian: %v\n", err)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	return fi.Mode()&os.ModeCharDevice != 0
+}

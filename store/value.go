@@ -1,0 +1,215 @@
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/wI2L/jsondiff"
+
+	"github.com/custodian-dev/custodian/reason"
+)
+
+// Value is a parsed, validated JSON document value.
+type Value struct {
+	Raw  json.RawMessage // the bytes as given
+	Tree any             // decoded with json.Number for numbers
+	Sum  string          // "sha256:<hex>" of the canonical form
+}
+
+// ParseValue validates raw as a document value against the limits: well
+// formed JSON, one value, no deeper than MaxDepth, no larger than MaxBytes.
+// Violations are INVALID_INPUT errors naming the problem.
+func ParseValue(raw []byte, lim Limits) (Value, error) {
+	if len(raw) > lim.maxBytes() {
+		return Value{}, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(raw), lim.maxBytes())
+	}
+	if d, err := depth(raw); err != nil {
+		return Value{}, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
+	} else if d > lim.maxDepth() {
+		return Value{}, reason.New(reason.InvalidInput, "JSON nested %d levels deep, over the limit of %d", d, lim.maxDepth())
+	}
+	tree, err := decode(raw)
+	if err != nil {
+		return Value{}, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
+	}
+	sum, err := canonicalSum(tree)
+	if err != nil {
+		return Value{}, err
+	}
+	return Value{Raw: raw, Tree: tree, Sum: sum}, nil
+}
+
+func decode(raw []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err == nil {
+		return nil, errors.New("more than one JSON value")
+	}
+	return v, nil
+}
+
+// depth returns the deepest nesting of objects and arrays in raw, without
+// decoding it, so that absurd inputs are refused cheaply.
+func depth(raw []byte) (int, error) {
+	d, maxD, inStr, esc := 0, 0, false, false
+	for _, c := range raw {
+		if inStr {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '{', '[':
+			d++
+			if d > maxD {
+				maxD = d
+			}
+		case '}', ']':
+			d--
+			if d < 0 {
+				return 0, errors.New("unbalanced brackets")
+			}
+		}
+	}
+	return maxD, nil
+}
+
+// canonicalSum is the SHA-256 of v's canonical form: compact JSON with
+// object keys sorted (what encoding/json produces from maps).
+func canonicalSum(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("canonical form: %w", err)
+	}
+	return HashBytes(b), nil
+}
+
+// HashBytes returns "sha256:<hex>" of b.
+func HashBytes(b []byte) string {
+	h := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(h[:])
+}
+
+// SumOf returns the canonical sum of a raw JSON value.
+func SumOf(raw []byte) (string, error) {
+	if raw == nil {
+		return "", nil
+	}
+	tree, err := decode(raw)
+	if err != nil {
+		return "", reason.New(reason.InvalidInput, "malformed JSON: %v", err)
+	}
+	return canonicalSum(tree)
+}
+
+// nullTree stands for "no document" on either side of a diff.
+var nullTree any
+
+// DiffTrees returns the RFC 6902 patch turning from into to (decoded trees;
+// nil for a missing document).
+func DiffTrees(from, to any) (json.RawMessage, error) {
+	p, err := jsondiff.CompareWithoutMarshal(from, to)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	if len(p) == 0 {
+		return json.RawMessage("[]"), nil
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return nil, fmt.Errorf("diff: %w", err)
+	}
+	return b, nil
+}
+
+// Diff returns the RFC 6902 patch turning raw value a into raw value b; nil
+// stands for a missing document.
+func Diff(a, b []byte) (json.RawMessage, error) {
+	var ta, tb any = nullTree, nullTree
+	var err error
+	if a != nil {
+		if ta, err = decode(a); err != nil {
+			return nil, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
+		}
+	}
+	if b != nil {
+		if tb, err = decode(b); err != nil {
+			return nil, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
+		}
+	}
+	return DiffTrees(ta, tb)
+}
+
+type rootOp struct {
+	Op    string          `json:"op"`
+	Path  string          `json:"path"`
+	Value json.RawMessage `json:"value"`
+}
+
+// ApplyPatch applies an RFC 6902 patch to doc (nil: no document) and returns
+// the new value (nil when the patch removes the whole document). Object key
+// order of doc is preserved.
+func ApplyPatch(doc []byte, patch []byte) ([]byte, error) {
+	var ops []rootOp
+	if err := json.Unmarshal(patch, &ops); err != nil {
+		return nil, fmt.Errorf("apply patch: %w", err)
+	}
+	if len(ops) == 0 {
+		return doc, nil
+	}
+	// Whole-document operations, which JSON patch libraries handle unevenly.
+	if len(ops) == 1 && ops[0].Path == "" {
+		switch ops[0].Op {
+		case "add", "replace":
+			if string(ops[0].Value) == "null" && doc == nil {
+				return nil, nil
+			}
+			return []byte(ops[0].Value), nil
+		case "remove":
+			return nil, nil
+		}
+	}
+	if doc == nil {
+		return nil, fmt.Errorf("apply patch: patch edits a document that does not exist")
+	}
+	p, err := jsonpatch.DecodePatch(patch)
+	if err != nil {
+		return nil, fmt.Errorf("apply patch: %w", err)
+	}
+	opts := jsonpatch.NewApplyOptions()
+	opts.EnsurePathExistsOnAdd = false
+	out, err := p.ApplyWithOptions(doc, opts)
+	if err != nil {
+		return nil, fmt.Errorf("apply patch: %w", err)
+	}
+	return out, nil
+}
+
+// Indent formats a value as the snapshot file holds it: two-space indent,
+// object key order kept, a trailing newline.
+func Indent(raw []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(len(raw) + len(raw)/4)
+	if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		return nil, fmt.Errorf("indent: %w", err)
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes(), nil
+}
