@@ -51,8 +51,8 @@ func decode(raw []byte) (any, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err == nil {
-		return nil, errors.New("more than one JSON value")
+	if rest := bytes.TrimLeft(raw[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		return nil, errors.New("data after the JSON value")
 	}
 	return v, nil
 }

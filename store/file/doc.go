@@ -1,0 +1,47 @@
+// Package file is Custodian's embedded store backend: JSON documents kept as
+// readable snapshot files inside the project, each with an append-only
+// journal beside it and a lock file for cross-process exclusion.
+//
+// # Files
+//
+// For a document key (a path relative to the project root ending in .json):
+//
+//	<dir>/<name>.json               the snapshot: the value, two-space indented
+//	<dir>/<name>.journal.ndjson     the journal (store package doc: record format)
+//	<dir>/.<name>.lock              the flock(2) lock file
+//
+// The ASDD manifest keeps the names of DESIGN.md: .asdd/state/manifest.json,
+// .asdd/state/journal.ndjson and .asdd/state/.lock (a key whose base name is
+// manifest.json uses journal.ndjson and .lock in its directory).
+//
+// # Commit
+//
+// Take the lock; bring the in-memory view up to date (recovering if needed);
+// run the update function; append the journal record and fsync it — the
+// commit point; write <name>.json.tmp, fsync, rename over the snapshot, fsync
+// the directory; release the lock. A failed fsync fails the commit, is never
+// retried, and poisons the open store for that document: its outcome on disk
+// is unknown until the store is opened again and recovers.
+//
+// # Recovery (on every first access in a process, and whenever the files
+// changed behind this process)
+//
+//   - A leftover .tmp is removed when the snapshot parses, promoted when the
+//     snapshot is missing (seed 002's rules), and moved aside otherwise.
+//   - A torn last journal line (no trailing newline) is cut off after the
+//     whole journal is copied to <journal>.broken-<time>. A bad record or a
+//     broken hash link anywhere else is a CORRUPT_STATE error naming the
+//     revision: the journal is never repaired by guessing.
+//   - The snapshot's canonical SHA-256 identifies the revision it holds;
+//     journal records newer than it are replayed onto it.
+//   - A snapshot that does not parse, or that matches no journal record (it
+//     was edited behind the custodian's back), is moved aside to
+//     <name>.json.corrupt-<time> / <name>.json.unjournaled-<time> and rebuilt
+//     from the journal. Without a journal to rebuild from, open refuses with
+//     CORRUPT_STATE and leaves the file where it is.
+//   - A snapshot with no journal (a file made by another tool) is adopted: the
+//     first commit journals it as revision 1 and the change as revision 2.
+//
+// The lock is advisory flock(2): all writers must go through Custodian, and
+// network file systems (NFS) are not supported.
+package file

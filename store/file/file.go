@@ -1,0 +1,445 @@
+package file
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Limits bound document size and depth (64 MiB, 64 levels by default).
+	Limits store.Limits
+	// Now is the clock for record times; time.Now by default.
+	Now func() time.Time
+	// Logger receives recovery notices; slog.Default() by default.
+	Logger *slog.Logger
+	// PollInterval is how often Watch looks for commits made by other
+	// processes (commits of this process wake watchers at once). 100 ms by
+	// default.
+	PollInterval time.Duration
+	// Fault, when set, is called at each named point of the persistence path
+	// ("journal.write", "journal.sync", "snapshot.write", "snapshot.sync",
+	// "snapshot.rename", "dir.sync") and a non-nil result fails that step as
+	// the operating system would. For crash and fault-injection tests only.
+	Fault func(point string) error
+}
+
+// Store is the file backend. It is safe for concurrent use by many
+// goroutines and, through the lock files, by many processes.
+type Store struct {
+	dir  string
+	root *os.Root
+	opts Options
+
+	mu     sync.Mutex
+	docs   map[string]*doc
+	closed bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// Open opens the store of the project rooted at dir. Nothing is read until a
+// document is first used.
+func Open(dir string, opts Options) (*Store, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	r, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.PollInterval <= 0 {
+		opts.PollInterval = 100 * time.Millisecond
+	}
+	return &Store{dir: abs, root: r, opts: opts, docs: map[string]*doc{}}, nil
+}
+
+// Dir returns the project root the store keeps its files under.
+func (s *Store) Dir() string { return s.dir }
+
+// Close releases the store. Documents' locks are not held between calls, so
+// there is nothing to flush.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	for _, d := range s.docs {
+		d.mu.Lock()
+		d.notify()
+		d.mu.Unlock()
+	}
+	return s.root.Close()
+}
+
+// errClosed is returned by every method after Close.
+var errClosed = errors.New("store is closed")
+
+func (s *Store) doc(key string) (*doc, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	d, ok := s.docs[key]
+	if !ok {
+		p := pathsFor(key)
+		d = &doc{s: s, p: p, flock: flock.New(filepath.Join(s.dir, filepath.FromSlash(p.lock))), changed: make(chan struct{})}
+		s.docs[key] = d
+	}
+	return d, nil
+}
+
+// Get returns the latest committed document.
+func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
+	d, err := s.doc(key)
+	if err != nil {
+		return store.Document{}, err
+	}
+	var out store.Document
+	err = d.locked(ctx, func() error {
+		if err := d.refresh(); err != nil {
+			return err
+		}
+		if d.value == nil {
+			return notFound(key)
+		}
+		out = store.Document{Key: key, Revision: d.rev, Value: clone(d.value)}
+		return nil
+	})
+	return out, err
+}
+
+func notFound(key string) error {
+	return reason.New(reason.NotFound, "no document %s (nothing committed yet)", key)
+}
+
+// GetAt returns the document as it was right after revision rev. Revision 0
+// is the state before the first commit (no value unless the file was adopted).
+func (s *Store) GetAt(ctx context.Context, key string, rev uint64) (store.Document, error) {
+	d, err := s.doc(key)
+	if err != nil {
+		return store.Document{}, err
+	}
+	var out store.Document
+	err = d.locked(ctx, func() error {
+		if err := d.refresh(); err != nil {
+			return err
+		}
+		if d.rev == 0 && d.value == nil {
+			return notFound(key)
+		}
+		if rev > d.rev {
+			return reason.New(reason.NotFound, "%s has no revision %d (latest is %d)", key, rev, d.rev)
+		}
+		if rev == d.rev {
+			out = store.Document{Key: key, Revision: rev, Value: clone(d.value)}
+			return nil
+		}
+		recs, err := d.readAll()
+		if err != nil {
+			return err
+		}
+		v, err := store.Replay(nil, recs[:rev])
+		if err != nil {
+			return err
+		}
+		out = store.Document{Key: key, Revision: rev, Value: v}
+		return nil
+	})
+	return out, err
+}
+
+// History returns the records with from <= rev <= to (to 0: all).
+func (s *Store) History(ctx context.Context, key string, from, to uint64) ([]store.Record, error) {
+	d, err := s.doc(key)
+	if err != nil {
+		return nil, err
+	}
+	var out []store.Record
+	err = d.locked(ctx, func() error {
+		if err := d.refresh(); err != nil {
+			return err
+		}
+		if d.rev == 0 && d.value == nil {
+			return notFound(key)
+		}
+		recs, err := d.readAll()
+		if err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if r.Rev >= from && (to == 0 || r.Rev <= to) {
+				out = append(out, r)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// Keys lists the documents that have a journal under the project root.
+func (s *Store) Keys(ctx context.Context) ([]string, error) {
+	var keys []string
+	err := fs.WalkDir(s.root.FS(), ".", func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			if p == "." {
+				return err
+			}
+			return nil
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
+		}
+		if e.IsDir() {
+			switch e.Name() {
+			case ".git", "node_modules", "vendor":
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if k, ok := keyForJournal(p); ok {
+			keys = append(keys, k)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list documents: %w", err)
+	}
+	sort.Strings(keys)
+	return keys, nil
+}
+
+// Update runs fn against the latest value under the document's lock and
+// commits what it returns.
+func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opts ...store.UpdateOption) (store.Result, error) {
+	o := store.ApplyOptions(opts)
+	d, err := s.doc(key)
+	if err != nil {
+		return store.Result{}, err
+	}
+	var res store.Result
+	err = d.locked(ctx, func() error {
+		if d.broken != nil {
+			return fmt.Errorf("%s: refusing to write after a failed sync (reopen to recover): %w", key, d.broken)
+		}
+		if err := d.refresh(); err != nil {
+			return err
+		}
+		if o.IfRevision != nil && *o.IfRevision != d.rev {
+			return reason.New(reason.Conflict, "%s is at revision %d, not %d", key, d.rev, *o.IfRevision)
+		}
+		if d.value == nil && !o.Create {
+			return notFound(key)
+		}
+		cur := store.Document{Key: key, Revision: d.rev, Value: clone(d.value)}
+		if d.value == nil {
+			cur.Value = nil
+		}
+		ch, err := fn(cur)
+		if err != nil {
+			return err
+		}
+		res = store.Result{Document: cur}
+		if ch.Value == nil {
+			return nil
+		}
+		rec, err := d.commit(ch)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			return nil
+		}
+		res = store.Result{Document: store.Document{Key: key, Revision: d.rev, Value: clone(d.value)}, Changed: true, Record: rec}
+		return nil
+	})
+	return res, err
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return bytes.Clone(b)
+}
+
+// doc is the in-process state of one document.
+type doc struct {
+	s     *Store
+	p     paths
+	flock *flock.Flock
+
+	mu sync.Mutex // serialises this process's goroutines; flock the processes
+
+	// The view of the files as of the last refresh or commit.
+	loaded  bool
+	jID     fileID // journal identity and size read so far
+	sID     fileID // snapshot identity as last read or written
+	rev     uint64
+	last    *store.Record
+	value   []byte // current value as stored in the snapshot (nil: none)
+	tree    any    // value decoded, for diffs
+	sum     string // canonical sum of value
+	adopted bool   // value came from a snapshot with no journal
+
+	broken  error         // a sync failed: the state on disk is unknown
+	changed chan struct{} // closed and replaced on every commit (wakes watchers)
+}
+
+type fileID struct {
+	exists bool
+	dev    uint64
+	ino    uint64
+	size   int64
+	mtime  int64
+}
+
+func (d *doc) notify() {
+	close(d.changed)
+	d.changed = make(chan struct{})
+}
+
+// locked runs f holding the in-process mutex and the cross-process lock.
+func (d *doc) locked(ctx context.Context, f func() error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := d.s.root.MkdirAll(d.p.dir, 0o755); err != nil {
+		return pathError(d.p.key, err)
+	}
+	// Create the lock file through the root so a symlinked directory that
+	// escapes the project is refused before flock follows the path.
+	lf, err := d.s.root.OpenFile(d.p.lock, os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return pathError(d.p.key, err)
+	}
+	lf.Close()
+	if ctx.Done() == nil {
+		if err := d.flock.Lock(); err != nil {
+			return fmt.Errorf("lock %s: %w", d.p.lock, err)
+		}
+	} else {
+		ok, err := d.flock.TryLockContext(ctx, time.Millisecond)
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("lock %s: %w", d.p.lock, err)
+		}
+		if !ok {
+			return reason.New(reason.Conflict, "lock %s not acquired: %v", d.p.lock, ctx.Err())
+		}
+	}
+	defer d.flock.Unlock()
+	return f()
+}
+
+func pathError(key string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes") {
+		return reason.New(reason.InvalidInput, "document key %q resolves outside the project root", key)
+	}
+	if errors.Is(err, syscall.ENOTDIR) {
+		return reason.New(reason.InvalidInput, "document key %q: a parent is not a directory", key)
+	}
+	return fmt.Errorf("%s: %w", key, err)
+}
+
+func (d *doc) stat(name string) (fileID, error) {
+	fi, err := d.s.root.Lstat(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fileID{}, nil
+	}
+	if err != nil {
+		return fileID{}, pathError(d.p.key, err)
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		// Follow it through the root: a link inside the project is fine, one
+		// that escapes is refused.
+		fi, err = d.s.root.Stat(name)
+		if err != nil {
+			return fileID{}, pathError(d.p.key, err)
+		}
+	}
+	id := fileID{exists: true, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.dev, id.ino = uint64(st.Dev), st.Ino
+	}
+	return id, nil
+}
+
+func (d *doc) logf(msg string, args ...any) {
+	d.s.opts.Logger.Warn(msg, append([]any{"document", d.p.key}, args...)...)
+}
+
+func (d *doc) fault(point string) error {
+	if d.s.opts.Fault == nil {
+		return nil
+	}
+	return d.s.opts.Fault(point)
+}
+
+func stamp(t time.Time) string { return t.UTC().Format("20060102T150405.000000000Z") }
+
+// moveAside renames a damaged file out of the way, never overwriting it.
+func (d *doc) moveAside(name, kind string) (string, error) {
+	dst := name + "." + kind + "-" + stamp(d.s.opts.Now())
+	if err := d.s.root.Rename(name, dst); err != nil {
+		return "", fmt.Errorf("move %s aside: %w", name, err)
+	}
+	if err := d.syncDir(); err != nil {
+		return "", err
+	}
+	return dst, nil
+}
+
+func (d *doc) syncDir() error {
+	if err := d.fault("dir.sync"); err != nil {
+		return fmt.Errorf("sync directory %s: %w", d.p.dir, err)
+	}
+	f, err := d.s.root.Open(d.p.dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", d.p.dir, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync directory %s: %w", d.p.dir, err)
+	}
+	return nil
+}
+
+func (d *doc) readFile(name string) ([]byte, error) {
+	b, err := d.s.root.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, pathError(d.p.key, err)
+	}
+	return b, nil
+}

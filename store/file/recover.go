@@ -1,0 +1,467 @@
+package file
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+)
+
+// parsedJournal is the result of reading a journal file.
+type parsedJournal struct {
+	recs []store.Record
+	end  int64 // offset just past the last complete, valid line
+	torn bool  // bytes after end that do not end with a newline
+}
+
+// parseJournal decodes journal bytes that start at offset base and continue
+// the chain after prev (nil: from the beginning). A bad complete line is a
+// CORRUPT_STATE error naming the revision; an unterminated tail is reported
+// as torn, never as an error.
+func parseJournal(name string, data []byte, base int64, prev *store.Record) (parsedJournal, error) {
+	var pj parsedJournal
+	pj.end = base
+	off := 0
+	for off < len(data) {
+		nl := bytes.IndexByte(data[off:], '\n')
+		if nl < 0 {
+			pj.torn = true
+			break
+		}
+		line := data[off : off+nl]
+		want := uint64(1)
+		if prev != nil {
+			want = prev.Rev + 1
+		}
+		r, err := store.DecodeRecord(line)
+		if err != nil {
+			return pj, reason.New(reason.CorruptState, "journal %s is corrupt at revision %d (byte %d): %v", name, want, base+int64(off), err)
+		}
+		if err := store.Chain(prev, r); err != nil {
+			return pj, reason.New(reason.CorruptState, "journal %s is corrupt at revision %d (byte %d): %v", name, want, base+int64(off), err)
+		}
+		pj.recs = append(pj.recs, r)
+		prev = &pj.recs[len(pj.recs)-1]
+		off += nl + 1
+		pj.end = base + int64(off)
+	}
+	return pj, nil
+}
+
+// refresh brings the in-memory view up to date with the files. It must run
+// under the lock; it repairs what the recovery rules allow.
+func (d *doc) refresh() error {
+	jid, err := d.stat(d.p.journal)
+	if err != nil {
+		return err
+	}
+	sid, err := d.stat(d.p.snap)
+	if err != nil {
+		return err
+	}
+	if d.loaded && jid == d.jID && sid == d.sID {
+		return nil
+	}
+	// Another process appended to the journal we know: replay the new tail.
+	if d.loaded && d.jID.exists && jid.exists && jid.dev == d.jID.dev && jid.ino == d.jID.ino && jid.size > d.jID.size && !d.adopted {
+		if ok, err := d.catchUp(jid, sid); ok || err != nil {
+			return err
+		}
+	}
+	return d.load()
+}
+
+// catchUp applies journal records appended after what this process read.
+// It returns false when a full load is needed instead.
+func (d *doc) catchUp(jid, sid fileID) (bool, error) {
+	f, err := d.s.root.Open(d.p.journal)
+	if err != nil {
+		return false, pathError(d.p.key, err)
+	}
+	defer f.Close()
+	data := make([]byte, jid.size-d.jID.size)
+	if _, err := f.ReadAt(data, d.jID.size); err != nil && !errors.Is(err, io.EOF) {
+		return false, fmt.Errorf("read journal %s: %w", d.p.journal, err)
+	}
+	pj, err := parseJournal(d.p.journal, data, d.jID.size, d.last)
+	if err != nil {
+		return false, err
+	}
+	if pj.torn || len(pj.recs) == 0 {
+		return false, nil // let the full load repair it
+	}
+	v, err := store.Replay(d.value, pj.recs)
+	if err != nil {
+		return false, err
+	}
+	if err := d.setValue(v); err != nil {
+		return false, err
+	}
+	d.rev = pj.recs[len(pj.recs)-1].Rev
+	d.last = &pj.recs[len(pj.recs)-1]
+	d.jID = jid
+	d.sID = sid
+	return true, nil
+}
+
+func (d *doc) setValue(v []byte) error {
+	d.value = v
+	d.tree = nil
+	d.sum = ""
+	if v == nil {
+		return nil
+	}
+	pv, err := store.ParseValue(v, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
+	if err != nil {
+		return reason.New(reason.CorruptState, "%s: %v", d.p.key, err)
+	}
+	d.tree, d.sum = pv.Tree, pv.Sum
+	return nil
+}
+
+// load reads everything from scratch, applying the recovery rules.
+func (d *doc) load() error {
+	d.loaded = false
+	if err := d.recoverTmp(); err != nil {
+		return err
+	}
+	pj, err := d.readJournal(true)
+	if err != nil {
+		return err
+	}
+	recs := pj.recs
+	var last *store.Record
+	if len(recs) > 0 {
+		last = &recs[len(recs)-1]
+	}
+	snap, err := d.readFile(d.p.snap)
+	if err != nil {
+		return err
+	}
+	var value []byte
+	adopted := false
+	rewrite := false
+	switch {
+	case snap == nil && last == nil:
+		// Nothing committed yet.
+	case snap == nil:
+		if value, err = store.Replay(nil, recs); err != nil {
+			return err
+		}
+		rewrite = true
+		d.logf("snapshot missing: rebuilt from the journal", "revision", last.Rev)
+	default:
+		pv, perr := store.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
+		switch {
+		case perr != nil && last == nil:
+			return reason.New(reason.CorruptState, "%s does not parse and there is no journal to rebuild it from (the file is left as it is): %v", d.p.snap, perr)
+		case perr != nil:
+			aside, err := d.moveAside(d.p.snap, "corrupt")
+			if err != nil {
+				return err
+			}
+			d.logf("snapshot does not parse: moved aside and rebuilt from the journal", "aside", aside, "error", perr)
+			if value, err = store.Replay(nil, recs); err != nil {
+				return err
+			}
+			rewrite = true
+		case last == nil:
+			value, adopted = snap, true
+		case pv.Sum == last.Sum:
+			value = snap
+		default:
+			k := -1
+			for i := len(recs) - 1; i >= 0; i-- {
+				if recs[i].Sum == pv.Sum {
+					k = i
+					break
+				}
+			}
+			if k >= 0 {
+				if value, err = store.Replay(snap, recs[k+1:]); err != nil {
+					return err
+				}
+				d.logf("snapshot behind the journal: replayed", "from", recs[k].Rev, "to", last.Rev)
+			} else {
+				aside, err := d.moveAside(d.p.snap, "unjournaled")
+				if err != nil {
+					return err
+				}
+				d.logf("snapshot was changed outside the custodian: moved aside and rebuilt from the journal", "aside", aside)
+				if value, err = store.Replay(nil, recs); err != nil {
+					return err
+				}
+			}
+			rewrite = true
+		}
+	}
+	if rewrite {
+		b, err := store.Indent(value)
+		if err != nil {
+			return err
+		}
+		if err := d.writeSnapshot(b); err != nil {
+			return err
+		}
+		value = b
+	}
+	if err := d.setValue(value); err != nil {
+		return err
+	}
+	d.rev = 0
+	d.last = nil
+	if last != nil {
+		d.rev, d.last = last.Rev, last
+	}
+	d.adopted = adopted
+	if d.jID, err = d.stat(d.p.journal); err != nil {
+		return err
+	}
+	if d.sID, err = d.stat(d.p.snap); err != nil {
+		return err
+	}
+	d.loaded = true
+	return nil
+}
+
+// recoverTmp applies seed 002's rules to a leftover <snapshot>.tmp.
+func (d *doc) recoverTmp() error {
+	tmp, err := d.readFile(d.p.tmp)
+	if err != nil || tmp == nil {
+		return err
+	}
+	snap, err := d.readFile(d.p.snap)
+	if err != nil {
+		return err
+	}
+	_, tmpErr := store.SumOf(tmp)
+	if snap != nil {
+		if _, snapErr := store.SumOf(snap); snapErr == nil {
+			// Interrupted write: the main file is intact.
+			d.logf("removing interrupted write", "file", d.p.tmp)
+			return d.s.root.Remove(d.p.tmp)
+		}
+		if tmpErr != nil {
+			_, err := d.moveAside(d.p.tmp, "corrupt")
+			return err
+		}
+		if _, err := d.moveAside(d.p.snap, "corrupt"); err != nil {
+			return err
+		}
+	} else if tmpErr != nil {
+		_, err := d.moveAside(d.p.tmp, "corrupt")
+		return err
+	}
+	// Write completed but the rename did not: promote it.
+	d.logf("promoting completed write", "file", d.p.tmp)
+	if err := d.s.root.Rename(d.p.tmp, d.p.snap); err != nil {
+		return fmt.Errorf("promote %s: %w", d.p.tmp, err)
+	}
+	return d.syncDir()
+}
+
+// readJournal reads the whole journal. With repair (under the lock), a torn
+// tail is cut off after the journal is copied aside to .broken-<time>.
+func (d *doc) readJournal(repair bool) (parsedJournal, error) {
+	data, err := d.readFile(d.p.journal)
+	if err != nil {
+		return parsedJournal{}, err
+	}
+	pj, err := parseJournal(d.p.journal, data, 0, nil)
+	if err != nil {
+		return pj, err
+	}
+	if pj.torn && repair {
+		broken := d.p.journal + ".broken-" + stamp(d.s.opts.Now())
+		if err := d.s.root.WriteFile(broken, data, 0o644); err != nil {
+			return pj, fmt.Errorf("keep torn journal: %w", err)
+		}
+		f, err := d.s.root.OpenFile(d.p.journal, os.O_WRONLY, 0)
+		if err != nil {
+			return pj, fmt.Errorf("repair journal: %w", err)
+		}
+		err = f.Truncate(pj.end)
+		if err == nil {
+			err = f.Sync()
+		}
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return pj, fmt.Errorf("repair journal %s: %w", d.p.journal, err)
+		}
+		if err := d.syncDir(); err != nil {
+			return pj, err
+		}
+		d.logf("cut a torn journal tail (an unacknowledged commit)", "bytes", int64(len(data))-pj.end, "copy", broken)
+		pj.torn = false
+	}
+	return pj, nil
+}
+
+// readAll returns the journal records up to the loaded revision.
+func (d *doc) readAll() ([]store.Record, error) {
+	pj, err := d.readJournal(false)
+	if err != nil {
+		return nil, err
+	}
+	recs := pj.recs
+	if uint64(len(recs)) > d.rev {
+		recs = recs[:d.rev]
+	}
+	return recs, nil
+}
+
+// commit journals and applies a change. It returns nil when the change is
+// empty.
+func (d *doc) commit(ch store.Change) (*store.Record, error) {
+	nv, err := store.ParseValue(ch.Value, d.s.opts.Limits)
+	if err != nil {
+		return nil, err
+	}
+	if d.value != nil && nv.Sum == d.sum && !d.adopted {
+		return nil, nil
+	}
+	now := d.s.opts.Now().UTC()
+	var lines []byte
+	prev := ""
+	if d.last != nil {
+		prev = d.last.Hash
+	}
+	rev := d.rev
+	var from any
+	if d.adopted {
+		// Journal the file as found, so history starts from it.
+		patch, err := store.DiffTrees(nil, d.tree)
+		if err != nil {
+			return nil, err
+		}
+		rev++
+		g := store.Record{Rev: rev, Time: now, Actor: "custodian", Reason: "adopted " + d.p.key + " as found on disk", Patch: patch, Sum: d.sum}
+		line, err := g.Seal(prev)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, line...)
+		prev = g.Hash
+		if nv.Sum == d.sum {
+			// Nothing to change beyond adopting.
+			return d.appendAndApply(lines, &g, d.value, d.tree, d.sum)
+		}
+	}
+	if d.value != nil {
+		from = d.tree
+	}
+	patch, err := store.DiffTrees(from, nv.Tree)
+	if err != nil {
+		return nil, err
+	}
+	rev++
+	rec := store.Record{Rev: rev, Time: now, Actor: ch.Actor, Reason: ch.Reason, Patch: patch, Events: ch.Events, Sum: nv.Sum}
+	line, err := rec.Seal(prev)
+	if err != nil {
+		return nil, err
+	}
+	lines = append(lines, line...)
+	snap, err := store.Indent(bytes.TrimRight(nv.Raw, " \t\r\n"))
+	if err != nil {
+		return nil, reason.New(reason.InvalidInput, "%v", err)
+	}
+	return d.appendAndApply(lines, &rec, snap, nv.Tree, nv.Sum)
+}
+
+func (d *doc) appendAndApply(lines []byte, rec *store.Record, snap []byte, tree any, sum string) (*store.Record, error) {
+	if err := d.appendJournal(lines); err != nil {
+		return nil, err
+	}
+	// Committed: the journal holds it durably.
+	d.rev, d.last = rec.Rev, rec
+	d.value, d.tree, d.sum, d.adopted = snap, tree, sum, false
+	var err error
+	if d.jID, err = d.stat(d.p.journal); err != nil {
+		d.loaded = false
+	}
+	if err := d.writeSnapshot(snap); err != nil {
+		d.logf("snapshot not rewritten; the journal holds the commit and the next open replays it", "revision", rec.Rev, "error", err)
+	}
+	if d.sID, err = d.stat(d.p.snap); err != nil {
+		d.loaded = false
+	}
+	d.notify()
+	return rec, nil
+}
+
+// appendJournal writes lines at the end of the journal and fsyncs: the
+// commit point. A failed write is cut back off; a failed sync poisons the
+// document.
+func (d *doc) appendJournal(lines []byte) error {
+	created := !d.jID.exists
+	f, err := d.s.root.OpenFile(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return pathError(d.p.key, err)
+	}
+	defer f.Close()
+	before := d.jID.size
+	if fi, err := f.Stat(); err == nil {
+		before = fi.Size()
+	}
+	err = d.fault("journal.write")
+	if err == nil {
+		_, err = f.Write(lines)
+	}
+	if err != nil {
+		if terr := f.Truncate(before); terr != nil {
+			d.broken = fmt.Errorf("write failed (%v) and could not be cut back: %w", err, terr)
+		}
+		return fmt.Errorf("append to journal %s: %w", d.p.journal, err)
+	}
+	err = d.fault("journal.sync")
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil && created {
+		err = d.syncDir()
+	}
+	if err != nil {
+		d.broken = err
+		d.loaded = false
+		return fmt.Errorf("sync journal %s (commit outcome unknown until reopened): %w", d.p.journal, err)
+	}
+	return nil
+}
+
+// writeSnapshot replaces the snapshot durably: temp file in the same
+// directory, fsync, rename, fsync the directory.
+func (d *doc) writeSnapshot(b []byte) error {
+	err := d.fault("snapshot.write")
+	var f *os.File
+	if err == nil {
+		f, err = d.s.root.OpenFile(d.p.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", d.p.tmp, err)
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		if err = d.fault("snapshot.sync"); err == nil {
+			err = f.Sync()
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		if err = d.fault("snapshot.rename"); err == nil {
+			err = d.s.root.Rename(d.p.tmp, d.p.snap)
+		}
+	}
+	if err != nil {
+		_ = d.s.root.Remove(d.p.tmp)
+		return fmt.Errorf("replace %s: %w", d.p.snap, err)
+	}
+	return d.syncDir()
+}

@@ -1,0 +1,532 @@
+// Package storetest is the conformance suite of the store contract. Every
+// backend runs it from its own tests:
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Store { return openMine(t) })
+//	}
+//
+// Every test ends by verifying every document the store holds (hash chain
+// intact, replay reproduces the snapshot), as bbolt's tests run its check.
+package storetest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+)
+
+// Opener returns a fresh, empty store for one test. The same test may call
+// it more than once only through Reopen.
+type Opener func(t *testing.T) store.Store
+
+// VerifyAll checks every document of s; tests call it on cleanup.
+func VerifyAll(t testing.TB, s store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	keys, err := s.Keys(ctx)
+	if err != nil {
+		t.Errorf("verify: list keys: %v", err)
+		return
+	}
+	for _, k := range keys {
+		if err := s.Verify(ctx, k); err != nil {
+			t.Errorf("verify %s: %v", k, err)
+		}
+	}
+}
+
+const key = "state/doc.json"
+
+// set returns an UpdateFunc that sets field name to value in an object.
+func set(name string, value any) store.UpdateFunc {
+	return func(cur store.Document) (store.Change, error) {
+		m := map[string]any{}
+		if cur.Value != nil {
+			if err := json.Unmarshal(cur.Value, &m); err != nil {
+				return store.Change{}, err
+			}
+		}
+		m[name] = value
+		b, err := json.Marshal(m)
+		if err != nil {
+			return store.Change{}, err
+		}
+		return store.Change{Value: b, Actor: "tester", Reason: "set " + name}, nil
+	}
+}
+
+func decode(t testing.TB, b []byte) map[string]any {
+	t.Helper()
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("decode %q: %v", b, err)
+	}
+	return m
+}
+
+func wantCode(t testing.TB, err error, code reason.Code) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %s", code)
+	}
+	if got := reason.CodeOf(err); got != code {
+		t.Fatalf("got %v (code %q), want code %s", err, got, code)
+	}
+}
+
+// Run runs the whole suite.
+func Run(t *testing.T, open Opener) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s store.Store)
+	}{
+		{"GetMissing", testGetMissing},
+		{"CreateAndUpdate", testCreateAndUpdate},
+		{"NoChangeCommitsNothing", testNoChange},
+		{"RejectedFunctionCommitsNothing", testRejected},
+		{"IfRevision", testIfRevision},
+		{"HistoryAndGetAt", testHistoryAndGetAt},
+		{"DiffAndRollback", testDiffAndRollback},
+		{"HashChain", testHashChain},
+		{"Events", testEvents},
+		{"BadInput", testBadInput},
+		{"BadKeys", testBadKeys},
+		{"Keys", testKeys},
+		{"ConcurrentWriters", testConcurrent},
+		{"WatchReplaysAndFollows", testWatch},
+		{"WatchUnderConcurrency", testWatchConcurrent},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			t.Cleanup(func() { VerifyAll(t, s) })
+			tc.fn(t, s)
+		})
+	}
+}
+
+func testGetMissing(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	_, err := s.Get(ctx, key)
+	wantCode(t, err, reason.NotFound)
+	_, err = s.Update(ctx, key, set("a", 1))
+	wantCode(t, err, reason.NotFound)
+	_, err = s.History(ctx, key, 0, 0)
+	wantCode(t, err, reason.NotFound)
+}
+
+func testCreateAndUpdate(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	res, err := s.Update(ctx, key, set("a", 1), store.Create())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Changed || res.Revision != 1 || res.Record == nil || res.Record.Rev != 1 {
+		t.Fatalf("first commit: %+v", res)
+	}
+	res, err = s.Update(ctx, key, set("b", "two"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Revision != 2 {
+		t.Fatalf("second commit at revision %d, want 2", res.Revision)
+	}
+	doc, err := s.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Revision != 2 {
+		t.Fatalf("Get revision %d, want 2", doc.Revision)
+	}
+	if diff := cmp.Diff(map[string]any{"a": 1.0, "b": "two"}, decode(t, doc.Value)); diff != "" {
+		t.Fatalf("value (-want +got):\n%s", diff)
+	}
+}
+
+func testNoChange(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if _, err := s.Update(ctx, key, set("a", 1), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Update(ctx, key, set("a", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Changed || res.Revision != 1 {
+		t.Fatalf("identical value committed: %+v", res)
+	}
+	res, err = s.Update(ctx, key, func(store.Document) (store.Change, error) { return store.Change{}, nil })
+	if err != nil || res.Changed {
+		t.Fatalf("nil value: %+v, %v", res, err)
+	}
+}
+
+func testRejected(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if _, err := s.Update(ctx, key, set("a", 1), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	rej := reason.New(reason.InvalidTransition, "no")
+	_, err := s.Update(ctx, key, func(store.Document) (store.Change, error) { return store.Change{}, rej })
+	if !errors.Is(err, rej) {
+		t.Fatalf("got %v, want the function's error", err)
+	}
+	doc, err := s.Get(ctx, key)
+	if err != nil || doc.Revision != 1 {
+		t.Fatalf("after rejection: %+v %v", doc, err)
+	}
+}
+
+func testIfRevision(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if _, err := s.Update(ctx, key, set("a", 1), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Update(ctx, key, set("a", 2), store.IfRevision(0))
+	wantCode(t, err, reason.Conflict)
+	if _, err := s.Update(ctx, key, set("a", 2), store.IfRevision(1)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testHistoryAndGetAt(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for i := 1; i <= 5; i++ {
+		if _, err := s.Update(ctx, key, set("n", i), store.Create()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := s.History(ctx, key, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 5 {
+		t.Fatalf("history has %d records, want 5", len(recs))
+	}
+	for i, r := range recs {
+		if r.Rev != uint64(i+1) || r.Actor != "tester" || r.Reason != "set n" || r.Time.IsZero() {
+			t.Fatalf("record %d: %+v", i, r)
+		}
+	}
+	part, err := s.History(ctx, key, 2, 3)
+	if err != nil || len(part) != 2 || part[0].Rev != 2 {
+		t.Fatalf("History(2,3) = %v, %v", part, err)
+	}
+	for i := uint64(1); i <= 5; i++ {
+		doc, err := s.GetAt(ctx, key, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := decode(t, doc.Value)["n"]; got != float64(i) || doc.Revision != i {
+			t.Fatalf("GetAt(%d) = %v (rev %d)", i, got, doc.Revision)
+		}
+	}
+	_, err = s.GetAt(ctx, key, 6)
+	wantCode(t, err, reason.NotFound)
+}
+
+func testDiffAndRollback(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if _, err := s.Update(ctx, key, set("a", 1), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(ctx, key, set("b", 2)); err != nil {
+		t.Fatal(err)
+	}
+	patch, err := store.DiffRevisions(ctx, s, key, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []map[string]any
+	if err := json.Unmarshal(patch, &ops); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]map[string]any{{"op": "add", "path": "/b", "value": 2.0}}, ops); diff != "" {
+		t.Fatalf("diff (-want +got):\n%s", diff)
+	}
+	res, err := store.Rollback(ctx, s, key, 1, "tl", "undo b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Revision != 3 || !strings.Contains(res.Record.Reason, "undo b") {
+		t.Fatalf("rollback: %+v", res)
+	}
+	if diff := cmp.Diff(map[string]any{"a": 1.0}, decode(t, res.Value)); diff != "" {
+		t.Fatalf("after rollback (-want +got):\n%s", diff)
+	}
+	_, err = store.Rollback(ctx, s, key, 9, "tl", "nope")
+	wantCode(t, err, reason.NotFound)
+}
+
+func testHashChain(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for i := 0; i < 4; i++ {
+		if _, err := s.Update(ctx, key, set("i", i), store.Create()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := s.History(ctx, key, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prev *store.Record
+	for i := range recs {
+		if err := store.Chain(prev, recs[i]); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(recs[i].Hash, "sha256:") || !strings.HasPrefix(recs[i].Sum, "sha256:") {
+			t.Fatalf("record %d hashes: %q %q", i, recs[i].Hash, recs[i].Sum)
+		}
+		prev = &recs[i]
+	}
+	if err := s.Verify(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testEvents(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	ev := []store.Event{{Type: "slice.halted", Data: json.RawMessage(`{"slice":"S-1"}`)}}
+	_, err := s.Update(ctx, key, func(store.Document) (store.Change, error) {
+		return store.Change{Value: []byte(`{"x":1}`), Actor: "a", Reason: "r", Events: ev}, nil
+	}, store.Create())
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := s.History(ctx, key, 1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 || len(recs[0].Events) != 1 || recs[0].Events[0].Type != "slice.halted" {
+		t.Fatalf("events not recorded: %+v", recs)
+	}
+}
+
+func testBadInput(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if _, err := s.Update(ctx, key, set("a", 1), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	raw := func(v string) store.UpdateFunc {
+		return func(store.Document) (store.Change, error) { return store.Change{Value: []byte(v)}, nil }
+	}
+	cases := map[string]string{
+		"malformed":     `{"a":`,
+		"two values":    `{} {}`,
+		"too deep":      strings.Repeat("[", store.DefaultMaxDepth+1) + strings.Repeat("]", store.DefaultMaxDepth+1),
+		"trailing junk": `{"a":1}x`,
+	}
+	for name, v := range cases {
+		_, err := s.Update(ctx, key, raw(v))
+		if reason.CodeOf(err) != reason.InvalidInput {
+			t.Errorf("%s: got %v, want INVALID_INPUT", name, err)
+		}
+	}
+	big := make([]byte, store.DefaultMaxBytes+1)
+	for i := range big {
+		big[i] = ' '
+	}
+	big[0], big[len(big)-1] = '{', '}'
+	_, err := s.Update(ctx, key, raw(string(big)))
+	wantCode(t, err, reason.InvalidInput)
+	doc, err := s.Get(ctx, key)
+	if err != nil || doc.Revision != 1 {
+		t.Fatalf("bad input changed the document: %+v %v", doc, err)
+	}
+}
+
+func testBadKeys(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	for _, k := range []string{"", "../x.json", "/etc/x.json", "a/../../b.json", "a/./b.json", "x.txt", "a//b.json", ".json"} {
+		_, err := s.Update(ctx, k, set("a", 1), store.Create())
+		if reason.CodeOf(err) != reason.InvalidInput {
+			t.Errorf("key %q: got %v, want INVALID_INPUT", k, err)
+		}
+		_, err = s.Get(ctx, k)
+		if reason.CodeOf(err) != reason.InvalidInput {
+			t.Errorf("Get %q: got %v, want INVALID_INPUT", k, err)
+		}
+	}
+}
+
+func testKeys(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	want := []string{".asdd/state/manifest.json", "a.json", "state/doc.json"}
+	for _, k := range want {
+		if _, err := s.Update(ctx, k, set("a", 1), store.Create()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := s.Keys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("Keys (-want +got):\n%s", diff)
+	}
+}
+
+func testConcurrent(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if _, err := s.Update(ctx, key, set("init", true), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 16, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if _, err := s.Update(ctx, key, set(fmt.Sprintf("w%d-%d", w, i), i)); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	doc, err := s.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := decode(t, doc.Value)
+	if len(m) != writers*each+1 || doc.Revision != writers*each+1 {
+		t.Fatalf("%d fields at revision %d, want %d", len(m), doc.Revision, writers*each+1)
+	}
+	recs, err := s.History(ctx, key, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range recs {
+		if r.Rev != uint64(i+1) {
+			t.Fatalf("record %d has revision %d", i, r.Rev)
+		}
+	}
+}
+
+func testWatch(t *testing.T, s store.Store) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := 1; i <= 3; i++ {
+		if _, err := s.Update(ctx, key, set("n", i), store.Create()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := make(chan uint64, 16)
+	wctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() {
+		for c, err := range s.Watch(wctx, key, 1) {
+			if err != nil {
+				done <- err
+				return
+			}
+			if c.Key != key {
+				done <- fmt.Errorf("commit for key %q", c.Key)
+				return
+			}
+			got <- c.Rev
+		}
+		done <- nil
+	}()
+	for want := uint64(2); want <= 3; want++ {
+		if r := recv(t, got); r != want {
+			t.Fatalf("watch delivered %d, want %d", r, want)
+		}
+	}
+	if _, err := s.Update(ctx, key, set("n", 4)); err != nil {
+		t.Fatal(err)
+	}
+	if r := recv(t, got); r != 4 {
+		t.Fatalf("watch delivered %d, want 4", r)
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+func recv(t *testing.T, c <-chan uint64) uint64 {
+	t.Helper()
+	select {
+	case r := <-c:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch delivered nothing within 10s")
+		return 0
+	}
+}
+
+func testWatchConcurrent(t *testing.T, s store.Store) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := s.Update(ctx, key, set("init", true), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 8, 10
+	total := uint64(1 + writers*each)
+	type result struct {
+		revs []uint64
+		err  error
+	}
+	watchers := make([]chan result, 3)
+	for i := range watchers {
+		watchers[i] = make(chan result, 1)
+		go func(out chan<- result) {
+			var r result
+			for c, err := range s.Watch(ctx, key, 0) {
+				if err != nil {
+					r.err = err
+					break
+				}
+				r.revs = append(r.revs, c.Rev)
+				if c.Rev == total {
+					break
+				}
+			}
+			out <- r
+		}(watchers[i])
+	}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if _, err := s.Update(ctx, key, set(fmt.Sprintf("w%d-%d", w, i), i)); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, w := range watchers {
+		r := <-w
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		if uint64(len(r.revs)) != total {
+			t.Fatalf("watcher saw %d commits, want %d", len(r.revs), total)
+		}
+		for i, rev := range r.revs {
+			if rev != uint64(i+1) {
+				t.Fatalf("watcher saw revision %d at position %d", rev, i)
+			}
+		}
+	}
+}
