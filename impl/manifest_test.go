@@ -1,0 +1,207 @@
+package impl
+
+import (
+	"bytes"
+	"fmt"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/custodian-dev/custodian/reason"
+)
+
+var t0 = time.Date(2026, 2, 22, 10, 0, 0, 0, time.UTC)
+
+// original is a manifest as the script writes it with jq (two-space indent),
+// with a field the script never writes (checkpoint, ADR-021) to check that
+// unknown fields survive.
+const original = `{
+  "version": "1.0.0",
+  "plan": {
+    "path": "docs/plans/003-auth.md",
+    "number": "003",
+    "title": "Auth <&> sessions",
+    "decomposed_at": "2026-02-22T10:00:00Z"
+  },
+  "phases": [
+    {
+      "number": 1,
+      "depends_on": [],
+      "bounded_contexts": [
+        "BC-1"
+      ]
+    }
+  ],
+  "tasks": [
+    {
+      "id": "1.1",
+      "phase": 1,
+      "description": "Add \"login\" endpoint",
+      "bounded_contexts": [
+        "BC-1"
+      ],
+      "status": "pending",
+      "branch": null,
+      "check_results": null,
+      "error": null,
+      "retries": 0,
+      "created_at": "2026-02-22T10:00:00Z",
+      "updated_at": "2026-02-22T10:00:00Z",
+      "acceptance_criteria": [{"description": "401 on missing auth", "verified": false}]
+    }
+  ],
+  "checkpoint": {"agent_id": "impl-worker", "phase": 1}
+}`
+
+func TestDecodeEncodeRoundTrip(t *testing.T) {
+	m, err := Decode([]byte(original))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := json.Compact(&want, []byte(original)); err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want.String() {
+		t.Fatalf("round trip changed the manifest:\n got %s\nwant %s", got, want.String())
+	}
+}
+
+func TestEncodeFieldOrder(t *testing.T) {
+	m, err := New("p.md", "001", "T", t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddTask(NewTask{ID: "1.1", Phase: 1, Description: "d", DependsOn: []int{}, BoundedContexts: []string{"A", "B"}}, t0); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"version":"1.0.0","plan":{"path":"p.md","number":"001","title":"T","decomposed_at":"2026-02-22T10:00:00Z"},` +
+		`"phases":[{"number":1,"depends_on":[],"bounded_contexts":["A","B"]}],` +
+		`"tasks":[{"id":"1.1","phase":1,"description":"d","bounded_contexts":["A","B"],"status":"pending","branch":null,"check_results":null,"error":null,"retries":0,"created_at":"2026-02-22T10:00:00Z","updated_at":"2026-02-22T10:00:00Z"}]}`
+	if string(got) != want {
+		t.Fatalf("got  %s\nwant %s", got, want)
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	cases := []struct {
+		name, in, want string
+	}{
+		{"not json", `{"version": `, "unexpected end"},
+		{"array", `[]`, "want a JSON object, found an array"},
+		{"trailing", `{} {}`, "after top-level value"},
+		{"plan not object", `{"plan": 3}`, "plan: want a JSON object"},
+		{"number not string", `{"plan": {"number": 3}}`, `plan: field "number": want a string, found number`},
+		{"tasks not array", `{"tasks": {}}`, `field "tasks": want`},
+		{"retries string", `{"tasks": [{"id": "1.1", "retries": "x"}]}`, `tasks[0]: task "1.1": field "retries": want a whole number, found string`},
+		{"phase fraction", `{"tasks": [{"id": "1.1", "phase": 1.5}]}`, `field "phase": want a whole number`},
+		{"depends_on strings", `{"phases": [{"number": 1, "depends_on": ["x"]}]}`, `phases[0]: phase: field "depends_on[0]": want a whole number, found string`},
+		{"branch number", `{"tasks": [{"id": "a", "branch": 3}]}`, `field "branch": want a string or null, found number`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Decode([]byte(c.in))
+			if err == nil {
+				t.Fatal("decoded without error")
+			}
+			if reason.CodeOf(err) != reason.CorruptState {
+				t.Errorf("code %q, want CORRUPT_STATE", reason.CodeOf(err))
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q does not mention %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestDecodeDuplicateKeyLastWins(t *testing.T) {
+	m, err := Decode([]byte(`{"version":"0.9","version":"1.0.0","x":1,"x":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Version != "1.0.0" || len(m.Extra) != 1 || string(m.Extra[0].Value) != "2" {
+		t.Fatalf("got version %q extra %v", m.Version, m.Extra)
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add([]byte(original))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"tasks":[{"id":"1","branch":null}],"phases":[{"number":1}]}`))
+	f.Add([]byte(`{"plan":{"number":"1"},"z":[1,{"a":null}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Decode(data)
+		if err != nil {
+			if reason.CodeOf(err) != reason.CorruptState {
+				t.Fatalf("error without CORRUPT_STATE: %v", err)
+			}
+			return
+		}
+		// What decodes encodes, and encoding is a fixed point.
+		b1, err := Encode(m)
+		if err != nil {
+			t.Fatalf("encode: %v", err)
+		}
+		if !json.Valid(b1) {
+			t.Fatalf("encoded invalid JSON: %s", b1)
+		}
+		m2, err := Decode(b1)
+		if err != nil {
+			t.Fatalf("re-decode: %v\n%s", err, b1)
+		}
+		b2, err := Encode(m2)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		if !bytes.Equal(b1, b2) {
+			t.Fatalf("encoding is not stable:\n%s\n%s", b1, b2)
+		}
+	})
+}
+
+// TestEncodeMatchesEncodingJSON checks the hand-written string encoder
+// against encoding/json (HTML escaping off) on awkward strings.
+func TestEncodeMatchesEncodingJSON(t *testing.T) {
+	for _, s := range []string{"", "plain", `q"uo\te`, "tab\tnl\nret\r", "\x00\x01\x1f\x7f", "<&>", "é ü 日本", "\u2028\u2029", "bad\xffutf8", "\b\f"} {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		if got := appendString(nil, s); string(got) != string(want) {
+			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
+		}
+		back, err := unquote(appendString(nil, s))
+		if err != nil || (back != s && utf8.ValidString(s)) {
+			t.Errorf("unquote(appendString(%q)) = %q, %v", s, back, err)
+		}
+	}
+}
+
+func TestDecodeDuplicateKeyInLargeObject(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"version":"1.0.0"`)
+	for i := range 20 {
+		fmt.Fprintf(&b, `,"k%d":%d`, i, i)
+	}
+	b.WriteString(`,"k3":"again","k19":"last"}`)
+	m, err := Decode([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Extra) != 20 || string(m.Extra[3].Value) != `"again"` || string(m.Extra[19].Value) != `"last"` {
+		t.Fatalf("extra = %v", m.Extra)
+	}
+}
