@@ -2,8 +2,8 @@ package impl
 
 import (
 	"bytes"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
