@@ -1,0 +1,343 @@
+package asdd
+
+import (
+	"bytes"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/custodian-dev/custodian/reason"
+)
+
+// ConfigPath is where the project's configuration lives, relative to the root.
+const ConfigPath = ".asdd/config.yaml"
+
+// DefaultConfigYAML is the configuration `custodian init` writes: seed 004's
+// agents, thresholds and actions, with comments.
+//
+//go:embed config.default.yaml
+var DefaultConfigYAML []byte
+
+// Config is .asdd/config.yaml.
+type Config struct {
+	Version              int          `yaml:"version"`
+	Agents               []Agent      `yaml:"agents"`
+	CCS                  CCSConfig    `yaml:"ccs"`
+	Gating               Gating       `yaml:"gating"`
+	UncertaintyThreshold float64      `yaml:"uncertainty_threshold"`
+	RefinementLoopLimit  int          `yaml:"refinement_loop_limit"`
+	LowConfidenceCascade int          `yaml:"low_confidence_cascade"`
+	Escalation           Routing      `yaml:"escalation"`
+	Roles                []string     `yaml:"roles"`
+	Heartbeat            HeartbeatCfg `yaml:"heartbeat"`
+	Lock                 LockCfg      `yaml:"lock"`
+	Steering             Steering     `yaml:"steering"`
+}
+
+// Agent is one pipeline agent's gate.
+type Agent struct {
+	Name              string   `yaml:"name"`
+	MinConfidence     float64  `yaml:"min_confidence"`
+	ActionIfBelow     string   `yaml:"action_if_below"`
+	Marker            string   `yaml:"marker,omitempty"`
+	RouteTo           []string `yaml:"route_to"`
+	SignOff           []string `yaml:"sign_off"`
+	Phases            []string `yaml:"phases"`
+	Completes         []string `yaml:"completes,omitempty"`
+	RequiredArtifacts []string `yaml:"required_artifacts,omitempty"`
+}
+
+// DefaultMarker is what a halted phase artifact is marked with (seed 004).
+const DefaultMarker = "DRAFT — AGENT HALTED"
+
+// ArtifactMarker returns the marker for the agent's halted artifacts.
+func (a *Agent) ArtifactMarker() string {
+	if a.Marker != "" {
+		return a.Marker
+	}
+	return DefaultMarker
+}
+
+// Works reports whether the agent may propose while a slice is in status.
+func (a *Agent) Works(status string) bool {
+	return slices.Contains(a.Phases, "*") || slices.Contains(a.Phases, status)
+}
+
+// CompletesPhase reports whether the agent's accepted proposal moves a
+// slice in status on to the next phase.
+func (a *Agent) CompletesPhase(status string) bool { return slices.Contains(a.Completes, status) }
+
+// CCSConfig is the Cumulative Confidence Score setup.
+type CCSConfig struct {
+	Agents []string `yaml:"agents"`
+	Floor  float64  `yaml:"floor"`
+}
+
+// Gating is dynamic gating.
+type Gating struct {
+	Margin float64 `yaml:"margin"`
+	Raise  float64 `yaml:"raise"`
+}
+
+// Routing names who is told about a halt and who must sign it off.
+type Routing struct {
+	RouteTo []string `yaml:"route_to"`
+	SignOff []string `yaml:"sign_off"`
+}
+
+// HeartbeatCfg configures heartbeat timeouts.
+type HeartbeatCfg struct {
+	Timeout Duration `yaml:"timeout"`
+	Retries int      `yaml:"retries"`
+}
+
+// LockCfg configures slice leases.
+type LockCfg struct {
+	DefaultTTL Duration `yaml:"default_ttl"`
+}
+
+// Steering holds the steering rules.
+type Steering struct {
+	// Precedence maps a slice field ("phase_data.design") to agents in
+	// order of authority.
+	Precedence map[string][]string `yaml:"precedence"`
+}
+
+// Duration is a time.Duration written as "15m" in YAML.
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	var s string
+	if err := n.Decode(&s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration such as 15m", n.Line, s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration as a string.
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// DefaultConfig returns the seed's defaults.
+func DefaultConfig() *Config {
+	var c Config
+	if err := decodeConfig(DefaultConfigYAML, &c); err != nil {
+		panic(fmt.Sprintf("asdd: default config: %v", err))
+	}
+	if err := c.Validate(); err != nil {
+		panic(fmt.Sprintf("asdd: default config: %v", err))
+	}
+	return &c
+}
+
+// ParseConfig reads a configuration. Keys left out keep the defaults of
+// DefaultConfigYAML (a list or map given replaces the default one). Unknown
+// keys, wrong types and out-of-range values are INVALID_INPUT errors naming
+// the key.
+func ParseConfig(data []byte) (*Config, error) {
+	def := DefaultConfig()
+	c := *def
+	c.Agents = nil
+	c.Steering.Precedence = nil
+	if err := decodeConfig(data, &c); err != nil {
+		return nil, err
+	}
+	if c.Agents == nil {
+		c.Agents = def.Agents
+	}
+	if c.Steering.Precedence == nil {
+		c.Steering.Precedence = def.Steering.Precedence
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func decodeConfig(data []byte, c *Config) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
+		return reason.New(reason.InvalidInput, "%s: %s", ConfigPath, cleanYAMLError(err))
+	}
+	return nil
+}
+
+var yamlFieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
+
+func cleanYAMLError(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	msg = strings.ReplaceAll(msg, "\n", "; ")
+	return yamlFieldRE.ReplaceAllString(msg, "unknown key $1")
+}
+
+// Validate checks every value, naming the offending key.
+func (c *Config) Validate() error {
+	bad := func(key, format string, args ...any) error {
+		return reason.New(reason.InvalidInput, "%s: %s: %s", ConfigPath, key, fmt.Sprintf(format, args...))
+	}
+	unit := func(key string, v float64) error {
+		if math.IsNaN(v) || v < 0 || v > 1 {
+			return bad(key, "%v is outside [0, 1]", v)
+		}
+		return nil
+	}
+	if c.Version != 1 {
+		return bad("version", "unsupported version %d (want 1)", c.Version)
+	}
+	if len(c.Agents) == 0 {
+		return bad("agents", "no agents defined")
+	}
+	names := map[string]bool{}
+	for i, a := range c.Agents {
+		key := fmt.Sprintf("agents[%d]", i)
+		if !agentNameRE.MatchString(a.Name) {
+			return bad(key+".name", "%q is not an agent name (lower case letters, digits, _)", a.Name)
+		}
+		if names[a.Name] {
+			return bad(key+".name", "agent %q defined twice", a.Name)
+		}
+		names[a.Name] = true
+		if err := unit(key+".min_confidence", a.MinConfidence); err != nil {
+			return err
+		}
+		if len(a.Phases) == 0 {
+			return bad(key+".phases", "agent %q works in no phase", a.Name)
+		}
+		for j, p := range a.Phases {
+			if p != "*" && !IsStatus(p) {
+				return bad(fmt.Sprintf("%s.phases[%d]", key, j), "unknown phase %q", p)
+			}
+		}
+		for j, p := range a.Completes {
+			if !slices.Contains(a.Phases, p) || Next(p) == "" {
+				return bad(fmt.Sprintf("%s.completes[%d]", key, j), "%q is not a phase the agent works in and can complete", p)
+			}
+		}
+		for j, r := range append(slices.Clone(a.RouteTo), a.SignOff...) {
+			if !slices.Contains(c.Roles, r) {
+				return bad(fmt.Sprintf("%s.route_to/sign_off[%d]", key, j), "unknown role %q (roles: %s)", r, strings.Join(c.Roles, ", "))
+			}
+		}
+	}
+	for i, n := range c.CCS.Agents {
+		if !names[n] {
+			return bad(fmt.Sprintf("ccs.agents[%d]", i), "unknown agent %q", n)
+		}
+	}
+	if err := unit("ccs.floor", c.CCS.Floor); err != nil {
+		return err
+	}
+	if err := unit("gating.margin", c.Gating.Margin); err != nil {
+		return err
+	}
+	if err := unit("gating.raise", c.Gating.Raise); err != nil {
+		return err
+	}
+	if err := unit("uncertainty_threshold", c.UncertaintyThreshold); err != nil {
+		return err
+	}
+	if c.RefinementLoopLimit < 2 {
+		return bad("refinement_loop_limit", "%d is below 2", c.RefinementLoopLimit)
+	}
+	if c.LowConfidenceCascade < 2 {
+		return bad("low_confidence_cascade", "%d is below 2", c.LowConfidenceCascade)
+	}
+	if len(c.Roles) == 0 {
+		return bad("roles", "no roles defined")
+	}
+	for j, r := range append(slices.Clone(c.Escalation.RouteTo), c.Escalation.SignOff...) {
+		if !slices.Contains(c.Roles, r) {
+			return bad(fmt.Sprintf("escalation.route_to/sign_off[%d]", j), "unknown role %q", r)
+		}
+	}
+	if len(c.Escalation.SignOff) == 0 {
+		return bad("escalation.sign_off", "no role may sign off a halt")
+	}
+	if c.Heartbeat.Timeout <= 0 {
+		return bad("heartbeat.timeout", "must be positive")
+	}
+	if c.Heartbeat.Retries < 0 {
+		return bad("heartbeat.retries", "must not be negative")
+	}
+	if c.Lock.DefaultTTL <= 0 {
+		return bad("lock.default_ttl", "must be positive")
+	}
+	for field, agents := range c.Steering.Precedence {
+		for i, n := range agents {
+			if !names[n] {
+				return bad(fmt.Sprintf("steering.precedence.%s[%d]", field, i), "unknown agent %q", n)
+			}
+		}
+	}
+	return nil
+}
+
+var agentNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+
+// Agent returns the named agent's configuration ("spec" or "spec_agent").
+func (c *Config) Agent(name string) (*Agent, bool) {
+	name = strings.TrimSuffix(name, "_agent")
+	for i := range c.Agents {
+		if c.Agents[i].Name == name {
+			return &c.Agents[i], true
+		}
+	}
+	return nil, false
+}
+
+// index returns the agent's position in pipeline order, or -1.
+func (c *Config) index(name string) int {
+	for i := range c.Agents {
+		if c.Agents[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+// NextAgent returns the agent after name in pipeline order, skipping agents
+// that work in every phase; "" if none.
+func (c *Config) NextAgent(name string) string {
+	for i := c.index(name) + 1; i > 0 && i < len(c.Agents); i++ {
+		if !slices.Contains(c.Agents[i].Phases, "*") {
+			return c.Agents[i].Name
+		}
+	}
+	return ""
+}
+
+// Downstream returns the agents after name in pipeline order (those a halt
+// pauses), skipping agents that work in every phase.
+func (c *Config) Downstream(name string) []string {
+	var out []string
+	i := c.index(name)
+	if i < 0 {
+		i = -1
+	}
+	for _, a := range c.Agents[i+1:] {
+		if !slices.Contains(a.Phases, "*") {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
+// IsCCSAgent reports whether the agent's score enters the CCS.
+func (c *Config) IsCCSAgent(name string) bool { return slices.Contains(c.CCS.Agents, name) }

@@ -1,0 +1,197 @@
+package asdd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Effect kinds.
+const (
+	// EffectMarkArtifact prefixes a file with a marker line (MarkContent).
+	EffectMarkArtifact = "mark_artifact"
+	// EffectWriteFile writes Content to Path, replacing it.
+	EffectWriteFile = "write_file"
+	// EffectUpsertRow puts Content as the row keyed Key in the markdown
+	// table at Path, creating the file with Header if needed.
+	EffectUpsertRow = "upsert_row"
+)
+
+// FailureLogPath is the Agent Failure Log (seed 004).
+const FailureLogPath = "docs/agent-failure-log.md"
+
+// FailureLogColumns are the log's columns, as seed 004 names them.
+var FailureLogColumns = []string{"Date", "Agent", "Phase", "Failure Mode", "Confidence Score", "Resolution", "Time to Resolve", "Root Cause"}
+
+// Effect is a change to a file outside the manifest that a commit calls
+// for. Rules return effects as data; package asdd/effects applies them,
+// after the commit, inside the project root. Every effect is idempotent:
+// applying it twice leaves the same file as applying it once.
+type Effect struct {
+	Kind    string `json:"kind"`
+	Path    string `json:"path"`
+	Marker  string `json:"marker,omitempty"`
+	Content string `json:"content,omitempty"`
+	Key     string `json:"key,omitempty"`
+	Header  string `json:"header,omitempty"`
+}
+
+// MarkContent returns content with marker as its first line, followed by a
+// blank line. Content already marked with it is returned unchanged.
+func MarkContent(marker string, content []byte) []byte {
+	line := []byte(marker + "\n\n")
+	if bytes.HasPrefix(content, line) {
+		return content
+	}
+	return append(line, content...)
+}
+
+// EscalationEffects are the files an escalation calls for: its notice
+// under .asdd/escalations/ and its row in the agent failure log. They are
+// derived from the escalation alone, so they can be re-applied at any time.
+func EscalationEffects(s *Slice, e *Escalation) []Effect {
+	return []Effect{
+		{Kind: EffectWriteFile, Path: e.Path, Content: NoticeText(s, e)},
+		{Kind: EffectUpsertRow, Path: FailureLogPath, Key: e.ID, Content: FailureLogRow(e), Header: FailureLogHeader()},
+	}
+}
+
+// AllEffects re-derives the effects of every escalation of every slice and
+// the markers of every open halt: applying them repairs files lost after a
+// crash between commit and effects.
+func AllEffects(m *Manifest, cfg *Config) []Effect {
+	var out []Effect
+	for _, s := range m.Slices {
+		if s.Status == Blocked && len(s.HaltedArtifacts) > 0 {
+			marker := DefaultMarker
+			if a, ok := cfg.Agent(s.HaltedAgent); ok {
+				marker = a.ArtifactMarker()
+			}
+			for _, p := range s.Artifacts() {
+				for _, hp := range s.HaltedArtifacts {
+					if hp == p {
+						out = append(out, Effect{Kind: EffectMarkArtifact, Path: p, Marker: marker})
+					}
+				}
+			}
+		}
+		for i := range s.Escalations {
+			out = append(out, EscalationEffects(s, &s.Escalations[i])...)
+		}
+	}
+	return out
+}
+
+// FailureLogHeader is the log file's heading and table header.
+func FailureLogHeader() string {
+	var b strings.Builder
+	b.WriteString("# Agent Failure Log\n\n")
+	b.WriteString("Written by the custodian: one row per pipeline halt, completed when a human resolves it. Feeds the Knowledge Agent's learning loop.\n\n")
+	b.WriteString("| " + strings.Join(FailureLogColumns, " | ") + " |\n")
+	b.WriteString("|" + strings.Repeat(" --- |", len(FailureLogColumns)) + "\n")
+	return b.String()
+}
+
+// FailureLogRow is the escalation's row in the failure log.
+func FailureLogRow(e *Escalation) string {
+	score := "—"
+	if e.Score != nil {
+		score = FormatScore(*e.Score)
+	}
+	if e.FailureMode == ModeCCSFloor && e.CCS != nil {
+		score = "CCS " + FormatScore(*e.CCS)
+	}
+	resolution, ttr := "open — routed to "+strings.Join(e.RouteTo, ", "), "—"
+	if e.Status == EscalationResolved {
+		resolution = fmt.Sprintf("%s by %s: %s", e.Resolution, e.ResolvedBy, e.Rationale)
+		ttr = e.TimeToResolve
+	}
+	root := e.RootCause
+	if root == "" {
+		root = e.Reason
+	}
+	cells := []string{e.RaisedAt, orDefault(e.Agent, "—"), e.Phase, ModeLabel(e.FailureMode), score, resolution, ttr, root}
+	for i, c := range cells {
+		cells[i] = cell(c)
+	}
+	return "| " + strings.Join(cells, " | ") + " |"
+}
+
+func cell(s string) string {
+	s = strings.ReplaceAll(s, "\n", " ")
+	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// NoticeText is the escalation notice a Tech Lead receives (seed 004,
+// rollback procedure step 3): confidence score, conflicting artifacts,
+// failure mode category.
+func NoticeText(s *Slice, e *Escalation) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Escalation %s — %s\n\n", e.ID, ModeLabel(e.FailureMode))
+	fmt.Fprintf(&b, "- Status: %s\n", e.Status)
+	fmt.Fprintf(&b, "- Slice: %s", s.SliceID)
+	if s.Name != "" {
+		fmt.Fprintf(&b, " (%s)", s.Name)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "- Failure mode category: %s (%s)\n", ModeLabel(e.FailureMode), e.FailureMode)
+	if e.Agent != "" {
+		fmt.Fprintf(&b, "- Agent: %s\n", e.Agent)
+	}
+	fmt.Fprintf(&b, "- Phase: %s (last known good: %s)\n", e.Phase, Previous(e.Phase))
+	if e.Score != nil {
+		fmt.Fprintf(&b, "- Confidence score: %s\n", FormatScore(*e.Score))
+	}
+	if e.CCS != nil {
+		fmt.Fprintf(&b, "- Cumulative confidence score: %s\n", FormatScore(*e.CCS))
+	}
+	fmt.Fprintf(&b, "- Raised: %s\n", e.RaisedAt)
+	fmt.Fprintf(&b, "- Routed to: %s\n", strings.Join(e.RouteTo, ", "))
+	if e.Action != "" {
+		fmt.Fprintf(&b, "- Action required: %s\n", e.Action)
+	}
+	fmt.Fprintf(&b, "\n## Reason\n\n%s\n", e.Reason)
+	if len(e.Uncertainty) > 0 {
+		b.WriteString("\n## Uncertainty factors\n\n")
+		for _, u := range e.Uncertainty {
+			fmt.Fprintf(&b, "- %s\n", u)
+		}
+	}
+	if len(e.Artifacts) > 0 {
+		b.WriteString("\n## Artifacts\n\n")
+		for _, a := range e.Artifacts {
+			fmt.Fprintf(&b, "- %s\n", a)
+		}
+	}
+	if len(e.Conflict) > 0 {
+		b.WriteString("\n## Conflict diff\n\n| Field | Theirs | Ours |\n| --- | --- | --- |\n")
+		for _, c := range e.Conflict {
+			fmt.Fprintf(&b, "| %s | %s: %s %s (r%d) | %s: %s %s |\n", cell(c.Field),
+				c.Theirs.Agent, cell(c.Theirs.Value), shortHash(c.Theirs.Hash), c.Theirs.Revision,
+				c.Ours.Agent, cell(c.Ours.Value), shortHash(c.Ours.Hash))
+		}
+	}
+	b.WriteString("\n## Resolution\n\n")
+	if e.Status == EscalationResolved {
+		fmt.Fprintf(&b, "- Decision: %s\n- By: %s\n- At: %s (after %s)\n- Rationale: %s\n", e.Resolution, e.ResolvedBy, e.ResolvedAt, e.TimeToResolve, e.Rationale)
+		if e.RootCause != "" {
+			fmt.Fprintf(&b, "- Root cause: %s\n", e.RootCause)
+		}
+	} else {
+		fmt.Fprintf(&b, "Open. Resolve with one of:\n\n")
+		fmt.Fprintf(&b, "    custodian resolve %s --role ROLE --rationale TEXT --action rerun   # approve a revised agent run\n", s.SliceID)
+		fmt.Fprintf(&b, "    custodian resolve %s --role ROLE --rationale TEXT --action return --to PHASE\n", s.SliceID)
+		fmt.Fprintf(&b, "    custodian approve %s --role ROLE --rationale TEXT                  # accept the output as it is\n", s.SliceID)
+	}
+	return b.String()
+}
+
+func shortHash(h string) string {
+	if len(h) > 19 {
+		return h[:19]
+	}
+	return h
+}
+
+func marshalCompact(v any) (json.RawMessage, error) { return json.Marshal(v) }

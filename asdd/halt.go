@@ -1,0 +1,365 @@
+package asdd
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/custodian-dev/custodian/reason"
+)
+
+// EscalationDir is where escalation notices are written.
+const EscalationDir = ".asdd/escalations"
+
+// haltSpec describes one halt.
+type haltSpec struct {
+	mode, agent, phase, reason, action string
+	route                              Routing
+	score, minimum, ccs                *float64
+	uncertainty                        []string
+	conflict                           []ConflictDiff
+	halted                             map[string]string // name -> path, not accepted
+	marks                              map[string]string // path -> hash before marking
+	marker                             string
+	resume                             string
+	arts                               []string // artifacts to list in the notice
+}
+
+// halt blocks slice s: LKG rollback and the block record of seed 000,
+// downstream agents paused, an escalation with its notice and failure-log
+// row, and the halted artifacts marked.
+func (t *tx) halt(s *Slice, h haltSpec) {
+	if h.marker == "" {
+		h.marker = DefaultMarker
+	}
+	s.Status = Blocked
+	s.BlockedAtPhase = h.phase
+	s.LKGPhase = Previous(h.phase)
+	s.BlockReason = h.reason
+	s.UncertaintyFactors = slices.Clone(h.uncertainty)
+	s.RollbackTimestamp = t.ts
+	s.FailureMode = h.mode
+	s.HaltedAgent = h.agent
+	s.ActionRequired = h.action
+	s.PausedAgents = t.pausedBy(h.agent, h.phase)
+	s.HaltedArtifacts = h.halted
+	if len(s.HaltedArtifacts) == 0 {
+		s.HaltedArtifacts = nil
+	}
+	s.ResumePhase = h.resume
+	s.SignOffsRequired = slices.Clone(h.route.SignOff)
+	s.SignOffs = nil
+	id := fmt.Sprintf("ESC-%s-r%d", s.SliceID, t.rev)
+	s.EscalationID = id
+	blocker, _ := json.Marshal(fmt.Sprintf("%s: %s (%s)", ModeLabel(h.mode), h.reason, id))
+	s.Blockers = append(s.Blockers, blocker)
+
+	arts := slices.Clone(h.arts)
+	for _, p := range h.halted {
+		arts = append(arts, p)
+	}
+	slices.Sort(arts)
+	arts = slices.Compact(arts)
+	e := Escalation{
+		ID: id, Path: EscalationDir + "/" + id + ".md", FailureMode: h.mode, Agent: h.agent, Phase: h.phase,
+		Score: h.score, Reason: h.reason, Action: h.action, RouteTo: slices.Clone(h.route.RouteTo), Artifacts: arts,
+		Uncertainty: slices.Clone(h.uncertainty), Conflict: h.conflict, RaisedAt: t.ts, Status: EscalationOpen,
+	}
+	if h.ccs != nil {
+		v := *h.ccs
+		e.CCS = &v
+	} else if v, ok := ComputeCCS(s.ConfidenceChain, t.cfg); ok {
+		e.CCS = &v
+	}
+	s.Escalations = append(s.Escalations, e)
+	t.touch(s)
+
+	for _, path := range slices.Sorted(maps.Keys(h.marks)) {
+		t.out.Effects = append(t.out.Effects, Effect{Kind: EffectMarkArtifact, Path: path, Marker: h.marker})
+	}
+	t.out.Effects = append(t.out.Effects, EscalationEffects(s, &s.Escalations[len(s.Escalations)-1])...)
+	t.event("slice_halted", s.SliceID, h.agent, map[string]any{
+		"failure_mode": h.mode, "blocked_at_phase": h.phase, "lkg_phase": s.LKGPhase, "escalation": id, "reason": h.reason,
+	})
+	t.summary("%s halted: %s (%s)", s.SliceID, ModeLabel(h.mode), h.reason)
+}
+
+// pausedBy lists the agents downstream of a halt: after the halting agent in
+// pipeline order, or, with no agent, those working in later phases.
+func (t *tx) pausedBy(agent, phase string) []string {
+	if agent != "" {
+		return t.cfg.Downstream(agent)
+	}
+	var out []string
+	pi := PhaseIndex(phase)
+	for _, a := range t.cfg.Agents {
+		if slices.Contains(a.Phases, "*") {
+			continue
+		}
+		if slices.ContainsFunc(a.Phases, func(p string) bool { return PhaseIndex(p) >= pi }) {
+			out = append(out, a.Name)
+		}
+	}
+	return out
+}
+
+// Resolution actions (seed 004, rollback procedure step 4).
+const (
+	// ActionRerun approves a revised run of the halted agent: the slice
+	// returns to the phase it was halted in.
+	ActionRerun = "rerun"
+	// ActionResume resolves the halt manually: the halted output is
+	// accepted as it is and the slice goes on as the proposal would have.
+	ActionResume = "resume"
+	// ActionReturn returns the slice to an earlier phase.
+	ActionReturn = "return"
+)
+
+// Resolve is a human's decision on a halted slice, by a named role with a
+// rationale: the only way out of a halt. When the halt needs several roles'
+// sign-off (Security: TL + Security) it lifts at the last one.
+type Resolve struct {
+	Slice     string
+	Role      string
+	By        string // the person, optional
+	Rationale string
+	Action    string // rerun (default), resume, return
+	ReturnTo  string // with return
+	RootCause string
+	// Hashes are the current hashes of the slice's artifacts as the human
+	// accepted them (files edited while resolving are not drift).
+	Hashes map[string]string
+}
+
+// Actor is the resolving role.
+func (o Resolve) Actor() string { return o.Role }
+
+func (o Resolve) apply(t *tx) error {
+	if err := t.needRole(o.Role); err != nil {
+		return err
+	}
+	if strings.TrimSpace(o.Rationale) == "" {
+		return reason.New(reason.InvalidInput, "a resolution needs a rationale")
+	}
+	action := orDefault(o.Action, ActionRerun)
+	switch action {
+	case ActionRerun, ActionResume:
+		if o.ReturnTo != "" {
+			return reason.New(reason.InvalidInput, "a phase to return to goes with the return action only")
+		}
+	case ActionReturn:
+		if !IsPhase(o.ReturnTo) && o.ReturnTo != BehaviorCapture {
+			return reason.New(reason.InvalidInput, "return needs a lifecycle phase, not %q", o.ReturnTo)
+		}
+	default:
+		return reason.New(reason.InvalidInput, "unknown resolution %q (rerun, resume, return)", action)
+	}
+	s, err := t.m.Find(o.Slice)
+	if err != nil {
+		return err
+	}
+	if s.Status != Blocked {
+		return reason.New(reason.InvalidTransition, "slice %s is not halted (status %s)", s.SliceID, s.Status)
+	}
+	if action == ActionReturn {
+		if PhaseIndex(o.ReturnTo) > PhaseIndex(s.BlockedAtPhase) || o.ReturnTo == Done {
+			return reason.New(reason.InvalidTransition, "slice %s was halted at %s; it can return only to that phase or an earlier one, not %s", s.SliceID, s.BlockedAtPhase, o.ReturnTo)
+		}
+		retro := s.Type == TypeRetroSpec
+		if (retro && (o.ReturnTo == Discovery || o.ReturnTo == Spec)) || (!retro && o.ReturnTo == BehaviorCapture) {
+			return reason.New(reason.InvalidTransition, "slice %s (%s) has no phase %s", s.SliceID, orDefault(s.Type, TypeFeature), o.ReturnTo)
+		}
+	}
+	allowed := append(slices.Clone(s.SignOffsRequired), routeOf(s)...)
+	if !slices.Contains(allowed, o.Role) {
+		return reason.New(reason.InvalidTransition, "slice %s's halt is for %s to resolve, not %s", s.SliceID, strings.Join(s.SignOffsRequired, " + "), o.Role)
+	}
+	s.SignOffs = slices.DeleteFunc(s.SignOffs, func(x SignOff) bool { return x.Role == o.Role })
+	s.SignOffs = append(s.SignOffs, SignOff{Role: o.Role, By: o.By, At: t.ts, Rationale: o.Rationale, Action: action})
+	var missing []string
+	for _, r := range s.SignOffsRequired {
+		if !slices.ContainsFunc(s.SignOffs, func(x SignOff) bool { return x.Role == r }) {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) > 0 {
+		t.touch(s)
+		t.event("sign_off_recorded", s.SliceID, "", map[string]any{"role": o.Role, "awaiting": missing})
+		t.summary("%s signed off %s; awaiting %s", o.Role, s.SliceID, strings.Join(missing, ", "))
+		return nil
+	}
+	t.lift(s, o, action)
+	return nil
+}
+
+func routeOf(s *Slice) []string {
+	if e := s.OpenEscalation(); e != nil {
+		return e.RouteTo
+	}
+	return nil
+}
+
+// lift ends the halt of s as decided.
+func (t *tx) lift(s *Slice, o Resolve, action string) {
+	var roles []string
+	for _, so := range s.SignOffs {
+		roles = append(roles, so.Role)
+	}
+	resolvedBy := strings.Join(roles, " + ")
+	if o.By != "" {
+		resolvedBy += " (" + o.By + ")"
+	}
+	var resolution string
+	switch action {
+	case ActionRerun:
+		s.Status = s.BlockedAtPhase
+		if s.FailureMode == ModeRefinementLoop && s.HaltedAgent != "" {
+			delete(s.Attempts, s.HaltedAgent+":"+s.BlockedAtPhase)
+		}
+		resolution = fmt.Sprintf("revised run of %s approved", orDefault(s.HaltedAgent, "the agent"))
+	case ActionResume:
+		for i := len(s.ConfidenceChain) - 1; i >= 0; i-- {
+			if e := &s.ConfidenceChain[i]; e.Outcome == OutcomeHalted && e.Agent == s.HaltedAgent {
+				e.Outcome = OutcomeAccepted
+				break
+			}
+		}
+		for _, name := range slices.Sorted(maps.Keys(s.HaltedArtifacts)) {
+			if s.PhaseData == nil {
+				s.PhaseData = map[string]string{}
+			}
+			s.PhaseData[name] = s.HaltedArtifacts[name]
+		}
+		s.Status = orDefault(s.ResumePhase, s.BlockedAtPhase)
+		resolution = "resolved manually: halted output accepted"
+	case ActionReturn:
+		pi := PhaseIndex(o.ReturnTo)
+		for i := range s.ConfidenceChain {
+			e := &s.ConfidenceChain[i]
+			if live(*e) && PhaseIndex(e.Phase) >= pi {
+				e.Outcome = OutcomeSuperseded
+			}
+		}
+		for k := range s.Attempts {
+			if _, ph, _ := strings.Cut(k, ":"); PhaseIndex(ph) >= pi {
+				delete(s.Attempts, k)
+			}
+		}
+		s.Status = o.ReturnTo
+		resolution = "returned to " + o.ReturnTo
+	}
+	s.HaltedArtifacts = nil // resumed ones are named by phase_data now
+	t.recordHashes(s, o.Hashes)
+
+	if e := s.OpenEscalation(); e != nil {
+		e.Status = EscalationResolved
+		e.ResolvedAt = t.ts
+		e.ResolvedBy = resolvedBy
+		e.Resolution = resolution
+		e.Rationale = o.Rationale
+		e.RootCause = orDefault(o.RootCause, e.RootCause)
+		if raised, ok := ParseTimestamp(e.RaisedAt); ok {
+			e.TimeToResolve = t.now.Sub(raised).Round(time.Second).String()
+		}
+		t.out.Effects = append(t.out.Effects, EscalationEffects(s, e)...)
+		blocker := fmt.Sprintf("(%s)", e.ID)
+		s.Blockers = slices.DeleteFunc(s.Blockers, func(b json.RawMessage) bool {
+			var str string
+			return json.Unmarshal(b, &str) == nil && strings.HasSuffix(str, blocker)
+		})
+	}
+	mode, at := s.FailureMode, s.BlockedAtPhase
+	s.BlockedAtPhase, s.LKGPhase, s.BlockReason, s.RollbackTimestamp = "", "", "", ""
+	s.FailureMode, s.HaltedAgent, s.ActionRequired, s.PausedAgents = "", "", "", nil
+	s.ResumePhase, s.SignOffsRequired, s.SignOffs, s.EscalationID = "", nil, nil, ""
+	t.touch(s)
+	t.event("slice_resolved", s.SliceID, "", map[string]any{
+		"action": action, "by": resolvedBy, "failure_mode": mode, "blocked_at_phase": at, "status": s.Status, "rationale": o.Rationale,
+	})
+	t.summary("%s resolved by %s (%s): now %s", s.SliceID, resolvedBy, resolution, s.Status)
+}
+
+// Approve is a named role's sign-off on a slice: it clears
+// NEEDS_HUMAN_REVIEW markers and, on a halted slice, accepts the halted
+// output (a manual resolution, as Resolve with ActionResume).
+type Approve struct {
+	Slice     string
+	Role      string
+	By        string
+	Rationale string
+	RootCause string
+	Hashes    map[string]string
+}
+
+// Actor is the approving role.
+func (o Approve) Actor() string { return o.Role }
+
+func (o Approve) apply(t *tx) error {
+	if err := t.needRole(o.Role); err != nil {
+		return err
+	}
+	if strings.TrimSpace(o.Rationale) == "" {
+		return reason.New(reason.InvalidInput, "an approval needs a rationale")
+	}
+	s, err := t.m.Find(o.Slice)
+	if err != nil {
+		return err
+	}
+	did := false
+	if len(s.NeedsHumanReview) > 0 && s.Status != NeedsHumanReview {
+		t.clearReview(s, o.Role, o.Rationale, o.Hashes)
+		did = true
+	}
+	if s.Status == Blocked {
+		r := Resolve{Slice: o.Slice, Role: o.Role, By: o.By, Rationale: o.Rationale, Action: ActionResume, RootCause: o.RootCause, Hashes: o.Hashes}
+		if err := r.apply(t); err != nil {
+			return err
+		}
+		did = true
+	}
+	if !did {
+		return reason.New(reason.InvalidTransition, "slice %s has nothing awaiting approval (status %s)", s.SliceID, s.Status)
+	}
+	return nil
+}
+
+// FlagDrift halts a slice whose artifacts changed on disk without a
+// manifest update (seed 000, state drift detection). Paths maps each
+// drifted path to its hash on disk now.
+type FlagDrift struct {
+	Slice string
+	Paths map[string]string
+}
+
+// Actor is the custodian's own check.
+func (FlagDrift) Actor() string { return "custodian" }
+
+func (o FlagDrift) apply(t *tx) error {
+	s, err := t.m.Find(o.Slice)
+	if err != nil {
+		return err
+	}
+	if len(o.Paths) == 0 {
+		return reason.New(reason.InvalidInput, "no drifted paths given")
+	}
+	if s.Status == Blocked {
+		return t.haltedError(s, "")
+	}
+	named := s.Artifacts()
+	paths := slices.Sorted(maps.Keys(o.Paths))
+	for _, p := range paths {
+		if _, ok := slices.BinarySearch(named, p); !ok {
+			return reason.New(reason.InvalidInput, "slice %s does not name %s", s.SliceID, p)
+		}
+	}
+	t.halt(s, haltSpec{
+		mode: ModeDrift, phase: s.Status,
+		reason: fmt.Sprintf("%s changed on disk without a manifest update", strings.Join(paths, ", ")),
+		action: "Re-propose the changed artifacts or approve them as they are", route: t.cfg.Escalation, arts: paths,
+	})
+	t.out.Verdict = reason.New(reason.StateDrift, "slice %s halted: %s changed without a manifest update", s.SliceID, strings.Join(paths, ", "))
+	return nil
+}

@@ -1,0 +1,513 @@
+package asdd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/custodian-dev/custodian/reason"
+)
+
+// Key is the store key (and the path relative to the project root) of the
+// ASDD state manifest.
+const Key = ".asdd/state/manifest.json"
+
+// NeedsHumanReview marks state that a rebuild could not reconstruct with
+// confidence (seed 000): a slice or project context listing field names in
+// needs_human_review, or a string field holding this value.
+const NeedsHumanReview = "NEEDS_HUMAN_REVIEW"
+
+// Manifest is .asdd/state/manifest.json in the seed's layout: project
+// context, slices and agent heartbeats, plus the store revision. Members the
+// type does not know are kept in Extra and written back unchanged.
+type Manifest struct {
+	ProjectContext  ProjectContext        `json:"project_context"`
+	Slices          []*Slice              `json:"slices"`
+	AgentHeartbeats map[string]*Heartbeat `json:"agent_heartbeats"`
+	// Revision is the store revision of this value: +1 per commit.
+	Revision uint64 `json:"revision"`
+
+	Extra Extra `json:"-"`
+}
+
+// ProjectContext is the manifest's project_context.
+type ProjectContext struct {
+	CurrentSprint string   `json:"current_sprint,omitempty"`
+	ProductGoals  []string `json:"product_goals,omitempty"`
+	// GlobalConfidenceScore is the mean CCS of the active slices (those not
+	// DONE or QUICK_FIX that have a CCS); absent when there are none.
+	GlobalConfidenceScore *float64 `json:"global_confidence_score,omitempty"`
+	// NeedsHumanReview lists project fields a rebuild guessed.
+	NeedsHumanReview []string `json:"needs_human_review,omitempty"`
+
+	Extra Extra `json:"-"`
+}
+
+// Slice is one entry of the manifest's slices: the seed's fields, the block
+// record of seed 000, the retro-spec counters, and the fields the
+// custodian's rules keep (artifact hashes, lock, attempts, raised minimums,
+// tasks, escalations).
+type Slice struct {
+	SliceID         string            `json:"slice_id"`
+	Name            string            `json:"name,omitempty"`
+	Type            string            `json:"type,omitempty"`
+	Status          string            `json:"status"`
+	GovernanceMode  string            `json:"governance_mode,omitempty"`
+	PhaseData       map[string]string `json:"phase_data,omitzero"`
+	ConfidenceChain []ChainEntry      `json:"confidence_chain,omitzero"`
+	// CCS is the product of the latest live chain score of each CCS agent;
+	// absent while no CCS agent has scored.
+	CCS             *float64          `json:"ccs,omitempty"`
+	Blockers        []json.RawMessage `json:"blockers,omitzero"`
+	DissentNotices  []json.RawMessage `json:"dissent_notices,omitzero"`
+	ReasoningTraces []string          `json:"reasoning_traces,omitzero"`
+
+	// Block record (seed 000), present while the slice is BLOCKED.
+	BlockedAtPhase     string   `json:"blocked_at_phase,omitempty"`
+	LKGPhase           string   `json:"lkg_phase,omitempty"`
+	BlockReason        string   `json:"block_reason,omitempty"`
+	UncertaintyFactors []string `json:"uncertainty_factors,omitempty"`
+	RollbackTimestamp  string   `json:"rollback_timestamp,omitempty"`
+	// Block details the custodian adds.
+	FailureMode      string            `json:"failure_mode,omitempty"`
+	HaltedAgent      string            `json:"halted_agent,omitempty"`
+	ActionRequired   string            `json:"action_required,omitempty"`
+	PausedAgents     []string          `json:"paused_agents,omitempty"`
+	HaltedArtifacts  map[string]string `json:"halted_artifacts,omitempty"`
+	ResumePhase      string            `json:"resume_phase,omitempty"`
+	SignOffsRequired []string          `json:"sign_offs_required,omitempty"`
+	SignOffs         []SignOff         `json:"sign_offs,omitempty"`
+	EscalationID     string            `json:"escalation_id,omitempty"`
+
+	// Retro-spec slices (legacy migration).
+	ValidationStatus      string `json:"validation_status,omitempty"`
+	RequirementsValidated *int   `json:"requirements_validated,omitempty"`
+	RequirementsCorrected *int   `json:"requirements_corrected,omitempty"`
+	RequirementsMissing   *int   `json:"requirements_missing,omitempty"`
+
+	// Description is the one-line intent of a QUICK_FIX slice.
+	Description string `json:"description,omitempty"`
+	// ArtifactHashes maps every artifact path the slice names (phase data,
+	// traces, halted drafts) to "sha256:<hex>" of its content at the commit
+	// that recorded it.
+	ArtifactHashes map[string]string `json:"artifact_hashes,omitempty"`
+	Lock           *Lock             `json:"lock,omitempty"`
+	// Attempts counts submissions per "agent:PHASE" since the last reset,
+	// for the refinement-loop limit.
+	Attempts map[string]int `json:"attempts,omitempty"`
+	// RaisedMinimums holds per-agent minimums raised by dynamic gating.
+	RaisedMinimums map[string]float64 `json:"raised_minimums,omitempty"`
+	Tasks          []Task             `json:"tasks,omitempty"`
+	Escalations    []Escalation       `json:"escalations,omitempty"`
+	// NeedsHumanReview lists fields a rebuild guessed; while it is not
+	// empty the pipeline refuses proposals.
+	NeedsHumanReview []string `json:"needs_human_review,omitempty"`
+	CreatedAt        string   `json:"created_at,omitempty"`
+	UpdatedAt        string   `json:"updated_at,omitempty"`
+
+	Extra Extra `json:"-"`
+}
+
+// ChainEntry is one confidence-chain entry: one agent, one attempt.
+type ChainEntry struct {
+	Agent     string  `json:"agent"`
+	Score     float64 `json:"score"`
+	Timestamp string  `json:"timestamp"`
+	// Attempt numbers the agent's entries in this slice: 1, 2, …
+	Attempt            int               `json:"attempt,omitempty"`
+	Phase              string            `json:"phase,omitempty"`
+	Revision           uint64            `json:"revision,omitempty"`
+	Minimum            *float64          `json:"minimum,omitempty"`
+	BelowMinimum       bool              `json:"below_minimum,omitempty"`
+	Outcome            string            `json:"outcome,omitempty"`
+	UncertaintyFactors []string          `json:"uncertainty_factors,omitempty"`
+	Artifacts          map[string]string `json:"artifacts,omitempty"`
+	Trace              string            `json:"trace,omitempty"`
+
+	Extra Extra `json:"-"`
+}
+
+// Chain entry outcomes.
+const (
+	OutcomeAccepted   = "accepted"   // the gate passed (or a human accepted it)
+	OutcomeHalted     = "halted"     // the entry halted the slice
+	OutcomeSuperseded = "superseded" // a human returned the slice to an earlier phase
+)
+
+// Lock is a lease on a slice: until Expires only Holder may change it.
+type Lock struct {
+	Status   string `json:"status,omitempty"` // "LOCK", as the seed names it
+	Holder   string `json:"holder"`
+	Acquired string `json:"acquired"`
+	Expires  string `json:"expires"`
+	Reason   string `json:"reason,omitempty"`
+
+	Extra Extra `json:"-"`
+}
+
+// SignOff is one role's approval of a halted slice.
+type SignOff struct {
+	Role      string `json:"role"`
+	By        string `json:"by,omitempty"`
+	At        string `json:"at"`
+	Rationale string `json:"rationale"`
+	Action    string `json:"action"`
+}
+
+// Task is one task of a slice's plan.
+type Task struct {
+	ID          string   `json:"id"`
+	Title       string   `json:"title,omitempty"`
+	Wave        int      `json:"wave"`
+	DependsOn   []string `json:"depends_on,omitempty"`
+	Status      string   `json:"status"`
+	Agent       string   `json:"agent,omitempty"`
+	CompletedAt string   `json:"completed_at,omitempty"`
+
+	Extra Extra `json:"-"`
+}
+
+// Task statuses.
+const (
+	TaskPending = "pending"
+	TaskDone    = "done"
+)
+
+// Escalation is a notice to humans about a halted slice, and its
+// resolution. Its notice file and its row in docs/agent-failure-log.md are
+// derived from it.
+type Escalation struct {
+	ID          string         `json:"id"`
+	Path        string         `json:"path"`
+	FailureMode string         `json:"failure_mode"`
+	Agent       string         `json:"agent,omitempty"`
+	Phase       string         `json:"phase"`
+	Score       *float64       `json:"score,omitempty"`
+	CCS         *float64       `json:"ccs,omitempty"`
+	Reason      string         `json:"reason"`
+	Action      string         `json:"action_required,omitempty"`
+	RouteTo     []string       `json:"route_to,omitempty"`
+	Artifacts   []string       `json:"artifacts,omitempty"`
+	Uncertainty []string       `json:"uncertainty_factors,omitempty"`
+	Conflict    []ConflictDiff `json:"conflict,omitempty"`
+	RaisedAt    string         `json:"raised_at"`
+	Status      string         `json:"status"` // OPEN or RESOLVED
+	ResolvedAt  string         `json:"resolved_at,omitempty"`
+	ResolvedBy  string         `json:"resolved_by,omitempty"`
+	Resolution  string         `json:"resolution,omitempty"`
+	Rationale   string         `json:"rationale,omitempty"`
+	// TimeToResolve is a Go duration string ("1h2m3s").
+	TimeToResolve string `json:"time_to_resolve,omitempty"`
+	RootCause     string `json:"root_cause,omitempty"`
+}
+
+// Escalation statuses.
+const (
+	EscalationOpen     = "OPEN"
+	EscalationResolved = "RESOLVED"
+)
+
+// ConflictDiff is one field two agents changed differently.
+type ConflictDiff struct {
+	Field  string       `json:"field"`
+	Theirs FieldVersion `json:"theirs"`
+	Ours   FieldVersion `json:"ours"`
+}
+
+// FieldVersion is one agent's value of a conflicting field.
+type FieldVersion struct {
+	Agent    string `json:"agent"`
+	Value    string `json:"value"`
+	Hash     string `json:"hash,omitempty"`
+	Revision uint64 `json:"revision,omitempty"`
+}
+
+// Heartbeat is one agent's entry in agent_heartbeats (seed 000), keyed
+// "<agent>_agent".
+type Heartbeat struct {
+	LastExecution  string `json:"last_execution"`
+	Status         string `json:"status"`
+	CurrentSlice   string `json:"current_slice,omitempty"`
+	CurrentWave    *int   `json:"current_wave,omitempty"`
+	TasksCompleted *int   `json:"tasks_completed,omitempty"`
+	TasksRemaining *int   `json:"tasks_remaining,omitempty"`
+	// RetryRequestedAt and EscalatedAt are set by the monitor when an ACTIVE
+	// agent stays silent past its timeout (retry, then escalate).
+	RetryRequestedAt string `json:"retry_requested_at,omitempty"`
+	EscalatedAt      string `json:"escalated_at,omitempty"`
+
+	Extra Extra `json:"-"`
+}
+
+// Heartbeat statuses the custodian writes; others are kept as given.
+const (
+	HeartbeatIdle   = "IDLE"
+	HeartbeatActive = "ACTIVE"
+	HeartbeatPaused = "PAUSED"
+)
+
+// HeartbeatKey is the agent_heartbeats key of an agent: "spec" -> "spec_agent".
+func HeartbeatKey(agent string) string {
+	if strings.HasSuffix(agent, "_agent") {
+		return agent
+	}
+	return agent + "_agent"
+}
+
+type (
+	plainManifest   Manifest
+	plainContext    ProjectContext
+	plainSlice      Slice
+	plainChainEntry ChainEntry
+	plainLock       Lock
+	plainTask       Task
+	plainHeartbeat  Heartbeat
+)
+
+// UnmarshalJSON decodes a manifest and keeps unknown members.
+func (m *Manifest) UnmarshalJSON(b []byte) error {
+	var p plainManifest
+	x, err := decodeWithExtra(b, &p)
+	if err != nil {
+		return err
+	}
+	p.Extra = x
+	*m = Manifest(p)
+	return nil
+}
+
+// MarshalJSON encodes a manifest with its unknown members.
+func (m Manifest) MarshalJSON() ([]byte, error) {
+	p := plainManifest(m)
+	if p.Slices == nil {
+		p.Slices = []*Slice{}
+	}
+	if p.AgentHeartbeats == nil {
+		p.AgentHeartbeats = map[string]*Heartbeat{}
+	}
+	return encodeWithExtra(p, m.Extra)
+}
+
+// UnmarshalJSON decodes the project context and keeps unknown members.
+func (c *ProjectContext) UnmarshalJSON(b []byte) error {
+	var p plainContext
+	x, err := decodeWithExtra(b, &p)
+	if err != nil {
+		return err
+	}
+	p.Extra = x
+	*c = ProjectContext(p)
+	return nil
+}
+
+// MarshalJSON encodes the project context with its unknown members.
+func (c ProjectContext) MarshalJSON() ([]byte, error) {
+	return encodeWithExtra(plainContext(c), c.Extra)
+}
+
+// UnmarshalJSON decodes a slice and keeps unknown members.
+func (s *Slice) UnmarshalJSON(b []byte) error {
+	var p plainSlice
+	x, err := decodeWithExtra(b, &p)
+	if err != nil {
+		return err
+	}
+	p.Extra = x
+	*s = Slice(p)
+	return nil
+}
+
+// MarshalJSON encodes a slice with its unknown members. The seed's list
+// members (confidence_chain, blockers…) are written when they exist, even
+// empty, and left out when the slice never had them.
+func (s Slice) MarshalJSON() ([]byte, error) {
+	return encodeWithExtra(plainSlice(s), s.Extra)
+}
+
+// UnmarshalJSON decodes a chain entry and keeps unknown members.
+func (e *ChainEntry) UnmarshalJSON(b []byte) error {
+	var p plainChainEntry
+	x, err := decodeWithExtra(b, &p)
+	if err != nil {
+		return err
+	}
+	p.Extra = x
+	*e = ChainEntry(p)
+	return nil
+}
+
+// MarshalJSON encodes a chain entry with its unknown members.
+func (e ChainEntry) MarshalJSON() ([]byte, error) {
+	return encodeWithExtra(plainChainEntry(e), e.Extra)
+}
+
+// UnmarshalJSON decodes a lock and keeps unknown members.
+func (l *Lock) UnmarshalJSON(b []byte) error {
+	var p plainLock
+	x, err := decodeWithExtra(b, &p)
+	if err != nil {
+		return err
+	}
+	p.Extra = x
+	*l = Lock(p)
+	return nil
+}
+
+// MarshalJSON encodes a lock with its unknown members.
+func (l Lock) MarshalJSON() ([]byte, error) { return encodeWithExtra(plainLock(l), l.Extra) }
+
+// UnmarshalJSON decodes a task and keeps unknown members.
+func (t *Task) UnmarshalJSON(b []byte) error {
+	var p plainTask
+	x, err := decodeWithExtra(b, &p)
+	if err != nil {
+		return err
+	}
+	p.Extra = x
+	*t = Task(p)
+	return nil
+}
+
+// MarshalJSON encodes a task with its unknown members.
+func (t Task) MarshalJSON() ([]byte, error) { return encodeWithExtra(plainTask(t), t.Extra) }
+
+// UnmarshalJSON decodes a heartbeat and keeps unknown members.
+func (h *Heartbeat) UnmarshalJSON(b []byte) error {
+	var p plainHeartbeat
+	x, err := decodeWithExtra(b, &p)
+	if err != nil {
+		return err
+	}
+	p.Extra = x
+	*h = Heartbeat(p)
+	return nil
+}
+
+// MarshalJSON encodes a heartbeat with its unknown members.
+func (h Heartbeat) MarshalJSON() ([]byte, error) {
+	return encodeWithExtra(plainHeartbeat(h), h.Extra)
+}
+
+// New returns an empty manifest.
+func New() *Manifest {
+	return &Manifest{Slices: []*Slice{}, AgentHeartbeats: map[string]*Heartbeat{}}
+}
+
+// Decode parses a manifest. It checks the JSON Schema first, so that a
+// manifest that does not fit the layout is refused with a message naming
+// the offending member (INVALID_INPUT), and never half-read.
+func Decode(raw []byte) (*Manifest, error) {
+	if err := Validate(raw); err != nil {
+		return nil, err
+	}
+	var m Manifest
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(&m); err != nil {
+		return nil, reason.New(reason.InvalidInput, "manifest: %v", err)
+	}
+	if m.Slices == nil {
+		m.Slices = []*Slice{}
+	}
+	if m.AgentHeartbeats == nil {
+		m.AgentHeartbeats = map[string]*Heartbeat{}
+	}
+	for i, s := range m.Slices {
+		if s == nil {
+			return nil, reason.New(reason.InvalidInput, "manifest: slices[%d] is null", i)
+		}
+	}
+	for k, h := range m.AgentHeartbeats {
+		if h == nil {
+			return nil, reason.New(reason.InvalidInput, "manifest: agent_heartbeats.%s is null", k)
+		}
+	}
+	return &m, nil
+}
+
+// Encode renders m as indented JSON and checks it against the schema: a
+// value that does not pass is never returned for commit.
+func Encode(m *Manifest) ([]byte, error) {
+	raw, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encode manifest: %w", err)
+	}
+	if err := Validate(raw); err != nil {
+		return nil, fmt.Errorf("encoded manifest fails its schema: %w", err)
+	}
+	return append(raw, '\n'), nil
+}
+
+// Clone returns a deep copy of m.
+func (m *Manifest) Clone() *Manifest {
+	raw, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("asdd: clone manifest: %v", err))
+	}
+	var c Manifest
+	if err := json.Unmarshal(raw, &c); err != nil {
+		panic(fmt.Sprintf("asdd: clone manifest: %v", err))
+	}
+	if c.AgentHeartbeats == nil {
+		c.AgentHeartbeats = map[string]*Heartbeat{}
+	}
+	return &c
+}
+
+// Slice returns the slice with the given id, or nil.
+func (m *Manifest) Slice(id string) *Slice {
+	for _, s := range m.Slices {
+		if s.SliceID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// Find returns the slice with the given id or a NOT_FOUND error.
+func (m *Manifest) Find(id string) (*Slice, error) {
+	if s := m.Slice(id); s != nil {
+		return s, nil
+	}
+	return nil, reason.New(reason.NotFound, "no slice %q in the manifest", id)
+}
+
+// NeedsReview reports whether any state is marked NEEDS_HUMAN_REVIEW.
+func (m *Manifest) NeedsReview() bool {
+	if len(m.ProjectContext.NeedsHumanReview) > 0 {
+		return true
+	}
+	return slices.ContainsFunc(m.Slices, func(s *Slice) bool { return len(s.NeedsHumanReview) > 0 })
+}
+
+// Artifacts returns every artifact path the slice names: phase data,
+// reasoning traces and halted drafts, sorted and without duplicates.
+func (s *Slice) Artifacts() []string {
+	var out []string
+	for _, p := range s.PhaseData {
+		if p != "" && p != NeedsHumanReview {
+			out = append(out, p)
+		}
+	}
+	for _, p := range s.ReasoningTraces {
+		if p != "" && p != NeedsHumanReview {
+			out = append(out, p)
+		}
+	}
+	for _, p := range s.HaltedArtifacts {
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// OpenEscalation returns the slice's open escalation, or nil.
+func (s *Slice) OpenEscalation() *Escalation {
+	for i := range s.Escalations {
+		if s.Escalations[i].Status == EscalationOpen && s.Escalations[i].ID == s.EscalationID {
+			return &s.Escalations[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,626 @@
+package asdd
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"strconv"
+	"slices"
+	"strings"
+
+	"github.com/custodian-dev/custodian/reason"
+)
+
+// Artifact is one file a proposal names.
+type Artifact struct {
+	Name string `json:"name"` // phase_data key: intent, requirements, design…
+	Path string `json:"path"` // relative to the project root
+	// SHA256 is "sha256:<hex>" of the file's content.
+	SHA256 string `json:"sha256"`
+	// MarkedSHA256 is the hash the file will have once marked with the
+	// agent's halt marker (see MarkContent); recorded if the proposal halts.
+	MarkedSHA256 string `json:"marked_sha256,omitempty"`
+}
+
+// Retro carries a retro-spec slice's validation counters.
+type Retro struct {
+	Validated *int
+	Corrected *int
+	Missing   *int
+}
+
+// Proposal is what an agent submits after it ran: its score, artifacts,
+// uncertainty factors and reasoning trace for one slice.
+type Proposal struct {
+	Agent       string
+	Slice       string
+	Score       float64
+	Artifacts   []Artifact
+	Uncertainty []string
+	Trace       *Artifact // the reasoning trace (Name is ignored)
+	// To is the status asked for; "" lets the rules decide (the next phase
+	// when the agent completes the current one). PARTIAL is allowed from
+	// VALIDATION, DONE from QUICK_FIX.
+	To string
+	// BaseRevision is the manifest revision the agent read before it ran;
+	// 0 means the current one. Changes other agents committed since are
+	// merged when disjoint, settled by steering precedence, or escalated.
+	BaseRevision uint64
+	// Observed maps artifact paths the slice names to their hash on disk
+	// now ("" when missing): the consistency and drift check. nil skips it.
+	Observed map[string]string
+	Retro    *Retro
+}
+
+// Actor is the proposing agent.
+func (p Proposal) Actor() string { return p.Agent }
+
+// Failure modes (seed 004's table, plus drift from seed 000).
+const (
+	ModeBelowMinimum   = "AGENT_BELOW_MINIMUM"
+	ModeLowCascade     = "LOW_CONFIDENCE_CASCADE"
+	ModeCCSFloor       = "CASCADING_CONFIDENCE_FAILURE"
+	ModeRefinementLoop = "INFINITE_REFINEMENT_LOOP"
+	ModeConflict       = "CONFLICTING_AGENT_OUTPUTS"
+	ModeDrift          = "STATE_DRIFT"
+)
+
+// ModeLabel is a failure mode as the seed's table names it.
+func ModeLabel(mode string) string {
+	switch mode {
+	case ModeBelowMinimum:
+		return "Agent below minimum confidence"
+	case ModeLowCascade:
+		return "Low-confidence cascade"
+	case ModeCCSFloor:
+		return "Cascading Confidence Failure"
+	case ModeRefinementLoop:
+		return "Infinite refinement loop"
+	case ModeConflict:
+		return "Conflicting agent outputs"
+	case ModeDrift:
+		return "State drift"
+	}
+	return mode
+}
+
+func checkArtifacts(arts []Artifact) error {
+	names := map[string]bool{}
+	for _, a := range arts {
+		if !artNameRE.MatchString(a.Name) {
+			return reason.New(reason.InvalidInput, "artifact name %q is not valid (lower case letters, digits, _)", a.Name)
+		}
+		if names[a.Name] {
+			return reason.New(reason.InvalidInput, "artifact %q given twice", a.Name)
+		}
+		names[a.Name] = true
+		if err := CleanPath(a.Path); err != nil {
+			return err
+		}
+		if !hashRE.MatchString(a.SHA256) {
+			return reason.New(reason.InvalidInput, "artifact %s: hash %q is not sha256:<64 hex>", a.Name, a.SHA256)
+		}
+		if a.MarkedSHA256 != "" && !hashRE.MatchString(a.MarkedSHA256) {
+			return reason.New(reason.InvalidInput, "artifact %s: marked hash %q is not sha256:<64 hex>", a.Name, a.MarkedSHA256)
+		}
+	}
+	return nil
+}
+
+func recordArtifact(s *Slice, a Artifact) {
+	if s.PhaseData == nil {
+		s.PhaseData = map[string]string{}
+	}
+	if s.ArtifactHashes == nil {
+		s.ArtifactHashes = map[string]string{}
+	}
+	s.PhaseData[a.Name] = a.Path
+	s.ArtifactHashes[a.Path] = a.SHA256
+}
+
+func recordTrace(s *Slice, a Artifact) {
+	if !slices.Contains(s.ReasoningTraces, a.Path) {
+		s.ReasoningTraces = append(s.ReasoningTraces, a.Path)
+	}
+	if s.ArtifactHashes == nil {
+		s.ArtifactHashes = map[string]string{}
+	}
+	s.ArtifactHashes[a.Path] = a.SHA256
+}
+
+// haltedError is the refusal of any change to a BLOCKED slice.
+func (t *tx) haltedError(s *Slice, who string) error {
+	msg := fmt.Sprintf("slice %s is halted (%s at %s since %s): only `custodian resolve` or `approve` by %s lets it go on",
+		s.SliceID, ModeLabel(s.FailureMode), s.BlockedAtPhase, s.RollbackTimestamp, strings.Join(s.SignOffsRequired, " + "))
+	if slices.Contains(s.PausedAgents, strings.TrimSuffix(who, "_agent")) {
+		msg += fmt.Sprintf("; the %s agent is paused", who)
+	}
+	return reason.New(reason.Halted, "%s", msg).With("failure_mode", s.FailureMode).With("escalation", s.EscalationID)
+}
+
+func (p Proposal) apply(t *tx) error {
+	ag, err := t.agent(p.Agent)
+	if err != nil {
+		return err
+	}
+	if math.IsNaN(p.Score) || p.Score < 0 || p.Score > 1 {
+		return reason.New(reason.InvalidInput, "score %v is outside [0, 1]", p.Score)
+	}
+	if err := checkArtifacts(p.Artifacts); err != nil {
+		return err
+	}
+	if p.Trace != nil {
+		tr := *p.Trace
+		tr.Name = "trace"
+		if err := checkArtifacts([]Artifact{tr}); err != nil {
+			return err
+		}
+	}
+	for _, u := range p.Uncertainty {
+		if strings.TrimSpace(u) == "" {
+			return reason.New(reason.InvalidInput, "an uncertainty factor is empty")
+		}
+	}
+	if p.BaseRevision > t.m.Revision {
+		return reason.New(reason.InvalidInput, "base revision %d is ahead of the manifest (revision %d)", p.BaseRevision, t.m.Revision)
+	}
+	if t.m.NeedsReview() {
+		return reason.New(reason.NeedsReview, "the manifest has state marked %s (rebuilt from the filesystem): a human must review it before the pipeline resumes", NeedsHumanReview)
+	}
+	s, err := t.m.Find(p.Slice)
+	if err != nil {
+		return err
+	}
+	if err := t.checkLock(s, ag.Name); err != nil {
+		return err
+	}
+	switch s.Status {
+	case Blocked:
+		return t.haltedError(s, ag.Name)
+	case Done:
+		return reason.New(reason.InvalidTransition, "slice %s is DONE", s.SliceID)
+	case NeedsHumanReview:
+		return reason.New(reason.NeedsReview, "slice %s has status %s", s.SliceID, NeedsHumanReview)
+	}
+	if below(p.Score, t.cfg.UncertaintyThreshold) && len(p.Uncertainty) == 0 {
+		return reason.New(reason.MissingUncertaintyFactors,
+			"the %s agent scored %s, below %s, and gave no uncertainty factors", ag.Name, FormatScore(p.Score), FormatScore(t.cfg.UncertaintyThreshold))
+	}
+	if s.Status == QuickFix || s.Type == TypeQuickFix {
+		return t.proposeQuick(s, ag, p)
+	}
+
+	// The phase the agent worked in: the current status, or — for a
+	// proposal based on an older revision that another agent's commit has
+	// since moved on — the phase the slice had then (disjoint merge).
+	var since []ChainEntry
+	if p.BaseRevision > 0 && p.BaseRevision < t.m.Revision {
+		for _, e := range s.ConfidenceChain {
+			if e.Revision > p.BaseRevision && live(e) && e.Agent != ag.Name {
+				since = append(since, e)
+			}
+		}
+	}
+	phase, stale := s.Status, false
+	if !ag.Works(phase) && len(since) > 0 && ag.Works(since[0].Phase) {
+		phase, stale = since[0].Phase, true
+	}
+	if !ag.Works(phase) {
+		return reason.New(reason.InvalidTransition, "the %s agent works in %s; slice %s is in %s",
+			ag.Name, strings.Join(ag.Phases, ", "), s.SliceID, s.Status)
+	}
+	target := ""
+	completes := ag.CompletesPhase(phase) && !stale
+	if completes {
+		target = Next(phase)
+	}
+	if p.To != "" && p.To != target {
+		switch {
+		case p.To == phase:
+			target = ""
+		case p.To == Partial && completes && PhaseIndex(phase) == PhaseIndex(Validation):
+			target = Partial
+		case IsStatus(p.To) && PhaseIndex(p.To) > PhaseIndex(phase)+1:
+			return reason.New(reason.InvalidTransition, "slice %s cannot go from %s to %s: skipping %s is allowed only for QUICK_FIX slices",
+				s.SliceID, phase, p.To, Next(phase))
+		default:
+			return reason.New(reason.InvalidTransition, "the %s agent cannot move slice %s from %s to %s", ag.Name, s.SliceID, phase, p.To)
+		}
+	}
+	for _, req := range ag.RequiredArtifacts {
+		if !slices.ContainsFunc(p.Artifacts, func(a Artifact) bool { return a.Name == req }) && s.PhaseData[req] == "" {
+			return reason.New(reason.InvalidTransition, "the %s agent must provide the %s artifact", ag.Name, req)
+		}
+	}
+
+	// Consistency and drift of what the slice already names.
+	if p.Observed != nil {
+		proposed := map[string]bool{}
+		for _, a := range p.Artifacts {
+			proposed[a.Path] = true
+		}
+		if p.Trace != nil {
+			proposed[p.Trace.Path] = true
+		}
+		var drifted []string
+		for _, path := range s.Artifacts() {
+			obs, seen := p.Observed[path]
+			if proposed[path] || !seen || slices.Contains(slices.Collect(maps.Values(s.HaltedArtifacts)), path) {
+				continue
+			}
+			if obs == "" {
+				return reason.New(reason.StateInconsistency, "slice %s names %s, which does not exist", s.SliceID, path).With("path", path)
+			}
+			if rec := s.ArtifactHashes[path]; rec != "" && rec != obs {
+				drifted = append(drifted, path)
+			}
+		}
+		if len(drifted) > 0 {
+			t.halt(s, haltSpec{
+				mode:   ModeDrift,
+				phase:  s.Status,
+				reason: fmt.Sprintf("%s changed on disk without a manifest update", strings.Join(drifted, ", ")),
+				action: "Re-propose the changed artifacts or approve them as they are",
+				route:  t.cfg.Escalation,
+				arts:   drifted,
+			})
+			t.out.Verdict = reason.New(reason.StateDrift, "slice %s halted: %s changed without a manifest update", s.SliceID, strings.Join(drifted, ", ")).
+				With("paths", drifted).With("escalation", s.EscalationID)
+			return nil
+		}
+	}
+
+	// Concurrent changes since the proposal's base revision.
+	apply := slices.Clone(p.Artifacts)
+	var unresolved []ConflictDiff
+	for i := len(apply) - 1; i >= 0; i-- {
+		a := apply[i]
+		c, other, ok := conflictOn(s, since, a, ag.Name)
+		if !ok {
+			continue
+		}
+		rule := t.cfg.Steering.Precedence[c.Field]
+		ours, theirs := slices.Index(rule, ag.Name), slices.Index(rule, other)
+		switch {
+		case ours >= 0 && theirs >= 0 && ours < theirs:
+			t.dissent(s, other, c, ag.Name)
+		case ours >= 0 && theirs >= 0:
+			t.dissent(s, ag.Name, c, other)
+			apply = slices.Delete(apply, i, i+1)
+		default:
+			unresolved = append(unresolved, c)
+		}
+	}
+	if len(unresolved) > 0 {
+		slices.Reverse(unresolved)
+		halted := map[string]string{}
+		for _, c := range unresolved {
+			halted[strings.TrimPrefix(c.Field, "phase_data.")] = c.Ours.Value
+		}
+		t.halt(s, haltSpec{
+			mode:     ModeConflict,
+			agent:    ag.Name,
+			phase:    s.Status,
+			reason:   fmt.Sprintf("the %s agent's proposal conflicts with concurrent changes to %s and no steering rule settles it", ag.Name, fieldsOf(unresolved)),
+			action:   "Pause pipeline; log conflict; escalate to TL (arbitrate: resume applies the halted proposal, rerun keeps the committed one)",
+			route:    t.cfg.Escalation,
+			score:    &p.Score,
+			conflict: unresolved,
+			halted:   halted,
+			resume:   s.Status,
+		})
+		t.out.Verdict = reason.New(reason.Conflict, "slice %s halted: concurrent conflicting changes to %s escalated to %s",
+			s.SliceID, fieldsOf(unresolved), strings.Join(t.cfg.Escalation.RouteTo, ", ")).With("escalation", s.EscalationID)
+		return nil
+	}
+
+	// The confidence gates.
+	minimum := ag.MinConfidence
+	if r, ok := s.RaisedMinimums[ag.Name]; ok && r > minimum {
+		minimum = r
+	}
+	key := ag.Name + ":" + phase
+	n := s.Attempts[key] + 1
+	if s.Attempts == nil {
+		s.Attempts = map[string]int{}
+	}
+	s.Attempts[key] = n
+	attempt := 1
+	for _, e := range s.ConfidenceChain {
+		if e.Agent == ag.Name && e.Attempt >= attempt {
+			attempt = e.Attempt + 1
+		}
+	}
+	isBelow := below(p.Score, minimum)
+	entry := ChainEntry{
+		Agent: ag.Name, Score: p.Score, Timestamp: t.ts, Attempt: attempt, Phase: phase, Revision: t.rev,
+		Minimum: &minimum, BelowMinimum: isBelow, UncertaintyFactors: slices.Clone(p.Uncertainty),
+	}
+	if len(apply) > 0 {
+		entry.Artifacts = map[string]string{}
+		for _, a := range apply {
+			entry.Artifacts[a.Name] = a.Path
+		}
+	}
+	if p.Trace != nil {
+		entry.Trace = p.Trace.Path
+	}
+	chainAfter := append(slices.Clone(s.ConfidenceChain), entry)
+
+	var h *haltSpec
+	switch {
+	case n >= t.cfg.RefinementLoopLimit:
+		h = &haltSpec{mode: ModeRefinementLoop,
+			reason: fmt.Sprintf("the %s agent submitted %s of %s for the %s time", ag.Name, phase, s.SliceID, ordinal(n)),
+			action: "Force-halt pipeline; escalate to TL", route: t.cfg.Escalation}
+	case isBelow:
+		run := map[string]bool{ag.Name: true}
+		for i := len(s.ConfidenceChain) - 1; i >= 0; i-- {
+			e := s.ConfidenceChain[i]
+			if !live(e) {
+				continue
+			}
+			if !e.BelowMinimum {
+				break
+			}
+			run[e.Agent] = true
+		}
+		r := Routing{RouteTo: ag.RouteTo, SignOff: ag.SignOff}
+		if len(run) >= t.cfg.LowConfidenceCascade {
+			names := slices.Sorted(maps.Keys(run))
+			h = &haltSpec{mode: ModeLowCascade,
+				reason: fmt.Sprintf("%d consecutive agents below threshold (%s); %s confidence %s < threshold %s",
+					len(run), strings.Join(names, ", "), agentTitle(ag.Name), plain(p.Score), plain(minimum)),
+				action: "Halt pipeline; full human review of phase", route: mergeRouting(r, t.cfg.Escalation)}
+		} else {
+			h = &haltSpec{mode: ModeBelowMinimum,
+				reason: fmt.Sprintf("%s confidence %s < threshold %s", agentTitle(ag.Name), plain(p.Score), plain(minimum)),
+				action: ag.ActionIfBelow, route: r}
+		}
+	case t.cfg.IsCCSAgent(ag.Name):
+		if ccs, ok := ComputeCCS(chainAfter, t.cfg); ok && below(ccs, t.cfg.CCS.Floor) {
+			h = &haltSpec{mode: ModeCCSFloor,
+				reason: fmt.Sprintf("CCS %s < floor %s after the %s agent's %s", FormatScore(ccs), plain(t.cfg.CCS.Floor), ag.Name, plain(p.Score)),
+				action: "Halt pipeline; full human review of all artifacts in slice", route: t.cfg.Escalation, ccs: &ccs}
+		}
+	}
+
+	if h != nil {
+		entry.Outcome = OutcomeHalted
+		s.ConfidenceChain = append(s.ConfidenceChain, entry)
+		h.agent, h.phase, h.score, h.minimum = ag.Name, s.Status, &p.Score, &minimum
+		h.marker = ag.ArtifactMarker()
+		h.uncertainty = p.Uncertainty
+		h.resume = s.Status
+		if target != "" {
+			h.resume = target
+		}
+		h.halted = map[string]string{}
+		h.marks = map[string]string{}
+		for _, a := range apply {
+			h.halted[a.Name] = a.Path
+			if s.ArtifactHashes == nil {
+				s.ArtifactHashes = map[string]string{}
+			}
+			s.ArtifactHashes[a.Path] = a.SHA256
+			if a.MarkedSHA256 != "" {
+				s.ArtifactHashes[a.Path] = a.MarkedSHA256
+			}
+			h.marks[a.Path] = a.SHA256
+		}
+		if p.Trace != nil {
+			recordTrace(s, *p.Trace)
+		}
+		t.halt(s, *h)
+		code := reason.BelowThreshold
+		if h.mode == ModeRefinementLoop {
+			code = reason.Halted
+		}
+		t.out.Verdict = reason.New(code, "slice %s halted (%s): %s", s.SliceID, ModeLabel(h.mode), h.reason).
+			With("failure_mode", h.mode).With("escalation", s.EscalationID).With("lkg_phase", s.LKGPhase)
+		return nil
+	}
+
+	// Accepted.
+	entry.Outcome = OutcomeAccepted
+	s.ConfidenceChain = append(s.ConfidenceChain, entry)
+	for _, a := range apply {
+		recordArtifact(s, a)
+	}
+	if p.Trace != nil {
+		recordTrace(s, *p.Trace)
+	}
+	s.UncertaintyFactors = nil
+	if p.Retro != nil {
+		setRetro(s, p.Retro)
+	}
+	t.gate(s, ag, p.Score, minimum)
+	from := s.Status
+	if target != "" {
+		s.Status = target
+	}
+	t.touch(s)
+	t.beat(ag.Name)
+	t.event("proposal_accepted", s.SliceID, ag.Name, map[string]any{"score": p.Score, "attempt": attempt, "from": from, "to": s.Status})
+	if from != s.Status {
+		t.summary("%s: %s scored %s; %s → %s", s.SliceID, ag.Name, FormatScore(p.Score), from, s.Status)
+	} else {
+		t.summary("%s: %s scored %s in %s", s.SliceID, ag.Name, FormatScore(p.Score), from)
+	}
+	return nil
+}
+
+// proposeQuick records a proposal on a QUICK_FIX slice: no phase gates.
+func (t *tx) proposeQuick(s *Slice, ag *Agent, p Proposal) error {
+	if p.To != "" && p.To != Done && p.To != QuickFix {
+		return reason.New(reason.InvalidTransition, "a QUICK_FIX slice goes only to DONE, not %s", p.To)
+	}
+	attempt := 1
+	for _, e := range s.ConfidenceChain {
+		if e.Agent == ag.Name && e.Attempt >= attempt {
+			attempt = e.Attempt + 1
+		}
+	}
+	entry := ChainEntry{Agent: ag.Name, Score: p.Score, Timestamp: t.ts, Attempt: attempt, Phase: QuickFix, Revision: t.rev,
+		Outcome: OutcomeAccepted, UncertaintyFactors: slices.Clone(p.Uncertainty)}
+	if len(p.Artifacts) > 0 {
+		entry.Artifacts = map[string]string{}
+	}
+	for _, a := range p.Artifacts {
+		recordArtifact(s, a)
+		entry.Artifacts[a.Name] = a.Path
+	}
+	if p.Trace != nil {
+		recordTrace(s, *p.Trace)
+		entry.Trace = p.Trace.Path
+	}
+	s.ConfidenceChain = append(s.ConfidenceChain, entry)
+	from := s.Status
+	if p.To == Done {
+		s.Status = Done
+	}
+	t.touch(s)
+	t.beat(ag.Name)
+	t.event("proposal_accepted", s.SliceID, ag.Name, map[string]any{"score": p.Score, "from": from, "to": s.Status, "quick": true})
+	t.summary("%s (quick fix): %s scored %s; %s → %s", s.SliceID, ag.Name, FormatScore(p.Score), from, s.Status)
+	return nil
+}
+
+// conflictOn reports whether artifact a, proposed by agent, conflicts with
+// a change another agent committed since the proposal's base.
+func conflictOn(s *Slice, since []ChainEntry, a Artifact, agent string) (ConflictDiff, string, bool) {
+	for i := len(since) - 1; i >= 0; i-- {
+		e := since[i]
+		path, ok := e.Artifacts[a.Name]
+		if !ok || e.Agent == agent {
+			continue
+		}
+		rec := s.ArtifactHashes[path]
+		if path == a.Path && rec == a.SHA256 {
+			return ConflictDiff{}, "", false
+		}
+		return ConflictDiff{
+			Field:  "phase_data." + a.Name,
+			Theirs: FieldVersion{Agent: e.Agent, Value: path, Hash: rec, Revision: e.Revision},
+			Ours:   FieldVersion{Agent: agent, Value: a.Path, Hash: a.SHA256},
+		}, e.Agent, true
+	}
+	return ConflictDiff{}, "", false
+}
+
+func fieldsOf(cs []ConflictDiff) string {
+	var f []string
+	for _, c := range cs {
+		f = append(f, c.Field)
+	}
+	return strings.Join(f, ", ")
+}
+
+// dissent records that loser's change to a field was overruled by winner's
+// under the steering rules (the seed's dissent_notices).
+func (t *tx) dissent(s *Slice, loser string, c ConflictDiff, winner string) {
+	notice := map[string]any{
+		"agent": loser, "field": c.Field, "overruled_by": winner, "rule": "steering.precedence." + c.Field,
+		"timestamp": t.ts, "revision": t.rev,
+	}
+	raw, _ := marshalCompact(notice)
+	s.DissentNotices = append(s.DissentNotices, raw)
+	t.event("conflict_resolved", s.SliceID, winner, map[string]any{"field": c.Field, "winner": winner, "loser": loser})
+}
+
+// gate applies dynamic gating: a passing score within the margin of its
+// minimum raises the next agent's minimum for this slice.
+func (t *tx) gate(s *Slice, ag *Agent, score, minimum float64) {
+	if minimum <= 0 || score > minimum+t.cfg.Gating.Margin+eps {
+		return
+	}
+	next := t.cfg.NextAgent(ag.Name)
+	if next == "" {
+		return
+	}
+	na, _ := t.cfg.Agent(next)
+	raised := math.Min(1, round4(na.MinConfidence+t.cfg.Gating.Raise))
+	if cur, ok := s.RaisedMinimums[next]; ok && cur >= raised {
+		return
+	}
+	if s.RaisedMinimums == nil {
+		s.RaisedMinimums = map[string]float64{}
+	}
+	s.RaisedMinimums[next] = raised
+	t.event("minimum_raised", s.SliceID, next, map[string]any{"by": ag.Name, "score": score, "from": na.MinConfidence, "to": raised})
+}
+
+func setRetro(s *Slice, r *Retro) {
+	if r.Validated != nil {
+		s.RequirementsValidated = cloneInt(r.Validated)
+	}
+	if r.Corrected != nil {
+		s.RequirementsCorrected = cloneInt(r.Corrected)
+	}
+	if r.Missing != nil {
+		s.RequirementsMissing = cloneInt(r.Missing)
+	}
+	if s.RequirementsMissing != nil && *s.RequirementsMissing > 0 {
+		s.ValidationStatus = "PARTIAL"
+	} else if s.RequirementsValidated != nil {
+		s.ValidationStatus = "VALIDATED"
+	}
+}
+
+// beat records that an agent executed.
+func (t *tx) beat(agent string) {
+	key := HeartbeatKey(agent)
+	h := t.m.AgentHeartbeats[key]
+	if h == nil {
+		h = &Heartbeat{Status: HeartbeatIdle}
+		t.m.AgentHeartbeats[key] = h
+	}
+	h.LastExecution = t.ts
+	h.RetryRequestedAt, h.EscalatedAt = "", ""
+}
+
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
+}
+
+// agentTitle is "Implementation Agent" for "implementation".
+func agentTitle(name string) string {
+	words := strings.Split(name, "_")
+	for i, w := range words {
+		if w != "" {
+			words[i] = strings.ToUpper(w[:1]) + w[1:]
+		}
+	}
+	return strings.Join(words, " ") + " Agent"
+}
+
+// plain writes a score as given: 0.71, 0.75.
+func plain(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// FormatScore displays a score or CCS to 3 decimals, as the board does.
+func FormatScore(v float64) string { return fmt.Sprintf("%.3f", v) }
+
+func mergeRouting(a, b Routing) Routing {
+	out := Routing{RouteTo: slices.Clone(a.RouteTo), SignOff: slices.Clone(a.SignOff)}
+	for _, r := range b.RouteTo {
+		if !slices.Contains(out.RouteTo, r) {
+			out.RouteTo = append(out.RouteTo, r)
+		}
+	}
+	for _, r := range b.SignOff {
+		if !slices.Contains(out.SignOff, r) {
+			out.SignOff = append(out.SignOff, r)
+		}
+	}
+	return out
+}
