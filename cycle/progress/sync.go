@@ -1,0 +1,174 @@
+package progress
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/custodian-dev/custodian/cycle"
+	"github.com/custodian-dev/custodian/reason"
+)
+
+const (
+	lockFile     = ".lock"
+	revisionFile = ".revision"
+)
+
+// Latest returns the cycle's latest committed revision and state. Sync
+// calls it while it holds the progress lock.
+type Latest func() (uint64, cycle.State, error)
+
+// Sync brings the progress files of cycle id, under root, up to date with
+// the state latest returns. It holds the progress directory's lock while it
+// works, never writes a revision older than the one last written, and
+// replaces only the files whose content changed. It returns the files it
+// wrote.
+func Sync(root *os.Root, id string, latest Latest) ([]string, error) {
+	if err := cycle.CheckID(id); err != nil {
+		return nil, err
+	}
+	dir := cycle.ProgressDir(id)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("progress files: %w", err)
+	}
+	unlock, err := lock(root, path.Join(dir, lockFile))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	rev, s, err := latest()
+	if err != nil {
+		return nil, err
+	}
+	if b, err := root.ReadFile(path.Join(dir, revisionFile)); err == nil {
+		if last, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && last > rev {
+			return nil, nil
+		}
+	}
+	files, err := Render(s)
+	if err != nil {
+		return nil, err
+	}
+	var wrote []string
+	for _, name := range Files {
+		b, ok := files[name]
+		if !ok {
+			continue
+		}
+		p := path.Join(dir, name)
+		if cur, err := root.ReadFile(p); err == nil && bytes.Equal(cur, b) {
+			continue
+		}
+		if err := writeAtomic(root, p, b); err != nil {
+			return wrote, err
+		}
+		wrote = append(wrote, p)
+	}
+	if err := writeAtomic(root, path.Join(dir, revisionFile), []byte(strconv.FormatUint(rev, 10)+"\n")); err != nil {
+		return wrote, err
+	}
+	return wrote, nil
+}
+
+// Read returns the progress files of cycle id that exist, keyed by their
+// path relative to the progress directory. A file larger than MaxFileBytes,
+// or a path that leads outside root, is an error.
+func Read(root *os.Root, id string) (map[string][]byte, error) {
+	if err := cycle.CheckID(id); err != nil {
+		return nil, err
+	}
+	dir := cycle.ProgressDir(id)
+	out := map[string][]byte{}
+	for _, name := range Files {
+		p := path.Join(dir, name)
+		fi, err := root.Stat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, reason.New(reason.InvalidInput, "cannot read %s: %v", p, err)
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, reason.New(reason.InvalidInput, "%s is not a regular file", p)
+		}
+		if fi.Size() > MaxFileBytes {
+			return nil, reason.New(reason.InvalidInput, "%s is %d bytes, over the limit of %d", p, fi.Size(), MaxFileBytes)
+		}
+		b, err := root.ReadFile(p)
+		if err != nil {
+			return nil, reason.New(reason.InvalidInput, "cannot read %s: %v", p, err)
+		}
+		out[name] = b
+	}
+	return out, nil
+}
+
+// writeAtomic replaces p with b: temp file in the same directory, write,
+// fsync, rename, fsync the directory.
+func writeAtomic(root *os.Root, p string, b []byte) error {
+	dir := path.Dir(p)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("progress file %s: %w", p, err)
+	}
+	tmp := p + ".tmp"
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("progress file %s: %w", p, err)
+	}
+	_, werr := f.Write(b)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		_ = root.Remove(tmp)
+		return fmt.Errorf("progress file %s: %w", p, werr)
+	}
+	if err := root.Rename(tmp, p); err != nil {
+		_ = root.Remove(tmp)
+		return fmt.Errorf("progress file %s: %w", p, err)
+	}
+	d, err := root.Open(dir)
+	if err != nil {
+		return fmt.Errorf("progress file %s: %w", p, err)
+	}
+	serr := d.Sync()
+	if cerr := d.Close(); serr == nil {
+		serr = cerr
+	}
+	if serr != nil {
+		return fmt.Errorf("progress file %s: sync directory: %w", p, serr)
+	}
+	return nil
+}
+
+// lock takes flock(2) on the lock file p and returns its release.
+func lock(root *os.Root, p string) (func(), error) {
+	f, err := root.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("progress lock: %w", err)
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("progress lock %s: %w", p, err)
+	}
+	return func() {
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
+}
