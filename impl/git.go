@@ -29,7 +29,7 @@ func (g Git) BranchState(branch string) (GitState, error) {
 		return "", err
 	}
 	if code != 0 {
-		return "", fmt.Errorf("base %q is not a commit in %s", base, g.Dir)
+		return "", fmt.Errorf("base %q is not a commit of the repository", base)
 	}
 	tip, code, err := g.run("rev-parse", "--verify", "--quiet", "--end-of-options", "refs/heads/"+branch+"^{commit}")
 	if err != nil {

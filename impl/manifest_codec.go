@@ -23,16 +23,13 @@ func (m *Manifest) decode(data []byte) error {
 		case "version":
 			err = decodeString("manifest", f.Key, f.Value, &m.Version)
 		case "plan":
-			if err = m.Plan.decode(f.Value); err != nil {
-				err = fmt.Errorf("plan: %w", err)
-			}
+			err = m.Plan.decode("plan", f.Value)
 		case "phases":
 			var elems [][]byte
 			if elems, err = arrayField("manifest", f.Key, f.Value); err == nil {
 				m.Phases = make([]Phase, len(elems))
 				for i, e := range elems {
-					if err = m.Phases[i].decode(e); err != nil {
-						err = fmt.Errorf("phases[%d]: %w", i, err)
+					if err = m.Phases[i].decode(fmt.Sprintf("phases[%d]", i), e); err != nil {
 						break
 					}
 				}
@@ -42,8 +39,7 @@ func (m *Manifest) decode(data []byte) error {
 			if elems, err = arrayField("manifest", f.Key, f.Value); err == nil {
 				m.Tasks = make([]Task, len(elems))
 				for i, e := range elems {
-					if err = m.Tasks[i].decode(e); err != nil {
-						err = fmt.Errorf("tasks[%d]: %w", i, err)
+					if err = m.Tasks[i].decode(fmt.Sprintf("tasks[%d]", i), e); err != nil {
 						break
 					}
 				}
@@ -108,25 +104,25 @@ func (p *Plan) UnmarshalJSON(data []byte) error {
 	if err := validate(data); err != nil {
 		return err
 	}
-	return p.decode(data)
+	return p.decode("plan", data)
 }
 
-func (p *Plan) decode(data []byte) error {
+func (p *Plan) decode(where string, data []byte) error {
 	members, err := splitObject(data)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", where, err)
 	}
 	*p = Plan{}
 	for _, f := range members {
 		switch f.Key {
 		case "path":
-			err = decodeString("plan", f.Key, f.Value, &p.Path)
+			err = decodeString(where, f.Key, f.Value, &p.Path)
 		case "number":
-			err = decodeString("plan", f.Key, f.Value, &p.Number)
+			err = decodeString(where, f.Key, f.Value, &p.Number)
 		case "title":
-			err = decodeString("plan", f.Key, f.Value, &p.Title)
+			err = decodeString(where, f.Key, f.Value, &p.Title)
 		case "decomposed_at":
-			err = decodeString("plan", f.Key, f.Value, &p.DecomposedAt)
+			err = decodeString(where, f.Key, f.Value, &p.DecomposedAt)
 		default:
 			p.Extra = append(p.Extra, Member{f.Key, compact(f.Value)})
 		}
@@ -159,23 +155,23 @@ func (p *Phase) UnmarshalJSON(data []byte) error {
 	if err := validate(data); err != nil {
 		return err
 	}
-	return p.decode(data)
+	return p.decode("phase", data)
 }
 
-func (p *Phase) decode(data []byte) error {
+func (p *Phase) decode(where string, data []byte) error {
 	members, err := splitObject(data)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", where, err)
 	}
 	*p = Phase{}
 	for _, f := range members {
 		switch f.Key {
 		case "number":
-			err = decodeInt("phase", f.Key, f.Value, &p.Number)
+			err = decodeInt(where, f.Key, f.Value, &p.Number)
 		case "depends_on":
-			err = decodeInts("phase", f.Key, f.Value, &p.DependsOn)
+			err = decodeInts(where, f.Key, f.Value, &p.DependsOn)
 		case "bounded_contexts":
-			err = decodeStrings("phase", f.Key, f.Value, &p.BoundedContexts)
+			err = decodeStrings(where, f.Key, f.Value, &p.BoundedContexts)
 		default:
 			p.Extra = append(p.Extra, Member{f.Key, compact(f.Value)})
 		}
@@ -206,21 +202,21 @@ func (t *Task) UnmarshalJSON(data []byte) error {
 	if err := validate(data); err != nil {
 		return err
 	}
-	return t.decode(data)
+	return t.decode("task", data)
 }
 
-func (t *Task) decode(data []byte) error {
+func (t *Task) decode(at string, data []byte) error {
 	members, err := splitObject(data)
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %w", at, err)
 	}
 	*t = Task{}
-	where := "task"
+	where := at
 	for _, f := range members {
 		switch f.Key {
 		case "id":
 			err = decodeString(where, f.Key, f.Value, &t.ID)
-			where = fmt.Sprintf("task %q", t.ID)
+			where = fmt.Sprintf("%s (id %q)", at, t.ID)
 		case "phase":
 			err = decodeInt(where, f.Key, f.Value, &t.Phase)
 		case "description":

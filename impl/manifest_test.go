@@ -103,9 +103,9 @@ func TestDecodeErrors(t *testing.T) {
 		{"plan not object", `{"plan": 3}`, "plan: want a JSON object"},
 		{"number not string", `{"plan": {"number": 3}}`, `plan: field "number": want a string, found number`},
 		{"tasks not array", `{"tasks": {}}`, `field "tasks": want`},
-		{"retries string", `{"tasks": [{"id": "1.1", "retries": "x"}]}`, `tasks[0]: task "1.1": field "retries": want a whole number, found string`},
+		{"retries string", `{"tasks": [{"id": "1.1", "retries": "x"}]}`, `tasks[0] (id "1.1"): field "retries": want a whole number, found string`},
 		{"phase fraction", `{"tasks": [{"id": "1.1", "phase": 1.5}]}`, `field "phase": want a whole number`},
-		{"depends_on strings", `{"phases": [{"number": 1, "depends_on": ["x"]}]}`, `phases[0]: phase: field "depends_on[0]": want a whole number, found string`},
+		{"depends_on strings", `{"phases": [{"number": 1, "depends_on": ["x"]}]}`, `phases[0]: field "depends_on[0]": want a whole number, found string`},
 		{"branch number", `{"tasks": [{"id": "a", "branch": 3}]}`, `field "branch": want a string or null, found number`},
 	}
 	for _, c := range cases {

@@ -90,7 +90,7 @@ func runImpl(app *App, ctx context.Context, argv []string) error {
 }
 
 func implMessage(err error) string {
-	if e, ok := reason.As(err); ok && e.Err == nil {
+	if e, ok := err.(*reason.Error); ok {
 		return e.Message
 	}
 	return err.Error()
