@@ -148,11 +148,11 @@ func TestDecode(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string]reason.Code{
-		`{"version": 2`:                  reason.CorruptState,
-		`[1]`:                            reason.CorruptState,
+		`{"version": 2`:                   reason.CorruptState,
+		`[1]`:                             reason.CorruptState,
 		`{"version": 3, "plugin":"ants"}`: reason.InvalidInput,
-		`{"version": "2"}`:               reason.InvalidInput,
-		`{"task": "x"}`:                  reason.InvalidInput,
+		`{"version": "2"}`:                reason.InvalidInput,
+		`{"task": "x"}`:                   reason.InvalidInput,
 	}
 	for in, code := range cases {
 		if _, err := Decode([]byte(in)); reason.CodeOf(err) != code {
