@@ -469,3 +469,7 @@ func (s State) Clone() State {
 	}
 	return c
 }
+
+// MarshalJSON encodes s as Encode does (seed field order, unknown fields
+// kept), so that a State inside another JSON value looks like the file.
+func (s State) MarshalJSON() ([]byte, error) { return Encode(s) }
