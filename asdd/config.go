@@ -9,6 +9,7 @@ import (
 	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -174,17 +175,76 @@ func decodeConfig(data []byte, c *Config) error {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(c); err != nil && !errors.Is(err, io.EOF) {
-		return reason.New(reason.InvalidInput, "%s: %s", ConfigPath, cleanYAMLError(err))
+		var root yaml.Node
+		_ = yaml.Unmarshal(data, &root)
+		return reason.New(reason.InvalidInput, "%s: %s", ConfigPath, explainYAMLError(err, &root))
 	}
 	return nil
 }
 
-var yamlFieldRE = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
+var (
+	yamlFieldRE = regexp.MustCompile(`field (\S+) not found in type \S+`)
+	yamlLineRE  = regexp.MustCompile(`^line (\d+): (.*)$`)
+)
 
-func cleanYAMLError(err error) string {
+// explainYAMLError rewrites the YAML library's messages so that each names
+// the key it is about ("ccs (line 3): cannot unmarshal !!seq …").
+func explainYAMLError(err error, root *yaml.Node) string {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	msg = strings.ReplaceAll(msg, "\n", "; ")
-	return yamlFieldRE.ReplaceAllString(msg, "unknown key $1")
+	msg = strings.TrimPrefix(msg, "unmarshal errors:\n")
+	var parts []string
+	for _, line := range strings.Split(msg, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		line = yamlFieldRE.ReplaceAllString(line, "unknown key $1")
+		if m := yamlLineRE.FindStringSubmatch(line); m != nil {
+			n, _ := strconv.Atoi(m[1])
+			if key := keyAtLine(root, n, ""); key != "" && !strings.Contains(m[2], "unknown key") {
+				line = fmt.Sprintf("%s (line %d): %s", key, n, m[2])
+			}
+		}
+		parts = append(parts, line)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// keyAtLine returns the dotted path of the deepest key whose value starts
+// on line n.
+func keyAtLine(n *yaml.Node, line int, path string) string {
+	if n == nil {
+		return ""
+	}
+	switch n.Kind {
+	case yaml.DocumentNode:
+		for _, c := range n.Content {
+			if k := keyAtLine(c, line, path); k != "" {
+				return k
+			}
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := k.Value
+			if path != "" {
+				p = path + "." + k.Value
+			}
+			if deeper := keyAtLine(v, line, p); deeper != "" {
+				return deeper
+			}
+			if v.Line == line || k.Line == line {
+				return p
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if k := keyAtLine(c, line, fmt.Sprintf("%s[%d]", path, i)); k != "" {
+				return k
+			}
+		}
+	}
+	return ""
 }
 
 // Validate checks every value, naming the offending key.

@@ -173,6 +173,9 @@ func (o Resolve) apply(t *tx) error {
 			return reason.New(reason.InvalidTransition, "slice %s (%s) has no phase %s", s.SliceID, orDefault(s.Type, TypeFeature), o.ReturnTo)
 		}
 	}
+	if len(s.SignOffsRequired) == 0 { // a block record written by hand or by a rebuild
+		s.SignOffsRequired = slices.Clone(t.cfg.Escalation.SignOff)
+	}
 	allowed := append(slices.Clone(s.SignOffsRequired), routeOf(s)...)
 	if !slices.Contains(allowed, o.Role) {
 		return reason.New(reason.InvalidTransition, "slice %s's halt is for %s to resolve, not %s", s.SliceID, strings.Join(s.SignOffsRequired, " + "), o.Role)

@@ -1,0 +1,126 @@
+package asdd
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/custodian-dev/custodian/reason"
+)
+
+// The defaults are seed 004's table.
+func TestDefaultConfigIsTheSeeds(t *testing.T) {
+	c := DefaultConfig()
+	want := []struct {
+		name   string
+		min    float64
+		action string
+	}{
+		{"discovery", 0.85, "Status → DRAFT — AWAITING CLARIFICATION; route to PO/TL"},
+		{"spec", 0.85, "Flag ambiguous sections; route to TL"},
+		{"validation", 0.90, "Block pipeline; require TL sign-off"},
+		{"domain", 0.85, "Draft domain model; require TL review"},
+		{"design", 0.80, "Draft architecture; require TL review before proceeding"},
+		{"task_planning", 0.80, ""},
+		{"implementation", 0.75, "Commit to feature branch; require human code review"},
+		{"qa", 0.85, ""},
+		{"refactor", 0.80, ""},
+		{"security", 0.95, "Block deployment; require TL + Security review"},
+		{"devops", 0, ""},
+		{"observability", 0, ""},
+		{"knowledge", 0.80, "Propose steering update; require human approval"},
+	}
+	if len(c.Agents) != 13 {
+		t.Fatalf("%d agents, want 13", len(c.Agents))
+	}
+	for _, w := range want {
+		a, ok := c.Agent(w.name)
+		if !ok {
+			t.Fatalf("no agent %s", w.name)
+		}
+		if a.MinConfidence != w.min {
+			t.Errorf("%s: min %v, want %v", w.name, a.MinConfidence, w.min)
+		}
+		if w.action != "" && a.ActionIfBelow != w.action {
+			t.Errorf("%s: action %q, want %q", w.name, a.ActionIfBelow, w.action)
+		}
+	}
+	if got := strings.Join(c.CCS.Agents, ","); got != "discovery,spec,validation,design,implementation" {
+		t.Errorf("ccs agents %s", got)
+	}
+	if c.CCS.Floor != 0.65 || c.Gating.Margin != 0.02 || c.Gating.Raise != 0.05 || c.UncertaintyThreshold != 0.95 || c.RefinementLoopLimit != 3 || c.LowConfidenceCascade != 2 {
+		t.Errorf("thresholds %+v %+v %v %v %v", c.CCS, c.Gating, c.UncertaintyThreshold, c.RefinementLoopLimit, c.LowConfidenceCascade)
+	}
+	if c.Heartbeat.Timeout.D() != 15*time.Minute || c.Lock.DefaultTTL.D() != 10*time.Minute {
+		t.Errorf("timeouts %v %v", c.Heartbeat.Timeout.D(), c.Lock.DefaultTTL.D())
+	}
+	if a, _ := c.Agent("discovery"); a.ArtifactMarker() != "DRAFT — AWAITING CLARIFICATION" {
+		t.Errorf("discovery marker %q", a.ArtifactMarker())
+	}
+	if a, _ := c.Agent("design"); a.ArtifactMarker() != "DRAFT — AGENT HALTED" {
+		t.Errorf("design marker %q", a.ArtifactMarker())
+	}
+}
+
+func TestParseConfigKeepsDefaults(t *testing.T) {
+	c, err := ParseConfig([]byte("version: 1\nccs:\n  agents: [discovery, spec]\n  floor: 0.7\nheartbeat:\n  timeout: 2m\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.CCS.Floor != 0.7 || len(c.CCS.Agents) != 2 || c.Heartbeat.Timeout.D() != 2*time.Minute {
+		t.Fatalf("given values not taken: %+v %v", c.CCS, c.Heartbeat.Timeout.D())
+	}
+	if len(c.Agents) != 13 || c.Gating.Margin != 0.02 || c.Heartbeat.Retries != 1 || len(c.Steering.Precedence) == 0 {
+		t.Fatalf("defaults lost: %d agents, margin %v", len(c.Agents), c.Gating.Margin)
+	}
+	empty, err := ParseConfig(nil)
+	if err != nil || len(empty.Agents) != 13 {
+		t.Fatalf("empty config: %v", err)
+	}
+}
+
+func TestBadConfigNamesTheKey(t *testing.T) {
+	for _, c := range []struct{ yaml, key string }{
+		{"version: 2", "version"},
+		{"ccs:\n  floor: 1.5", "ccs.floor"},
+		{"ccs:\n  agents: [discovery, nobody]", "ccs.agents[1]"},
+		{"gating:\n  margin: -0.1", "gating.margin"},
+		{"uncertainty_threshold: 2", "uncertainty_threshold"},
+		{"refinement_loop_limit: 1", "refinement_loop_limit"},
+		{"heartbeat:\n  timeout: soon", "soon"},
+		{"heartbeat:\n  timeout: -1m", "heartbeat.timeout"},
+		{"lock:\n  default_ttl: 0s", "lock.default_ttl"},
+		{"colour: blue", "colour"},
+		{"agents:\n  - name: spec\n    min_confidence: 1.2\n    phases: [SPEC]\n    route_to: [TL]\n    sign_off: [TL]", "agents[0].min_confidence"},
+		{"agents:\n  - name: spec\n    min_confidence: 0.8\n    phases: [CODING]", "agents[0].phases[0]"},
+		{"agents:\n  - name: spec\n    min_confidence: 0.8\n    phases: [SPEC]\n    route_to: [CEO]", "CEO"},
+		{"agents:\n  - name: spec\n    phases: [SPEC]\n  - name: spec\n    phases: [SPEC]", "agents[1].name"},
+		{"agents:\n  - name: spec\n    phases: [SPEC]\n    completes: [DESIGN]", "agents[0].completes[0]"},
+		{"steering:\n  precedence:\n    phase_data.design: [design, ghost]", "steering.precedence.phase_data.design[1]"},
+		{"ccs: [1, 2]", "ccs"},
+		{"roles: []", "roles"},
+	} {
+		_, err := ParseConfig([]byte(c.yaml))
+		if reason.CodeOf(err) != reason.InvalidInput || !strings.Contains(err.Error(), c.key) {
+			t.Errorf("%q: error %v, want INVALID_INPUT naming %q", c.yaml, err, c.key)
+		}
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add(DefaultConfigYAML)
+	f.Add([]byte("version: 1\nccs:\n  floor: 0.7\n"))
+	f.Add([]byte("agents: [{name: a, phases: ['*']}]"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseConfig(data)
+		if err != nil {
+			if reason.CodeOf(err) != reason.InvalidInput {
+				t.Fatalf("config error without INVALID_INPUT: %v", err)
+			}
+			return
+		}
+		if err := c.Validate(); err != nil {
+			t.Fatalf("accepted config fails validation: %v", err)
+		}
+	})
+}
