@@ -404,7 +404,7 @@ func TestLocks(t *testing.T) {
 	// Expired leases free themselves.
 	w.do(LockSlice{Slice: "S", Holder: "design", TTL: 90 * time.Second})
 	w.reject(prop("spec", "S", 0.97, artsFor("spec", "S")...), reason.SliceLocked) // +1 min: still held
-	out := w.do(prop("spec", "S", 0.97, artsFor("spec", "S")...))             // +2 min: expired
+	out := w.do(prop("spec", "S", 0.97, artsFor("spec", "S")...))                  // +2 min: expired
 	if w.slice("S").Lock != nil || out.Events[0].Type != "lock_expired" {
 		t.Fatalf("lease not expired: %+v %+v", w.slice("S").Lock, out.Events)
 	}
@@ -481,9 +481,9 @@ func TestResolveRules(t *testing.T) {
 	w.drive("S", CICD)
 	w.reject(Resolve{Slice: "S", Role: "TL", Rationale: "x"}, reason.InvalidTransition) // not halted
 	w.halt(prop("security", "S", 0.94, art("scan", "S/scan.md")), reason.BelowThreshold, ModeBelowMinimum)
-	w.reject(Resolve{Slice: "S", Role: "TL"}, reason.InvalidInput)                        // no rationale
-	w.reject(Resolve{Slice: "S", Role: "", Rationale: "x"}, reason.InvalidInput)          // no role
-	w.reject(Resolve{Slice: "S", Role: "PO", Rationale: "x"}, reason.InvalidTransition)   // not this halt's role
+	w.reject(Resolve{Slice: "S", Role: "TL"}, reason.InvalidInput)                      // no rationale
+	w.reject(Resolve{Slice: "S", Role: "", Rationale: "x"}, reason.InvalidInput)        // no role
+	w.reject(Resolve{Slice: "S", Role: "PO", Rationale: "x"}, reason.InvalidTransition) // not this halt's role
 	w.reject(Resolve{Slice: "S", Role: "TL", Rationale: "x", Action: "magic"}, reason.InvalidInput)
 	w.reject(Resolve{Slice: "S", Role: "TL", Rationale: "x", Action: ActionReturn, ReturnTo: Observability}, reason.InvalidTransition)
 	w.reject(Resolve{Slice: "S", Role: "TL", Rationale: "x", Action: ActionReturn, ReturnTo: BehaviorCapture}, reason.InvalidTransition)
