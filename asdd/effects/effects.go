@@ -1,0 +1,224 @@
+package effects
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/reason"
+)
+
+// MaxArtifactBytes bounds the size of an artifact the custodian reads.
+const MaxArtifactBytes = 256 << 20
+
+// Project is a project directory opened as an os.Root.
+type Project struct {
+	root *os.Root
+}
+
+// Open opens the project at dir.
+func Open(dir string) (*Project, error) {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open project %s: %w", dir, err)
+	}
+	return &Project{root: r}, nil
+}
+
+// Close releases the project root.
+func (p *Project) Close() error { return p.root.Close() }
+
+// read returns a file's content; ok is false when it does not exist.
+func (p *Project) read(name string) ([]byte, bool, error) {
+	if err := asdd.CleanPath(name); err != nil {
+		return nil, false, err
+	}
+	f, err := p.root.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, pathError(name, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, pathError(name, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, false, reason.New(reason.InvalidInput, "%s is not a regular file", name)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxArtifactBytes+1))
+	if err != nil {
+		return nil, false, pathError(name, err)
+	}
+	if len(b) > MaxArtifactBytes {
+		return nil, false, reason.New(reason.InvalidInput, "%s is larger than %d bytes", name, MaxArtifactBytes)
+	}
+	return b, true, nil
+}
+
+// pathError turns an os.Root refusal into INVALID_INPUT.
+func pathError(name string, err error) error {
+	if strings.Contains(err.Error(), "path escapes") {
+		return reason.New(reason.InvalidInput, "%s leaves the project (a symlink points outside it)", name)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// Sum is "sha256:<hex>" of b.
+func Sum(b []byte) string {
+	s := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(s[:])
+}
+
+// Hash returns the hash of the file at name, or "" when it does not exist.
+func (p *Project) Hash(name string) (string, error) {
+	b, ok, err := p.read(name)
+	if err != nil || !ok {
+		return "", err
+	}
+	return Sum(b), nil
+}
+
+// Artifact reads an artifact a proposal names: its hash, and the hash it
+// will have once marked with marker if the proposal halts. A missing file
+// is STATE_INCONSISTENCY: an agent may not name what it did not write.
+func (p *Project) Artifact(name, file, marker string) (asdd.Artifact, error) {
+	if err := asdd.CleanPath(file); err != nil {
+		return asdd.Artifact{}, err
+	}
+	b, ok, err := p.read(file)
+	if err != nil {
+		return asdd.Artifact{}, err
+	}
+	if !ok {
+		return asdd.Artifact{}, reason.New(reason.StateInconsistency, "artifact %s does not exist", file).With("path", file)
+	}
+	return asdd.Artifact{Name: name, Path: file, SHA256: Sum(b), MarkedSHA256: Sum(asdd.MarkContent(marker, b))}, nil
+}
+
+// Observe hashes every path ("" for a missing one): the consistency and
+// drift check of a proposal.
+func (p *Project) Observe(paths []string) (map[string]string, error) {
+	out := make(map[string]string, len(paths))
+	for _, name := range paths {
+		if asdd.CleanPath(name) != nil {
+			continue // hand-written names outside the project are not ours to read
+		}
+		h, err := p.Hash(name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = h
+	}
+	return out, nil
+}
+
+// Apply applies effects in order. It goes on after a failure and returns
+// every error, joined.
+func (p *Project) Apply(effs []asdd.Effect) error {
+	var errs []error
+	for _, e := range effs {
+		if err := p.apply(e); err != nil {
+			errs = append(errs, fmt.Errorf("%s %s: %w", e.Kind, e.Path, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (p *Project) apply(e asdd.Effect) error {
+	if err := asdd.CleanPath(e.Path); err != nil {
+		return err
+	}
+	switch e.Kind {
+	case asdd.EffectMarkArtifact:
+		b, ok, err := p.read(e.Path)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return fmt.Errorf("artifact to mark does not exist")
+		}
+		return p.write(e.Path, asdd.MarkContent(e.Marker, b))
+	case asdd.EffectWriteFile:
+		return p.write(e.Path, []byte(e.Content))
+	case asdd.EffectUpsertRow:
+		b, ok, err := p.read(e.Path)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			b = []byte(e.Header)
+		}
+		return p.write(e.Path, UpsertRow(b, e.Key, e.Content))
+	}
+	return fmt.Errorf("unknown effect kind %q", e.Kind)
+}
+
+// UpsertRow returns doc with row (tagged with an HTML comment carrying key)
+// replacing the line tagged with key, or appended.
+func UpsertRow(doc []byte, key, row string) []byte {
+	tag := "<!-- " + key + " -->"
+	line := row + " " + tag
+	lines := strings.SplitAfter(string(doc), "\n")
+	for i, l := range lines {
+		if strings.HasSuffix(strings.TrimRight(l, "\n"), tag) {
+			if strings.TrimRight(l, "\n") == line {
+				return doc
+			}
+			lines[i] = line + "\n"
+			return []byte(strings.Join(lines, ""))
+		}
+	}
+	out := doc
+	if len(out) > 0 && out[len(out)-1] != '\n' {
+		out = append(out, '\n')
+	}
+	return append(out, line+"\n"...)
+}
+
+// write replaces name with data atomically, unless it already holds data.
+func (p *Project) write(name string, data []byte) error {
+	if old, ok, err := p.read(name); err == nil && ok && bytes.Equal(old, data) {
+		return nil
+	}
+	dir := path.Dir(name)
+	if err := p.root.MkdirAll(dir, 0o755); err != nil {
+		return pathError(name, err)
+	}
+	tmp := name + ".custodian-tmp"
+	f, err := p.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return pathError(name, err)
+	}
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		_ = p.root.Remove(tmp)
+		return werr
+	}
+	if err := p.root.Rename(tmp, name); err != nil {
+		_ = p.root.Remove(tmp)
+		return pathError(name, err)
+	}
+	d, err := p.root.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
