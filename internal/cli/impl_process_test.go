@@ -112,7 +112,13 @@ func TestImplConcurrentProcesses(t *testing.T) {
 // implHistory runs custodian history --json on the manifest in-process.
 func implHistory(t *testing.T, dir string) []store.Record {
 	t.Helper()
-	stdout, stderr, code := implExec(t, dir, time.Now(), "", "--json", "history", impl.Key)
+	return implHistoryOf(t, dir, impl.Key)
+}
+
+// implHistoryOf runs custodian history --json on a document in-process.
+func implHistoryOf(t *testing.T, dir, key string) []store.Record {
+	t.Helper()
+	stdout, stderr, code := implExec(t, dir, time.Now(), "", "--json", "history", key)
 	if code != 0 {
 		t.Fatalf("history: exit %d: %s%s", code, stdout, stderr)
 	}
