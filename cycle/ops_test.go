@@ -538,3 +538,10 @@ func TestVersions(t *testing.T) {
 		t.Fatal("reason.Is")
 	}
 }
+
+func TestDecodeRejectsMiscasedFields(t *testing.T) {
+	_, err := Decode([]byte(`{"Cycle_ID":"b","cycle_id":"a"}`))
+	if reason.CodeOf(err) != reason.CorruptState || !strings.Contains(err.Error(), "Cycle_ID") {
+		t.Fatalf("got %v", err)
+	}
+}

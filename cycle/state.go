@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -293,6 +294,9 @@ func Decode(raw []byte) (State, error) {
 		return State{}, reason.New(reason.CorruptState, "cycle document is not a JSON object: %v", err)
 	}
 	for k, v := range all {
+		if !stateFields[k] && stateFields[strings.ToLower(k)] {
+			return State{}, reason.New(reason.CorruptState, "cycle document has a field %q; field names are lower case (%q)", k, strings.ToLower(k))
+		}
 		if !stateFields[k] {
 			if s.Extra == nil {
 				s.Extra = map[string]json.RawMessage{}
