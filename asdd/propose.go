@@ -293,6 +293,7 @@ func (p Proposal) apply(t *tx) error {
 	}
 	if len(unresolved) > 0 {
 		slices.Reverse(unresolved)
+		t.beat(ag.Name)
 		halted := map[string]string{}
 		for _, c := range unresolved {
 			halted[strings.TrimPrefix(c.Field, "phase_data.")] = c.Ours.Value
@@ -412,6 +413,7 @@ func (p Proposal) apply(t *tx) error {
 			recordTrace(s, *p.Trace)
 		}
 		t.halt(s, *h)
+		t.beat(ag.Name)
 		code := reason.BelowThreshold
 		if h.mode == ModeRefinementLoop {
 			code = reason.Halted

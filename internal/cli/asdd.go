@@ -1,0 +1,290 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/asdd/effects"
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+)
+
+// The ASDD commands (seeds 000 and 004): the manifest at
+// .asdd/state/manifest.json, changed only through asdd.Apply inside a store
+// Update; file side effects applied after the commit.
+
+func init() {
+	Register("init", newASDDInitCmd)
+	Register("schema", newSchemaCmd)
+}
+
+// asddConfig reads .asdd/config.yaml; a missing file means the defaults.
+func asddConfig(app *App) (*asdd.Config, error) {
+	root, err := app.Root()
+	if err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(asdd.ConfigPath)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return asdd.DefaultConfig(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", asdd.ConfigPath, err)
+	}
+	return asdd.ParseConfig(b)
+}
+
+var errNoASDDManifest = reason.New(reason.NotFound, "no ASDD manifest at %s: run `custodian init` first", asdd.Key)
+
+// loadManifest returns the committed manifest.
+func loadManifest(app *App, cmd *cobra.Command) (*asdd.Manifest, error) {
+	st, err := app.Store()
+	if err != nil {
+		return nil, err
+	}
+	doc, err := st.Get(app.Context(cmd), asdd.Key)
+	if reason.CodeOf(err) == reason.NotFound {
+		return nil, errNoASDDManifest
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !doc.Exists() {
+		return nil, errNoASDDManifest
+	}
+	m, err := asdd.Decode(doc.Value)
+	if err != nil {
+		return nil, corrupt(err)
+	}
+	m.Revision = doc.Revision
+	return m, nil
+}
+
+// corrupt reports a committed manifest that does not decode.
+func corrupt(err error) error {
+	return reason.New(reason.CorruptState, "%s does not match its schema (run `custodian check` or `custodian rebuild`): %w", asdd.Key, err)
+}
+
+// commitResult is what a mutating command reports.
+type commitResult struct {
+	Revision uint64          `json:"revision"`
+	Summary  string          `json:"summary"`
+	Events   []asdd.Event    `json:"events"`
+	Verdict  *reason.Error   `json:"verdict,omitempty"`
+	Slice    *asdd.Slice     `json:"slice,omitempty"`
+	Warnings []string        `json:"warnings,omitempty"`
+	Effects  []effectSummary `json:"effects,omitempty"`
+}
+
+type effectSummary struct {
+	Kind string `json:"kind"`
+	Path string `json:"path"`
+}
+
+// applyOp commits op: asdd.Apply inside the store's Update (so it re-runs
+// on a concurrent commit), then the outcome's file effects. A committed
+// halt comes back with its Verdict set.
+func applyOp(app *App, cmd *cobra.Command, op asdd.Op, create bool) (*asdd.Outcome, *commitResult, error) {
+	cfg, err := asddConfig(app)
+	if err != nil {
+		return nil, nil, err
+	}
+	st, err := app.Store()
+	if err != nil {
+		return nil, nil, err
+	}
+	var out *asdd.Outcome
+	var opts []store.UpdateOption
+	if create {
+		opts = append(opts, store.Create())
+	}
+	res, err := st.Update(app.Context(cmd), asdd.Key, func(cur store.Document) (store.Change, error) {
+		var m *asdd.Manifest
+		if cur.Exists() {
+			dm, err := asdd.Decode(cur.Value)
+			if err != nil {
+				return store.Change{}, corrupt(err)
+			}
+			m = dm
+			m.Revision = cur.Revision
+		} else if !create {
+			return store.Change{}, errNoASDDManifest
+		}
+		o, err := asdd.Apply(m, op, cfg, app.Now())
+		if err != nil {
+			return store.Change{}, err
+		}
+		raw, err := asdd.Encode(o.Manifest)
+		if err != nil {
+			return store.Change{}, err
+		}
+		events := make([]store.Event, 0, len(o.Events))
+		for _, e := range o.Events {
+			data, err := json.Marshal(e)
+			if err != nil {
+				return store.Change{}, fmt.Errorf("encode event: %w", err)
+			}
+			events = append(events, store.Event{Type: e.Type, Data: data})
+		}
+		out = o
+		return store.Change{Value: raw, Actor: op.Actor(), Reason: o.Summary, Events: events}, nil
+	}, opts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	r := &commitResult{Revision: res.Revision, Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
+	if r.Events == nil {
+		r.Events = []asdd.Event{}
+	}
+	if len(out.Effects) > 0 {
+		root, err := app.Root()
+		if err != nil {
+			return nil, nil, err
+		}
+		p, err := effects.Open(root)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer p.Close()
+		if err := p.Apply(out.Effects); err != nil {
+			// The commit stands; the effects can be re-derived (asdd.AllEffects).
+			r.Warnings = append(r.Warnings, err.Error())
+			fmt.Fprintf(app.Err, "custodian: warning: committed revision %d, but: %v\n", res.Revision, err)
+		}
+		for _, e := range out.Effects {
+			r.Effects = append(r.Effects, effectSummary{Kind: e.Kind, Path: e.Path})
+		}
+	}
+	return out, r, nil
+}
+
+// finish renders a commit result and turns a committed halt into the
+// verdict's exit code.
+func finish(app *App, r *commitResult, text func(w io.Writer) error) error {
+	if err := app.Render(r, func(w io.Writer) error {
+		if text != nil {
+			return text(w)
+		}
+		_, err := fmt.Fprintf(w, "revision %d: %s\n", r.Revision, r.Summary)
+		return err
+	}); err != nil {
+		return err
+	}
+	if r.Verdict != nil {
+		if !app.JSON {
+			fmt.Fprintf(app.Err, "custodian: %v\n", r.Verdict)
+		}
+		return &ExitError{Code: r.Verdict.Code.ExitCode()}
+	}
+	return nil
+}
+
+func newASDDInitCmd(app *App) *cobra.Command {
+	var sprint string
+	var goals []string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Set up ASDD state: .asdd/config.yaml with the seed's defaults and an empty manifest",
+		Long: `Write .asdd/config.yaml (the thirteen agents with their minimum confidence and
+action if below, the CCS agents and floor, gating, uncertainty threshold,
+refinement-loop limit, heartbeat timeout, steering rules) unless it exists,
+and create .asdd/state/manifest.json. Running it again changes nothing but
+the project context given with --sprint and --goal.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, err := app.Root()
+			if err != nil {
+				return err
+			}
+			cfgPath := filepath.Join(root, filepath.FromSlash(asdd.ConfigPath))
+			wroteConfig := false
+			if _, err := os.Stat(cfgPath); errors.Is(err, fs.ErrNotExist) || force {
+				if err := os.MkdirAll(filepath.Dir(cfgPath), 0o755); err != nil {
+					return err
+				}
+				if err := os.WriteFile(cfgPath, asdd.DefaultConfigYAML, 0o644); err != nil {
+					return fmt.Errorf("write %s: %w", asdd.ConfigPath, err)
+				}
+				wroteConfig = true
+			} else if _, err := asddConfig(app); err != nil {
+				return err
+			}
+			if m, err := loadManifest(app, cmd); err == nil && sprint == "" && len(goals) == 0 {
+				r := &commitResult{Revision: m.Revision, Summary: "already initialized", Events: []asdd.Event{}}
+				return finish(app, r, func(w io.Writer) error {
+					_, err := fmt.Fprintf(w, "ASDD state already initialized at revision %d (%s)\n", m.Revision, asdd.Key)
+					return err
+				})
+			} else if err != nil && err != errNoASDDManifest {
+				return err
+			}
+			_, r, err := applyOp(app, cmd, asdd.Init{Sprint: sprint, Goals: goals}, true)
+			if err != nil {
+				return err
+			}
+			return finish(app, r, func(w io.Writer) error {
+				if wroteConfig {
+					fmt.Fprintf(w, "wrote %s\n", asdd.ConfigPath)
+				}
+				_, err := fmt.Fprintf(w, "initialized %s at revision %d\n", asdd.Key, r.Revision)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&sprint, "sprint", "", "the current sprint (project_context.current_sprint)")
+	cmd.Flags().StringArrayVar(&goals, "goal", nil, "a product goal (repeatable)")
+	cmd.Flags().BoolVar(&force, "force", false, "rewrite .asdd/config.yaml with the defaults")
+	return cmd
+}
+
+func newSchemaCmd(app *App) *cobra.Command {
+	return &cobra.Command{
+		Use:       "schema [asdd]",
+		Short:     "Print the JSON Schema of a state document (asdd: .asdd/state/manifest.json)",
+		Args:      cobra.MaximumNArgs(1),
+		ValidArgs: []string{"asdd"},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 && args[0] != "asdd" {
+				return reason.Usage("unknown schema %q (known: asdd)", args[0])
+			}
+			_, err := app.Out.Write(asdd.Schema)
+			return err
+		},
+	}
+}
+
+// parseArtifactFlags turns NAME=PATH flags into hashed artifacts.
+func parseArtifactFlags(p *effects.Project, flags []string, marker string) ([]asdd.Artifact, error) {
+	var out []asdd.Artifact
+	for _, f := range flags {
+		name, path, ok := strings.Cut(f, "=")
+		if !ok || name == "" || path == "" {
+			return nil, reason.Usage("--artifact wants NAME=PATH, got %q", f)
+		}
+		a, err := p.Artifact(name, filepath.ToSlash(path), marker)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+// openProject opens the project root for reading artifacts.
+func openProject(app *App) (*effects.Project, error) {
+	root, err := app.Root()
+	if err != nil {
+		return nil, err
+	}
+	return effects.Open(root)
+}

@@ -1,0 +1,629 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/reason"
+)
+
+func init() {
+	Register("slice", newSliceCmd)
+	Register("propose", newProposeCmd)
+	Register("lock", newLockCmd)
+	Register("unlock", newUnlockCmd)
+	Register("resolve", newResolveCmd)
+	Register("approve", newApproveCmd)
+	Register("quick", newQuickCmd)
+	Register("heartbeat", newHeartbeatCmd)
+	Register("tasks", newTasksCmd)
+	Register("escalations", newEscalationsCmd)
+}
+
+func required(name, value string) error {
+	if strings.TrimSpace(value) == "" {
+		return reason.Usage("--%s is required", name)
+	}
+	return nil
+}
+
+func parseScore(s string) (float64, error) {
+	if s == "" {
+		return 0, reason.Usage("--score is required")
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return 0, reason.New(reason.InvalidInput, "score %q is not a number", s)
+	}
+	return v, nil
+}
+
+// optInt returns a pointer to v when the flag was given.
+func optInt(cmd *cobra.Command, name string, v int) *int {
+	if !cmd.Flags().Changed(name) {
+		return nil
+	}
+	return &v
+}
+
+// sliceResult adds the slice's committed state to a result.
+func sliceResult(out *asdd.Outcome, r *commitResult, id string) {
+	if out != nil && out.Manifest != nil {
+		r.Slice = out.Manifest.Slice(id)
+	}
+}
+
+func newSliceCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{Use: "slice", Short: "Add, show and list ASDD slices"}
+	var name, typ, gov string
+	add := &cobra.Command{
+		Use:   "add ID",
+		Short: "Add a slice (FEATURE starts in DISCOVERY, RETRO_SPEC in BEHAVIOR_CAPTURE)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out, r, err := applyOp(app, cmd, asdd.AddSlice{ID: args[0], Name: name, Type: strings.ToUpper(typ), GovernanceMode: strings.ToUpper(gov), By: Actor("")}, false)
+			if err != nil {
+				return err
+			}
+			sliceResult(out, r, args[0])
+			return finish(app, r, nil)
+		},
+	}
+	add.Flags().StringVar(&name, "name", "", "the slice's name")
+	add.Flags().StringVar(&typ, "type", asdd.TypeFeature, "FEATURE or RETRO_SPEC")
+	add.Flags().StringVar(&gov, "governance", "MANUAL", "governance_mode")
+
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one slice: phase, chain, CCS, block record, lock, tasks",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := loadManifest(app, cmd)
+			if err != nil {
+				return err
+			}
+			s, err := m.Find(args[0])
+			if err != nil {
+				return err
+			}
+			cfg, err := asddConfig(app)
+			if err != nil {
+				return err
+			}
+			view := struct {
+				Revision uint64 `json:"revision"`
+				*asdd.Slice
+			}{m.Revision, s}
+			return app.Render(view, func(w io.Writer) error { return writeSlice(w, s, cfg, m.Revision, app.Now()) })
+		},
+	}
+
+	var status string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List slices (optionally --status S)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := loadManifest(app, cmd)
+			if err != nil {
+				return err
+			}
+			list := []*asdd.Slice{}
+			for _, s := range m.Slices {
+				if status == "" || s.Status == strings.ToUpper(status) {
+					list = append(list, s)
+				}
+			}
+			return app.Render(list, func(w io.Writer) error {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "SLICE\tTYPE\tSTATUS\tCCS\tNAME")
+				for _, s := range list {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.SliceID, dash(s.Type), s.Status, ccsText(s.CCS), s.Name)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	list.Flags().StringVar(&status, "status", "", "only slices with this status")
+	cmd.AddCommand(add, show, list)
+	return cmd
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func ccsText(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return asdd.FormatScore(*v)
+}
+
+// writeSlice is the text of `slice show`.
+func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now time.Time) error {
+	fmt.Fprintf(w, "%s  %s\n", s.SliceID, s.Name)
+	fmt.Fprintf(w, "  type %s, status %s, governance %s, manifest revision %d\n", dash(s.Type), s.Status, dash(s.GovernanceMode), rev)
+	fmt.Fprintf(w, "  CCS %s", ccsText(s.CCS))
+	if wl, ok := asdd.WeakLink(s, cfg); ok {
+		fmt.Fprintf(w, " (weak link: %s %s)", wl.Agent, asdd.FormatScore(wl.Score))
+	}
+	fmt.Fprintln(w)
+	if s.Status == asdd.Blocked {
+		fmt.Fprintf(w, "  BLOCKED at %s (last known good %s) since %s: %s\n", s.BlockedAtPhase, s.LKGPhase, s.RollbackTimestamp, s.BlockReason)
+		fmt.Fprintf(w, "    failure mode %s; action: %s\n", s.FailureMode, dash(s.ActionRequired))
+		fmt.Fprintf(w, "    escalation %s; sign-off by %s\n", dash(s.EscalationID), strings.Join(s.SignOffsRequired, " + "))
+		if len(s.PausedAgents) > 0 {
+			fmt.Fprintf(w, "    paused: %s\n", strings.Join(s.PausedAgents, ", "))
+		}
+	}
+	for _, u := range s.UncertaintyFactors {
+		fmt.Fprintf(w, "  uncertainty: %s\n", u)
+	}
+	if s.Lock != nil {
+		fmt.Fprintf(w, "  locked by %s until %s\n", s.Lock.Holder, s.Lock.Expires)
+	}
+	if len(s.NeedsHumanReview) > 0 {
+		fmt.Fprintf(w, "  %s: %s\n", asdd.NeedsHumanReview, strings.Join(s.NeedsHumanReview, ", "))
+	}
+	if len(s.PhaseData) > 0 {
+		fmt.Fprintln(w, "  artifacts:")
+		for _, name := range sortedKeys(s.PhaseData) {
+			fmt.Fprintf(w, "    %-14s %s\n", name, s.PhaseData[name])
+		}
+	}
+	if len(s.ConfidenceChain) > 0 {
+		fmt.Fprintln(w, "  confidence chain:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, e := range s.ConfidenceChain {
+			fmt.Fprintf(tw, "    %s\t#%d\t%s\t%s\t%s\t%s\n", e.Agent, e.Attempt, strconv.FormatFloat(e.Score, 'f', -1, 64), dash(e.Phase), dash(e.Outcome), e.Timestamp)
+		}
+		tw.Flush()
+	}
+	if len(s.Tasks) > 0 {
+		fmt.Fprintln(w, "  tasks:")
+		for _, t := range s.Tasks {
+			fmt.Fprintf(w, "    wave %d  %-10s %-8s %s\n", t.Wave, t.ID, t.Status, strings.Join(t.DependsOn, ","))
+		}
+	}
+	return nil
+}
+
+func newProposeCmd(app *App) *cobra.Command {
+	var agent, slice, score, trace, to string
+	var arts, unc []string
+	var base uint64
+	var validated, corrected, missing int
+	cmd := &cobra.Command{
+		Use:   "propose --agent A --slice S --score X [--artifact NAME=PATH]... [--uncertainty TEXT]... [--trace PATH]",
+		Short: "Submit an agent's result for a slice: validated against the rules and committed, or rejected",
+		Long: `An agent proposes its result for a slice. The custodian checks the lifecycle,
+the slice's lease, the agent's minimum confidence (raised by dynamic gating),
+uncertainty factors below 0.95, the CCS floor, the refinement-loop limit and
+concurrent changes since --base-revision, then commits the result or halts the
+slice (exit 3; 4 for an escalated conflict; 5 for drift) with the reason.`,
+		Example: `  custodian propose --agent spec --slice SLICE-001 --score 0.88 \
+    --artifact requirements=.asdd/specs/auth/requirements.md \
+    --uncertainty "NFR latency target not specified" --trace .asdd/traces/SLICE-001-spec.md`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := required("agent", agent); err != nil {
+				return err
+			}
+			if err := required("slice", slice); err != nil {
+				return err
+			}
+			sc, err := parseScore(score)
+			if err != nil {
+				return err
+			}
+			cfg, err := asddConfig(app)
+			if err != nil {
+				return err
+			}
+			marker := asdd.DefaultMarker
+			if a, ok := cfg.Agent(agent); ok {
+				marker = a.ArtifactMarker()
+			}
+			p, err := openProject(app)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			artifacts, err := parseArtifactFlags(p, arts, marker)
+			if err != nil {
+				return err
+			}
+			prop := asdd.Proposal{Agent: agent, Slice: slice, Score: sc, Artifacts: artifacts, Uncertainty: unc, To: strings.ToUpper(to), BaseRevision: base}
+			if trace != "" {
+				t, err := p.Artifact("trace", trace, marker)
+				if err != nil {
+					return err
+				}
+				prop.Trace = &t
+			}
+			if v, c, m := optInt(cmd, "validated", validated), optInt(cmd, "corrected", corrected), optInt(cmd, "missing", missing); v != nil || c != nil || m != nil {
+				prop.Retro = &asdd.Retro{Validated: v, Corrected: c, Missing: m}
+			}
+			if m, err := loadManifest(app, cmd); err == nil {
+				if s := m.Slice(slice); s != nil {
+					if prop.Observed, err = p.Observe(s.Artifacts()); err != nil {
+						return err
+					}
+				}
+			}
+			out, r, err := applyOp(app, cmd, prop, false)
+			if err != nil {
+				return err
+			}
+			sliceResult(out, r, slice)
+			return finish(app, r, nil)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&agent, "agent", "", "the proposing agent (discovery, spec, validation, …)")
+	f.StringVar(&slice, "slice", "", "the slice id")
+	f.StringVar(&score, "score", "", "the agent's confidence score in [0, 1]")
+	f.StringArrayVar(&arts, "artifact", nil, "an artifact as NAME=PATH, relative to the project root (repeatable)")
+	f.StringArrayVar(&unc, "uncertainty", nil, "an uncertainty factor (repeatable; required below 0.95)")
+	f.StringVar(&trace, "trace", "", "the reasoning trace file")
+	f.StringVar(&to, "to", "", "the status asked for (PARTIAL from validation, DONE for a quick fix; default: the next phase)")
+	f.Uint64Var(&base, "base-revision", 0, "the manifest revision the agent read before it ran (concurrent changes since are merged or escalated)")
+	f.IntVar(&validated, "validated", 0, "retro-spec: requirements validated")
+	f.IntVar(&corrected, "corrected", 0, "retro-spec: requirements corrected")
+	f.IntVar(&missing, "missing", 0, "retro-spec: requirements missing")
+	return cmd
+}
+
+func newLockCmd(app *App) *cobra.Command {
+	var holder, why string
+	var ttl time.Duration
+	cmd := &cobra.Command{
+		Use:   "lock SLICE --holder H [--ttl 10m]",
+		Short: "Lease a slice: until it expires only the holder may change it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := required("holder", holder); err != nil {
+				return err
+			}
+			out, r, err := applyOp(app, cmd, asdd.LockSlice{Slice: args[0], Holder: holder, TTL: ttl, Reason: why}, false)
+			if err != nil {
+				return err
+			}
+			sliceResult(out, r, args[0])
+			return finish(app, r, nil)
+		},
+	}
+	cmd.Flags().StringVar(&holder, "holder", "", "who takes the lease (an agent)")
+	cmd.Flags().DurationVar(&ttl, "ttl", 0, "lease duration (default: lock.default_ttl of the config)")
+	cmd.Flags().StringVar(&why, "reason", "", "why")
+	return cmd
+}
+
+func newUnlockCmd(app *App) *cobra.Command {
+	var holder, role string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "unlock SLICE --holder H | --force --role R",
+		Short: "Release a slice's lease (its holder, or a role forcing it)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !force {
+				if err := required("holder", holder); err != nil {
+					return err
+				}
+			}
+			out, r, err := applyOp(app, cmd, asdd.UnlockSlice{Slice: args[0], Holder: holder, Force: force, Role: role}, false)
+			if err != nil {
+				return err
+			}
+			sliceResult(out, r, args[0])
+			return finish(app, r, nil)
+		},
+	}
+	cmd.Flags().StringVar(&holder, "holder", "", "the lease holder")
+	cmd.Flags().BoolVar(&force, "force", false, "break someone else's lease (needs --role)")
+	cmd.Flags().StringVar(&role, "role", "", "the role forcing the unlock")
+	return cmd
+}
+
+// sliceHashes hashes every artifact the slice names, for a human sign-off.
+func sliceHashes(app *App, cmd *cobra.Command, id string) (map[string]string, error) {
+	m, err := loadManifest(app, cmd)
+	if err != nil {
+		return nil, err
+	}
+	s, err := m.Find(id)
+	if err != nil {
+		return nil, err
+	}
+	p, err := openProject(app)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close()
+	obs, err := p.Observe(s.Artifacts())
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range obs {
+		if v == "" {
+			delete(obs, k)
+		}
+	}
+	return obs, nil
+}
+
+func newResolveCmd(app *App) *cobra.Command {
+	var role, by, rationale, action, to, root string
+	cmd := &cobra.Command{
+		Use:   "resolve SLICE --role R --rationale TEXT [--action rerun|resume|return --to PHASE]",
+		Short: "A human decision on a halted slice: approve a re-run, resume, or return to a phase",
+		Long: `Resolve a halted slice, by a named role with a rationale (the only way out of a
+halt): rerun approves a revised run of the halted agent, resume accepts the
+halted output as it is, return sends the slice back to an earlier phase (--to).
+The resolution, time to resolve and root cause are written to the escalation
+notice and to docs/agent-failure-log.md. The artifacts' current hashes are
+recorded as the human's accepted versions.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := required("role", role); err != nil {
+				return err
+			}
+			if err := required("rationale", rationale); err != nil {
+				return err
+			}
+			hashes, err := sliceHashes(app, cmd, args[0])
+			if err != nil {
+				return err
+			}
+			if to != "" && action == "" {
+				action = asdd.ActionReturn
+			}
+			op := asdd.Resolve{Slice: args[0], Role: role, By: by, Rationale: rationale, Action: action, ReturnTo: strings.ToUpper(to), RootCause: root, Hashes: hashes}
+			out, r, err := applyOp(app, cmd, op, false)
+			if err != nil {
+				return err
+			}
+			sliceResult(out, r, args[0])
+			return finish(app, r, nil)
+		},
+	}
+	cmd.Flags().StringVar(&role, "role", "", "the resolving role (TL, PO, Security)")
+	cmd.Flags().StringVar(&by, "by", "", "the person")
+	cmd.Flags().StringVar(&rationale, "rationale", "", "why (logged)")
+	cmd.Flags().StringVar(&action, "action", "", "rerun (default), resume or return")
+	cmd.Flags().StringVar(&to, "to", "", "the phase to return to (implies --action return)")
+	cmd.Flags().StringVar(&root, "root-cause", "", "the root cause, for the failure log")
+	return cmd
+}
+
+func newApproveCmd(app *App) *cobra.Command {
+	var role, by, rationale, root string
+	var project bool
+	cmd := &cobra.Command{
+		Use:   "approve SLICE --role R --rationale TEXT",
+		Short: "A named role's sign-off: accept a halted slice's output, clear NEEDS_HUMAN_REVIEW",
+		Args: func(cmd *cobra.Command, args []string) error {
+			if project {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.ExactArgs(1)(cmd, args)
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := required("role", role); err != nil {
+				return err
+			}
+			if err := required("rationale", rationale); err != nil {
+				return err
+			}
+			if project {
+				_, r, err := applyOp(app, cmd, asdd.ClearReview{Role: role, By: by, Rationale: rationale}, false)
+				if err != nil {
+					return err
+				}
+				return finish(app, r, nil)
+			}
+			hashes, err := sliceHashes(app, cmd, args[0])
+			if err != nil {
+				return err
+			}
+			out, r, err := applyOp(app, cmd, asdd.Approve{Slice: args[0], Role: role, By: by, Rationale: rationale, RootCause: root, Hashes: hashes}, false)
+			if err != nil {
+				return err
+			}
+			sliceResult(out, r, args[0])
+			return finish(app, r, nil)
+		},
+	}
+	cmd.Flags().StringVar(&role, "role", "", "the approving role (TL, PO, Security)")
+	cmd.Flags().StringVar(&by, "by", "", "the person")
+	cmd.Flags().StringVar(&rationale, "rationale", "", "why (logged)")
+	cmd.Flags().StringVar(&root, "root-cause", "", "the root cause, for the failure log")
+	cmd.Flags().BoolVar(&project, "project", false, "clear NEEDS_HUMAN_REVIEW on the project context instead of a slice")
+	return cmd
+}
+
+func newQuickCmd(app *App) *cobra.Command {
+	var id, agent string
+	var arts []string
+	cmd := &cobra.Command{
+		Use:   `quick "ONE-LINE DESCRIPTION" [--artifact NAME=PATH]...`,
+		Short: "Record a QUICK_FIX slice (/asdd:quick): no phase gates",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := openProject(app)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			artifacts, err := parseArtifactFlags(p, arts, asdd.DefaultMarker)
+			if err != nil {
+				return err
+			}
+			out, r, err := applyOp(app, cmd, asdd.Quick{ID: id, Description: args[0], Agent: agent, Artifacts: artifacts}, false)
+			if err != nil {
+				return err
+			}
+			for _, e := range r.Events {
+				if e.Type == "quick_fix" {
+					sliceResult(out, r, e.Slice)
+				}
+			}
+			return finish(app, r, nil)
+		},
+	}
+	cmd.Flags().StringVar(&id, "id", "", "the slice id (default QUICK-<n>)")
+	cmd.Flags().StringVar(&agent, "agent", "implementation", "the agent that made the fix")
+	cmd.Flags().StringArrayVar(&arts, "artifact", nil, "a changed file as NAME=PATH (repeatable)")
+	return cmd
+}
+
+func newHeartbeatCmd(app *App) *cobra.Command {
+	var agent, status, slice string
+	var wave, done, remaining int
+	cmd := &cobra.Command{
+		Use:   "heartbeat --agent A [--status ACTIVE] [--slice S] [--wave N] [--done N] [--remaining N]",
+		Short: "Record an agent heartbeat (agent_heartbeats)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := required("agent", agent); err != nil {
+				return err
+			}
+			op := asdd.Beat{Agent: agent, Status: strings.ToUpper(status), Slice: slice,
+				Wave: optInt(cmd, "wave", wave), Completed: optInt(cmd, "done", done), Remaining: optInt(cmd, "remaining", remaining)}
+			_, r, err := applyOp(app, cmd, op, false)
+			if err != nil {
+				return err
+			}
+			return finish(app, r, nil)
+		},
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "the agent")
+	cmd.Flags().StringVar(&status, "status", asdd.HeartbeatActive, "IDLE, ACTIVE or PAUSED")
+	cmd.Flags().StringVar(&slice, "slice", "", "the slice it works on")
+	cmd.Flags().IntVar(&wave, "wave", 0, "the current wave")
+	cmd.Flags().IntVar(&done, "done", 0, "tasks completed")
+	cmd.Flags().IntVar(&remaining, "remaining", 0, "tasks remaining")
+	return cmd
+}
+
+func newTasksCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{Use: "tasks", Short: "A slice's plan: tasks in waves with dependencies"}
+	var wave int
+	var deps []string
+	var title, by string
+	add := &cobra.Command{
+		Use:   "add SLICE TASK --wave N [--depends-on T]...",
+		Short: "Add a task to a slice's plan",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out, r, err := applyOp(app, cmd, asdd.AddTask{Slice: args[0], ID: args[1], Title: title, Wave: wave, DependsOn: deps, By: by}, false)
+			if err != nil {
+				return err
+			}
+			sliceResult(out, r, args[0])
+			return finish(app, r, nil)
+		},
+	}
+	add.Flags().IntVar(&wave, "wave", 1, "the wave (1, 2, …): wave N starts after wave N-1 is done")
+	add.Flags().StringArrayVar(&deps, "depends-on", nil, "a task this one depends on (repeatable)")
+	add.Flags().StringVar(&title, "title", "", "what the task is")
+	add.Flags().StringVar(&by, "by", "", "the planning agent")
+
+	ready := &cobra.Command{
+		Use:   "ready SLICE",
+		Short: "List the tasks that may start now",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := loadManifest(app, cmd)
+			if err != nil {
+				return err
+			}
+			s, err := m.Find(args[0])
+			if err != nil {
+				return err
+			}
+			list := asdd.Ready(s)
+			if list == nil {
+				list = []asdd.Task{}
+			}
+			return app.Render(list, func(w io.Writer) error {
+				for _, t := range list {
+					fmt.Fprintf(w, "%s\twave %d\t%s\n", t.ID, t.Wave, t.Title)
+				}
+				return nil
+			})
+		},
+	}
+	var agent string
+	done := &cobra.Command{
+		Use:   "done SLICE TASK",
+		Short: "Mark a ready task done",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			out, r, err := applyOp(app, cmd, asdd.CompleteTask{Slice: args[0], ID: args[1], Agent: agent}, false)
+			if err != nil {
+				return err
+			}
+			sliceResult(out, r, args[0])
+			return finish(app, r, nil)
+		},
+	}
+	done.Flags().StringVar(&agent, "agent", "implementation", "the agent that did it")
+	cmd.AddCommand(add, ready, done)
+	return cmd
+}
+
+type escalationView struct {
+	Slice string `json:"slice"`
+	asdd.Escalation
+}
+
+func newEscalationsCmd(app *App) *cobra.Command {
+	var all bool
+	var slice string
+	cmd := &cobra.Command{
+		Use:   "escalations [--all] [--slice S]",
+		Short: "List escalation notices (open ones by default)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := loadManifest(app, cmd)
+			if err != nil {
+				return err
+			}
+			list := []escalationView{}
+			for _, s := range m.Slices {
+				if slice != "" && s.SliceID != slice {
+					continue
+				}
+				for _, e := range s.Escalations {
+					if all || e.Status == asdd.EscalationOpen {
+						list = append(list, escalationView{Slice: s.SliceID, Escalation: e})
+					}
+				}
+			}
+			return app.Render(list, func(w io.Writer) error {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ESCALATION\tSLICE\tSTATUS\tFAILURE MODE\tAGENT\tROUTED TO\tNOTICE")
+				for _, e := range list {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Slice, e.Status, asdd.ModeLabel(e.FailureMode), dash(e.Agent), strings.Join(e.RouteTo, ","), e.Path)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "include resolved escalations")
+	cmd.Flags().StringVar(&slice, "slice", "", "only this slice's")
+	return cmd
+}
