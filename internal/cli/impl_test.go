@@ -258,6 +258,7 @@ func TestImplGoldenJSON(t *testing.T) {
 
 func TestImplGoldenBadInput(t *testing.T) {
 	tr := newTranscript(t, t.TempDir(), impl.Key)
+	tr.run("", "impl", "--help")
 	tr.note("command lines the script refuses")
 	tr.run("", "impl")
 	tr.run("", "impl", "--summary", "--verbose")
