@@ -435,12 +435,12 @@ func (o RecordTests) apply(s *State, now time.Time) (string, error) {
 	if err := requireRunning(s, "test results are recorded"); err != nil {
 		return "", err
 	}
-	prev := ""
+	prev, last := "", ""
 	if s.TestResults != nil {
-		prev = s.TestResults.Version
+		prev, last = s.TestResults.Version, s.TestResults.LastRun
 	}
 	s.TestResults = &TestResults{
-		Version: bumpPatch(prev), PassRate: o.PassRate, Coverage: o.Coverage,
+		Version: nextVersion(s, prev, last), PassRate: o.PassRate, Coverage: o.Coverage,
 		FailedTests: slices.Clone(o.FailedTests), TotalTests: o.TotalTests, LastRun: Stamp(now),
 	}
 	return fmt.Sprintf("test results %s: %g%% of %d passed, coverage %g%%", s.TestResults.Version, o.PassRate, o.TotalTests, o.Coverage), nil
@@ -462,12 +462,12 @@ func (o SetRequirements) apply(s *State, now time.Time) (string, error) {
 	if strings.TrimSpace(o.Specification) == "" {
 		return "", reason.New(reason.InvalidInput, "requirements need a specification")
 	}
-	prev := ""
+	prev, last := "", ""
 	if s.Requirements != nil {
-		prev = s.Requirements.Version
+		prev, last = s.Requirements.Version, s.Requirements.LastUpdated
 	}
 	s.Requirements = &Requirements{
-		Version: bumpPatch(prev), Specification: o.Specification,
+		Version: nextVersion(s, prev, last), Specification: o.Specification,
 		EdgeCases: slices.Clone(o.EdgeCases), LastUpdated: Stamp(now),
 	}
 	return "requirements " + s.Requirements.Version, nil
@@ -487,12 +487,12 @@ func (o SetExploration) apply(s *State, now time.Time) (string, error) {
 	if err := requireRunning(s, "exploration is updated"); err != nil {
 		return "", err
 	}
-	prev := ""
+	prev, last := "", ""
 	if s.Exploration != nil {
-		prev = s.Exploration.Version
+		prev, last = s.Exploration.Version, s.Exploration.LastUpdated
 	}
 	s.Exploration = &Exploration{
-		Version: bumpPatch(prev), ArchitectureSummary: o.ArchitectureSummary,
+		Version: nextVersion(s, prev, last), ArchitectureSummary: o.ArchitectureSummary,
 		IntegrationPoints: slices.Clone(o.IntegrationPoints), IdentifiedRisks: slices.Clone(o.IdentifiedRisks),
 		LastUpdated: Stamp(now),
 	}
@@ -524,12 +524,12 @@ func (o SetPlan) apply(s *State, now time.Time) (string, error) {
 	if err := CheckPlanTasks(tasks, o.CriticalPath); err != nil {
 		return "", err
 	}
-	prev := ""
+	prev, last := "", ""
 	if s.Plan != nil {
-		prev = s.Plan.Version
+		prev, last = s.Plan.Version, s.Plan.LastUpdated
 	}
 	s.Plan = &Plan{
-		Version: bumpPatch(prev), Tasks: tasks, TotalEstimatedEffort: o.TotalEstimatedEffort,
+		Version: nextVersion(s, prev, last), Tasks: tasks, TotalEstimatedEffort: o.TotalEstimatedEffort,
 		CriticalPath: slices.Clone(o.CriticalPath), LastUpdated: Stamp(now),
 	}
 	return fmt.Sprintf("plan %s: %d tasks", s.Plan.Version, len(tasks)), nil
@@ -577,7 +577,7 @@ func (o SetTask) apply(s *State, now time.Time) (string, error) {
 	if o.AssignedTo != "" {
 		t.AssignedTo = o.AssignedTo
 	}
-	s.Plan.Version, s.Plan.LastUpdated = bumpPatch(s.Plan.Version), Stamp(now)
+	s.Plan.Version, s.Plan.LastUpdated = nextVersion(s, s.Plan.Version, s.Plan.LastUpdated), Stamp(now)
 	return fmt.Sprintf("task %s %s → %s (plan %s)", o.ID, from, o.Status, s.Plan.Version), nil
 }
 
@@ -803,6 +803,21 @@ func withReason(s, why string) string {
 		return s + ": " + why
 	}
 	return s
+}
+
+// nextVersion is the version of an update of shared context whose current
+// version is cur (last updated at last): 1.0.0 for the first; the next
+// minor for the first update in a new iteration (so that test results and
+// exploration, like requirements and plan, move 1.0.x → 1.1.0 with the
+// iterations); the next patch for another update in the same iteration.
+func nextVersion(s *State, cur, last string) string {
+	if cur == "" {
+		return FirstVersion.String()
+	}
+	if n := len(s.Iterations); n > 0 && !notBefore(last, s.Iterations[n-1].StartedAt) {
+		return bumpMinor(cur)
+	}
+	return bumpPatch(cur)
 }
 
 // notBefore reports whether timestamp a is at or after timestamp b.

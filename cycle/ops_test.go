@@ -545,3 +545,19 @@ func TestDecodeRejectsMiscasedFields(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 }
+
+func TestVersionsFollowIterations(t *testing.T) {
+	s := run(t, newCycle(t),
+		Iterate{},
+		RecordTests{PassRate: 50, TotalTests: 2},
+		RecordTests{PassRate: 100, TotalTests: 2},
+		SetExploration{ArchitectureSummary: "a"},
+		Iterate{Extension: "more"},
+		RecordTests{PassRate: 100, TotalTests: 3},
+		SetExploration{ArchitectureSummary: "b"},
+		SetExploration{ArchitectureSummary: "c"},
+	)
+	if s.TestResults.Version != "1.1.0" || s.Exploration.Version != "1.1.1" {
+		t.Errorf("test results %s (want 1.1.0), exploration %s (want 1.1.1)", s.TestResults.Version, s.Exploration.Version)
+	}
+}
