@@ -190,15 +190,15 @@ func TestGitBranchState(t *testing.T) {
 		{"--output=/tmp/x", "", BranchMissing},
 	}
 	for _, c := range cases {
-		got, err := Git{Dir: dir, Base: c.base}.BranchState(c.branch)
+		got, err := (&Git{Dir: dir, Base: c.base}).BranchState(c.branch)
 		if err != nil || got != c.want {
 			t.Errorf("BranchState(%q, base %q) = %q, %v; want %q", c.branch, c.base, got, err, c.want)
 		}
 	}
-	if _, err := (Git{Dir: dir, Base: "nope"}).BranchState("impl/003/1.1"); err == nil {
+	if _, err := (&Git{Dir: dir, Base: "nope"}).BranchState("impl/003/1.1"); err == nil {
 		t.Error("unknown base accepted")
 	}
-	if _, err := (Git{Dir: t.TempDir()}).BranchState("x"); err == nil {
+	if _, err := (&Git{Dir: t.TempDir()}).BranchState("x"); err == nil {
 		t.Error("a directory outside any repository accepted")
 	}
 }
@@ -214,7 +214,7 @@ func TestStaleAgainstRealGit(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := m.Stale(Git{Dir: dir})
+	got, err := m.Stale(&Git{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

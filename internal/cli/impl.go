@@ -168,7 +168,7 @@ func implOp(app *App, ctx context.Context, a impl.Args) error {
 		if err != nil {
 			return err
 		}
-		stale, err := m.Stale(impl.Git{Dir: root, Base: a.Base})
+		stale, err := m.Stale(&impl.Git{Dir: root, Base: a.Base})
 		if err != nil {
 			return err
 		}
