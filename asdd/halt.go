@@ -282,7 +282,7 @@ func (t *tx) lift(s *Slice, o Resolve, action string) {
 	t.event("slice_resolved", s.SliceID, "", map[string]any{
 		"action": action, "by": resolvedBy, "failure_mode": mode, "blocked_at_phase": at, "status": s.Status, "rationale": o.Rationale,
 	})
-	t.summary("%s resolved by %s (%s): now %s", s.SliceID, resolvedBy, resolution, s.Status)
+	t.summary("%s resolved by %s: %s; now %s", s.SliceID, resolvedBy, resolution, s.Status)
 }
 
 // Approve is a named role's sign-off on a slice: it clears

@@ -173,6 +173,9 @@ func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now ti
 	if s.Lock != nil {
 		fmt.Fprintf(w, "  locked by %s until %s\n", s.Lock.Holder, s.Lock.Expires)
 	}
+	for _, a := range sortedKeys(s.RaisedMinimums) {
+		fmt.Fprintf(w, "  minimum of %s raised to %s (dynamic gating)\n", a, asdd.FormatScore(s.RaisedMinimums[a]))
+	}
 	if len(s.NeedsHumanReview) > 0 {
 		fmt.Fprintf(w, "  %s: %s\n", asdd.NeedsHumanReview, strings.Join(s.NeedsHumanReview, ", "))
 	}
