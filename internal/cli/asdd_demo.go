@@ -276,4 +276,3 @@ func firstLine(s string, code int) string {
 	}
 	return line
 }
-
