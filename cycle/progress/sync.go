@@ -10,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -149,26 +147,4 @@ func writeAtomic(root *os.Root, p string, b []byte) error {
 		return fmt.Errorf("progress file %s: sync directory: %w", p, serr)
 	}
 	return nil
-}
-
-// lock takes flock(2) on the lock file p and returns its release.
-func lock(root *os.Root, p string) (func(), error) {
-	f, err := root.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("progress lock: %w", err)
-	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if err != unix.EINTR {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("progress lock %s: %w", p, err)
-	}
-	return func() {
-		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
-		f.Close()
-	}, nil
 }
