@@ -94,6 +94,17 @@ func (d *doc) catchUp(jid, sid fileID) (bool, error) {
 	if pj.torn || len(pj.recs) == 0 {
 		return false, nil // let the full load repair it
 	}
+	last := pj.recs[len(pj.recs)-1]
+	// The committer rewrote the snapshot before it let go of the lock, so
+	// reading it is one parse, where replaying is one per record.
+	if snap, err := d.readFile(d.p.snap); err == nil && snap != nil {
+		if pv, err := store.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}); err == nil && pv.Sum == last.Sum {
+			d.value, d.tree, d.sum = snap, pv.Tree, pv.Sum
+			d.rev, d.last, d.jID = last.Rev, &pj.recs[len(pj.recs)-1], jid
+			d.sID, _ = d.stat(d.p.snap)
+			return true, nil
+		}
+	}
 	v, err := store.Replay(d.value, pj.recs)
 	if err != nil {
 		return false, err

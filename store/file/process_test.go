@@ -1,0 +1,151 @@
+package file_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/custodian-dev/custodian/internal/testbin"
+	"github.com/custodian-dev/custodian/store/file"
+	"github.com/custodian-dev/custodian/store/storetest"
+)
+
+// TestManyProcesses runs 64 custodian processes that each commit 50 updates
+// to distinct fields of one document at once.
+func TestManyProcesses(t *testing.T) {
+	bin := testbin.Path(t)
+	dir := t.TempDir()
+	const procs, each = 64, 50
+	var wg sync.WaitGroup
+	errs := make(chan error, procs)
+	for p := range procs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cmd := exec.Command(bin, "-C", dir, "debug", "write", "shared/doc.json", "--writer", fmt.Sprintf("p%02d", p), "--count", fmt.Sprint(each))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				errs <- fmt.Errorf("process %d: %v\n%s", p, err, out)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	s := open(t, dir, file.Options{})
+	doc, err := s.Get(ctx, "shared/doc.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(doc.Value, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m) != procs*each || doc.Revision != procs*each {
+		t.Fatalf("%d fields at revision %d, want %d", len(m), doc.Revision, procs*each)
+	}
+	for p := range procs {
+		for i := range each {
+			if v, ok := m[fmt.Sprintf("p%02d-%d", p, i)]; !ok || !strings.HasSuffix(v, fmt.Sprintf("/%d", i)) {
+				t.Fatalf("update p%02d-%d lost", p, i)
+			}
+		}
+	}
+	recs, err := s.History(ctx, "shared/doc.json", 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range recs {
+		if r.Rev != uint64(i+1) {
+			t.Fatalf("revision %d at position %d: gap or duplicate", r.Rev, i)
+		}
+	}
+	if out, err := exec.Command(bin, "-C", dir, "verify").CombinedOutput(); err != nil {
+		t.Fatalf("custodian verify: %v\n%s", err, out)
+	}
+}
+
+// TestKillNine kills a writer with SIGKILL at random moments, again and
+// again: after each kill the snapshot on disk parses, the document equals
+// the replay of its journal, and every commit the writer acknowledged (printed)
+// is there.
+func TestKillNine(t *testing.T) {
+	bin := testbin.Path(t)
+	dir := t.TempDir()
+	rounds := 200
+	if testing.Short() {
+		rounds = 40
+	}
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
+	type ack struct {
+		field string
+		rev   uint64
+	}
+	var acked []ack
+	snap := filepath.Join(dir, "shared", "doc.json")
+	for round := range rounds {
+		cmd := exec.Command(bin, "-C", dir, "debug", "write", "shared/doc.json", "--writer", "w", "--cycle", "8", "--count", "100000")
+		stdout, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		lines := make(chan []ack)
+		go func() {
+			var got []ack
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				var a ack
+				if _, err := fmt.Sscanf(sc.Text(), "committed %s %d", &a.field, &a.rev); err == nil {
+					got = append(got, a)
+				}
+			}
+			lines <- got
+		}()
+		time.Sleep(time.Duration(rng.IntN(40_000)) * time.Microsecond)
+		cmd.Process.Signal(syscall.SIGKILL)
+		acked = append(acked, <-lines...)
+		cmd.Wait()
+		if b, err := os.ReadFile(snap); err == nil && !json.Valid(b) {
+			t.Fatalf("round %d: snapshot on disk does not parse after SIGKILL", round)
+		}
+		if len(acked) == 0 {
+			continue
+		}
+		s, err := file.Open(dir, file.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := s.Get(ctx, "shared/doc.json")
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if !json.Valid(doc.Value) {
+			t.Fatalf("round %d: document does not parse", round)
+		}
+		storetest.VerifyAll(t, s) // equals the replay of its journal
+		recs, err := s.History(ctx, "shared/doc.json", 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, a := range acked {
+			if a.rev > uint64(len(recs)) || recs[a.rev-1].Reason != "set "+a.field {
+				t.Fatalf("round %d: acknowledged commit %s at revision %d lost", round, a.field, a.rev)
+			}
+		}
+		s.Close()
+	}
+	t.Logf("%d kills, %d acknowledged commits, all present", rounds, len(acked))
+}
