@@ -89,6 +89,9 @@ func genOp(t *rapid.T, m *Manifest) Op {
 	case 8:
 		return Approve{Slice: slice, Role: rapid.SampledFrom(propRoles).Draw(t, "role"), Rationale: "ok"}
 	case 9:
+		if rapid.IntRange(0, 2).Draw(t, "timeout") == 0 {
+			return AgentTimeout{Agent: rapid.SampledFrom(propAgents).Draw(t, "agent")}
+		}
 		wave := rapid.IntRange(0, 3).Draw(t, "wave")
 		return Beat{Agent: rapid.SampledFrom(propAgents).Draw(t, "agent"), Status: rapid.SampledFrom([]string{HeartbeatActive, HeartbeatIdle}).Draw(t, "status"), Wave: &wave}
 	case 10:
@@ -120,7 +123,7 @@ func TestPropertyRandomOperations(t *testing.T) {
 		steps := rapid.IntRange(1, 70).Draw(t, "steps")
 		for range steps {
 			op := genOp(t, m)
-			now = now.Add(time.Duration(rapid.IntRange(0, 180).Draw(t, "seconds")) * time.Second)
+			now = now.Add(time.Duration(rapid.IntRange(0, 1200).Draw(t, "seconds")) * time.Second)
 			before, _ := Encode(m)
 			out, err := Apply(m, op, cfg, now)
 			after, _ := Encode(m)

@@ -80,6 +80,8 @@ func ModeLabel(mode string) string {
 		return "Conflicting agent outputs"
 	case ModeDrift:
 		return "State drift"
+	case ModeAgentTimeout:
+		return "Agent timeout / crash"
 	}
 	return mode
 }

@@ -766,3 +766,29 @@ func TestEscalationFiles(t *testing.T) {
 		t.Fatalf("AllEffects: %v", AllEffects(w.m, w.cfg))
 	}
 }
+
+// Seed 004: agent timeout — retry once, then escalate (the slice halts).
+func TestAgentTimeout(t *testing.T) {
+	w := newWorld(t)
+	w.drive("S", Implementation)
+	w.do(Beat{Agent: "implementation", Status: HeartbeatActive, Slice: "S"})
+	w.reject(AgentTimeout{Agent: "implementation"}, reason.InvalidTransition) // 1 minute: not stale
+	w.now = w.now.Add(20 * time.Minute)
+	w.do(AgentTimeout{Agent: "implementation"})
+	hb := w.m.AgentHeartbeats["implementation_agent"]
+	if hb.RetryRequestedAt == "" || hb.EscalatedAt != "" {
+		t.Fatalf("after first timeout: %+v", hb)
+	}
+	w.reject(AgentTimeout{Agent: "implementation"}, reason.InvalidTransition) // the retry has its own timeout
+	w.now = w.now.Add(20 * time.Minute)
+	w.halt(AgentTimeout{Agent: "implementation"}, reason.Halted, ModeAgentTimeout)
+	if hb := w.m.AgentHeartbeats["implementation_agent"]; hb.EscalatedAt == "" || Stale(hb, time.Minute, w.now.Add(time.Hour)) {
+		t.Fatalf("after escalation: %+v", hb)
+	}
+	w.reject(AgentTimeout{Agent: "implementation"}, reason.InvalidTransition)
+	w.do(Resolve{Slice: "S", Role: "TL", Rationale: "agent restarted"})
+	w.do(Beat{Agent: "implementation", Status: HeartbeatActive, Slice: "S"})
+	if hb := w.m.AgentHeartbeats["implementation_agent"]; hb.EscalatedAt != "" || hb.RetryRequestedAt != "" {
+		t.Fatalf("a new heartbeat clears the timeout marks: %+v", hb)
+	}
+}
