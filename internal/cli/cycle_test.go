@@ -283,58 +283,87 @@ func TestCycleBadInput(t *testing.T) {
 		args  []string // "ID" is replaced by the cycle's id
 		code  int
 		say   string
+		setup [][]string // run first, after create and iterate
 	}{
-		{"show unknown cycle", "", []string{"cycle", "show", "cycle-v1-20200101T000000-nope00"}, reason.ExitRejected, "no cycle cycle-v1-20200101T000000-nope00"},
-		{"iterate unknown cycle", "", []string{"cycle", "iterate", "cycle-v1-20200101T000000-nope00"}, reason.ExitRejected, "NOT_FOUND"},
-		{"signal unknown cycle", "", []string{"cycle", "signal", "nope"}, reason.ExitRejected, "no cycle nope"},
-		{"rebuild unknown cycle", "", []string{"cycle", "rebuild", "nope"}, reason.ExitRejected, "no progress files"},
-		{"id with path", "", []string{"cycle", "show", "../../etc/passwd"}, reason.ExitUsage, "not a cycle id"},
-		{"change with path id", "", []string{"cycle", "change", "a/b", "--file", "x", "--action", "create"}, reason.ExitUsage, "not a cycle id"},
-		{"create with empty task", "", []string{"cycle", "create", " "}, reason.ExitUsage, "needs a task"},
-		{"create with zero iterations", "", []string{"cycle", "create", "x", "--max-iterations", "0"}, reason.ExitUsage, "at least 1"},
-		{"create with existing id", "", []string{"cycle", "create", "x", "--id", "ID"}, reason.ExitConflict, "already exists"},
-		{"create without task", "", []string{"cycle", "create"}, reason.ExitUsage, "takes 1 argument"},
-		{"unknown agent", "", []string{"cycle", "agent", "ID", "qa", "running"}, reason.ExitUsage, `"qa" is not an agent`},
-		{"bad agent status", "", []string{"cycle", "agent", "ID", "ra", "done"}, reason.ExitUsage, "not an agent status"},
-		{"agent completes without running", "", []string{"cycle", "agent", "ID", "ra", "completed"}, reason.ExitRejected, "cannot go from idle to completed"},
-		{"failed without error", "", []string{"cycle", "agent", "ID", "ra", "failed"}, reason.ExitRejected, "cannot go from idle to failed"},
-		{"bad files-modified", "", []string{"cycle", "agent", "ID", "ra", "running", "--files-modified", "many"}, reason.ExitUsage, "invalid argument"},
-		{"change without file", "", []string{"cycle", "change", "ID", "--action", "create"}, reason.ExitUsage, "needs --file"},
-		{"change bad action", "", []string{"cycle", "change", "ID", "--file", "a.go", "--action", "rename"}, reason.ExitUsage, "not a change action"},
-		{"change outside project", "", []string{"cycle", "change", "ID", "--file", "../secret", "--action", "modify"}, reason.ExitUsage, "leaves the project"},
-		{"change absolute path", "", []string{"cycle", "change", "ID", "--file", "/etc/passwd", "--action", "modify"}, reason.ExitUsage, "absolute"},
-		{"pass rate out of range", "", []string{"cycle", "test-results", "ID", "--pass-rate", "120", "--total", "3"}, reason.ExitUsage, "outside 0-100"},
-		{"test results without flags", "", []string{"cycle", "test-results", "ID"}, reason.ExitUsage, "--pass-rate"},
-		{"test results malformed JSON", `{"pass_rate": 85,`, []string{"cycle", "test-results", "ID", "--from", "-"}, reason.ExitUsage, "malformed JSON"},
-		{"test results unknown field", `{"pass_rate":1,"coverage":1,"total_tests":1,"colour":"red"}`, []string{"cycle", "test-results", "ID", "--from", "-"}, reason.ExitUsage, "colour"},
-		{"test results missing field", `{"pass_rate":1}`, []string{"cycle", "test-results", "ID", "--from", "-"}, reason.ExitUsage, "need pass_rate, coverage and total_tests"},
-		{"test results missing file", "", []string{"cycle", "test-results", "ID", "--from", "/nonexistent/results.json"}, reason.ExitUsage, "cannot read"},
-		{"plan malformed JSON", `{"tasks": [`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "malformed JSON"},
-		{"plan two values", `{} {}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "more than one value"},
-		{"plan dependency cycle", `{"tasks":[{"id":"A","effort":"small","depends_on":["B"]},{"id":"B","effort":"small","depends_on":["A"]}]}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "cycle"},
-		{"plan unknown dependency", `{"tasks":[{"id":"A","effort":"small","depends_on":["Z"]}]}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "not in the plan"},
-		{"task without plan", "", []string{"cycle", "task", "ID", "T1", "completed"}, reason.ExitRejected, "no plan"},
-		{"requirements without spec", "", []string{"cycle", "requirements", "ID"}, reason.ExitUsage, "specification"},
-		{"feedback bad type", "", []string{"cycle", "feedback", "ID", "x", "--to", "ra", "--type", "praise"}, reason.ExitUsage, "not a feedback type"},
-		{"feedback without target", "", []string{"cycle", "feedback", "ID", "x", "--type", "bug_report"}, reason.ExitUsage, "needs --to"},
-		{"decide without options", "", []string{"cycle", "decide", "ID", "--description", "db"}, reason.ExitUsage, "at least one option"},
-		{"decide unknown decision", "", []string{"cycle", "decide", "ID", "DEC-404", "--choose", "x", "--by", "ep"}, reason.ExitRejected, "no decision DEC-404"},
-		{"decide both", "", []string{"cycle", "decide", "ID", "DEC-001", "--choose", "x", "--implemented"}, reason.ExitUsage, "not both"},
-		{"block unknown blocker", "", []string{"cycle", "block", "ID", "BLK-404", "--resolve", "x"}, reason.ExitRejected, "no blocker BLK-404"},
-		{"block without reporter", "", []string{"cycle", "block", "ID", "--description", "x"}, reason.ExitUsage, "who reported"},
-		{"resume a running cycle", "", []string{"cycle", "resume", "ID"}, reason.ExitRejected, "only a paused cycle"},
-		{"stop without reason", "", []string{"cycle", "stop", "ID"}, reason.ExitUsage, "needs --reason"},
-		{"rebuild a valid cycle", "", []string{"cycle", "rebuild", "ID"}, reason.ExitRejected, "exists and is valid"},
-		{"unknown flag", "", []string{"cycle", "signal", "ID", "--bogus"}, reason.ExitUsage, "unknown flag"},
-		{"too many iterations", "", []string{"cycle", "iterate", "ID", "a", "b"}, reason.ExitUsage, "takes 1 to 2 arguments"},
+		{"show unknown cycle", "", []string{"cycle", "show", "cycle-v1-20200101T000000-nope00"}, reason.ExitRejected, "no cycle cycle-v1-20200101T000000-nope00", nil},
+		{"iterate unknown cycle", "", []string{"cycle", "iterate", "cycle-v1-20200101T000000-nope00"}, reason.ExitRejected, "NOT_FOUND", nil},
+		{"signal unknown cycle", "", []string{"cycle", "signal", "nope"}, reason.ExitRejected, "no cycle nope", nil},
+		{"rebuild unknown cycle", "", []string{"cycle", "rebuild", "nope"}, reason.ExitRejected, "no progress files", nil},
+		{"id with path", "", []string{"cycle", "show", "../../etc/passwd"}, reason.ExitUsage, "not a cycle id", nil},
+		{"change with path id", "", []string{"cycle", "change", "a/b", "--file", "x", "--action", "create"}, reason.ExitUsage, "not a cycle id", nil},
+		{"create with empty task", "", []string{"cycle", "create", " "}, reason.ExitUsage, "needs a task", nil},
+		{"create with zero iterations", "", []string{"cycle", "create", "x", "--max-iterations", "0"}, reason.ExitUsage, "at least 1", nil},
+		{"create with existing id", "", []string{"cycle", "create", "x", "--id", "ID"}, reason.ExitConflict, "already exists", nil},
+		{"create without task", "", []string{"cycle", "create"}, reason.ExitUsage, "takes 1 argument", nil},
+		{"unknown agent", "", []string{"cycle", "agent", "ID", "qa", "running"}, reason.ExitUsage, `"qa" is not an agent`, nil},
+		{"bad agent status", "", []string{"cycle", "agent", "ID", "ra", "done"}, reason.ExitUsage, "not an agent status", nil},
+		{"agent completes without running", "", []string{"cycle", "agent", "ID", "ra", "completed"}, reason.ExitRejected, "cannot go from idle to completed", nil},
+		{"failed without error", "", []string{"cycle", "agent", "ID", "ra", "failed"}, reason.ExitRejected, "cannot go from idle to failed", nil},
+		{"bad files-modified", "", []string{"cycle", "agent", "ID", "ra", "running", "--files-modified", "many"}, reason.ExitUsage, "invalid argument", nil},
+		{"change without file", "", []string{"cycle", "change", "ID", "--action", "create"}, reason.ExitUsage, "needs --file", nil},
+		{"change bad action", "", []string{"cycle", "change", "ID", "--file", "a.go", "--action", "rename"}, reason.ExitUsage, "not a change action", nil},
+		{"change outside project", "", []string{"cycle", "change", "ID", "--file", "../secret", "--action", "modify"}, reason.ExitUsage, "leaves the project", nil},
+		{"change absolute path", "", []string{"cycle", "change", "ID", "--file", "/etc/passwd", "--action", "modify"}, reason.ExitUsage, "absolute", nil},
+		{"pass rate out of range", "", []string{"cycle", "test-results", "ID", "--pass-rate", "120", "--total", "3"}, reason.ExitUsage, "outside 0-100", nil},
+		{"test results without flags", "", []string{"cycle", "test-results", "ID"}, reason.ExitUsage, "--pass-rate", nil},
+		{"test results malformed JSON", `{"pass_rate": 85,`, []string{"cycle", "test-results", "ID", "--from", "-"}, reason.ExitUsage, "malformed JSON", nil},
+		{"test results unknown field", `{"pass_rate":1,"coverage":1,"total_tests":1,"colour":"red"}`, []string{"cycle", "test-results", "ID", "--from", "-"}, reason.ExitUsage, "colour", nil},
+		{"test results missing field", `{"pass_rate":1}`, []string{"cycle", "test-results", "ID", "--from", "-"}, reason.ExitUsage, "need pass_rate, coverage and total_tests", nil},
+		{"test results missing file", "", []string{"cycle", "test-results", "ID", "--from", "/nonexistent/results.json"}, reason.ExitUsage, "cannot read", nil},
+		{"plan malformed JSON", `{"tasks": [`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "malformed JSON", nil},
+		{"plan two values", `{} {}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "more than one value", nil},
+		{"plan dependency cycle", `{"tasks":[{"id":"A","effort":"small","depends_on":["B"]},{"id":"B","effort":"small","depends_on":["A"]}]}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "cycle", nil},
+		{"plan unknown dependency", `{"tasks":[{"id":"A","effort":"small","depends_on":["Z"]}]}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "not in the plan", nil},
+		{"task without plan", "", []string{"cycle", "task", "ID", "T1", "completed"}, reason.ExitRejected, "no plan", nil},
+		{"requirements without spec", "", []string{"cycle", "requirements", "ID"}, reason.ExitUsage, "specification", nil},
+		{"feedback bad type", "", []string{"cycle", "feedback", "ID", "x", "--to", "ra", "--type", "praise"}, reason.ExitUsage, "not a feedback type", nil},
+		{"feedback without target", "", []string{"cycle", "feedback", "ID", "x", "--type", "bug_report"}, reason.ExitUsage, "needs --to", nil},
+		{"decide without options", "", []string{"cycle", "decide", "ID", "--description", "db"}, reason.ExitUsage, "at least one option", nil},
+		{"decide unknown decision", "", []string{"cycle", "decide", "ID", "DEC-404", "--choose", "x", "--by", "ep"}, reason.ExitRejected, "no decision DEC-404", nil},
+		{"decide both", "", []string{"cycle", "decide", "ID", "DEC-001", "--choose", "x", "--implemented"}, reason.ExitUsage, "not both", nil},
+		{"block unknown blocker", "", []string{"cycle", "block", "ID", "BLK-404", "--resolve", "x"}, reason.ExitRejected, "no blocker BLK-404", nil},
+		{"block without reporter", "", []string{"cycle", "block", "ID", "--description", "x"}, reason.ExitUsage, "who reported", nil},
+		{"resume a running cycle", "", []string{"cycle", "resume", "ID"}, reason.ExitRejected, "only a paused cycle", nil},
+		{"stop without reason", "", []string{"cycle", "stop", "ID"}, reason.ExitUsage, "needs --reason", nil},
+		{"rebuild a valid cycle", "", []string{"cycle", "rebuild", "ID"}, reason.ExitRejected, "exists and is valid", nil},
+		{"unknown flag", "", []string{"cycle", "signal", "ID", "--bogus"}, reason.ExitUsage, "unknown flag", nil},
+		{"too many iterations", "", []string{"cycle", "iterate", "ID", "a", "b"}, reason.ExitUsage, "takes 1 to 2 arguments", nil},
+		{"pause a paused cycle", "", []string{"cycle", "pause", "ID"}, reason.ExitRejected, "only a running cycle can be paused", [][]string{{"cycle", "pause", "ID"}}},
+		{"iterate a paused cycle", "", []string{"cycle", "iterate", "ID", "more"}, reason.ExitRejected, "resume it before", [][]string{{"cycle", "pause", "ID"}}},
+		{"stop a completed cycle", "", []string{"cycle", "stop", "ID", "--reason", "x"}, reason.ExitRejected, "nothing to stop", [][]string{{"cycle", "complete", "ID"}}},
+		{"resume a stopped cycle", "", []string{"cycle", "resume", "ID"}, reason.ExitRejected, "a stopped cycle cannot change", [][]string{{"cycle", "stop", "ID", "--reason", "abandoned"}}},
+		{"agent on a completed cycle", "", []string{"cycle", "agent", "ID", "cd", "running"}, reason.ExitRejected, "is completed", [][]string{{"cycle", "complete", "ID"}}},
+		{"iterate past the limit", "", []string{"cycle", "iterate", "ID", "third"}, reason.ExitRejected, "no more may start", [][]string{{"cycle", "iterate", "ID", "second"}, {"cycle", "iterate", "ID", "x"}, {"cycle", "iterate", "ID", "y"}, {"cycle", "iterate", "ID", "z"}}},
+		{"iterate while an agent runs", "", []string{"cycle", "iterate", "ID", "more"}, reason.ExitRejected, "still running", [][]string{{"cycle", "agent", "ID", "cd", "running"}}},
+		{"complete twice", "", []string{"cycle", "complete", "ID"}, reason.ExitRejected, "only a running cycle can complete", [][]string{{"cycle", "complete", "ID"}}},
+		{"choose an option that is not offered", "", []string{"cycle", "decide", "ID", "DEC-001", "--choose", "mysql", "--by", "ep"}, reason.ExitUsage, "not an option", [][]string{{"cycle", "decide", "ID", "--description", "db", "--option", "pg"}}},
+		{"resolve a resolved blocker", "", []string{"cycle", "block", "ID", "BLK-001", "--resolve", "again"}, reason.ExitRejected, "already resolved", [][]string{{"cycle", "block", "ID", "--description", "x", "--by", "cd"}, {"cycle", "block", "ID", "BLK-001", "--resolve", "done"}}},
+		{"task before its dependency", "", []string{"cycle", "task", "ID", "B", "completed"}, reason.ExitRejected, "depends on A", [][]string{{"cycle", "plan", "ID", "--from", "plan.json"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newCycleEnv(t)
 			id := e.create()
-			args := make([]string, len(tc.args))
-			for i, a := range tc.args {
-				args[i] = strings.ReplaceAll(a, "ID", id)
+			subst := func(in []string) []string {
+				out := make([]string, len(in))
+				for i, a := range in {
+					out[i] = strings.ReplaceAll(a, "ID", id)
+				}
+				return out
 			}
+			plan := filepath.Join(t.TempDir(), "plan.json")
+			if err := os.WriteFile(plan, []byte(`{"tasks":[{"id":"A","effort":"small"},{"id":"B","effort":"small","depends_on":["A"]}]}`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range tc.setup {
+				s = subst(s)
+				for i := range s {
+					if s[i] == "plan.json" {
+						s[i] = plan
+					}
+				}
+				e.must(s...)
+			}
+			args := subst(tc.args)
 			before := e.tree()
 			out, errOut, code := e.run(tc.stdin, args...)
 			if code != tc.code {
