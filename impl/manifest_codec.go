@@ -67,7 +67,7 @@ func arrayField(where, key string, raw []byte) ([][]byte, error) {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (m *Manifest) MarshalJSON() ([]byte, error) {
+func (m Manifest) MarshalJSON() ([]byte, error) {
 	return m.appendJSON(make([]byte, 0, 256+300*len(m.Tasks))), nil
 }
 
@@ -134,7 +134,7 @@ func (p *Plan) decode(where string, data []byte) error {
 }
 
 // MarshalJSON implements json.Marshaler.
-func (p *Plan) MarshalJSON() ([]byte, error) { return p.appendJSON(nil), nil }
+func (p Plan) MarshalJSON() ([]byte, error) { return p.appendJSON(nil), nil }
 
 func (p *Plan) appendJSON(b []byte) []byte {
 	b = append(b, '{')

@@ -205,3 +205,19 @@ func TestDecodeDuplicateKeyInLargeObject(t *testing.T) {
 		t.Fatalf("extra = %v", m.Extra)
 	}
 }
+
+// TestMarshalByValueAndPointer: encoding/json gives the same bytes for a
+// manifest, a plan, a phase and a task, by value or by pointer.
+func TestMarshalByValueAndPointer(t *testing.T) {
+	m, err := Decode([]byte(original))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pair := range [][2]any{{*m, m}, {m.Plan, &m.Plan}, {m.Phases[0], &m.Phases[0]}, {m.Tasks[0], &m.Tasks[0]}} {
+		a, err1 := json.Marshal(pair[0])
+		b, err2 := json.Marshal(pair[1])
+		if err1 != nil || err2 != nil || string(a) != string(b) || !strings.HasPrefix(string(a), `{"`) || strings.Contains(string(a), `"Extra"`) {
+			t.Errorf("%T: %s / %s (%v, %v)", pair[0], a, b, err1, err2)
+		}
+	}
+}
