@@ -24,6 +24,13 @@ import (
 type App struct {
 	Dir  string // -C: the project root
 	JSON bool   // --json: machine-readable output
+	// StoreURL is --store (or $CUSTODIAN_STORE): which backend holds the
+	// state, e.g. etcd://host:2379/prefix; empty means the embedded file
+	// store (or the project config's store: setting).
+	StoreURL string
+	// ServerURL is --server (or $CUSTODIAN_SERVER): a running daemon to send
+	// operations to; empty means look for the project's socket.
+	ServerURL string
 	In   io.Reader
 	Out  io.Writer
 	Err  io.Writer
@@ -49,23 +56,75 @@ func (a *App) Root() (string, error) {
 	return abs, nil
 }
 
-// Store opens (once) the project's store.
+// StoreOpener may open the store a command uses instead of the embedded
+// file store: a running daemon's remote store, an etcd backend. It returns
+// ok false when it does not apply to this invocation.
+type StoreOpener func(app *App) (s store.Store, ok bool, err error)
+
+var (
+	openersMu sync.Mutex
+	openers   []namedOpener
+)
+
+type namedOpener struct {
+	name  string
+	order int
+	open  StoreOpener
+}
+
+// RegisterStoreOpener adds an opener; openers are tried in ascending order
+// (then by name) and the first that applies wins. The embedded file store
+// is the fallback.
+func RegisterStoreOpener(name string, order int, open StoreOpener) {
+	openersMu.Lock()
+	defer openersMu.Unlock()
+	openers = append(openers, namedOpener{name, order, open})
+	sort.Slice(openers, func(i, j int) bool {
+		if openers[i].order != openers[j].order {
+			return openers[i].order < openers[j].order
+		}
+		return openers[i].name < openers[j].name
+	})
+}
+
+// Store opens (once) the store the command works on: the first registered
+// opener that applies (a running daemon, --store etcd://…), else the
+// embedded file store under the project root.
 func (a *App) Store() (store.Store, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.store != nil {
 		return a.store, nil
 	}
-	root, err := a.Root()
-	if err != nil {
-		return nil, err
+	openersMu.Lock()
+	list := append([]namedOpener(nil), openers...)
+	openersMu.Unlock()
+	for _, o := range list {
+		s, ok, err := o.open(a)
+		if err != nil {
+			return nil, fmt.Errorf("open store (%s): %w", o.name, err)
+		}
+		if ok {
+			a.store = s
+			return s, nil
+		}
 	}
-	s, err := file.Open(root, file.Options{})
+	s, err := a.OpenFileStore()
 	if err != nil {
 		return nil, err
 	}
 	a.store = s
 	return s, nil
+}
+
+// OpenFileStore opens the embedded file store under the project root,
+// bypassing the openers (the daemon itself uses it).
+func (a *App) OpenFileStore() (*file.Store, error) {
+	root, err := a.Root()
+	if err != nil {
+		return nil, err
+	}
+	return file.Open(root, file.Options{})
 }
 
 // Close releases the store.
@@ -130,6 +189,8 @@ func NewRoot(app *App) *cobra.Command {
 	}
 	root.PersistentFlags().StringVarP(&app.Dir, "dir", "C", "", "run as if started in `DIR` (the project root)")
 	root.PersistentFlags().BoolVar(&app.JSON, "json", false, "print machine-readable JSON")
+	root.PersistentFlags().StringVar(&app.StoreURL, "store", os.Getenv("CUSTODIAN_STORE"), "state backend `URL` (etcd://host:2379[,host:2379]/prefix); default: the embedded file store")
+	root.PersistentFlags().StringVar(&app.ServerURL, "server", os.Getenv("CUSTODIAN_SERVER"), "send operations to the daemon at `URL` (default: the project's socket, if a daemon runs)")
 	root.SetIn(app.In)
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
