@@ -68,8 +68,11 @@ func valueEnd(b []byte, i int) int {
 		}
 		return i
 	}
-	for i < len(b) && !bytes.ContainsRune([]byte(",}] \t\r\n"), rune(b[i])) {
-		i++
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case ',', '}', ']', ' ', '\t', '\r', '\n':
+			return i
+		}
 	}
 	return i
 }
