@@ -59,7 +59,8 @@ type Action struct {
 	Agent   string        `json:"agent"`
 	Slice   string        `json:"slice,omitempty"`
 	At      time.Time     `json:"at"`
-	Silent  time.Duration `json:"silent_ns"` // how long the agent has been silent (0 for Clear)
+	Silent  time.Duration `json:"-"`              // how long the agent has been silent (0 for Clear)
+	Seconds int64         `json:"silent_seconds"` // Silent in whole seconds
 	Message string        `json:"message"`
 }
 
@@ -109,6 +110,7 @@ func evaluate(h Heartbeat, p Policy, now time.Time) (Action, bool) {
 		}
 	}
 	a.Silent = max(silent, 0)
+	a.Seconds = int64(a.Silent / time.Second)
 	if !h.Escalated.IsZero() {
 		return a, false // already escalated; waiting for a human or a heartbeat
 	}

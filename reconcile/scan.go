@@ -185,6 +185,7 @@ func Scan(ctx context.Context, root *os.Root, opt ScanOptions) (*ScanResult, err
 		ids[s.ID] = s.Dir
 		res.Slices = append(res.Slices, s)
 	}
+	slices.SortStableFunc(res.Slices, func(a, b ScannedSlice) int { return cmp.Compare(a.ID, b.ID) })
 	attachTraces(res, traces, stages, life)
 	return res, nil
 }
@@ -347,7 +348,7 @@ func buildSlice(dir string, files []*scanFile, stages []Stage, life []string) Sc
 			s.ID, idFrom = f.head.id, f.path
 		}
 		if f.head.title != "" && title == "" {
-			title = f.head.title
+			title = trimArtifactSuffix(f.head.title, st.Artifact)
 		}
 		if f.head.marker != "" {
 			if halted == nil {
@@ -367,6 +368,10 @@ func buildSlice(dir string, files []*scanFile, stages []Stage, life []string) Sc
 		s.Evidence = append(s.Evidence, fmt.Sprintf("slice id %s read from %s", s.ID, idFrom))
 	case strongID.MatchString(dir):
 		s.ID = dir
+	case strongID.MatchString(strings.ToUpper(dir)):
+		s.ID = strings.ToUpper(dir)
+		s.Guessed = append(s.Guessed, "slice_id")
+		s.Evidence = append(s.Evidence, fmt.Sprintf("slice id %s from the directory name %q", s.ID, dir))
 	default:
 		s.ID = dir
 		s.Guessed = append(s.Guessed, "slice_id")
@@ -542,4 +547,17 @@ func orDefault[T any](v, d []T) []T {
 		return d
 	}
 	return v
+}
+
+// trimArtifactSuffix drops a trailing " — intent" (or " - intent", ": intent")
+// naming the artifact from a title: "Audit Trail — intent" names the slice
+// "Audit Trail".
+func trimArtifactSuffix(title, artifact string) string {
+	words := strings.ReplaceAll(artifact, "_", " ")
+	for _, sep := range []string{" — ", " – ", " - ", ": "} {
+		if head, tail, ok := strings.Cut(title, sep); ok && head != "" && (strings.EqualFold(tail, artifact) || strings.EqualFold(tail, words)) {
+			return head
+		}
+	}
+	return title
 }

@@ -26,7 +26,7 @@ func demo(t *testing.T) (*project, time.Time) {
 	p.write(".asdd/specs/auth/notes.md", "scratch\n")
 	p.write(".asdd/traces/SLICE-001-design.md", "why\n")
 
-	p.write(".asdd/specs/SLICE-002/intent.md", "# Checkout\n")
+	p.write(".asdd/specs/SLICE-002/intent.md", "# Checkout — intent\n")
 
 	p.write(".asdd/specs/SLICE-003/intent.md", "# Search\n")
 	p.write(".asdd/specs/SLICE-003/requirements.md", "REQ\n")
@@ -39,6 +39,7 @@ func demo(t *testing.T) (*project, time.Time) {
 	if err := os.MkdirAll(p.path(".asdd/specs/payments"), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	p.write(".asdd/specs/slice-006/intent.md", "# Reports - Intent\n")
 
 	for _, f := range []string{"intent", "requirements", "domain-model", "design", "tasks"} {
 		p.write(".asdd/specs/SLICE-005/"+f+".md", f+"\n")
@@ -87,11 +88,12 @@ func TestScanReconstructsSlices(t *testing.T) {
 	}
 	want := []row{
 		{"RETRO-AUTH-001", "VALIDATION", "Legacy auth", "RETRO_SPEC", ""},
+		{"SLICE-001", "IMPLEMENTATION", "User Authentication Flow", "FEATURE", ""},
 		{"SLICE-002", "SPEC", "Checkout", "FEATURE", ""},
 		{"SLICE-003", "DESIGN", "Search", "FEATURE", ""},
 		{"SLICE-004", "BLOCKED", "Settlement", "FEATURE", "DESIGN"},
 		{"SLICE-005", "DONE", "SLICE-005", "FEATURE", ""},
-		{"SLICE-001", "IMPLEMENTATION", "User Authentication Flow", "FEATURE", ""},
+		{"SLICE-006", "SPEC", "Reports", "FEATURE", ""},
 		{"payments", "DISCOVERY", "payments", "FEATURE", ""},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -129,6 +131,9 @@ func TestScanReconstructsSlices(t *testing.T) {
 	}
 	if slices.Contains(auth.Guessed, "slice_id") {
 		t.Errorf("SLICE-001's id was read from its intent, yet marked guessed")
+	}
+	if !slices.Contains(byID["SLICE-006"].Guessed, "slice_id") || slices.Contains(byID["SLICE-002"].Guessed, "slice_id") {
+		t.Errorf("id from a lower-case directory name not marked guessed, or SLICE-002's marked")
 	}
 	if !slices.Contains(byID["payments"].Guessed, "slice_id") {
 		t.Errorf("payments: id not marked guessed: %v", byID["payments"].Guessed)

@@ -1,0 +1,397 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/reconcile"
+)
+
+// The integrity commands (DESIGN.md §4, seed 000's custodial rules and
+// seed 001's integrity hook): check, hook, rebuild, review, monitor.
+
+func init() {
+	Register("check", newCheckCmd)
+	Register("hook", newHookCmd)
+}
+
+// sliceArtifacts lists what the manifest says about one slice's files, as
+// reconcile takes it: phase data, reasoning traces and halted drafts, each
+// with the hash recorded at its last commit.
+func sliceArtifacts(s *asdd.Slice) []reconcile.Artifact {
+	var out []reconcile.Artifact
+	seen := map[string]bool{}
+	add := func(name, p string) {
+		if p == "" || p == asdd.NeedsHumanReview || seen[p] {
+			return
+		}
+		seen[p] = true
+		out = append(out, reconcile.Artifact{Slice: s.SliceID, SliceStatus: s.Status, Name: name, Path: p, Hash: s.ArtifactHashes[p]})
+	}
+	for _, name := range sortedKeys(s.PhaseData) {
+		add(name, s.PhaseData[name])
+	}
+	for _, p := range s.ReasoningTraces {
+		add("trace", p)
+	}
+	for _, name := range sortedKeys(s.HaltedArtifacts) {
+		add(name+" (halted draft)", s.HaltedArtifacts[name])
+	}
+	return out
+}
+
+// CheckReport is what `custodian check --json` prints.
+type CheckReport struct {
+	Clean    bool         `json:"clean"`
+	Revision uint64       `json:"revision"`
+	Slices   []CheckSlice `json:"slices"` // the slices with findings, in manifest order
+	// Halted lists the slices this check halted for drift.
+	Halted   []string            `json:"halted"`
+	Stats    CheckStats          `json:"stats"`
+	Warnings []string            `json:"warnings,omitempty"`
+	Findings []reconcile.Finding `json:"-"`
+}
+
+// CheckSlice is one slice's findings.
+type CheckSlice struct {
+	ID       string              `json:"slice_id"` // "" for the project context
+	Status   string              `json:"status,omitempty"`
+	Findings []reconcile.Finding `json:"findings"`
+}
+
+// CheckStats says how much work the check did.
+type CheckStats struct {
+	Slices      int   `json:"slices"`
+	Artifacts   int   `json:"artifacts"`
+	Hashed      int   `json:"hashed"`
+	Cached      int   `json:"from_stat_cache"`
+	BytesHashed int64 `json:"bytes_hashed"`
+	Unrecorded  int   `json:"without_recorded_hash"`
+}
+
+func newCheckCmd(app *App) *cobra.Command {
+	var full, noHalt bool
+	cmd := &cobra.Command{
+		Use:   "check [--full] [--no-halt]",
+		Short: "Check that every artifact the manifest names exists and is unchanged (exit 5 on findings)",
+		Long: `Check the ASDD manifest against the files (seed 000's custodial rules):
+
+  STATE_INCONSISTENCY  an artifact the manifest names does not exist
+  STATE_DRIFT          an artifact's SHA-256 differs from the one recorded when
+                       it was committed: it changed without a manifest update
+  INVALID_INPUT        an artifact path leads outside the project ("..", an
+                       absolute path, a symlink to elsewhere)
+  NEEDS_HUMAN_REVIEW   fields a rebuild guessed still await a human review
+
+Findings are listed per slice and the exit code is 5; a clean check exits 0.
+A drifted slice is halted (BLOCKED, with an escalation notice) until the
+artifact is re-proposed or a named role approves it; --no-halt only reports.
+
+Files are hashed in parallel; a file whose size, mtime, ctime and inode are
+unchanged since it was last hashed is not read again (the stat cache in
+.asdd/state/statcache), unless --full. Install as a git pre-commit hook with
+` + "`custodian hook install`" + `; in CI run ` + "`custodian check --full`" + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, err := runCheck(app, cmd, full, !noHalt)
+			if err != nil {
+				return err
+			}
+			if err := app.Render(rep, func(w io.Writer) error { return printCheck(w, rep) }); err != nil {
+				return err
+			}
+			if !rep.Clean {
+				return &ExitError{Code: reason.ExitIntegrity}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&full, "full", false, "hash every file, ignoring the stat cache")
+	cmd.Flags().BoolVar(&noHalt, "no-halt", false, "report drift without halting the slice")
+	return cmd
+}
+
+// runCheck checks the manifest against the files and halts drifted slices.
+func runCheck(app *App, cmd *cobra.Command, full, halt bool) (*CheckReport, error) {
+	rootDir, err := app.Root()
+	if err != nil {
+		return nil, err
+	}
+	rep := &CheckReport{Slices: []CheckSlice{}, Halted: []string{}}
+	m, err := loadManifest(app, cmd)
+	if errors.Is(err, errNoASDDManifest) {
+		// Never initialised, or lost with its journal.
+		if _, serr := os.Stat(filepath.Join(rootDir, filepath.FromSlash(reconcile.SpecsDir))); serr == nil {
+			f := reconcile.Finding{Code: reason.StateInconsistency, Path: asdd.Key,
+				Message: fmt.Sprintf("%s and its journal are missing but %s holds specs: run `custodian rebuild`", asdd.Key, reconcile.SpecsDir)}
+			rep.Slices = append(rep.Slices, CheckSlice{Findings: []reconcile.Finding{f}})
+			rep.Findings = append(rep.Findings, f)
+			return rep, nil
+		}
+		rep.Clean = true
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no ASDD state under %s: nothing to check", rootDir))
+		return rep, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rep.Revision = m.Revision
+	rep.Stats.Slices = len(m.Slices)
+
+	var arts []reconcile.Artifact
+	for _, s := range m.Slices {
+		arts = append(arts, sliceArtifacts(s)...)
+	}
+	root, err := os.OpenRoot(rootDir)
+	if err != nil {
+		return nil, fmt.Errorf("open project: %w", err)
+	}
+	defer root.Close()
+	res, err := reconcile.Check(app.Context(cmd), root, arts, reconcile.Options{Full: full, Now: app.Now})
+	if err != nil {
+		return nil, err
+	}
+	rep.Stats.Artifacts, rep.Stats.Hashed, rep.Stats.Cached = res.Artifacts, res.Hashed, res.Cached
+	rep.Stats.BytesHashed, rep.Stats.Unrecorded = res.BytesHashed, res.Unrecorded
+	if res.CacheError != "" {
+		rep.Warnings = append(rep.Warnings, "stat cache not saved: "+res.CacheError)
+	}
+
+	// Review markers are findings too: the pipeline is stopped until a
+	// human clears them.
+	findings := slices.Clone(res.Findings)
+	if len(m.ProjectContext.NeedsHumanReview) > 0 {
+		findings = append(findings, reconcile.Finding{Code: reason.NeedsReview,
+			Message: fmt.Sprintf("project context fields guessed by a rebuild await review (%s): custodian review --project --by ROLE", strings.Join(m.ProjectContext.NeedsHumanReview, ", "))})
+	}
+	for _, s := range m.Slices {
+		if len(s.NeedsHumanReview) > 0 {
+			findings = append(findings, reconcile.Finding{Code: reason.NeedsReview, Slice: s.SliceID,
+				Message: fmt.Sprintf("fields guessed by a rebuild await review (%s): custodian review %s --by ROLE", strings.Join(s.NeedsHumanReview, ", "), s.SliceID)})
+		}
+	}
+	rep.Findings = findings
+
+	bySlice := map[string][]reconcile.Finding{}
+	for _, f := range findings {
+		bySlice[f.Slice] = append(bySlice[f.Slice], f)
+	}
+	if fs := bySlice[""]; len(fs) > 0 {
+		rep.Slices = append(rep.Slices, CheckSlice{Findings: fs})
+	}
+	for _, s := range m.Slices {
+		if fs := bySlice[s.SliceID]; len(fs) > 0 {
+			rep.Slices = append(rep.Slices, CheckSlice{ID: s.SliceID, Status: s.Status, Findings: fs})
+		}
+	}
+	rep.Clean = len(findings) == 0
+
+	if halt {
+		haltDrift(app, cmd, m, rep)
+	}
+	return rep, nil
+}
+
+// haltDrift halts every slice with drifted artifacts (seed 000: "flags a
+// STATE_DRIFT warning and halts the pipeline for the affected slice"),
+// through asdd.FlagDrift inside a store update. Slices already halted stay
+// as they are.
+func haltDrift(app *App, cmd *cobra.Command, m *asdd.Manifest, rep *CheckReport) {
+	for i := range rep.Slices {
+		cs := &rep.Slices[i]
+		s := m.Slice(cs.ID)
+		if s == nil || s.Status == asdd.Blocked {
+			continue
+		}
+		paths := map[string]string{}
+		for _, f := range cs.Findings {
+			if f.Code == reason.StateDrift {
+				paths[f.Path] = f.Actual
+			}
+		}
+		if len(paths) == 0 {
+			continue
+		}
+		_, r, err := applyOp(app, cmd, asdd.FlagDrift{Slice: s.SliceID, Paths: paths}, false)
+		if err != nil {
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("could not halt %s: %v", s.SliceID, err))
+			continue
+		}
+		rep.Halted = append(rep.Halted, s.SliceID)
+		rep.Revision = r.Revision
+		cs.Status = asdd.Blocked
+		rep.Warnings = append(rep.Warnings, r.Warnings...)
+	}
+}
+
+func printCheck(w io.Writer, rep *CheckReport) error {
+	for _, cs := range rep.Slices {
+		title := cs.ID
+		if title == "" {
+			title = "project"
+		}
+		if cs.Status != "" {
+			title += " (" + cs.Status + ")"
+		}
+		fmt.Fprintln(w, title)
+		for _, f := range cs.Findings {
+			fmt.Fprintf(w, "  %-19s %s\n", f.Code, f.Message)
+		}
+	}
+	for _, id := range rep.Halted {
+		fmt.Fprintf(w, "halted %s: STATE_DRIFT; re-propose the changed artifacts or `custodian approve %s --role ROLE --rationale TEXT`\n", id, id)
+	}
+	for _, wmsg := range rep.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", wmsg)
+	}
+	if rep.Clean {
+		_, err := fmt.Fprintf(w, "clean: %d artifacts of %d slices match the manifest\n", rep.Stats.Artifacts, rep.Stats.Slices)
+		return err
+	}
+	n := len(rep.Findings)
+	_, err := fmt.Fprintf(w, "%d %s (%d artifacts of %d slices checked)\n", n, integrityPlural(n, "finding", "findings"), rep.Stats.Artifacts, rep.Stats.Slices)
+	return err
+}
+
+func integrityPlural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// hookMarker identifies a pre-commit hook this command wrote.
+const hookMarker = "# custodian pre-commit hook"
+
+func newHookCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{Use: "hook", Short: "Install custodian check as a git pre-commit hook"}
+	var force bool
+	var binary string
+	install := &cobra.Command{
+		Use:   "install [--force] [--binary PATH]",
+		Short: "Write the git pre-commit hook that runs `custodian check` (a commit with findings is refused)",
+		Long: `Write the repository's pre-commit hook (honouring core.hooksPath) so that
+every commit first runs ` + "`custodian check`" + ` on this project: a commit while an
+artifact is missing, drifted or outside the project, or while rebuilt state
+awaits review, is refused. An existing hook that custodian did not write is
+left alone unless --force.
+
+In CI, run the same check on the checkout:
+
+  custodian check --full      # exit 0 clean, 5 with findings`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := installHook(app, binary, force)
+			if err != nil {
+				return err
+			}
+			return app.Render(res, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "installed %s: commits run `custodian check` first\n", res.Path)
+				return err
+			})
+		},
+	}
+	install.Flags().BoolVar(&force, "force", false, "replace a pre-commit hook custodian did not write")
+	install.Flags().StringVar(&binary, "binary", "", "the custodian binary the hook runs (default: this one)")
+	cmd.AddCommand(install)
+	return cmd
+}
+
+// HookResult is what `custodian hook install --json` prints.
+type HookResult struct {
+	Path    string `json:"path"`
+	Binary  string `json:"binary"`
+	Project string `json:"project"` // relative to the repository's top level
+}
+
+func installHook(app *App, binary string, force bool) (*HookResult, error) {
+	root, err := app.Root()
+	if err != nil {
+		return nil, err
+	}
+	git := func(args ...string) (string, error) {
+		c := exec.Command("git", args...)
+		c.Dir = root
+		out, err := c.Output()
+		if err != nil {
+			var ee *exec.ExitError
+			if errors.As(err, &ee) {
+				return "", reason.New(reason.NotFound, "%s is not in a git repository: %s", root, strings.TrimSpace(string(ee.Stderr)))
+			}
+			return "", fmt.Errorf("run git: %w", err)
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
+	top, err := git("rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, err
+	}
+	hooks, err := git("rev-parse", "--git-path", "hooks")
+	if err != nil {
+		return nil, err
+	}
+	if !filepath.IsAbs(hooks) {
+		hooks = filepath.Join(root, hooks)
+	}
+	if binary == "" {
+		if binary, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("find the custodian binary: %w", err)
+		}
+	}
+	if binary, err = filepath.Abs(binary); err != nil {
+		return nil, err
+	}
+	realTop, err := filepath.EvalSymlinks(top)
+	if err != nil {
+		return nil, err
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, err
+	}
+	rel, err := filepath.Rel(realTop, realRoot)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, reason.New(reason.InvalidInput, "project %s is not inside its git repository %s", root, top)
+	}
+	path := filepath.Join(hooks, "pre-commit")
+	if old, err := os.ReadFile(path); err == nil && !strings.Contains(string(old), hookMarker) && !force {
+		return nil, reason.New(reason.Conflict, "%s exists and was not written by custodian; add `custodian check` to it yourself, or replace it with --force", path)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	script := fmt.Sprintf(`#!/bin/sh
+%s: refuse the commit while the ASDD state is inconsistent,
+# drifted or awaiting review (custodian check exits 5). Reinstall with
+# `+"`custodian hook install`"+`; bypass once with `+"`git commit --no-verify`"+`.
+top=$(git rev-parse --show-toplevel) || exit 1
+exec %s -C "$top/%s" check
+`, hookMarker, shellQuote(binary), filepath.ToSlash(rel))
+	if err := os.MkdirAll(hooks, 0o755); err != nil {
+		return nil, fmt.Errorf("create %s: %w", hooks, err)
+	}
+	tmp := path + ".custodian-tmp"
+	if err := os.WriteFile(tmp, []byte(script), 0o755); err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return &HookResult{Path: path, Binary: binary, Project: filepath.ToSlash(rel)}, nil
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
