@@ -261,19 +261,24 @@ func implInit(app *App, ctx context.Context, a impl.Args, now time.Time) error {
 }
 
 func implAddTask(app *App, ctx context.Context, a impl.Args, now time.Time) error {
-	if a.TaskID == "" || a.Phase == "" || a.Description == "" {
-		return reason.New(reason.InvalidInput, "--add-task requires --task-id, --phase, and --description")
-	}
-	phase, err := impl.ParsePhase(a.Phase)
-	if err != nil {
-		return err
-	}
-	deps, err := impl.ParseDependsOn(a.DependsOn)
-	if err != nil {
-		return err
-	}
-	nt := impl.NewTask{ID: a.TaskID, Phase: phase, Description: a.Description, DependsOn: deps, BoundedContexts: impl.ParseBoundedContexts(a.BoundedContexts)}
-	res, err := implUpdate(app, ctx, fmt.Sprintf("add-task %s to phase %d", a.TaskID, phase), func(m *impl.Manifest) ([]store.Event, error) {
+	// As in the script, a missing manifest is reported before bad
+	// arguments: the arguments are checked inside the update, after the
+	// store has found the manifest.
+	var nt impl.NewTask
+	why := fmt.Sprintf("add-task %s to phase %s", a.TaskID, a.Phase)
+	res, err := implUpdate(app, ctx, why, func(m *impl.Manifest) ([]store.Event, error) {
+		if a.TaskID == "" || a.Phase == "" || a.Description == "" {
+			return nil, reason.New(reason.InvalidInput, "--add-task requires --task-id, --phase, and --description")
+		}
+		phase, err := impl.ParsePhase(a.Phase)
+		if err != nil {
+			return nil, err
+		}
+		deps, err := impl.ParseDependsOn(a.DependsOn)
+		if err != nil {
+			return nil, err
+		}
+		nt = impl.NewTask{ID: a.TaskID, Phase: phase, Description: a.Description, DependsOn: deps, BoundedContexts: impl.ParseBoundedContexts(a.BoundedContexts)}
 		if err := m.AddTask(nt, now); err != nil {
 			return nil, err
 		}
@@ -282,22 +287,21 @@ func implAddTask(app *App, ctx context.Context, a impl.Args, now time.Time) erro
 	if err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("Added task %s to phase %d", a.TaskID, phase)
-	return app.Render(map[string]any{"id": a.TaskID, "phase": phase, "revision": res.Revision, "message": msg}, implLines(msg))
+	msg := fmt.Sprintf("Added task %s to phase %d", nt.ID, nt.Phase)
+	return app.Render(map[string]any{"id": nt.ID, "phase": nt.Phase, "revision": res.Revision, "message": msg}, implLines(msg))
 }
 
 func implUpdateStatus(app *App, ctx context.Context, a impl.Args, now time.Time) error {
-	if a.TaskID == "" || a.Status == "" {
-		return reason.New(reason.InvalidInput, "--update-status requires --task-id and --status")
-	}
-	status, err := impl.ParseStatus(a.Status)
-	if err != nil {
-		return err
-	}
-	u := impl.StatusUpdate{ID: a.TaskID, Status: status, Branch: a.Branch, CheckResults: a.CheckResults, Error: a.Error}
 	var tr impl.Transition
-	res, err := implUpdate(app, ctx, fmt.Sprintf("update-status %s to %s", a.TaskID, status), func(m *impl.Manifest) ([]store.Event, error) {
-		var err error
+	res, err := implUpdate(app, ctx, fmt.Sprintf("update-status %s to %s", a.TaskID, a.Status), func(m *impl.Manifest) ([]store.Event, error) {
+		if a.TaskID == "" || a.Status == "" {
+			return nil, reason.New(reason.InvalidInput, "--update-status requires --task-id and --status")
+		}
+		status, err := impl.ParseStatus(a.Status)
+		if err != nil {
+			return nil, err
+		}
+		u := impl.StatusUpdate{ID: a.TaskID, Status: status, Branch: a.Branch, CheckResults: a.CheckResults, Error: a.Error}
 		if tr, err = m.UpdateStatus(u, now); err != nil {
 			return nil, err
 		}
@@ -306,11 +310,11 @@ func implUpdateStatus(app *App, ctx context.Context, a impl.Args, now time.Time)
 	if err != nil {
 		return err
 	}
-	msg := fmt.Sprintf("Task %s status updated to %s", a.TaskID, status)
+	msg := fmt.Sprintf("Task %s status updated to %s", tr.ID, tr.To)
 	return app.Render(map[string]any{"transition": tr, "revision": res.Revision, "message": msg}, implLines(msg))
 }
 
-// lines renders text lines, each ended by a newline.
+// implLines renders text lines, each ended by a newline.
 func implLines(ls ...string) func(io.Writer) error {
 	return func(w io.Writer) error {
 		if len(ls) == 0 {

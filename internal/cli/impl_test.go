@@ -269,6 +269,8 @@ func TestImplGoldenBadInput(t *testing.T) {
 		{"--get-plan-path"}, {"--get-task", "--task-id", "1.1"}, {"--add-task", "--task-id", "1.1", "--phase", "1", "--description", "d"},
 		{"--update-status", "--task-id", "1.1", "--status", "passed"}, {"--list-tasks"}, {"--phase-status", "--phase", "1"},
 		{"--summary"}, {"--continue"}, {"--ready"}, {"--stale"},
+		// The script looks for the manifest before it checks arguments.
+		{"--update-status", "--task-id", "1.1", "--status", "done"}, {"--add-task", "--task-id", "1.1"}, {"--get-task"},
 	} {
 		tr.run("", append([]string{"impl"}, op...)...)
 	}
