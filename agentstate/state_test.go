@@ -346,3 +346,25 @@ func FuzzDecodeObject(f *testing.F) {
 		}
 	})
 }
+
+func FuzzLookup(f *testing.F) {
+	f.Add("stages.PLAN.status")
+	f.Add("files.2.1")
+	f.Add("..a..")
+	f.Add("")
+	st, _ := Init("fuzz", t0)
+	st.Set("files", Object{{"2.1", "p"}, {"2", Object{{"1", "q"}}}})
+	f.Fuzz(func(t *testing.T, path string) {
+		v, err := Lookup(st, path)
+		if err != nil {
+			if reason.CodeOf(err) != reason.NotFound {
+				t.Fatalf("error without NOT_FOUND: %v", err)
+			}
+			return
+		}
+		// What a path finds is part of the state.
+		if _, err := Encode(v); err != nil {
+			t.Fatalf("found an unencodable value: %v", err)
+		}
+	})
+}
