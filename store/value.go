@@ -132,11 +132,30 @@ func DiffTrees(from, to any) (json.RawMessage, error) {
 	if len(p) == 0 {
 		return json.RawMessage("[]"), nil
 	}
-	b, err := json.Marshal(p)
+	ops := make([]Op, len(p))
+	for i, o := range p {
+		ops[i] = Op{Op: o.Type, From: o.From, Path: o.Path}
+		if o.Type == "add" || o.Type == "replace" || o.Type == "test" {
+			v, err := json.Marshal(o.Value)
+			if err != nil {
+				return nil, fmt.Errorf("diff: %w", err)
+			}
+			ops[i].Value = v
+		}
+	}
+	b, err := json.Marshal(ops)
 	if err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
 	return b, nil
+}
+
+// Op is one RFC 6902 operation, fields in the RFC's order.
+type Op struct {
+	Op    string          `json:"op"`
+	From  string          `json:"from,omitempty"`
+	Path  string          `json:"path"`
+	Value json.RawMessage `json:"value,omitempty"`
 }
 
 // Diff returns the RFC 6902 patch turning raw value a into raw value b; nil

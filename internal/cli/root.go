@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -31,9 +33,9 @@ type App struct {
 	// ServerURL is --server (or $CUSTODIAN_SERVER): a running daemon to send
 	// operations to; empty means look for the project's socket.
 	ServerURL string
-	In   io.Reader
-	Out  io.Writer
-	Err  io.Writer
+	In        io.Reader
+	Out       io.Writer
+	Err       io.Writer
 	// IsTTY reports whether Out is a terminal (colour, tables).
 	IsTTY bool
 	// Now is the clock; tests replace it.
@@ -124,7 +126,15 @@ func (a *App) OpenFileStore() (*file.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return file.Open(root, file.Options{})
+	opts := file.Options{Now: a.Now}
+	if v := os.Getenv("CUSTODIAN_MAX_DOCUMENT_BYTES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return nil, reason.New(reason.InvalidInput, "CUSTODIAN_MAX_DOCUMENT_BYTES=%q is not a positive number of bytes", v)
+		}
+		opts.Limits.MaxBytes = n
+	}
+	return file.Open(root, opts)
 }
 
 // Close releases the store.
@@ -215,6 +225,12 @@ func NewRoot(app *App) *cobra.Command {
 // --json an {"error":{…}} object on stdout.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := &App{In: stdin, Out: stdout, Err: stderr, Now: time.Now, IsTTY: isTerminal(stdout)}
+	return Run(app, args)
+}
+
+// Run runs the CLI with app's IO and clock and returns the exit code; Main
+// and in-process tests share it.
+func Run(app *App, args []string) int {
 	root := NewRoot(app)
 	root.SetArgs(args)
 	err := root.Execute()
@@ -224,15 +240,33 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err == nil {
 		return reason.ExitOK
 	}
+	if !errors.As(err, new(*ExitError)) {
+		printError(app, err)
+	}
+	return exitCode(err)
+}
+
+// exitCode is the process exit code for an error a command returned.
+func exitCode(err error) int {
 	var exit *ExitError
 	if errors.As(err, &exit) {
 		return exit.Code
 	}
-	code := reason.ExitCode(err)
-	if err.Error() != "" || !errors.As(err, new(*reason.UsageError)) {
-		printError(app, err)
+	if _, ok := reason.As(err); !ok && isCobraUsage(err) {
+		return reason.ExitUsage
 	}
-	return code
+	return reason.ExitCode(err)
+}
+
+// isCobraUsage recognises the command-line errors cobra itself returns.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "required flag(s)", "accepts ", "requires at least", "requires at most", "invalid argument", "flag needs an argument", "if any flags in the group"} {
+		if strings.HasPrefix(msg, p) || strings.Contains(msg, ": "+p) {
+			return true
+		}
+	}
+	return false
 }
 
 // ExitError ends the command with a code and nothing more printed (the

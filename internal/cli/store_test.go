@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+var updateStoreGolden = flag.Bool("update-store", false, "rewrite internal/cli/testdata/store golden files")
+
+// storeTranscript runs commands in-process against one project with a
+// fixed clock and records what a user sees: the command, stdout, stderr and
+// the exit code.
+type storeTranscript struct {
+	t   *testing.T
+	dir string
+	now time.Time
+	buf bytes.Buffer
+}
+
+func (s *storeTranscript) run(args ...string) int {
+	var out, errb bytes.Buffer
+	s.now = s.now.Add(time.Second)
+	now := s.now
+	app := &App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: func() time.Time { return now }}
+	code := Run(app, append([]string{"-C", s.dir}, args...))
+	fmt.Fprintf(&s.buf, "$ custodian %s\n", strings.Join(args, " "))
+	s.buf.WriteString(strings.ReplaceAll(out.String(), s.dir, "$DIR"))
+	for _, l := range strings.Split(strings.TrimRight(errb.String(), "\n"), "\n") {
+		if l != "" && !strings.Contains(l, " WARN ") {
+			fmt.Fprintf(&s.buf, "stderr: %s\n", strings.ReplaceAll(l, s.dir, "$DIR"))
+		}
+	}
+	fmt.Fprintf(&s.buf, "[exit %d]\n\n", code)
+	return code
+}
+
+func TestStoreVerbsGolden(t *testing.T) {
+	s := &storeTranscript{t: t, dir: t.TempDir(), now: time.Date(2026, 4, 20, 14, 0, 0, 0, time.UTC)}
+	s.run("debug", "write", "notes/doc.json", "--writer", "a", "--count", "3", "--cycle", "2")
+	s.run("get", "notes/doc.json")
+	s.run("get", "notes/doc.json", "--at", "1", "--json")
+	s.run("history", "notes/doc.json")
+	s.run("diff", "notes/doc.json", "1", "3")
+	s.run("diff", "notes/doc.json", "0", "1", "--json")
+	s.run("rollback", "notes/doc.json", "--to", "1", "--reason", "undo the experiment", "--actor", "tl")
+	s.run("history", "notes/doc.json", "--from", "4", "--json")
+	s.run("verify")
+	// Bad input: each is a clear error, with a reason code and exit code.
+	s.run("get", "missing.json")
+	s.run("get", "../outside.json")
+	s.run("get", "notes/doc.json", "--at", "99")
+	s.run("get", "notes/doc.json", "--at", "two")
+	s.run("diff", "notes/doc.json", "1")
+	s.run("rollback", "notes/doc.json", "--to", "1")
+	s.run("get", "missing.json", "--json")
+	// A journal edited behind the custodian's back: verify exits 5 and
+	// names the revision; nothing is repaired.
+	j := filepath.Join(s.dir, "notes", "doc.journal.ndjson")
+	data, err := os.ReadFile(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(j, bytes.Replace(data, []byte(`"actor":"a"`), []byte(`"actor":"z"`), 1), 0o644)
+	if code := s.run("verify"); code != 5 {
+		t.Errorf("verify of a tampered journal: exit %d, want 5", code)
+	}
+	if code := s.run("get", "notes/doc.json"); code != 5 {
+		t.Errorf("get of a tampered journal: exit %d, want 5", code)
+	}
+	// Volatile parts: process ids in values, hashes.
+	got := pidRE.ReplaceAllString(s.buf.String(), `"PID/`)
+	goldenFile(t, filepath.Join("testdata", "store", "transcript.golden"), got, *updateStoreGolden)
+}
+
+var pidRE = regexp.MustCompile(`"[0-9]+/`)
+
+func goldenFile(t *testing.T, path, got string, update bool) {
+	t.Helper()
+	if update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update-store to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs (run with -update-store to accept):\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
