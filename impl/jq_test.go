@@ -1,0 +1,96 @@
+package impl
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestOutputMatchesJQ is a differential test against jq, which the script
+// used to render its output: for 200 random manifests, the text this package
+// renders for --get-task, --list-tasks and --summary is what jq prints for
+// the same manifest with the script's filters. All manifests go through one
+// jq process, as a stream.
+func TestOutputMatchesJQ(t *testing.T) {
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("jq not installed")
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	texts := []string{"plain", `quo"te`, "back\\slash", "new\nline", "<&>", "é日本", "tab\t", "pipe|bar", "", "\x01ctl", "$(echo x)"}
+	text := func() string { return texts[rng.IntN(len(texts))] }
+	var input bytes.Buffer
+	var want strings.Builder
+	for range 200 {
+		m, _ := New("docs/plans/"+text()+".md", "003", text()+"x", time.Date(2026, 2, 22, 10, 0, 0, 0, time.UTC))
+		n := 1 + rng.IntN(6)
+		for i := range n {
+			var bcs []string
+			for range rng.IntN(3) {
+				bcs = append(bcs, text())
+			}
+			nt := NewTask{ID: fmt.Sprintf("%d.%d", i%3+1, i), Phase: i%3 + 1, Description: text() + "d", BoundedContexts: bcs}
+			if err := m.AddTask(nt, time.Date(2026, 2, 22, 10, i, 0, 0, time.UTC)); err != nil {
+				t.Fatal(err)
+			}
+			st := Statuses[rng.IntN(len(Statuses))]
+			if _, err := m.UpdateStatus(StatusUpdate{ID: nt.ID, Status: st, Branch: text(), CheckResults: text(), Error: text()}, time.Date(2026, 2, 22, 11, 0, 0, 0, time.UTC)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pick := m.Tasks[rng.IntN(n)].ID
+		m.Extra = append(m.Extra, Member{Key: "_pick", Value: appendString(nil, pick)})
+		raw, err := Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		input.Write(raw)
+		input.WriteByte('\n')
+		task, _ := m.Task(pick)
+		for _, l := range TaskLines(*task) {
+			want.WriteString(l + "\n")
+		}
+		want.WriteString("--\n")
+		for _, task := range m.List(Filter{}) {
+			want.WriteString(TaskLine(task) + "\n")
+		}
+		want.WriteString("--\n")
+		for _, l := range SummaryLines(m.Summary()) {
+			want.WriteString(l + "\n")
+		}
+		want.WriteString("==\n")
+	}
+	count := func(s string) string {
+		return fmt.Sprintf(`%s: ([.tasks[] | select(.status == "%s")] | length)`, s, s)
+	}
+	var counts []string
+	for _, s := range Statuses {
+		counts = append(counts, count(string(s)))
+	}
+	program := `(. as $m | .tasks[] | select(.id == $m._pick) | to_entries[] | "\(.key)=\(.value)"), "--", ` +
+		`(.tasks[] | "\(.id)|\(.phase)|\(.status)|\(.description)"), "--", ` +
+		`({plan_title: .plan.title, plan_number: .plan.number, total_phases: (.phases | length), total_tasks: (.tasks | length), ` +
+		strings.Join(counts, ", ") + `} | to_entries[] | "\(.key)=\(.value)"), "=="`
+	cmd := exec.Command("jq", "-r", program)
+	cmd.Stdin = &input
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("jq: %v", err)
+	}
+	if got := want.String(); string(out) != got {
+		t.Fatalf("output differs from jq's:\n%s", firstDiff(string(out), got))
+	}
+}
+
+func firstDiff(jqOut, ours string) string {
+	a, b := strings.Split(jqOut, "\n"), strings.Split(ours, "\n")
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return fmt.Sprintf("line %d: jq %q, ours %q", i+1, a[i], b[i])
+		}
+	}
+	return fmt.Sprintf("jq has %d lines, ours %d", len(a), len(b))
+}
