@@ -94,3 +94,63 @@ func firstDiff(jqOut, ours string) string {
 	}
 	return fmt.Sprintf("jq has %d lines, ours %d", len(a), len(b))
 }
+
+// TestUpdateStatusMatchesJQ is a differential test of --update-status: on
+// 300 random manifests and updates, the manifest UpdateStatus produces is
+// byte for byte what the script's jq update produces (written here with
+// --arg-style inputs instead of the script's string interpolation, which
+// is the bug the custodian fixes). Moves out of merged and abandoned, which
+// the custodian rejects, are left out.
+func TestUpdateStatusMatchesJQ(t *testing.T) {
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("jq not installed")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	texts := []string{"", "impl/003/1.1", `quo"te`, "new\nline", "<&>", "é", "x | .status = \"merged\""}
+	text := func() string { return texts[rng.IntN(len(texts))] }
+	now := time.Date(2026, 2, 22, 12, 0, 0, 0, time.UTC)
+	var input bytes.Buffer
+	var want strings.Builder
+	cases := 0
+	for cases < 300 {
+		m, _ := New("p.md", "003", "T", time.Date(2026, 2, 22, 10, 0, 0, 0, time.UTC))
+		n := 1 + rng.IntN(4)
+		for i := range n {
+			if err := m.AddTask(NewTask{ID: fmt.Sprintf("1.%d", i), Phase: 1, Description: "d"}, time.Date(2026, 2, 22, 10, 0, 0, 0, time.UTC)); err != nil {
+				t.Fatal(err)
+			}
+			m.Tasks[i].Status = Statuses[rng.IntN(len(Statuses))]
+			m.Tasks[i].Retries = rng.IntN(3)
+		}
+		before, _ := Encode(m)
+		u := StatusUpdate{ID: m.Tasks[rng.IntN(n)].ID, Status: Statuses[rng.IntN(len(Statuses))], Branch: text(), CheckResults: text(), Error: text()}
+		if cur, _ := m.Task(u.ID); cur.Status.Terminal() && cur.Status != u.Status {
+			continue
+		}
+		if _, err := m.UpdateStatus(u, now); err != nil {
+			t.Fatal(err)
+		}
+		after, _ := Encode(m)
+		fmt.Fprintf(&input, `{"m":%s,"u":{"id":%s,"status":%s,"branch":%s,"check":%s,"error":%s,"now":%s}}`+"\n",
+			before, appendString(nil, u.ID), appendString(nil, string(u.Status)), appendString(nil, u.Branch),
+			appendString(nil, u.CheckResults), appendString(nil, u.Error), appendString(nil, Stamp(now)))
+		want.Write(after)
+		want.WriteByte('\n')
+		cases++
+	}
+	program := `.u as $u | .m | (.tasks[] | select(.id == $u.id)) |= (
+		(if $u.status == "in_progress" and .status == "failed" then .retries = (.retries + 1) else . end)
+		| .status = $u.status | .updated_at = $u.now
+		| (if $u.branch != "" then .branch = $u.branch else . end)
+		| (if $u.check != "" then .check_results = $u.check else . end)
+		| (if $u.error != "" then .error = $u.error else . end))`
+	cmd := exec.Command("jq", "-c", program)
+	cmd.Stdin = &input
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("jq: %v", err)
+	}
+	if string(out) != want.String() {
+		t.Fatalf("manifests differ from jq's:\n%s", firstDiff(string(out), want.String()))
+	}
+}
