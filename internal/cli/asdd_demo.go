@@ -34,7 +34,6 @@ type demoPipeline struct {
 }
 
 func newDemoCmd(app *App) *cobra.Command {
-	var keep bool
 	cmd := &cobra.Command{
 		Use:   "demo [DIR]",
 		Short: "Run a simulated ASDD pipeline: concurrent agent processes driving slices, then the board",
@@ -88,7 +87,7 @@ The board is printed at the end; the project is left in place to explore.`,
 				fmt.Fprintf(progress, "  custodian -C %s %s\n", dir, c)
 			}
 			fmt.Fprintf(progress, "  cat %s\n", filepath.Join(dir, asdd.FailureLogPath))
-			if !keep && len(args) == 0 {
+			if len(args) == 0 {
 				fmt.Fprintf(progress, "(a temporary directory: remove it when done)\n")
 			}
 			if d.failed > 0 {
@@ -97,7 +96,6 @@ The board is printed at the end; the project is left in place to explore.`,
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&keep, "keep", true, "keep the scratch project (it is always kept; the flag is for scripts that say so)")
 	return cmd
 }
 
