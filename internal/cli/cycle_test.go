@@ -311,6 +311,7 @@ func TestCycleBadInput(t *testing.T) {
 		{"test results missing field", `{"pass_rate":1}`, []string{"cycle", "test-results", "ID", "--from", "-"}, reason.ExitUsage, "need pass_rate, coverage and total_tests", nil},
 		{"test results missing file", "", []string{"cycle", "test-results", "ID", "--from", "/nonexistent/results.json"}, reason.ExitUsage, "cannot read", nil},
 		{"plan malformed JSON", `{"tasks": [`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "malformed JSON", nil},
+		{"plan oversized", `{"tasks":[],"total_estimated_effort":"` + strings.Repeat("x", maxInputBytes) + `"}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "over the limit", nil},
 		{"plan two values", `{} {}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "more than one value", nil},
 		{"plan dependency cycle", `{"tasks":[{"id":"A","effort":"small","depends_on":["B"]},{"id":"B","effort":"small","depends_on":["A"]}]}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "cycle", nil},
 		{"plan unknown dependency", `{"tasks":[{"id":"A","effort":"small","depends_on":["Z"]}]}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "not in the plan", nil},
