@@ -598,7 +598,7 @@ func (c *cycleCLI) testResultsCmd() *cobra.Command {
 	var from string
 	cmd := &cobra.Command{
 		Use:   "test-results ID",
-		Short: "Record a test run (version bumped on each)",
+		Short: "Record a test run (vas); versioned like the requirements",
 		Long: `Record a test run from flags, or from a JSON object {pass_rate, coverage,
 failed_tests, total_tests} in a file or on stdin (--from -). Rates are
 percentages (0-100).`,
@@ -687,7 +687,7 @@ func (c *cycleCLI) requirementsCmd() *cobra.Command {
 	var specFile string
 	cmd := &cobra.Command{
 		Use:   "requirements ID (--spec TEXT | --spec-file FILE)",
-		Short: "Replace the requirements (ra); version 1.0.0, then the next patch",
+		Short: "Replace the requirements (ra); versioned (1.0.0, next patch, next minor per iteration)",
 		Example: `  custodian cycle requirements $id --spec-file requirements.md \
         --edge-case "OAuth timeout handling" --edge-case "PKCE validation"`,
 		Args: exactArgs(1),
