@@ -42,6 +42,22 @@
 //   - A snapshot with no journal (a file made by another tool) is adopted: the
 //     first commit journals it as revision 1 and the change as revision 2.
 //
+// # Hold mode (the daemon)
+//
+// With Options.Hold (custodian serve) one process owns the documents for its
+// lifetime: Open takes an exclusive flock on .asdd/state/custodian.pid and
+// writes its pid there (a second daemon is refused with CONFLICT naming that
+// pid); each document's lock is taken on first use and kept until Close.
+// Reads are served from memory. A commit appends its journal line without
+// syncing and waits; the first waiter to find no fsync in flight syncs
+// everything written so far for all of them (group commit), and only then
+// are the commits acknowledged, readable and delivered to watchers. The
+// snapshot is rewritten in the background with the latest synced value at
+// most once per SnapshotInterval (50 ms by default) and on Close, so after a
+// crash it may be behind the journal by the commits of that interval — the
+// recovery rule for a snapshot behind its journal replays them. The file
+// format is the same in both modes.
+//
 // The lock is advisory flock(2): all writers must go through Custodian, and
 // network file systems (NFS) are not supported.
 package file

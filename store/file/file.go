@@ -38,7 +38,25 @@ type Options struct {
 	// "snapshot.rename", "dir.sync") and a non-nil result fails that step as
 	// the operating system would. For crash and fault-injection tests only.
 	Fault func(point string) error
+
+	// Hold selects daemon mode (custodian serve): the store takes an
+	// exclusive lock on PidFile at Open (refusing, with the holder's pid, if
+	// another daemon has it), takes each document's lock on first use and
+	// keeps it until Close, serves reads from memory, group-commits (writers
+	// that arrive while a journal fsync is in flight share the next one) and
+	// rewrites snapshots in the background at most once per
+	// SnapshotInterval, and on Close.
+	Hold bool
+	// PidFile is the daemon lock file, relative to the project root
+	// (".asdd/state/custodian.pid" by default). Hold mode only.
+	PidFile string
+	// SnapshotInterval is the least time between two rewrites of a
+	// document's snapshot in Hold mode; 50 ms by default.
+	SnapshotInterval time.Duration
 }
+
+// DefaultPidFile is the daemon lock file of Hold mode.
+const DefaultPidFile = ".asdd/state/custodian.pid"
 
 // Store is the file backend. It is safe for concurrent use by many
 // goroutines and, through the lock files, by many processes.
@@ -50,6 +68,8 @@ type Store struct {
 	mu     sync.Mutex
 	docs   map[string]*doc
 	closed bool
+
+	daemon *daemon // Hold mode only
 }
 
 var _ store.Store = (*Store)(nil)
@@ -74,27 +94,46 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 100 * time.Millisecond
 	}
-	return &Store{dir: abs, root: r, opts: opts, docs: map[string]*doc{}}, nil
+	s := &Store{dir: abs, root: r, opts: opts, docs: map[string]*doc{}}
+	if opts.Hold {
+		if err := s.startDaemon(); err != nil {
+			r.Close()
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 // Dir returns the project root the store keeps its files under.
 func (s *Store) Dir() string { return s.dir }
 
-// Close releases the store. Documents' locks are not held between calls, so
-// there is nothing to flush.
+// Close releases the store. Outside Hold mode documents' locks are not held
+// between calls, so there is nothing to flush; in Hold mode Close waits for
+// pending journal syncs, rewrites every snapshot that is behind, and
+// releases the locks.
 func (s *Store) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
 	s.closed = true
+	docs := make([]*doc, 0, len(s.docs))
 	for _, d := range s.docs {
-		d.mu.Lock()
-		d.notify()
-		d.mu.Unlock()
+		docs = append(docs, d)
 	}
-	return s.root.Close()
+	s.mu.Unlock()
+	var err error
+	if s.daemon != nil {
+		err = s.stopDaemon(docs)
+	}
+	for _, d := range docs {
+		d.notify()
+	}
+	if cerr := s.root.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // errClosed is returned by every method after Close.
@@ -113,6 +152,7 @@ func (s *Store) doc(key string) (*doc, error) {
 	if !ok {
 		p := pathsFor(key)
 		d = &doc{s: s, p: p, flock: flock.New(filepath.Join(s.dir, filepath.FromSlash(p.lock))), changed: make(chan struct{})}
+		d.held.cond = sync.NewCond(&d.held.smu)
 		s.docs[key] = d
 	}
 	return d, nil
@@ -135,6 +175,9 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		out = store.Document{Key: key, Revision: d.rev, Value: clone(d.value)}
 		return nil
 	})
+	if err == nil {
+		err = d.awaitDurable(out.Revision)
+	}
 	return out, err
 }
 
@@ -175,6 +218,9 @@ func (s *Store) GetAt(ctx context.Context, key string, rev uint64) (store.Docume
 		out = store.Document{Key: key, Revision: rev, Value: v}
 		return nil
 	})
+	if err == nil {
+		err = d.awaitDurable(out.Revision)
+	}
 	return out, err
 }
 
@@ -203,6 +249,9 @@ func (s *Store) History(ctx context.Context, key string, from, to uint64) ([]sto
 		}
 		return nil
 	})
+	if err == nil && len(out) > 0 {
+		err = d.awaitDurable(out[len(out)-1].Rev)
+	}
 	return out, err
 }
 
@@ -248,8 +297,8 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 	}
 	var res store.Result
 	err = d.locked(ctx, func() error {
-		if d.broken != nil {
-			return fmt.Errorf("%s: refusing to write after a failed sync (reopen to recover): %w", key, d.broken)
+		if b := d.brokenErr(); b != nil {
+			return fmt.Errorf("%s: refusing to write after a failed sync (reopen to recover): %w", key, b)
 		}
 		if err := d.refresh(); err != nil {
 			return err
@@ -282,6 +331,15 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		res = store.Result{Document: store.Document{Key: key, Revision: d.rev, Value: clone(d.value)}, Changed: true, Record: rec}
 		return nil
 	})
+	if err == nil {
+		// In Hold mode the commit is acknowledged once its journal line is
+		// synced (shared with whoever else wrote meanwhile); an unchanged
+		// result waits too, so it never reports a value not yet durable.
+		err = d.awaitDurable(res.Revision)
+		if err != nil {
+			return store.Result{}, err
+		}
+	}
 	return res, err
 }
 
@@ -312,7 +370,10 @@ type doc struct {
 	adopted bool   // value came from a snapshot with no journal
 
 	broken  error         // a sync failed: the state on disk is unknown
+	cmu     sync.Mutex    // guards changed
 	changed chan struct{} // closed and replaced on every commit (wakes watchers)
+
+	held heldState // Hold mode only
 }
 
 type fileID struct {
@@ -324,14 +385,29 @@ type fileID struct {
 }
 
 func (d *doc) notify() {
+	d.cmu.Lock()
 	close(d.changed)
 	d.changed = make(chan struct{})
+	d.cmu.Unlock()
+}
+
+// wake returns the channel closed at the next commit.
+func (d *doc) wake() <-chan struct{} {
+	d.cmu.Lock()
+	defer d.cmu.Unlock()
+	return d.changed
 }
 
 // locked runs f holding the in-process mutex and the cross-process lock.
 func (d *doc) locked(ctx context.Context, f func() error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if d.held.locked {
+		return f()
+	}
+	if d.held.closed {
+		return errClosed
+	}
 	if err := d.s.root.MkdirAll(d.p.dir, 0o755); err != nil {
 		return pathError(d.p.key, err)
 	}
@@ -354,6 +430,11 @@ func (d *doc) locked(ctx context.Context, f func() error) error {
 		if !ok {
 			return reason.New(reason.Conflict, "lock %s not acquired: %v", d.p.lock, ctx.Err())
 		}
+	}
+	if d.s.daemon != nil {
+		// Hold mode: keep the lock until Close.
+		d.held.locked = true
+		return f()
 	}
 	defer d.flock.Unlock()
 	return f()

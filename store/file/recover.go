@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/custodian-dev/custodian/reason"
@@ -23,6 +24,11 @@ type parsedJournal struct {
 // CORRUPT_STATE error naming the revision; an unterminated tail is reported
 // as torn, never as an error.
 func parseJournal(name string, data []byte, base int64, prev *store.Record) (parsedJournal, error) {
+	return parseJournalUpTo(name, data, base, prev, math.MaxUint64)
+}
+
+// parseJournalUpTo is parseJournal stopping after revision maxRev.
+func parseJournalUpTo(name string, data []byte, base int64, prev *store.Record, maxRev uint64) (parsedJournal, error) {
 	var pj parsedJournal
 	pj.end = base
 	off := 0
@@ -44,6 +50,9 @@ func parseJournal(name string, data []byte, base int64, prev *store.Record) (par
 		if err := store.Chain(prev, r); err != nil {
 			return pj, reason.New(reason.CorruptState, "journal %s is corrupt at revision %d (byte %d): %v", name, want, base+int64(off), err)
 		}
+		if r.Rev > maxRev {
+			break
+		}
 		pj.recs = append(pj.recs, r)
 		prev = &pj.recs[len(pj.recs)-1]
 		off += nl + 1
@@ -55,6 +64,18 @@ func parseJournal(name string, data []byte, base int64, prev *store.Record) (par
 // refresh brings the in-memory view up to date with the files. It must run
 // under the lock; it repairs what the recovery rules allow.
 func (d *doc) refresh() error {
+	if d.held.locked {
+		// Hold mode: nobody else writes while the lock is held, so the
+		// files are read once.
+		if d.loaded {
+			return nil
+		}
+		if err := d.load(); err != nil {
+			return err
+		}
+		d.heldInit()
+		return nil
+	}
 	jid, err := d.stat(d.p.journal)
 	if err != nil {
 		return err
@@ -378,6 +399,11 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 		return nil, err
 	}
 	lines = append(lines, line...)
+	if d.held.locked {
+		// Hold mode keeps the value as given; the background snapshot
+		// writer indents it.
+		return d.appendAndApply(lines, &rec, bytes.Clone(bytes.TrimRight(nv.Raw, " \t\r\n")), nv.Tree, nv.Sum)
+	}
 	snap, err := store.Indent(bytes.TrimRight(nv.Raw, " \t\r\n"))
 	if err != nil {
 		return nil, reason.New(reason.InvalidInput, "%v", err)
@@ -386,6 +412,9 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 }
 
 func (d *doc) appendAndApply(lines []byte, rec *store.Record, snap []byte, tree any, sum string) (*store.Record, error) {
+	if d.held.locked {
+		return d.heldAppend(lines, rec, snap, tree, sum)
+	}
 	if err := d.appendJournal(lines); err != nil {
 		return nil, err
 	}

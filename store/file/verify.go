@@ -22,6 +22,16 @@ func (s *Store) Verify(ctx context.Context, key string) error {
 		return err
 	}
 	return d.locked(ctx, func() error {
+		if d.held.locked {
+			// Hold mode: make the files whole first (journal synced,
+			// snapshot at the latest revision), then check them as usual.
+			if err := d.awaitDurable(d.rev); err != nil {
+				return err
+			}
+			if err := d.flushSnapshot(); err != nil {
+				return err
+			}
+		}
 		pj, err := d.readJournal(false)
 		if err != nil {
 			return err
@@ -75,6 +85,14 @@ func (s *Store) Watch(ctx context.Context, key string, from uint64) iter.Seq2[st
 			yield(store.Commit{}, err)
 			return
 		}
+		if s.opts.Hold {
+			// Load the document (and take its lock) so the durable
+			// revision is known before reading the journal.
+			if err := d.locked(ctx, d.refresh); err != nil {
+				yield(store.Commit{}, err)
+				return
+			}
+		}
 		var (
 			off  int64
 			prev *store.Record
@@ -82,10 +100,8 @@ func (s *Store) Watch(ctx context.Context, key string, from uint64) iter.Seq2[st
 		ticker := time.NewTicker(s.opts.PollInterval)
 		defer ticker.Stop()
 		for {
-			d.mu.Lock()
-			wake := d.changed
-			d.mu.Unlock()
-			recs, end, err := d.readFrom(off, prev)
+			wake := d.wake()
+			recs, end, err := d.readFrom(off, prev, d.durableRev())
 			if err != nil {
 				yield(store.Commit{}, err)
 				return
@@ -119,7 +135,8 @@ func (s *Store) Watch(ctx context.Context, key string, from uint64) iter.Seq2[st
 
 // readFrom reads complete journal records from byte offset off on, without
 // the lock.
-func (d *doc) readFrom(off int64, prev *store.Record) ([]store.Record, int64, error) {
+// In Hold mode only records up to maxRev (the last synced one) are read.
+func (d *doc) readFrom(off int64, prev *store.Record, maxRev uint64) ([]store.Record, int64, error) {
 	f, err := d.s.root.Open(d.p.journal)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, off, nil
@@ -143,7 +160,7 @@ func (d *doc) readFrom(off int64, prev *store.Record) ([]store.Record, int64, er
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, off, fmt.Errorf("watch %s: %w", d.p.key, err)
 	}
-	pj, err := parseJournal(d.p.journal, data[:n], off, prev)
+	pj, err := parseJournalUpTo(d.p.journal, data[:n], off, prev, maxRev)
 	if err != nil {
 		return nil, off, err
 	}

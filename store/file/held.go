@@ -1,0 +1,309 @@
+package file
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gofrs/flock"
+
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+)
+
+// Hold mode (Options.Hold) is the daemon's way of using the files: one
+// process owns every document for its lifetime, so it can keep the state in
+// memory, let concurrent commits share one journal fsync (group commit), and
+// rewrite snapshots in the background. The files stay in the format the
+// package doc describes, and the recovery rules already cover a snapshot
+// that is behind its journal, which is all a crash in Hold mode can leave.
+
+// daemon is the store-wide state of Hold mode.
+type daemon struct {
+	pid     *flock.Flock
+	pidRel  string
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+// version is one revision of a document's value, as kept in memory.
+type version struct {
+	rev   uint64
+	value []byte // compact or as given; nil: no document
+}
+
+// heldState is a document's Hold-mode state.
+type heldState struct {
+	locked bool // the document's flock is held (guarded by doc.mu)
+	closed bool // the store closed (guarded by doc.mu)
+
+	jf   *os.File // the journal, open for appending (guarded by doc.mu)
+	size int64    // bytes written to jf (guarded by doc.mu)
+
+	active  atomic.Bool              // the document is loaded in Hold mode
+	latest  atomic.Pointer[version] // the last written revision
+	durable atomic.Pointer[version] // the last synced revision
+
+	smu     sync.Mutex // guards syncing and syncErr; cond waits on it
+	cond    *sync.Cond
+	syncing bool
+	syncErr error
+
+	snapMu  sync.Mutex // one snapshot rewrite at a time
+	snapRev uint64     // revision the snapshot file holds
+}
+
+// startDaemon takes the daemon lock and starts the snapshot writer.
+func (s *Store) startDaemon() error {
+	rel := s.opts.PidFile
+	if rel == "" {
+		rel = DefaultPidFile
+	}
+	if s.opts.SnapshotInterval <= 0 {
+		s.opts.SnapshotInterval = 50 * time.Millisecond
+	}
+	if err := s.root.MkdirAll(path.Dir(rel), 0o755); err != nil {
+		return fmt.Errorf("daemon lock: %w", err)
+	}
+	f, err := s.root.OpenFile(rel, os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("daemon lock: %w", err)
+	}
+	f.Close()
+	fl := flock.New(filepath.Join(s.dir, filepath.FromSlash(rel)))
+	ok, err := fl.TryLock()
+	if err != nil {
+		return fmt.Errorf("daemon lock %s: %w", rel, err)
+	}
+	if !ok {
+		holder := "unknown"
+		if b, err := s.root.ReadFile(rel); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+			holder = strings.TrimSpace(string(b))
+		}
+		return reason.New(reason.Conflict, "another custodian daemon (pid %s) already serves this project (it holds %s)", holder, rel)
+	}
+	if err := s.root.WriteFile(rel, fmt.Appendf(nil, "%d\n", os.Getpid()), 0o644); err != nil {
+		fl.Unlock()
+		return fmt.Errorf("daemon lock: write pid: %w", err)
+	}
+	s.daemon = &daemon{pid: fl, pidRel: rel, stop: make(chan struct{}), stopped: make(chan struct{})}
+	go s.snapshotLoop()
+	return nil
+}
+
+// snapshotLoop rewrites the snapshots that are behind, at most once per
+// SnapshotInterval.
+func (s *Store) snapshotLoop() {
+	defer close(s.daemon.stopped)
+	t := time.NewTicker(s.opts.SnapshotInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.daemon.stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		docs := make([]*doc, 0, len(s.docs))
+		for _, d := range s.docs {
+			docs = append(docs, d)
+		}
+		s.mu.Unlock()
+		for _, d := range docs {
+			if !d.held.active.Load() {
+				continue
+			}
+			if err := d.flushSnapshot(); err != nil {
+				d.logf("snapshot not rewritten; the journal holds every commit and the next open replays it", "error", err)
+			}
+		}
+	}
+}
+
+// stopDaemon flushes and releases everything Hold mode holds.
+func (s *Store) stopDaemon(docs []*doc) error {
+	close(s.daemon.stop)
+	<-s.daemon.stopped
+	var errs []error
+	for _, d := range docs {
+		d.mu.Lock()
+		if d.held.locked {
+			if v := d.held.latest.Load(); v != nil {
+				if err := d.awaitDurable(v.rev); err != nil {
+					errs = append(errs, err)
+				} else if err := d.flushSnapshot(); err != nil {
+					errs = append(errs, err)
+				}
+			}
+			if d.held.jf != nil {
+				if err := d.held.jf.Close(); err != nil {
+					errs = append(errs, err)
+				}
+				d.held.jf = nil
+			}
+			if err := d.flock.Unlock(); err != nil {
+				errs = append(errs, err)
+			}
+			d.held.locked = false
+		}
+		d.held.closed = true
+		d.held.active.Store(false)
+		d.mu.Unlock()
+	}
+	_ = s.root.WriteFile(s.daemon.pidRel, nil, 0o644)
+	if err := s.daemon.pid.Unlock(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// heldInit starts Hold mode for a freshly loaded document (under doc.mu).
+func (d *doc) heldInit() {
+	v := &version{rev: d.rev, value: d.value}
+	d.held.latest.Store(v)
+	d.held.durable.Store(v)
+	d.held.snapRev = d.rev
+	d.held.size = d.jID.size
+	d.held.active.Store(true)
+}
+
+// heldAppend writes a commit's journal lines without syncing them and makes
+// it the latest value (under doc.mu). The caller waits for the sync.
+func (d *doc) heldAppend(lines []byte, rec *store.Record, value []byte, tree any, sum string) (*store.Record, error) {
+	h := &d.held
+	if h.closed {
+		return nil, errClosed
+	}
+	if h.jf == nil {
+		created := !d.jID.exists
+		f, err := d.s.root.OpenFile(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, pathError(d.p.key, err)
+		}
+		if created {
+			if err := d.syncDir(); err != nil {
+				f.Close()
+				return nil, err
+			}
+			d.jID.exists = true
+		}
+		h.jf = f
+	}
+	err := d.fault("journal.write")
+	if err == nil {
+		_, err = h.jf.Write(lines)
+	}
+	if err != nil {
+		if terr := h.jf.Truncate(h.size); terr != nil {
+			d.broken = fmt.Errorf("write failed (%v) and could not be cut back: %w", err, terr)
+		}
+		return nil, fmt.Errorf("append to journal %s: %w", d.p.journal, err)
+	}
+	h.size += int64(len(lines))
+	d.rev, d.last = rec.Rev, rec
+	d.value, d.tree, d.sum, d.adopted = value, tree, sum, false
+	h.latest.Store(&version{rev: rec.Rev, value: value})
+	return rec, nil
+}
+
+// durableRev is the last revision watchers may see: in Hold mode the last
+// synced one, otherwise every complete record.
+func (d *doc) durableRev() uint64 {
+	if !d.s.opts.Hold {
+		return ^uint64(0)
+	}
+	if v := d.held.durable.Load(); v != nil {
+		return v.rev
+	}
+	return 0
+}
+
+// brokenErr is the error that keeps the document from being written.
+func (d *doc) brokenErr() error {
+	if d.broken != nil {
+		return d.broken
+	}
+	if !d.held.active.Load() {
+		return nil
+	}
+	d.held.smu.Lock()
+	defer d.held.smu.Unlock()
+	return d.held.syncErr
+}
+
+// awaitDurable returns once revision rev is synced to the journal. In Hold
+// mode the first waiter to find no sync in flight becomes the leader: it
+// syncs everything written so far, for itself and every writer that came
+// meanwhile (group commit). Outside Hold mode commits are synced before they
+// are applied, so it returns at once.
+func (d *doc) awaitDurable(rev uint64) error {
+	h := &d.held
+	if !h.active.Load() {
+		return nil
+	}
+	h.smu.Lock()
+	defer h.smu.Unlock()
+	for {
+		if h.syncErr != nil {
+			return fmt.Errorf("sync journal %s (commit outcome unknown until reopened): %w", d.p.journal, h.syncErr)
+		}
+		if v := h.durable.Load(); v != nil && v.rev >= rev {
+			return nil
+		}
+		if h.syncing {
+			h.cond.Wait()
+			continue
+		}
+		h.syncing = true
+		target := h.latest.Load()
+		h.smu.Unlock()
+		err := d.fault("journal.sync")
+		if err == nil {
+			// jf was set before target was published (atomic order).
+			if jf := d.heldFile(); jf != nil {
+				err = jf.Sync()
+			}
+		}
+		h.smu.Lock()
+		h.syncing = false
+		if err != nil {
+			h.syncErr = err
+		} else {
+			h.durable.Store(target)
+			d.notify()
+		}
+		h.cond.Broadcast()
+	}
+}
+
+// heldFile returns the journal file of Hold mode. It is written under
+// doc.mu before the revision it carries is published through held.latest,
+// which the caller loaded first.
+func (d *doc) heldFile() *os.File { return d.held.jf }
+
+// flushSnapshot rewrites the snapshot with the latest synced value if it is
+// behind.
+func (d *doc) flushSnapshot() error {
+	h := &d.held
+	h.snapMu.Lock()
+	defer h.snapMu.Unlock()
+	v := h.durable.Load()
+	if v == nil || v.value == nil || v.rev <= h.snapRev {
+		return nil
+	}
+	b, err := store.Indent(v.value)
+	if err != nil {
+		return err
+	}
+	if err := d.writeSnapshot(b); err != nil {
+		return err
+	}
+	h.snapRev = v.rev
+	return nil
+}

@@ -1,0 +1,225 @@
+package file_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/file"
+	"github.com/custodian-dev/custodian/store/storetest"
+)
+
+func TestConformanceHold(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		return open(t, t.TempDir(), file.Options{Hold: true, SnapshotInterval: 5 * time.Millisecond})
+	})
+}
+
+func TestSecondDaemonIsRefusedWithPid(t *testing.T) {
+	dir := t.TempDir()
+	open(t, dir, file.Options{Hold: true})
+	_, err := file.Open(dir, file.Options{Hold: true})
+	e, ok := reason.As(err)
+	if !ok || e.Code != reason.Conflict {
+		t.Fatalf("second daemon: got %v, want CONFLICT", err)
+	}
+	if want := fmt.Sprintf("pid %d", os.Getpid()); !strings.Contains(e.Message, want) {
+		t.Fatalf("refusal %q does not name %q", e.Message, want)
+	}
+}
+
+func TestDaemonLockIsReleasedOnClose(t *testing.T) {
+	dir := t.TempDir()
+	s, err := file.Open(dir, file.Options{Hold: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	open(t, dir, file.Options{Hold: true})
+}
+
+func bump(w int) store.UpdateFunc {
+	return func(cur store.Document) (store.Change, error) {
+		m := map[string]int{}
+		if cur.Value != nil {
+			if err := json.Unmarshal(cur.Value, &m); err != nil {
+				return store.Change{}, err
+			}
+		}
+		m[fmt.Sprintf("w%02d", w)]++
+		b, _ := json.Marshal(m)
+		return store.Change{Value: b, Actor: fmt.Sprintf("w%02d", w), Reason: "bump"}, nil
+	}
+}
+
+// Writers that arrive together share journal fsyncs, every commit is
+// acknowledged only once synced, and the files are whole after Close.
+func TestGroupCommit(t *testing.T) {
+	dir := t.TempDir()
+	var syncs atomic.Int64
+	s, err := file.Open(dir, file.Options{Hold: true, Fault: func(p string) error {
+		if p == "journal.sync" {
+			syncs.Add(1)
+			time.Sleep(200 * time.Microsecond) // a disk, so that writers pile up
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const key, writers, each = "state/doc.json", 32, 20
+	if _, err := s.Update(ctx, key, func(store.Document) (store.Change, error) {
+		return store.Change{Value: json.RawMessage(`{}`)}, nil
+	}, store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range each {
+				res, err := s.Update(ctx, key, bump(w))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				// Acknowledged means readable by anyone from now on.
+				got, err := s.Get(ctx, key)
+				if err != nil || got.Revision < res.Revision {
+					t.Errorf("read after ack: rev %d < %d (%v)", got.Revision, res.Revision, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	n := syncs.Load()
+	if n >= writers*each {
+		t.Errorf("%d syncs for %d commits: no grouping", n, writers*each)
+	}
+	t.Logf("%d commits, %d journal syncs", writers*each+1, n)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := open(t, dir, file.Options{})
+	if err := s2.Verify(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := s2.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Revision != writers*each+1 {
+		t.Fatalf("revision %d, want %d", doc.Revision, writers*each+1)
+	}
+	m := map[string]int{}
+	json.Unmarshal(doc.Value, &m)
+	for w := range writers {
+		if m[fmt.Sprintf("w%02d", w)] != each {
+			t.Fatalf("writer %d: %d commits present, want %d", w, m[fmt.Sprintf("w%02d", w)], each)
+		}
+	}
+}
+
+// The snapshot is rewritten in the background, not per commit, and a
+// snapshot left behind (as a crash leaves it) is caught up by replay.
+func TestSnapshotIsDeferred(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s, err := file.Open(dir, file.Options{Hold: true, SnapshotInterval: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const key = "state/doc.json"
+	for i := range 5 {
+		opts := []store.UpdateOption{}
+		if i == 0 {
+			opts = append(opts, store.Create())
+		}
+		if _, err := s.Update(ctx, key, bump(i), opts...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := filepath.Join(dir, "state", "doc.json")
+	if _, err := os.Stat(snap); !os.IsNotExist(err) {
+		t.Fatalf("snapshot written per commit (stat: %v)", err)
+	}
+	// A crash now: copy the files as they are, then compare with a reopen.
+	crash := t.TempDir()
+	copyTree(t, dir, crash)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(snap); err != nil {
+		t.Fatalf("Close did not write the snapshot: %v", err)
+	}
+	s2 := open(t, crash, file.Options{})
+	doc, err := s2.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if doc.Revision != 5 {
+		t.Fatalf("after crash: revision %d, want 5", doc.Revision)
+	}
+	if err := s2.Verify(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHoldSyncFailurePoisons(t *testing.T) {
+	dir := t.TempDir()
+	var fail atomic.Bool
+	s := open(t, dir, file.Options{Hold: true, Fault: func(p string) error {
+		if p == "journal.sync" && fail.Load() {
+			return fmt.Errorf("EIO (injected)")
+		}
+		return nil
+	}})
+	ctx := context.Background()
+	const key = "state/doc.json"
+	if _, err := s.Update(ctx, key, bump(0), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	fail.Store(true)
+	if _, err := s.Update(ctx, key, bump(1)); err == nil {
+		t.Fatal("commit acknowledged after a failed sync")
+	}
+	fail.Store(false)
+	if _, err := s.Update(ctx, key, bump(2)); err == nil {
+		t.Fatal("write accepted after a failed sync")
+	}
+}
+
+func copyTree(t *testing.T, from, to string) {
+	t.Helper()
+	err := filepath.Walk(from, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		dst := filepath.Join(to, rel)
+		if fi.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, b, 0o644)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
