@@ -46,7 +46,7 @@ type heldState struct {
 	jf   *os.File // the journal, open for appending (guarded by doc.mu)
 	size int64    // bytes written to jf (guarded by doc.mu)
 
-	active  atomic.Bool              // the document is loaded in Hold mode
+	active  atomic.Bool             // the document is loaded in Hold mode
 	latest  atomic.Pointer[version] // the last written revision
 	durable atomic.Pointer[version] // the last synced revision
 
