@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"maps"
@@ -96,7 +97,11 @@ func NewBoard(m *asdd.Manifest, cfg *asdd.Config, now time.Time) Board {
 		}
 		if s.Status == asdd.Blocked {
 			var awaiting []string
-			for _, r := range s.SignOffsRequired {
+			required := s.SignOffsRequired
+			if len(required) == 0 { // a block record written by hand or by a rebuild
+				required = cfg.Escalation.SignOff
+			}
+			for _, r := range required {
 				if !slices.ContainsFunc(s.SignOffs, func(x asdd.SignOff) bool { return x.Role == r }) {
 					awaiting = append(awaiting, r)
 				}
@@ -167,7 +172,14 @@ func newStatusCmd(app *App) *cobra.Command {
 				return err
 			}
 			b := NewBoard(m, cfg, app.Now())
-			return app.Render(b, func(w io.Writer) error { return writeBoard(w, b) })
+			return app.Render(b, func(w io.Writer) error {
+				var buf bytes.Buffer
+				if err := writeBoard(&buf, b); err != nil {
+					return err
+				}
+				_, err := w.Write(trimTrailingSpace(buf.Bytes()))
+				return err
+			})
 		},
 	}
 }
@@ -225,7 +237,11 @@ func writeBoard(w io.Writer, b Board) error {
 		fmt.Fprintln(w, "\nBlockers:")
 		for _, s := range blocked {
 			if s.Block != nil {
-				fmt.Fprintf(w, "  %s  %s at %s (LKG %s): %s\n", s.ID, asdd.ModeLabel(s.Block.FailureMode), s.Block.AtPhase, s.Block.LKGPhase, s.Block.Reason)
+				mode := asdd.ModeLabel(s.Block.FailureMode)
+				if mode == "" {
+					mode = "Blocked"
+				}
+				fmt.Fprintf(w, "  %s  %s at %s (LKG %s): %s\n", s.ID, mode, s.Block.AtPhase, s.Block.LKGPhase, s.Block.Reason)
 				fmt.Fprintf(w, "      escalation %s, awaiting %s", dash(s.Block.Escalation), strings.Join(s.Block.AwaitingBy, " + "))
 				if len(s.Block.Paused) > 0 {
 					fmt.Fprintf(w, "; paused: %s", strings.Join(s.Block.Paused, ", "))
@@ -254,7 +270,7 @@ func writeBoard(w io.Writer, b Board) error {
 		for _, h := range b.Heartbeats {
 			age := "?"
 			if h.AgeSeconds != nil {
-				age = (time.Duration(*h.AgeSeconds) * time.Second).String() + " ago"
+				age = humanAge(time.Duration(*h.AgeSeconds)*time.Second) + " ago"
 			}
 			note := ""
 			if h.Stale {
@@ -265,7 +281,7 @@ func writeBoard(w io.Writer, b Board) error {
 				work += fmt.Sprintf(" wave %d", *h.Wave)
 			}
 			if h.Done != nil || h.Remaining != nil {
-				work += fmt.Sprintf(" tasks %s/%s", intText(h.Done), intText(h.Remaining))
+				work += fmt.Sprintf(" tasks %s done, %s left", intText(h.Done), intText(h.Remaining))
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", h.Agent, h.Status, age, strings.TrimSpace(work), note)
 		}
@@ -279,4 +295,26 @@ func intText(p *int) string {
 		return "?"
 	}
 	return fmt.Sprint(*p)
+}
+
+// trimTrailingSpace removes the padding tabwriter leaves at line ends.
+func trimTrailingSpace(b []byte) []byte {
+	lines := bytes.Split(b, []byte("\n"))
+	for i, l := range lines {
+		lines[i] = bytes.TrimRight(l, " ")
+	}
+	return bytes.Join(lines, []byte("\n"))
+}
+
+// humanAge is a duration for the board: "42s", "5m3s", "3h2m", "12d4h".
+func humanAge(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "in the future: " + (-d).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
 }

@@ -229,3 +229,28 @@ func TestASDDJSONResults(t *testing.T) {
 		t.Fatalf("bad config error does not name the key: %s", out)
 	}
 }
+
+// Effects lost between a commit and their application (a crash) are
+// re-derived by the next command that touches the slice.
+func TestASDDEffectsRepaired(t *testing.T) {
+	e := newASDDEnv(t)
+	e.must("init")
+	e.must("slice", "add", "S")
+	e.write("i.md", "x")
+	e.want(3, "propose", "--agent", "discovery", "--slice", "S", "--score", "0.5", "--artifact", "intent=i.md", "--uncertainty", "u")
+	m := e.manifest()
+	notice := m.Slice("S").OpenEscalation().Path
+	want := e.read(notice)
+	for _, p := range []string{notice, asdd.FailureLogPath} {
+		if err := os.Remove(filepath.Join(e.dir, filepath.FromSlash(p))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.must("lock", "S", "--holder", "discovery")
+	if got := e.read(notice); got != want {
+		t.Fatalf("notice not restored:\n%s", got)
+	}
+	if log := e.read(asdd.FailureLogPath); !strings.Contains(log, "<!-- "+m.Slice("S").EscalationID+" -->") {
+		t.Fatalf("log row not restored:\n%s", log)
+	}
+}
