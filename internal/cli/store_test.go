@@ -76,10 +76,14 @@ func TestStoreVerbsGolden(t *testing.T) {
 	}
 	// Volatile parts: process ids in values, hashes.
 	got := pidRE.ReplaceAllString(s.buf.String(), `"PID/`)
+	got = hashRE.ReplaceAllString(got, "sha256:HASH")
 	goldenFile(t, filepath.Join("testdata", "store", "transcript.golden"), got, *updateStoreGolden)
 }
 
-var pidRE = regexp.MustCompile(`"[0-9]+/`)
+var (
+	pidRE  = regexp.MustCompile(`"[0-9]+/`)
+	hashRE = regexp.MustCompile(`sha256:[0-9a-f]+`)
+)
 
 func goldenFile(t *testing.T, path, got string, update bool) {
 	t.Helper()
