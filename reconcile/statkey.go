@@ -20,3 +20,20 @@ func keyOf(fi fs.FileInfo) statKey {
 	sysKey(fi, &k)
 	return k
 }
+
+// Stamp identifies a file's version by its metadata: size, mtime, ctime,
+// inode and device, as the stat cache compares them. Two stamps of the
+// same path are equal when the file has, in all likelihood, not changed.
+type Stamp struct {
+	Size  int64  `json:"size"`
+	Mtime int64  `json:"mtime"`
+	Ctime int64  `json:"ctime"`
+	Ino   uint64 `json:"ino"`
+	Dev   uint64 `json:"dev"`
+}
+
+// StampOf returns the stamp of a file's metadata.
+func StampOf(fi fs.FileInfo) Stamp {
+	k := keyOf(fi)
+	return Stamp{Size: k.Size, Mtime: k.Mtime, Ctime: k.Ctime, Ino: k.Ino, Dev: k.Dev}
+}

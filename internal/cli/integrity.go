@@ -129,10 +129,15 @@ func runCheck(app *App, cmd *cobra.Command, full, halt bool) (*CheckReport, erro
 		return nil, err
 	}
 	rep := &CheckReport{Slices: []CheckSlice{}, Halted: []string{}}
-	m, err := loadManifest(app, cmd)
+	root, err := os.OpenRoot(rootDir)
+	if err != nil {
+		return nil, fmt.Errorf("open project: %w", err)
+	}
+	defer root.Close()
+	in, err := loadCheckInput(app, cmd, root, full)
 	if errors.Is(err, errNoASDDManifest) {
 		// Never initialised, or lost with its journal.
-		if _, serr := os.Stat(filepath.Join(rootDir, filepath.FromSlash(reconcile.SpecsDir))); serr == nil {
+		if _, serr := root.Stat(reconcile.SpecsDir); serr == nil {
 			f := reconcile.Finding{Code: reason.StateInconsistency, Path: asdd.Key,
 				Message: fmt.Sprintf("%s and its journal are missing but %s holds specs: run `custodian rebuild`", asdd.Key, reconcile.SpecsDir)}
 			rep.Slices = append(rep.Slices, CheckSlice{Findings: []reconcile.Finding{f}})
@@ -146,19 +151,10 @@ func runCheck(app *App, cmd *cobra.Command, full, halt bool) (*CheckReport, erro
 	if err != nil {
 		return nil, err
 	}
-	rep.Revision = m.Revision
-	rep.Stats.Slices = len(m.Slices)
+	rep.Revision = in.Revision
+	rep.Stats.Slices = len(in.Slices)
 
-	var arts []reconcile.Artifact
-	for _, s := range m.Slices {
-		arts = append(arts, sliceArtifacts(s)...)
-	}
-	root, err := os.OpenRoot(rootDir)
-	if err != nil {
-		return nil, fmt.Errorf("open project: %w", err)
-	}
-	defer root.Close()
-	res, err := reconcile.Check(app.Context(cmd), root, arts, reconcile.Options{Full: full, Now: app.Now})
+	res, err := reconcile.Check(app.Context(cmd), root, in.Artifacts, reconcile.Options{Full: full, Now: app.Now})
 	if err != nil {
 		return nil, err
 	}
@@ -171,14 +167,14 @@ func runCheck(app *App, cmd *cobra.Command, full, halt bool) (*CheckReport, erro
 	// Review markers are findings too: the pipeline is stopped until a
 	// human clears them.
 	findings := slices.Clone(res.Findings)
-	if len(m.ProjectContext.NeedsHumanReview) > 0 {
+	if len(in.ProjectReview) > 0 {
 		findings = append(findings, reconcile.Finding{Code: reason.NeedsReview,
-			Message: fmt.Sprintf("project context fields guessed by a rebuild await review (%s): custodian review --project --by ROLE", strings.Join(m.ProjectContext.NeedsHumanReview, ", "))})
+			Message: fmt.Sprintf("project context fields guessed by a rebuild await review (%s): custodian review --project --by ROLE", strings.Join(in.ProjectReview, ", "))})
 	}
-	for _, s := range m.Slices {
-		if len(s.NeedsHumanReview) > 0 {
-			findings = append(findings, reconcile.Finding{Code: reason.NeedsReview, Slice: s.SliceID,
-				Message: fmt.Sprintf("fields guessed by a rebuild await review (%s): custodian review %s --by ROLE", strings.Join(s.NeedsHumanReview, ", "), s.SliceID)})
+	for _, s := range in.Slices {
+		if len(s.NeedsReview) > 0 {
+			findings = append(findings, reconcile.Finding{Code: reason.NeedsReview, Slice: s.ID,
+				Message: fmt.Sprintf("fields guessed by a rebuild await review (%s): custodian review %s --by ROLE", strings.Join(s.NeedsReview, ", "), s.ID)})
 		}
 	}
 	rep.Findings = findings
@@ -190,15 +186,15 @@ func runCheck(app *App, cmd *cobra.Command, full, halt bool) (*CheckReport, erro
 	if fs := bySlice[""]; len(fs) > 0 {
 		rep.Slices = append(rep.Slices, CheckSlice{Findings: fs})
 	}
-	for _, s := range m.Slices {
-		if fs := bySlice[s.SliceID]; len(fs) > 0 {
-			rep.Slices = append(rep.Slices, CheckSlice{ID: s.SliceID, Status: s.Status, Findings: fs})
+	for _, s := range in.Slices {
+		if fs := bySlice[s.ID]; len(fs) > 0 {
+			rep.Slices = append(rep.Slices, CheckSlice{ID: s.ID, Status: s.Status, Findings: fs})
 		}
 	}
 	rep.Clean = len(findings) == 0
 
 	if halt {
-		haltDrift(app, cmd, m, rep)
+		haltDrift(app, cmd, rep)
 	}
 	return rep, nil
 }
@@ -207,11 +203,10 @@ func runCheck(app *App, cmd *cobra.Command, full, halt bool) (*CheckReport, erro
 // STATE_DRIFT warning and halts the pipeline for the affected slice"),
 // through asdd.FlagDrift inside a store update. Slices already halted stay
 // as they are.
-func haltDrift(app *App, cmd *cobra.Command, m *asdd.Manifest, rep *CheckReport) {
+func haltDrift(app *App, cmd *cobra.Command, rep *CheckReport) {
 	for i := range rep.Slices {
 		cs := &rep.Slices[i]
-		s := m.Slice(cs.ID)
-		if s == nil || s.Status == asdd.Blocked {
+		if cs.ID == "" || cs.Status == asdd.Blocked {
 			continue
 		}
 		paths := map[string]string{}
@@ -223,12 +218,12 @@ func haltDrift(app *App, cmd *cobra.Command, m *asdd.Manifest, rep *CheckReport)
 		if len(paths) == 0 {
 			continue
 		}
-		_, r, err := applyOp(app, cmd, asdd.FlagDrift{Slice: s.SliceID, Paths: paths}, false)
+		_, r, err := applyOp(app, cmd, asdd.FlagDrift{Slice: cs.ID, Paths: paths}, false)
 		if err != nil {
-			rep.Warnings = append(rep.Warnings, fmt.Sprintf("could not halt %s: %v", s.SliceID, err))
+			rep.Warnings = append(rep.Warnings, fmt.Sprintf("could not halt %s: %v", cs.ID, err))
 			continue
 		}
-		rep.Halted = append(rep.Halted, s.SliceID)
+		rep.Halted = append(rep.Halted, cs.ID)
 		rep.Revision = r.Revision
 		cs.Status = asdd.Blocked
 		rep.Warnings = append(rep.Warnings, r.Warnings...)

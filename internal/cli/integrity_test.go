@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/reconcile"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
 )
@@ -469,5 +471,150 @@ func TestReviewUsage(t *testing.T) {
 	}
 	if _, errs, code := p.run("review", "SLICE-001", "--by", "TL"); code != reason.ExitRejected || !strings.Contains(errs, "nothing marked") {
 		t.Errorf("nothing to review: exit %d %s", code, errs)
+	}
+}
+
+// BenchmarkCheckCLI10k runs `custodian check` in-process on a project whose
+// manifest names 10,000 artifacts of 10 KB (2,000 slices of five phase
+// artifacts): cold (--full: every file hashed) against warm (stat cache).
+// The figures include loading and validating the manifest. Reproduce with
+//
+//	go test ./internal/cli -run '^$' -bench CheckCLI10k -benchtime 10x
+func BenchmarkCheckCLI10k(b *testing.B) {
+	dir := b.TempDir()
+	names := []string{"intent", "requirements", "domain_model", "design", "tasks"}
+	m := asdd.New()
+	buf := make([]byte, 10<<10)
+	for i := range 2000 {
+		id := fmt.Sprintf("SLICE-%04d", i)
+		s := &asdd.Slice{SliceID: id, Name: id, Type: asdd.TypeFeature, Status: asdd.Implementation, PhaseData: map[string]string{}, ArtifactHashes: map[string]string{}}
+		for j, n := range names {
+			rel := fmt.Sprintf(".asdd/specs/%s/%s.md", id, n)
+			for k := range buf {
+				buf[k] = byte('a' + (i*7+j*13+k)%26)
+			}
+			full := filepath.Join(dir, filepath.FromSlash(rel))
+			if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			if err := os.WriteFile(full, buf, 0o644); err != nil {
+				b.Fatal(err)
+			}
+			s.PhaseData[n] = rel
+			s.ArtifactHashes[rel] = store.HashBytes(buf)
+		}
+		m.Slices = append(m.Slices, s)
+	}
+	m.Revision = 1
+	raw, err := asdd.Encode(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	st, err := file.Open(dir, file.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := st.Update(context.Background(), asdd.Key, func(store.Document) (store.Change, error) {
+		return store.Change{Value: raw, Actor: "bench", Reason: "10,000 artifacts"}, nil
+	}, store.Create()); err != nil {
+		b.Fatal(err)
+	}
+	st.Close()
+	check := func(b *testing.B, args ...string) {
+		var out, errb bytes.Buffer
+		app := &App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: time.Now}
+		root := NewRoot(app)
+		root.SetArgs(append([]string{"-C", dir, "check"}, args...))
+		err := root.Execute()
+		app.Close()
+		if err != nil || !strings.HasPrefix(out.String(), "clean: 10000 artifacts") {
+			b.Fatalf("check %v: %v\n%s%s", args, err, out.String(), errb.String())
+		}
+	}
+	b.Run("cold-full", func(b *testing.B) {
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			check(b, "--full")
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		time.Sleep(2100 * time.Millisecond) // past the racy window
+		check(b, "--full")
+		defer cpuPerOp(b)()
+		for b.Loop() {
+			check(b)
+		}
+	})
+}
+
+// cpuPerOp reports the process's user+system CPU time per operation, less
+// disturbed than wall time by other load on a shared machine.
+func cpuPerOp(b *testing.B) func() {
+	cpu := func() int64 {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return ru.Utime.Nano() + ru.Stime.Nano()
+	}
+	start := cpu()
+	return func() { b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op") }
+}
+
+func FuzzDecodeCheckCache(f *testing.F) {
+	good, err := encodeCheckCache(&checkCacheFile{Version: checkCacheVersion, Input: checkInput{Revision: 3,
+		Slices:    []checkInputSlice{{ID: "SLICE-001", Status: "DESIGN", NeedsReview: []string{"name"}}},
+		Artifacts: []reconcile.Artifact{{Slice: "SLICE-001", Name: "intent", Path: "a.md", Hash: "sha256:00"}}}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(good)
+	f.Add([]byte{})
+	f.Add(good[:len(good)/2])
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := decodeCheckCache(b)
+		if err != nil {
+			return
+		}
+		again, err := encodeCheckCache(c)
+		if err != nil {
+			t.Fatalf("re-encode: %v", err)
+		}
+		c2, err := decodeCheckCache(again)
+		if err != nil || !cmp.Equal(c, c2) {
+			t.Fatalf("round trip: %v\n%s", err, cmp.Diff(c, c2))
+		}
+	})
+}
+
+// TestCheckCacheFollowsCommits: a warm check takes the manifest from its
+// cache only while no commit happened; after one it sees the new state.
+func TestCheckCacheFollowsCommits(t *testing.T) {
+	p := newIP(t)
+	p.must("init")
+	p.write(".asdd/specs/S-1/intent.md", "# S — intent\n")
+	p.must("slice", "add", "S-1")
+	p.must("propose", "--agent", "discovery", "--slice", "S-1", "--score", "0.96", "--artifact", "intent=.asdd/specs/S-1/intent.md")
+	p.must("check")
+	if _, err := os.Stat(p.path(checkCachePath)); err != nil {
+		t.Fatalf("no check cache: %v", err)
+	}
+	p.must("check") // from the cache
+	// A commit that names a new, missing artifact.
+	p.write(".asdd/specs/S-1/requirements.md", "# S — requirements\n")
+	p.must("propose", "--agent", "spec", "--slice", "S-1", "--score", "0.96", "--artifact", "requirements=.asdd/specs/S-1/requirements.md")
+	if err := os.Remove(p.path(".asdd/specs/S-1/requirements.md")); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := p.run("check", "--no-halt")
+	if code != reason.ExitIntegrity || !strings.Contains(out, "S-1 (VALIDATION)") || !strings.Contains(out, "requirements") {
+		t.Fatalf("the check did not see the new commit (exit %d):\n%s", code, out)
+	}
+	// A damaged cache is ignored.
+	if err := os.WriteFile(p.path(checkCachePath), []byte("garbage"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, code := p.run("check", "--no-halt"); code != reason.ExitIntegrity {
+		t.Fatalf("with a damaged cache: exit %d", code)
 	}
 }
