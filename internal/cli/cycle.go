@@ -189,11 +189,6 @@ func (c *cycleCLI) apply(cmd *cobra.Command, id string, op cycle.Op, actor strin
 		return err
 	}
 	ctx := c.app.Context(cmd)
-	// Read first, so that an unknown or damaged cycle is reported as such
-	// before anything is locked or created.
-	if _, _, err := c.load(ctx, id); err != nil {
-		return err
-	}
 	s, err := c.app.Store()
 	if err != nil {
 		return err
@@ -201,7 +196,9 @@ func (c *cycleCLI) apply(cmd *cobra.Command, id string, op cycle.Op, actor strin
 	now := c.app.Now()
 	var ev cycle.Event
 	var next cycle.State
+	ran := false
 	res, err := s.Update(ctx, cycle.Key(id), func(cur store.Document) (store.Change, error) {
+		ran = true
 		if !cur.Exists() {
 			return store.Change{}, noCycle(id)
 		}
@@ -220,9 +217,12 @@ func (c *cycleCLI) apply(cmd *cobra.Command, id string, op cycle.Op, actor strin
 		return store.Change{Value: raw, Actor: actor, Reason: ev.Summary, Events: cycleEvents(ev)}, nil
 	})
 	if err != nil {
+		if !ran && reason.CodeOf(err) == reason.NotFound {
+			return noCycle(id)
+		}
 		return err
 	}
-	synced := c.sync(ctx, id)
+	synced := c.syncKnown(ctx, id, res.Revision, next)
 	return c.app.Render(cycleResult{CycleID: id, Revision: res.Revision, Event: ev.Type, Summary: ev.Summary, Cycle: next, Synced: synced}, func(w io.Writer) error {
 		_, err := fmt.Fprintf(w, "%s: %s\n", id, ev.Summary)
 		return err
@@ -238,22 +238,40 @@ func cycleEvents(ev cycle.Event) []store.Event {
 // state. The commit has already happened, so a failure here is a warning
 // (the files are derived; custodian cycle sync writes them again).
 func (c *cycleCLI) sync(ctx context.Context, id string) []string {
-	wrote, err := c.syncFiles(ctx, id)
+	return c.syncKnown(ctx, id, 0, cycle.State{})
+}
+
+// syncKnown is sync when the caller already holds the decoded state of
+// revision rev (0: none), which saves decoding it again when it is still
+// the latest.
+func (c *cycleCLI) syncKnown(ctx context.Context, id string, rev uint64, st cycle.State) []string {
+	wrote, err := c.syncFiles(ctx, id, rev, st)
 	if err != nil {
 		fmt.Fprintf(c.app.Err, "custodian: warning: cycle %s committed, but its progress files were not updated: %v (run custodian cycle sync %s)\n", id, err, id)
 	}
 	return wrote
 }
 
-func (c *cycleCLI) syncFiles(ctx context.Context, id string) ([]string, error) {
+func (c *cycleCLI) syncFiles(ctx context.Context, id string, knownRev uint64, known cycle.State) ([]string, error) {
 	root, err := c.openRoot()
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
 	return progress.Sync(root, id, func() (uint64, cycle.State, error) {
-		st, rev, err := c.load(ctx, id)
-		return rev, st, err
+		s, err := c.app.Store()
+		if err != nil {
+			return 0, cycle.State{}, err
+		}
+		doc, err := s.Get(ctx, cycle.Key(id))
+		if err != nil {
+			return 0, cycle.State{}, err
+		}
+		if knownRev != 0 && doc.Revision == knownRev {
+			return knownRev, known, nil
+		}
+		st, err := decodeValid(id, doc.Value)
+		return doc.Revision, st, err
 	})
 }
 
@@ -978,7 +996,7 @@ func (c *cycleCLI) syncCmd() *cobra.Command {
 			if _, _, err := c.load(ctx, args[0]); err != nil {
 				return err
 			}
-			wrote, err := c.syncFiles(ctx, args[0])
+			wrote, err := c.syncFiles(ctx, args[0], 0, cycle.State{})
 			if err != nil {
 				return err
 			}
