@@ -303,6 +303,36 @@ func TestRebuildCorruptManifestWithoutJournal(t *testing.T) {
 	}
 }
 
+func TestRebuildCorruptJournal(t *testing.T) {
+	p := several(t)
+	before := p.statuses()
+	j, err := os.ReadFile(p.path(journalFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := bytes.Index(j, []byte(`"actor":"`))
+	copy(j[i:], `"actor":"X`) // a record mid-chain no longer matches its hash
+	if err := os.WriteFile(p.path(journalFile), j, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errs, code := p.run("check"); code != reason.ExitIntegrity || !strings.Contains(errs, "CORRUPT_STATE") {
+		t.Fatalf("check on a corrupt journal: exit %d %s", code, errs)
+	}
+	out := p.step(0, "rebuild")
+	if !strings.Contains(out, "cannot be recovered from its journal") || strings.Count(out, "kept aside: ") != 2 {
+		t.Errorf("rebuild:\n%s", out)
+	}
+	if diff := cmp.Diff(before, p.statuses()); diff != "" {
+		t.Errorf("(-before +rebuilt):\n%s", diff)
+	}
+	// --force rebuilds an intact manifest too, keeping it aside.
+	p.now = p.now.Add(time.Minute)
+	out = p.step(0, "rebuild", "--force")
+	if !strings.Contains(out, "--force") || strings.Count(out, "kept aside: ") != 2 {
+		t.Errorf("rebuild --force:\n%s", out)
+	}
+}
+
 func TestCheckFindings(t *testing.T) {
 	p := several(t)
 	p.note("a clean project")
@@ -460,7 +490,9 @@ func TestCheckWithoutASDDState(t *testing.T) {
 }
 
 func TestReviewUsage(t *testing.T) {
-	p := several(t)
+	p := newIP(t)
+	p.must("init")
+	p.must("slice", "add", "SLICE-001")
 	for _, args := range [][]string{{"review"}, {"review", "SLICE-001", "--project", "--by", "TL"}, {"review", "SLICE-001"}} {
 		if _, _, code := p.run(args...); code != reason.ExitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, reason.ExitUsage)
