@@ -103,6 +103,7 @@ func TestASDDEndToEndProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	t.Parallel()
 	p := &proc{t: t, bin: testbin.Path(t), dir: t.TempDir()}
 	p.want(0, "init", "--sprint", "2026-Q2-S3")
 
@@ -278,4 +279,43 @@ func TestASDDEndToEndProcesses(t *testing.T) {
 	if out := p.want(0, "escalations"); strings.Contains(out, "ESC-") {
 		t.Errorf("open escalations left: %s", out)
 	}
+}
+
+// `custodian demo DIR` runs its concurrent agent processes and ends with
+// the board: one slice DONE, one halted by the CCS floor, one stuck behind
+// a lock, one halted below its minimum and resolved.
+func TestASDDDemo(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	p := &proc{t: t, bin: testbin.Path(t), dir: filepath.Join(t.TempDir(), "demo")}
+	cmd := exec.Command(p.bin, "demo", p.dir)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("demo: %v\n%s", err, out)
+	}
+	for _, want := range []string{"SLICE_LOCKED", "Cascading Confidence Failure", "Implementation Agent confidence 0.71 < threshold 0.75", "RESOLVE", "ASDD board", "Quick mode"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+	m := p.manifest()
+	if bad := asdd.Invariants(m, asdd.DefaultConfig()); len(bad) > 0 {
+		t.Fatalf("invariants: %v", bad)
+	}
+	s1, s2, s3, s4 := m.Slice("SLICE-001"), m.Slice("SLICE-002"), m.Slice("SLICE-003"), m.Slice("SLICE-004")
+	if s1.Status != asdd.Done || s4.Status != asdd.Done {
+		t.Errorf("SLICE-001 %s, SLICE-004 %s: want DONE", s1.Status, s4.Status)
+	}
+	if s2.Status != asdd.Blocked || s2.FailureMode != asdd.ModeCCSFloor {
+		t.Errorf("SLICE-002 %s %s", s2.Status, s2.FailureMode)
+	}
+	if s3.Lock == nil || s3.Lock.Holder != "domain" || s3.Status != asdd.Spec {
+		t.Errorf("SLICE-003 %s lock %+v", s3.Status, s3.Lock)
+	}
+	if len(s4.Escalations) != 1 || s4.Escalations[0].Status != asdd.EscalationResolved {
+		t.Errorf("SLICE-004 escalations %+v", s4.Escalations)
+	}
+	p.want(2, "demo", p.dir) // not over an existing project
 }
