@@ -10,54 +10,63 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-// genOp draws a random operation, valid or not, from every kind the domain
-// has.
+// genOp draws a random operation from every kind the domain has, mostly
+// well formed (so that sequences get far) and sometimes not.
 func genOp(t *rapid.T) Op {
-	agent := rapid.SampledFrom(append(AgentNames, "qa")).Draw(t, "agent")
-	name := rapid.SampledFrom([]string{"a.go", "b.go", "src/c.ts", "../x"}).Draw(t, "file")
-	id := rapid.SampledFrom([]string{"", "DEC-001", "DEC-002", "BLK-001", "BLK-002", "T1", "T2"}).Draw(t, "id")
-	text := rapid.SampledFrom([]string{"", "text", "more text"}).Draw(t, "text")
-	switch rapid.IntRange(0, 17).Draw(t, "kind") {
-	case 0:
+	agent := rapid.SampledFrom([]string{"ra", "ep", "cd", "vas", "ra", "ep", "cd", "vas", "qa"}).Draw(t, "agent")
+	name := rapid.SampledFrom([]string{"a.go", "b.go", "src/c.ts", "src/d.ts", "../x"}).Draw(t, "file")
+	id := rapid.SampledFrom([]string{"", "DEC-001", "DEC-002", "BLK-001", "BLK-002", "T1", "T2", "T1", "T2"}).Draw(t, "id")
+	text := rapid.SampledFrom([]string{"", "text", "more text", "text"}).Draw(t, "text")
+	// rapid favours the ends of a range: agent reports and changes sit
+	// there, stop in the middle.
+	switch k := (rapid.IntRange(0, 39).Draw(t, "kind") + 36) % 40; {
+	case k < 4:
 		return Iterate{Extension: text}
-	case 1, 2, 3:
+	case k < 12:
 		return SetAgent{
-			Agent: agent, Status: rapid.SampledFrom(append(AgentStatuses, "done")).Draw(t, "status"),
+			Agent: agent, Status: rapid.SampledFrom([]string{"running", "running", "completed", "completed", "waiting", "failed", "idle", "done"}).Draw(t, "status"),
 			Message: text, Error: text, FilesModified: rapid.IntRange(-1, 5).Draw(t, "files"),
 		}
-	case 4, 5:
-		return AppendChange{File: name, Action: rapid.SampledFrom(append(ChangeActions, "rename")).Draw(t, "action"), Agent: agent, Description: text}
-	case 6:
-		total := rapid.IntRange(-1, 4).Draw(t, "total")
+	case k < 17:
+		return AppendChange{File: name, Action: rapid.SampledFrom([]string{"create", "modify", "delete", "rename"}).Draw(t, "action"), Agent: agent, Description: text}
+	case k < 19:
 		return RecordTests{
-			PassRate: rapid.Float64Range(-10, 110).Draw(t, "pass"), Coverage: rapid.Float64Range(0, 100).Draw(t, "cov"),
-			FailedTests: rapid.SliceOfN(rapid.SampledFrom([]string{"t1", "t2"}), 0, 3).Draw(t, "failed"), TotalTests: total,
+			PassRate: rapid.SampledFrom([]float64{0, 50, 85.5, 100, 101, -1}).Draw(t, "pass"), Coverage: rapid.Float64Range(0, 100).Draw(t, "cov"),
+			FailedTests: rapid.SliceOfN(rapid.SampledFrom([]string{"t1", "t2"}), 0, 2).Draw(t, "failed"), TotalTests: rapid.SampledFrom([]int{2, 3, 10, 0, -1}).Draw(t, "total"),
 		}
-	case 7:
+	case k < 21:
+		if rapid.Bool().Draw(t, "which") {
+			return SetExploration{ArchitectureSummary: text, IdentifiedRisks: []string{text}}
+		}
 		return SetRequirements{Specification: text, EdgeCases: []string{text}}
-	case 8:
+	case k < 23:
 		return SetPlan{Tasks: []PlanTask{
 			{ID: "T1", Description: "a", Effort: "small"},
-			{ID: "T2", Description: "b", Effort: rapid.SampledFrom([]string{"large", "huge"}).Draw(t, "effort"), DependsOn: []string{rapid.SampledFrom([]string{"T1", "T2", "T3"}).Draw(t, "dep")}},
+			{ID: "T2", Description: "b", Effort: rapid.SampledFrom([]string{"large", "large", "huge"}).Draw(t, "effort"), DependsOn: []string{rapid.SampledFrom([]string{"T1", "T1", "T2", "T3"}).Draw(t, "dep")}},
 		}}
-	case 9:
-		return SetTask{ID: id, Status: rapid.SampledFrom(append(TaskStatuses, "x")).Draw(t, "tstatus")}
-	case 10:
-		return AddFeedback{Source: rapid.SampledFrom([]string{"user", "ra", "zz"}).Draw(t, "src"), Target: agent, Content: text, Type: rapid.SampledFrom(append(FeedbackTypes, "x")).Draw(t, "ftype")}
-	case 11:
-		return ProposeDecision{ID: id, Description: text, Options: rapid.SliceOfN(rapid.SampledFrom([]string{"x", "y", ""}), 0, 3).Draw(t, "options")}
-	case 12:
+	case k < 25:
+		return SetTask{ID: rapid.SampledFrom([]string{"T1", "T2", "T1", "T9"}).Draw(t, "task"), Status: rapid.SampledFrom(append(TaskStatuses, "x")).Draw(t, "tstatus")}
+	case k < 27:
+		return AddFeedback{Source: rapid.SampledFrom([]string{"user", "ra", "vas", "zz"}).Draw(t, "src"), Target: agent, Content: text, Type: rapid.SampledFrom(append(FeedbackTypes, "x")).Draw(t, "ftype")}
+	case k < 29:
+		return ProposeDecision{ID: id, Description: text, Options: rapid.SliceOfN(rapid.SampledFrom([]string{"x", "y", "x", "y", ""}), 0, 3).Draw(t, "options")}
+	case k < 31:
 		return MakeDecision{ID: id, Choice: rapid.SampledFrom([]string{"x", "y", "z"}).Draw(t, "choice"), MadeBy: agent}
-	case 13:
+	case k < 32:
 		return ImplementDecision{ID: id}
-	case 14:
+	case k < 34:
 		return ReportBlocker{ID: id, Description: text, ReportedBy: agent}
-	case 15:
+	case k < 36:
 		return ResolveBlocker{ID: id, Resolution: text, Workaround: rapid.Bool().Draw(t, "workaround")}
-	case 16:
+	case k < 38:
 		return rapid.SampledFrom([]Op{Pause{}, Resume{}, Complete{}}).Draw(t, "control")
+	case k < 39:
+		if rapid.IntRange(0, 9).Draw(t, "really stop") == 5 { // rarely: a stop ends the sequence's interest
+			return Stop{Reason: text}
+		}
+		return SetAgent{Agent: agent, Status: "running", Message: text}
 	default:
-		return Stop{Reason: text}
+		return AppendChange{File: name, Action: "modify", Agent: "cd"}
 	}
 }
 
