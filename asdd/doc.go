@@ -15,7 +15,7 @@
 //
 // Apply(manifest, op, config, now) runs one operation — Proposal,
 // AddSlice, Quick, LockSlice, UnlockSlice, Resolve, Approve, Beat, AddTask,
-// CompleteTask, ClearReview, FlagDrift, AgentTimeout — on a copy of the manifest and
+// CompleteTask, ClearReview, FlagDrift, AgentTimeout, ReportFailure — on a copy of the manifest and
 // returns the next manifest with its events and file side effects, or a
 // *reason.Error and no change. Apply does no I/O; the caller commits the
 // manifest through the store and then applies the effects (package

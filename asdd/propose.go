@@ -82,6 +82,10 @@ func ModeLabel(mode string) string {
 		return "State drift"
 	case ModeAgentTimeout:
 		return "Agent timeout / crash"
+	case ModeHallucinatedSpec:
+		return "Hallucinated spec section"
+	case ModeContradictorySteering:
+		return "Contradictory steering rules"
 	}
 	return mode
 }

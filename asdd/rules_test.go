@@ -792,3 +792,28 @@ func TestAgentTimeout(t *testing.T) {
 		t.Fatalf("a new heartbeat clears the timeout marks: %+v", hb)
 	}
 }
+
+// The failure modes agents detect themselves (seed 004's table): each
+// halts the slice with the seed's response.
+func TestReportedFailureModes(t *testing.T) {
+	for mode, r := range Reportable {
+		t.Run(mode, func(t *testing.T) {
+			w := newWorld(t)
+			w.drive("S", Design)
+			w.do(ReportFailure{Agent: r.Detector, Slice: "S", Mode: mode, Reason: r.Detection, Flagged: []string{"REQ-004"},
+				Artifacts: []Artifact{art("design", "S/design.md"), art("domain_model", "S/model.md")}})
+			s := w.slice("S")
+			e := s.OpenEscalation()
+			if s.Status != Blocked || s.FailureMode != mode || s.ActionRequired != r.Response || e == nil ||
+				!slices.Equal(e.Artifacts, []string{"S/design.md", "S/model.md"}) || !slices.Equal(s.UncertaintyFactors, []string{"flagged: REQ-004"}) {
+				t.Fatalf("after report: %+v", s)
+			}
+			w.reject(ReportFailure{Agent: r.Detector, Slice: "S", Mode: mode, Reason: "again"}, reason.Halted)
+			w.do(Resolve{Slice: "S", Role: "TL", Rationale: "section removed", Action: ActionReturn, ReturnTo: Spec})
+		})
+	}
+	w := newWorld(t)
+	w.do(AddSlice{ID: "S"})
+	w.reject(ReportFailure{Agent: "validation", Slice: "S", Mode: ModeCCSFloor, Reason: "x"}, reason.InvalidInput)
+	w.reject(ReportFailure{Agent: "validation", Slice: "S", Mode: ModeHallucinatedSpec}, reason.InvalidInput)
+}

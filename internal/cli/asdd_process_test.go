@@ -206,7 +206,15 @@ func TestASDDEndToEndProcesses(t *testing.T) {
 	p.want(0, "approve", "S-DRIFT", "--role", "TL", "--rationale", "hand edit reviewed")
 	p.propose(0, "spec", "S-DRIFT", "0.97")
 
-	// 7. A lock conflict.
+	// 7. A failure an agent detects: a hallucinated spec section.
+	p.want(0, "slice", "add", "S-HAL")
+	p.propose(0, "discovery", "S-HAL", "0.97")
+	p.propose(0, "spec", "S-HAL", "0.97")
+	p.want(0, "halt", "S-HAL", "--agent", "validation", "--mode", "hallucinated_spec_section", "--reason", "'Escrow' is not a domain term", "--flag", "REQ-007", "--artifact", "requirements=specs/S-HAL/requirements.md")
+	p.propose(3, "validation", "S-HAL", "0.97")
+	p.want(0, "resolve", "S-HAL", "--role", "TL", "--rationale", "REQ-007 removed", "--to", "SPEC")
+
+	// 8. A lock conflict.
 	p.want(0, "lock", "S-DRIFT", "--holder", "validation", "--ttl", "1h")
 	p.propose(4, "knowledge", "S-DRIFT", "0.97")
 	p.want(0, "unlock", "S-DRIFT", "--holder", "validation")
@@ -263,7 +271,7 @@ func TestASDDEndToEndProcesses(t *testing.T) {
 			}
 		}
 	}
-	for _, mode := range []string{asdd.ModeBelowMinimum, asdd.ModeLowCascade, asdd.ModeCCSFloor, asdd.ModeRefinementLoop, asdd.ModeConflict, asdd.ModeDrift} {
+	for _, mode := range []string{asdd.ModeBelowMinimum, asdd.ModeLowCascade, asdd.ModeCCSFloor, asdd.ModeRefinementLoop, asdd.ModeConflict, asdd.ModeDrift, asdd.ModeHallucinatedSpec} {
 		if !modes[mode] {
 			t.Errorf("no escalation of %s", mode)
 		}
