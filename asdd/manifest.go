@@ -87,6 +87,9 @@ type Slice struct {
 	RequirementsCorrected *int   `json:"requirements_corrected,omitempty"`
 	RequirementsMissing   *int   `json:"requirements_missing,omitempty"`
 
+	// Assumptions are the Discovery Agent's initial assumptions
+	// (assumptions-first mode): PO/TL correct only the wrong ones.
+	Assumptions []Assumption `json:"assumptions,omitempty"`
 	// Description is the one-line intent of a QUICK_FIX slice.
 	Description string `json:"description,omitempty"`
 	// ArtifactHashes maps every artifact path the slice names (phase data,
@@ -162,12 +165,31 @@ type Task struct {
 	Title       string   `json:"title,omitempty"`
 	Wave        int      `json:"wave"`
 	DependsOn   []string `json:"depends_on,omitempty"`
+	// Requirement is the business requirement (REQ-NNN) the task's
+	// sub-agent verifies its work against (goal-backward verification).
+	Requirement string `json:"requirement,omitempty"`
 	Status      string   `json:"status"`
 	Agent       string   `json:"agent,omitempty"`
 	CompletedAt string   `json:"completed_at,omitempty"`
 
 	Extra Extra `json:"-"`
 }
+
+// Assumption is one assumption of assumptions-first discovery.
+type Assumption struct {
+	Text        string `json:"text"`
+	Agent       string `json:"agent"`
+	At          string `json:"at"`
+	Status      string `json:"status"` // ASSUMED or CORRECTED
+	Correction  string `json:"correction,omitempty"`
+	CorrectedBy string `json:"corrected_by,omitempty"`
+}
+
+// Assumption statuses.
+const (
+	AssumptionAssumed   = "ASSUMED"
+	AssumptionCorrected = "CORRECTED"
+)
 
 // Task statuses.
 const (

@@ -500,7 +500,9 @@ type AddTask struct {
 	Title     string
 	Wave      int
 	DependsOn []string
-	By        string
+	// Requirement is the REQ-NNN the task serves.
+	Requirement string
+	By          string
 }
 
 // Actor is who planned the task.
@@ -537,7 +539,7 @@ func (o AddTask) apply(t *tx) error {
 			return reason.New(reason.InvalidInput, "task %s (wave %d) cannot depend on %s of a later wave %d", o.ID, o.Wave, d, dt.Wave)
 		}
 	}
-	s.Tasks = append(s.Tasks, Task{ID: o.ID, Title: o.Title, Wave: o.Wave, DependsOn: deps, Status: TaskPending})
+	s.Tasks = append(s.Tasks, Task{ID: o.ID, Title: o.Title, Wave: o.Wave, DependsOn: deps, Requirement: o.Requirement, Status: TaskPending})
 	t.touch(s)
 	t.event("task_added", s.SliceID, o.By, map[string]any{"task": o.ID, "wave": o.Wave})
 	t.summary("add task %s (wave %d) to %s", o.ID, o.Wave, s.SliceID)
@@ -691,4 +693,41 @@ func (t *tx) recordHashes(s *Slice, hashes map[string]string) {
 			s.ArtifactHashes[p] = h
 		}
 	}
+}
+
+// ---- Assumptions ---------------------------------------------------------
+
+// CorrectAssumption is a PO/TL correcting one of the Discovery Agent's
+// assumptions (assumptions-first discovery: humans intervene only where an
+// assumption is wrong).
+type CorrectAssumption struct {
+	Slice      string
+	Index      int // 1-based, as `slice show` numbers them
+	Role       string
+	Correction string
+}
+
+// Actor is the correcting role.
+func (o CorrectAssumption) Actor() string { return o.Role }
+
+func (o CorrectAssumption) apply(t *tx) error {
+	if err := t.needRole(o.Role); err != nil {
+		return err
+	}
+	if strings.TrimSpace(o.Correction) == "" {
+		return reason.New(reason.InvalidInput, "a correction needs the right assumption")
+	}
+	s, err := t.m.Find(o.Slice)
+	if err != nil {
+		return err
+	}
+	if o.Index < 1 || o.Index > len(s.Assumptions) {
+		return reason.New(reason.NotFound, "slice %s has no assumption %d (it has %d)", s.SliceID, o.Index, len(s.Assumptions))
+	}
+	a := &s.Assumptions[o.Index-1]
+	a.Status, a.Correction, a.CorrectedBy = AssumptionCorrected, o.Correction, o.Role
+	t.touch(s)
+	t.event("assumption_corrected", s.SliceID, "", map[string]any{"index": o.Index, "role": o.Role})
+	t.summary("%s corrected assumption %d of %s", o.Role, o.Index, s.SliceID)
+	return nil
 }

@@ -50,6 +50,9 @@ type Proposal struct {
 	// now ("" when missing): the consistency and drift check. nil skips it.
 	Observed map[string]string
 	Retro    *Retro
+	// Assumptions are the agent's initial assumptions (assumptions-first
+	// discovery), recorded on the slice when the proposal is accepted.
+	Assumptions []string
 }
 
 // Actor is the proposing agent.
@@ -165,6 +168,11 @@ func (p Proposal) apply(t *tx) error {
 	for _, u := range p.Uncertainty {
 		if strings.TrimSpace(u) == "" {
 			return reason.New(reason.InvalidInput, "an uncertainty factor is empty")
+		}
+	}
+	for _, a := range p.Assumptions {
+		if strings.TrimSpace(a) == "" {
+			return reason.New(reason.InvalidInput, "an assumption is empty")
 		}
 	}
 	if p.BaseRevision > t.m.Revision {
@@ -441,6 +449,9 @@ func (p Proposal) apply(t *tx) error {
 	s.UncertaintyFactors = nil
 	if p.Retro != nil {
 		setRetro(s, p.Retro)
+	}
+	for _, a := range p.Assumptions {
+		s.Assumptions = append(s.Assumptions, Assumption{Text: a, Agent: ag.Name, At: t.ts, Status: AssumptionAssumed})
 	}
 	t.gate(s, ag, p.Score, minimum)
 	from := s.Status

@@ -817,3 +817,25 @@ func TestReportedFailureModes(t *testing.T) {
 	w.reject(ReportFailure{Agent: "validation", Slice: "S", Mode: ModeCCSFloor, Reason: "x"}, reason.InvalidInput)
 	w.reject(ReportFailure{Agent: "validation", Slice: "S", Mode: ModeHallucinatedSpec}, reason.InvalidInput)
 }
+
+// Assumptions-first discovery: the discovery agent records its
+// assumptions; PO/TL correct only the wrong ones.
+func TestAssumptionsFirst(t *testing.T) {
+	w := newWorld(t)
+	w.do(AddSlice{ID: "S"})
+	p := prop("discovery", "S", 0.97, artsFor("discovery", "S")...)
+	p.Assumptions = []string{"We use PostgreSQL", "Sessions are JWT"}
+	w.do(p)
+	w.reject(CorrectAssumption{Slice: "S", Index: 3, Role: "PO", Correction: "x"}, reason.NotFound)
+	w.reject(CorrectAssumption{Slice: "S", Index: 2, Role: "PO"}, reason.InvalidInput)
+	w.do(CorrectAssumption{Slice: "S", Index: 2, Role: "PO", Correction: "Sessions are server-side"})
+	as := w.slice("S").Assumptions
+	if len(as) != 2 || as[0].Status != AssumptionAssumed || as[1].Status != AssumptionCorrected || as[1].Correction != "Sessions are server-side" {
+		t.Fatalf("assumptions %+v", as)
+	}
+	w.drive("S", Implementation)
+	w.do(AddTask{Slice: "S", ID: "T1", Wave: 1, Requirement: "REQ-001"})
+	if got := w.slice("S").Tasks[0].Requirement; got != "REQ-001" {
+		t.Fatalf("requirement %q", got)
+	}
+}

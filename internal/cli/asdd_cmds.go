@@ -193,10 +193,20 @@ func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now ti
 		}
 		tw.Flush()
 	}
+	if len(s.Assumptions) > 0 {
+		fmt.Fprintln(w, "  assumptions:")
+		for i, a := range s.Assumptions {
+			fmt.Fprintf(w, "    %d. [%s] %s", i+1, a.Status, a.Text)
+			if a.Correction != "" {
+				fmt.Fprintf(w, " → %s (%s)", a.Correction, a.CorrectedBy)
+			}
+			fmt.Fprintln(w)
+		}
+	}
 	if len(s.Tasks) > 0 {
 		fmt.Fprintln(w, "  tasks:")
 		for _, t := range s.Tasks {
-			fmt.Fprintf(w, "    wave %d  %-10s %-8s %s\n", t.Wave, t.ID, t.Status, strings.Join(t.DependsOn, ","))
+			fmt.Fprintf(w, "    wave %d  %-10s %-8s %-8s %s\n", t.Wave, t.ID, t.Status, dash(t.Requirement), strings.Join(t.DependsOn, ","))
 		}
 	}
 	return nil
@@ -204,7 +214,7 @@ func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now ti
 
 func newProposeCmd(app *App) *cobra.Command {
 	var agent, slice, score, trace, to string
-	var arts, unc []string
+	var arts, unc, assume []string
 	var base uint64
 	var validated, corrected, missing int
 	cmd := &cobra.Command{
@@ -247,7 +257,7 @@ slice (exit 3; 4 for an escalated conflict; 5 for drift) with the reason.`,
 			if err != nil {
 				return err
 			}
-			prop := asdd.Proposal{Agent: agent, Slice: slice, Score: sc, Artifacts: artifacts, Uncertainty: unc, To: strings.ToUpper(to), BaseRevision: base}
+			prop := asdd.Proposal{Agent: agent, Slice: slice, Score: sc, Artifacts: artifacts, Uncertainty: unc, To: strings.ToUpper(to), BaseRevision: base, Assumptions: assume}
 			if trace != "" {
 				t, err := p.Artifact("trace", trace, marker)
 				if err != nil {
@@ -280,6 +290,7 @@ slice (exit 3; 4 for an escalated conflict; 5 for drift) with the reason.`,
 	f.StringArrayVar(&arts, "artifact", nil, "an artifact as NAME=PATH, relative to the project root (repeatable)")
 	f.StringArrayVar(&unc, "uncertainty", nil, "an uncertainty factor (repeatable; required below 0.95)")
 	f.StringVar(&trace, "trace", "", "the reasoning trace file")
+	f.StringArrayVar(&assume, "assumption", nil, "an initial assumption for PO/TL to correct if wrong (assumptions-first discovery; repeatable)")
 	f.StringVar(&to, "to", "", "the status asked for (PARTIAL from validation, DONE for a quick fix; default: the next phase)")
 	f.Uint64Var(&base, "base-revision", 0, "the manifest revision the agent read before it ran (concurrent changes since are merged or escalated)")
 	f.IntVar(&validated, "validated", 0, "retro-spec: requirements validated")
@@ -525,13 +536,13 @@ func newTasksCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{Use: "tasks", Short: "A slice's plan: tasks in waves with dependencies"}
 	var wave int
 	var deps []string
-	var title, by string
+	var title, by, req string
 	add := &cobra.Command{
 		Use:   "add SLICE TASK --wave N [--depends-on T]...",
 		Short: "Add a task to a slice's plan",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, r, err := applyOp(app, cmd, asdd.AddTask{Slice: args[0], ID: args[1], Title: title, Wave: wave, DependsOn: deps, By: by}, false)
+			out, r, err := applyOp(app, cmd, asdd.AddTask{Slice: args[0], ID: args[1], Title: title, Wave: wave, DependsOn: deps, Requirement: req, By: by}, false)
 			if err != nil {
 				return err
 			}
@@ -543,6 +554,7 @@ func newTasksCmd(app *App) *cobra.Command {
 	add.Flags().StringArrayVar(&deps, "depends-on", nil, "a task this one depends on (repeatable)")
 	add.Flags().StringVar(&title, "title", "", "what the task is")
 	add.Flags().StringVar(&by, "by", "", "the planning agent")
+	add.Flags().StringVar(&req, "req", "", "the requirement (REQ-NNN) the task's sub-agent verifies against")
 
 	ready := &cobra.Command{
 		Use:   "ready SLICE",
@@ -680,5 +692,36 @@ notice and a failure-log row, like any halt.`,
 	cmd.Flags().StringVar(&why, "reason", "", "what the agent found")
 	cmd.Flags().StringArrayVar(&flagged, "flag", nil, "a section to flag (repeatable)")
 	cmd.Flags().StringArrayVar(&arts, "artifact", nil, "a conflicting artifact as NAME=PATH (repeatable)")
+	return cmd
+}
+
+func init() { Register("assumption", newAssumptionCmd) }
+
+func newAssumptionCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{Use: "assumption", Short: "Assumptions-first discovery: correct a wrong assumption"}
+	var role, text string
+	correct := &cobra.Command{
+		Use:   "correct SLICE N --role R --text TEXT",
+		Short: "Correct assumption N of a slice (as numbered by slice show)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			n, err := strconv.Atoi(args[1])
+			if err != nil {
+				return reason.Usage("assumption number %q is not a number", args[1])
+			}
+			if err := required("role", role); err != nil {
+				return err
+			}
+			out, r, err := applyOp(app, cmd, asdd.CorrectAssumption{Slice: args[0], Index: n, Role: role, Correction: text}, false)
+			if err != nil {
+				return err
+			}
+			sliceResult(out, r, args[0])
+			return finish(app, r, nil)
+		},
+	}
+	correct.Flags().StringVar(&role, "role", "", "the correcting role (PO, TL)")
+	correct.Flags().StringVar(&text, "text", "", "what is actually the case")
+	cmd.AddCommand(correct)
 	return cmd
 }
