@@ -161,16 +161,16 @@ type SignOff struct {
 
 // Task is one task of a slice's plan.
 type Task struct {
-	ID          string   `json:"id"`
-	Title       string   `json:"title,omitempty"`
-	Wave        int      `json:"wave"`
-	DependsOn   []string `json:"depends_on,omitempty"`
+	ID        string   `json:"id"`
+	Title     string   `json:"title,omitempty"`
+	Wave      int      `json:"wave"`
+	DependsOn []string `json:"depends_on,omitempty"`
 	// Requirement is the business requirement (REQ-NNN) the task's
 	// sub-agent verifies its work against (goal-backward verification).
 	Requirement string `json:"requirement,omitempty"`
-	Status      string   `json:"status"`
-	Agent       string   `json:"agent,omitempty"`
-	CompletedAt string   `json:"completed_at,omitempty"`
+	Status      string `json:"status"`
+	Agent       string `json:"agent,omitempty"`
+	CompletedAt string `json:"completed_at,omitempty"`
 
 	Extra Extra `json:"-"`
 }
