@@ -436,7 +436,6 @@ func TestMonitorRetryEscalateRecover(t *testing.T) {
 	if hb.RetryRequestedAt != "2026-04-20T15:16:00Z" || hb.EscalatedAt != "" {
 		t.Fatalf("after the timeout: %+v", hb)
 	}
-	p.step(0, "status")
 	at(20 * time.Minute)
 	p.step(0, "monitor", "--once")
 	at(32 * time.Minute)
