@@ -53,6 +53,10 @@ type Options struct {
 	// SnapshotInterval is the least time between two rewrites of a
 	// document's snapshot in Hold mode; 50 ms by default.
 	SnapshotInterval time.Duration
+	// OnSync, when set, is told after each journal fsync of Hold mode how
+	// many commits and bytes it made durable and how long it took (the
+	// daemon's group-commit metrics).
+	OnSync func(commits int, bytes int64, took time.Duration)
 }
 
 // DefaultPidFile is the daemon lock file of Hold mode.

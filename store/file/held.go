@@ -36,6 +36,7 @@ type daemon struct {
 type version struct {
 	rev   uint64
 	value []byte // compact or as given; nil: no document
+	size  int64  // journal bytes up to and including this revision
 }
 
 // heldState is a document's Hold-mode state.
@@ -165,7 +166,7 @@ func (s *Store) stopDaemon(docs []*doc) error {
 
 // heldInit starts Hold mode for a freshly loaded document (under doc.mu).
 func (d *doc) heldInit() {
-	v := &version{rev: d.rev, value: d.value}
+	v := &version{rev: d.rev, value: d.value, size: d.jID.size}
 	d.held.latest.Store(v)
 	d.held.durable.Store(v)
 	d.held.snapRev = d.rev
@@ -208,7 +209,7 @@ func (d *doc) heldAppend(lines []byte, rec *store.Record, value []byte, tree any
 	h.size += int64(len(lines))
 	d.rev, d.last = rec.Rev, rec
 	d.value, d.tree, d.sum, d.adopted = value, tree, sum, false
-	h.latest.Store(&version{rev: rec.Rev, value: value})
+	h.latest.Store(&version{rev: rec.Rev, value: value, size: h.size})
 	return rec, nil
 }
 
@@ -261,8 +262,9 @@ func (d *doc) awaitDurable(rev uint64) error {
 			continue
 		}
 		h.syncing = true
-		target := h.latest.Load()
+		target, before := h.latest.Load(), h.durable.Load()
 		h.smu.Unlock()
+		start := time.Now()
 		err := d.fault("journal.sync")
 		if err == nil {
 			// jf was set before target was published (atomic order).
@@ -277,6 +279,9 @@ func (d *doc) awaitDurable(rev uint64) error {
 		} else {
 			h.durable.Store(target)
 			d.notify()
+			if f := d.s.opts.OnSync; f != nil {
+				f(int(target.rev-before.rev), target.size-before.size, time.Since(start))
+			}
 		}
 		h.cond.Broadcast()
 	}

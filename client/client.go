@@ -1,0 +1,458 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+)
+
+// Options configure a Client.
+type Options struct {
+	// Token is sent as "Authorization: Bearer <token>" when set.
+	Token string
+	// MaxBodyBytes is the daemon's request body cap; a value larger than
+	// about this is sent as a patch. 1 MiB by default (the daemon's
+	// default).
+	MaxBodyBytes int
+	// HTTPClient replaces the default transport (tests).
+	HTTPClient *http.Client
+	// ReconnectDelay is the pause before a dropped watch stream is resumed;
+	// 100 ms by default.
+	ReconnectDelay time.Duration
+}
+
+// Client talks to one daemon. It is safe for concurrent use.
+type Client struct {
+	base string // scheme://host, no trailing slash
+	o    Options
+	hc   *http.Client
+}
+
+var _ store.Store = (*Client)(nil)
+
+// New returns a client for the daemon at addr: "http://host:port",
+// "https://…", or "unix:///path/to/custodian.sock".
+func New(addr string, o Options) (*Client, error) {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.ReconnectDelay <= 0 {
+		o.ReconnectDelay = 100 * time.Millisecond
+	}
+	c := &Client{o: o, hc: o.HTTPClient}
+	u, err := url.Parse(addr)
+	if err != nil {
+		return nil, fmt.Errorf("daemon address %q: %w", addr, err)
+	}
+	switch u.Scheme {
+	case "http", "https":
+		c.base = strings.TrimSuffix(u.Scheme+"://"+u.Host+u.Path, "/")
+		if c.hc == nil {
+			c.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second}}
+		}
+	case "unix":
+		sock := u.Path
+		if sock == "" {
+			sock = u.Opaque
+		}
+		c.base = "http://custodian"
+		if c.hc == nil {
+			var d net.Dialer
+			c.hc = &http.Client{Transport: &http.Transport{
+				DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+					return d.DialContext(ctx, "unix", sock)
+				},
+				MaxIdleConnsPerHost: 256,
+				IdleConnTimeout:     90 * time.Second,
+			}}
+		}
+	default:
+		return nil, fmt.Errorf("daemon address %q: want http://, https:// or unix://", addr)
+	}
+	return c, nil
+}
+
+// Close releases idle connections.
+func (c *Client) Close() error {
+	c.hc.CloseIdleConnections()
+	return nil
+}
+
+// do sends a request and decodes a JSON response into out; an error
+// response becomes its *reason.Error.
+func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, body []byte, out any) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return fmt.Errorf("daemon request: %w", err)
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.o.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.o.Token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return fmt.Errorf("daemon: %w", err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("daemon: read response: %w", err)
+	}
+	if resp.StatusCode >= 300 {
+		return decodeError(resp.StatusCode, data)
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("daemon: decode response: %w", err)
+	}
+	return nil
+}
+
+// decodeError turns an error response back into the daemon's error.
+func decodeError(status int, data []byte) error {
+	var er ErrorResponse
+	if json.Unmarshal(data, &er) == nil && er.Error != nil && er.Error.Code != "" {
+		if er.Error.Code == "INTERNAL" {
+			return fmt.Errorf("daemon: %s", er.Error.Message)
+		}
+		return er.Error
+	}
+	return fmt.Errorf("daemon: HTTP %d: %s", status, bytes.TrimSpace(data))
+}
+
+func keyQuery(key string, more ...string) string {
+	q := url.Values{"key": {key}}
+	for i := 0; i+1 < len(more); i += 2 {
+		q.Set(more[i], more[i+1])
+	}
+	return "?" + q.Encode()
+}
+
+// Health checks that the daemon answers.
+func (c *Client) Health(ctx context.Context) error {
+	return c.do(ctx, http.MethodGet, "/v1/health", nil, nil, nil)
+}
+
+// Get returns the latest committed document.
+func (c *Client) Get(ctx context.Context, key string) (store.Document, error) {
+	var d store.Document
+	err := c.do(ctx, http.MethodGet, "/v1/doc"+keyQuery(key), nil, nil, &d)
+	return d, err
+}
+
+// GetAt returns the document as it was right after revision rev.
+func (c *Client) GetAt(ctx context.Context, key string, rev uint64) (store.Document, error) {
+	var d store.Document
+	err := c.do(ctx, http.MethodGet, "/v1/doc"+keyQuery(key, "rev", strconv.FormatUint(rev, 10)), nil, nil, &d)
+	return d, err
+}
+
+// Put commits a value (or, when it would not fit in a request, a patch from
+// base) iff the document is at revision base.
+func (c *Client) Put(ctx context.Context, key string, base store.Document, ch store.Change, create bool) (PutResponse, error) {
+	if len(ch.Value) > store.DefaultMaxBytes {
+		return PutResponse{}, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(ch.Value), store.DefaultMaxBytes)
+	}
+	req := PutRequest{Actor: ch.Actor, Reason: ch.Reason, Events: ch.Events}
+	if len(ch.Value) > c.o.MaxBodyBytes*3/4 && base.Value != nil {
+		p, err := store.Diff(base.Value, ch.Value)
+		if err != nil {
+			return PutResponse{}, err
+		}
+		req.Patch = p
+	} else {
+		req.Value = ch.Value
+	}
+	body, err := json.Marshal(req)
+	if err != nil {
+		return PutResponse{}, reason.New(reason.InvalidInput, "encode change: %v", err)
+	}
+	path := "/v1/doc" + keyQuery(key)
+	if create {
+		path = "/v1/doc" + keyQuery(key, "create", "1")
+	}
+	hdr := http.Header{"If-Match": {strconv.Quote(strconv.FormatUint(base.Revision, 10))}}
+	var out PutResponse
+	err = c.do(ctx, http.MethodPut, path, hdr, body, &out)
+	return out, err
+}
+
+// Update reads the document, runs fn locally and commits its change with
+// compare-and-swap, retrying on CONFLICT.
+func (c *Client) Update(ctx context.Context, key string, fn store.UpdateFunc, opts ...store.UpdateOption) (store.Result, error) {
+	o := store.ApplyOptions(opts)
+	for attempt := range store.MaxRetries {
+		if attempt > 0 {
+			// Randomised, growing backoff: with many contenders on one
+			// document, compare-and-swap over a network otherwise lets the
+			// same few win every round.
+			d := time.Duration(rand.Int64N(int64(min(time.Millisecond<<min(attempt, 6), 50*time.Millisecond)) + 1))
+			select {
+			case <-ctx.Done():
+				return store.Result{}, ctx.Err()
+			case <-time.After(d):
+			}
+		}
+		cur, err := c.Get(ctx, key)
+		if reason.CodeOf(err) == reason.NotFound && (o.Create || o.IfRevision != nil) {
+			cur, err = store.Document{Key: key}, nil
+		}
+		if err != nil {
+			return store.Result{}, err
+		}
+		if o.IfRevision != nil && *o.IfRevision != cur.Revision {
+			return store.Result{}, reason.New(reason.Conflict, "%s is at revision %d, not %d", key, cur.Revision, *o.IfRevision)
+		}
+		if cur.Value == nil && !o.Create {
+			return store.Result{}, reason.New(reason.NotFound, "no document %s (nothing committed yet)", key)
+		}
+		ch, err := fn(cur)
+		if err != nil {
+			return store.Result{}, err
+		}
+		if ch.Value == nil {
+			return store.Result{Document: cur}, nil
+		}
+		res, err := c.Put(ctx, key, cur, ch, o.Create)
+		if reason.CodeOf(err) == reason.Conflict && o.IfRevision == nil {
+			continue
+		}
+		if err != nil {
+			return store.Result{}, err
+		}
+		return store.Result{Document: res.Document, Changed: res.Changed, Record: res.Record}, nil
+	}
+	return store.Result{}, reason.New(reason.Conflict, "%s: gave up after %d concurrent changes", key, store.MaxRetries)
+}
+
+// History returns the journal records with from <= rev <= to (to 0: all).
+func (c *Client) History(ctx context.Context, key string, from, to uint64) ([]store.Record, error) {
+	var h HistoryResponse
+	err := c.do(ctx, http.MethodGet, "/v1/history"+keyQuery(key, "from", strconv.FormatUint(from, 10), "to", strconv.FormatUint(to, 10)), nil, nil, &h)
+	if len(h.Records) == 0 {
+		h.Records = nil
+	}
+	return h.Records, err
+}
+
+// Keys lists the documents the daemon's store holds.
+func (c *Client) Keys(ctx context.Context) ([]string, error) {
+	var k KeysResponse
+	err := c.do(ctx, http.MethodGet, "/v1/keys", nil, nil, &k)
+	if len(k.Keys) == 0 {
+		k.Keys = nil
+	}
+	return k.Keys, err
+}
+
+// Verify asks the daemon to check a document's journal and snapshot.
+func (c *Client) Verify(ctx context.Context, key string) error {
+	return c.do(ctx, http.MethodPost, "/v1/verify"+keyQuery(key), nil, nil, nil)
+}
+
+// Op runs an ASDD operation inside the daemon (see server.ASDDOps for the
+// names). A committed halt comes back with Verdict set and a nil error.
+func (c *Client) Op(ctx context.Context, name string, op asdd.Op) (*OpResponse, error) {
+	body, err := json.Marshal(op)
+	if err != nil {
+		return nil, reason.New(reason.InvalidInput, "encode %s: %v", name, err)
+	}
+	var out OpResponse
+	if err := c.do(ctx, http.MethodPost, "/v1/asdd/"+url.PathEscape(name), nil, body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Propose submits an agent's proposal. Artifact hashes left empty are
+// computed by the daemon from the files.
+func (c *Client) Propose(ctx context.Context, p asdd.Proposal) (*OpResponse, error) {
+	return c.Op(ctx, "propose", p)
+}
+
+// Heartbeat records an agent heartbeat.
+func (c *Client) Heartbeat(ctx context.Context, b asdd.Beat) (*OpResponse, error) {
+	return c.Op(ctx, "heartbeat", b)
+}
+
+// Lock leases a slice.
+func (c *Client) Lock(ctx context.Context, l asdd.LockSlice) (*OpResponse, error) {
+	return c.Op(ctx, "lock", l)
+}
+
+// Unlock releases a slice's lease.
+func (c *Client) Unlock(ctx context.Context, u asdd.UnlockSlice) (*OpResponse, error) {
+	return c.Op(ctx, "unlock", u)
+}
+
+// Watch yields every commit of key after revision from, in order, with no
+// gap, until ctx is done or an error is yielded. A dropped connection is
+// resumed from the last delivered revision.
+func (c *Client) Watch(ctx context.Context, key string, from uint64) iter.Seq2[store.Commit, error] {
+	return func(yield func(store.Commit, error) bool) {
+		last := from
+		failures := 0
+		for {
+			delivered, err := c.watchOnce(ctx, key, &last, yield)
+			if ctx.Err() != nil {
+				return
+			}
+			var re *reason.Error
+			switch {
+			case errors.Is(err, errStop):
+				return
+			case errors.As(err, &re):
+				yield(store.Commit{}, err)
+				return
+			}
+			if delivered {
+				failures = 0
+			}
+			failures++
+			if failures > 50 {
+				yield(store.Commit{}, fmt.Errorf("watch %s: %w", key, err))
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(c.o.ReconnectDelay):
+			}
+		}
+	}
+}
+
+var errStop = errors.New("consumer stopped")
+
+// watchOnce follows one stream; it returns when the stream ends.
+func (c *Client) watchOnce(ctx context.Context, key string, last *uint64, yield func(store.Commit, error) bool) (bool, error) {
+	q := url.Values{"key": {key}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/v1/watch?"+q.Encode(), nil)
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Last-Event-ID", strconv.FormatUint(*last, 10))
+	if c.o.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.o.Token)
+	}
+	resp, err := c.hc.Do(req)
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		data, _ := io.ReadAll(resp.Body)
+		return false, decodeError(resp.StatusCode, data)
+	}
+	delivered := false
+	var ev Event
+	br := bufio.NewReaderSize(resp.Body, 64<<10)
+	for {
+		ok, err := ReadEvent(br, &ev)
+		if err != nil {
+			return delivered, err
+		}
+		if !ok {
+			continue
+		}
+		switch ev.Type {
+		case "commit":
+			var cm store.Commit
+			if err := json.Unmarshal(ev.Data, &cm); err != nil {
+				return delivered, fmt.Errorf("watch: bad event: %w", err)
+			}
+			if cm.Rev <= *last {
+				continue // already delivered before a reconnect
+			}
+			*last = cm.Rev
+			delivered = true
+			if !yield(cm, nil) {
+				return delivered, errStop
+			}
+		case "error":
+			return delivered, decodeError(http.StatusOK, ev.Data)
+		}
+	}
+}
+
+// Event is one Server-Sent Event.
+type Event struct {
+	ID   string
+	Type string
+	Data []byte
+}
+
+// ReadEvent reads the next event from an SSE stream into ev. It returns
+// false (and no error) for a block that carried no data, such as a
+// comment.
+func ReadEvent(br *bufio.Reader, ev *Event) (bool, error) {
+	*ev = Event{Type: "message"}
+	var data [][]byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A long line: gather it.
+			buf := append([]byte(nil), line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = br.ReadSlice('\n')
+				buf = append(buf, line...)
+			}
+			line = buf
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return false, io.ErrUnexpectedEOF
+			}
+			return false, err
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(line) == 0 {
+			if data == nil {
+				return false, nil
+			}
+			ev.Data = bytes.Join(data, []byte("\n"))
+			return true, nil
+		}
+		if line[0] == ':' {
+			continue
+		}
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(field) {
+		case "id":
+			ev.ID = string(value)
+		case "event":
+			ev.Type = string(value)
+		case "data":
+			data = append(data, append([]byte(nil), value...))
+		}
+	}
+}

@@ -1,0 +1,295 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/asdd/effects"
+	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+)
+
+// asddOps maps the operation names of POST /v1/asdd/{op} to a decoder of
+// the operation's JSON (the asdd op structs, fields by their Go names,
+// matched case-insensitively; unknown fields are refused).
+var asddOps = map[string]func([]byte) (asdd.Op, error){
+	"init":          decodeOp[asdd.Init],
+	"add-slice":     decodeOp[asdd.AddSlice],
+	"quick":         decodeOp[asdd.Quick],
+	"lock":          decodeOp[asdd.LockSlice],
+	"unlock":        decodeOp[asdd.UnlockSlice],
+	"heartbeat":     decodeOp[asdd.Beat],
+	"propose":       decodeOp[asdd.Proposal],
+	"resolve":       decodeOp[asdd.Resolve],
+	"approve":       decodeOp[asdd.Approve],
+	"add-task":      decodeOp[asdd.AddTask],
+	"complete-task": decodeOp[asdd.CompleteTask],
+	"clear-review":  decodeOp[asdd.ClearReview],
+}
+
+// ASDDOps lists the operation names the daemon runs.
+func ASDDOps() []string {
+	names := make([]string, 0, len(asddOps))
+	for n := range asddOps {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func decodeOp[T asdd.Op](body []byte) (asdd.Op, error) {
+	var op T
+	if err := decodeStrict(body, &op); err != nil {
+		return nil, err
+	}
+	return op, nil
+}
+
+// manifestCache keeps the decoded manifest of the latest revision, so an
+// operation does not decode the whole manifest again (asdd.Apply works on a
+// copy and never changes its input).
+type manifestCache struct {
+	mu  sync.Mutex
+	rev uint64
+	m   *asdd.Manifest
+}
+
+func (c *manifestCache) get(rev uint64) *asdd.Manifest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m != nil && c.rev == rev {
+		return c.m
+	}
+	return nil
+}
+
+func (c *manifestCache) put(rev uint64, m *asdd.Manifest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if rev >= c.rev {
+		c.rev, c.m = rev, m
+	}
+}
+
+func (s *Server) manifestAt(cur store.Document) (*asdd.Manifest, error) {
+	if m := s.asdd.get(cur.Revision); m != nil {
+		return m, nil
+	}
+	m, err := asdd.Decode(cur.Value)
+	if err != nil {
+		return nil, reason.New(reason.CorruptState, "%s does not match its schema (run `custodian check` or `custodian rebuild`): %w", asdd.Key, err)
+	}
+	m.Revision = cur.Revision
+	s.asdd.put(cur.Revision, m)
+	return m, nil
+}
+
+var errNoManifest = reason.New(reason.NotFound, "no ASDD manifest at %s: run `custodian init` first", asdd.Key)
+
+// asddOp runs one ASDD operation inside the daemon: the same rule function
+// the CLI runs (asdd.Apply) against the in-memory manifest, committed
+// through the store, then the file side effects.
+func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("op")
+	dec, ok := asddOps[name]
+	if !ok {
+		writeError(w, reason.New(reason.NotFound, "no ASDD operation %q (operations: %s)", name, strings.Join(ASDDOps(), ", ")))
+		return
+	}
+	body, err := s.readBody(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	op, err := dec(body)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	cfg, err := s.o.ASDDConfig()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if p, ok := op.(asdd.Proposal); ok {
+		if op, err = s.observe(r, p, cfg); err != nil {
+			writeError(w, err)
+			return
+		}
+	}
+	create := name == "init"
+	var opts []store.UpdateOption
+	if create {
+		opts = append(opts, store.Create())
+	}
+	start := time.Now()
+	var out *asdd.Outcome
+	res, err := s.st.Update(r.Context(), asdd.Key, func(cur store.Document) (store.Change, error) {
+		var m *asdd.Manifest
+		if cur.Exists() {
+			dm, err := s.manifestAt(cur)
+			if err != nil {
+				return store.Change{}, err
+			}
+			m = dm
+		} else if !create {
+			return store.Change{}, errNoManifest
+		}
+		o, err := asdd.Apply(m, op, cfg, s.o.Now())
+		if err != nil {
+			return store.Change{}, err
+		}
+		raw, err := asdd.Encode(o.Manifest)
+		if err != nil {
+			return store.Change{}, err
+		}
+		events := make([]store.Event, 0, len(o.Events))
+		for _, e := range o.Events {
+			data, err := json.Marshal(e)
+			if err != nil {
+				return store.Change{}, fmt.Errorf("encode event: %w", err)
+			}
+			events = append(events, store.Event{Type: e.Type, Data: data})
+		}
+		out = o
+		return store.Change{Value: raw, Actor: op.Actor(), Reason: o.Summary, Events: events}, nil
+	}, opts...)
+	s.observeCommit(start, res, err)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if res.Changed {
+		out.Manifest.Revision = res.Revision
+		s.asdd.put(res.Revision, out.Manifest)
+	}
+	resp := client.OpResponse{Revision: res.Revision, Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
+	if resp.Events == nil {
+		resp.Events = []asdd.Event{}
+	}
+	if id := sliceOf(op); id != "" {
+		resp.Slice = out.Manifest.Slice(id)
+	}
+	if effs := derivedEffects(out); len(effs) > 0 && s.o.Root != "" {
+		if err := s.applyEffects(effs); err != nil {
+			// The commit stands; the effects are derived again by the next
+			// operation on the slice.
+			resp.Warnings = append(resp.Warnings, err.Error())
+			s.o.Logger.Warn("effects not applied", "revision", res.Revision, "error", err)
+		}
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+func (s *Server) applyEffects(effs []asdd.Effect) error {
+	p, err := effects.Open(s.o.Root)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return p.Apply(effs)
+}
+
+// observe fills in what a proposal's agent may leave to the daemon (it runs
+// on the same machine): the hashes of the artifacts it names, and the
+// drift check's view of the slice's artifacts on disk.
+func (s *Server) observe(r *http.Request, p asdd.Proposal, cfg *asdd.Config) (asdd.Op, error) {
+	if s.o.Root == "" {
+		return p, nil
+	}
+	proj, err := effects.Open(s.o.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer proj.Close()
+	marker := asdd.DefaultMarker
+	if a, ok := cfg.Agent(p.Agent); ok {
+		marker = a.ArtifactMarker()
+	}
+	p.Artifacts = append([]asdd.Artifact(nil), p.Artifacts...)
+	for i, a := range p.Artifacts {
+		if a.SHA256 == "" {
+			if p.Artifacts[i], err = proj.Artifact(a.Name, a.Path, marker); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if p.Trace != nil && p.Trace.SHA256 == "" {
+		t, err := proj.Artifact("trace", p.Trace.Path, marker)
+		if err != nil {
+			return nil, err
+		}
+		p.Trace = &t
+	}
+	if p.Observed == nil {
+		if doc, err := s.st.Get(r.Context(), asdd.Key); err == nil && doc.Exists() {
+			if m, err := s.manifestAt(doc); err == nil {
+				if sl := m.Slice(p.Slice); sl != nil {
+					if p.Observed, err = proj.Observe(sl.Artifacts()); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	return p, nil
+}
+
+func sliceOf(op asdd.Op) string {
+	switch o := op.(type) {
+	case asdd.Proposal:
+		return o.Slice
+	case asdd.AddSlice:
+		return o.ID
+	case asdd.LockSlice:
+		return o.Slice
+	case asdd.UnlockSlice:
+		return o.Slice
+	case asdd.Resolve:
+		return o.Slice
+	case asdd.Approve:
+		return o.Slice
+	case asdd.AddTask:
+		return o.Slice
+	case asdd.CompleteTask:
+		return o.Slice
+	}
+	return ""
+}
+
+// derivedEffects is the outcome's effects plus the escalation notices and
+// failure-log rows of every slice the commit touched, as the CLI applies
+// them (idempotent: a file already right is not rewritten).
+func derivedEffects(out *asdd.Outcome) []asdd.Effect {
+	effs := append([]asdd.Effect(nil), out.Effects...)
+	seen := map[string]bool{}
+	for _, e := range effs {
+		seen[e.Kind+" "+e.Path+" "+e.Key] = true
+	}
+	touched := map[string]bool{}
+	for _, ev := range out.Events {
+		if ev.Slice == "" || touched[ev.Slice] {
+			continue
+		}
+		touched[ev.Slice] = true
+		sl := out.Manifest.Slice(ev.Slice)
+		if sl == nil {
+			continue
+		}
+		for i := range sl.Escalations {
+			for _, e := range asdd.EscalationEffects(sl, &sl.Escalations[i]) {
+				if !seen[e.Kind+" "+e.Path+" "+e.Key] {
+					effs = append(effs, e)
+				}
+			}
+		}
+	}
+	return effs
+}

@@ -1,0 +1,125 @@
+package server
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/custodian-dev/custodian/reason"
+)
+
+func tokenOK(r *http.Request, token string) bool {
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+// ErrorBody is the JSON of every error response.
+type ErrorBody struct {
+	Error *reason.Error `json:"error"`
+}
+
+// StatusOf is the HTTP status of an error response with this code.
+func StatusOf(code reason.Code) int {
+	switch code {
+	case reason.InvalidInput:
+		return http.StatusBadRequest
+	case reason.NotFound:
+		return http.StatusNotFound
+	case reason.Conflict:
+		return http.StatusConflict
+	case reason.SliceLocked:
+		return http.StatusLocked
+	case reason.CorruptState:
+		return http.StatusInternalServerError
+	case "", "INTERNAL":
+		return http.StatusInternalServerError
+	}
+	return http.StatusUnprocessableEntity // a rule said no
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	e, ok := reason.As(err)
+	if !ok {
+		e = &reason.Error{Code: "INTERNAL", Message: err.Error()}
+	}
+	writeJSON(w, StatusOf(e.Code), ErrorBody{Error: e})
+}
+
+func writeErrorStatus(w http.ResponseWriter, status int, code, msg string) {
+	writeJSON(w, status, ErrorBody{Error: &reason.Error{Code: reason.Code(code), Message: msg}})
+}
+
+// readBody reads a JSON request body within the size and depth caps.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, reason.New(reason.InvalidInput, "request body over the limit of %d bytes", s.o.MaxBodyBytes)
+	}
+	if err != nil {
+		return nil, reason.New(reason.InvalidInput, "read request body: %v", err)
+	}
+	if d, ok := depth(body); !ok {
+		return nil, reason.New(reason.InvalidInput, "malformed JSON: unbalanced brackets")
+	} else if d > s.o.MaxDepth {
+		return nil, reason.New(reason.InvalidInput, "JSON nested %d levels deep, over the limit of %d", d, s.o.MaxDepth)
+	}
+	return body, nil
+}
+
+// decodeStrict decodes JSON into v, refusing unknown fields and trailing
+// data.
+func decodeStrict(body []byte, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return reason.New(reason.InvalidInput, "malformed request: %v", err)
+	}
+	if dec.More() {
+		return reason.New(reason.InvalidInput, "malformed request: data after the JSON value")
+	}
+	return nil
+}
+
+// depth returns the deepest nesting of objects and arrays in b without
+// decoding it; ok is false for unbalanced brackets.
+func depth(b []byte) (int, bool) {
+	d, maxD, inStr, esc := 0, 0, false, false
+	for _, c := range b {
+		if inStr {
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '{', '[':
+			d++
+			maxD = max(maxD, d)
+		case '}', ']':
+			d--
+			if d < 0 {
+				return 0, false
+			}
+		}
+	}
+	return maxD, d == 0
+}

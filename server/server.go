@@ -1,0 +1,251 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/store"
+)
+
+// Options configure a Server. The zero value serves the store with the
+// defaults below and no token.
+type Options struct {
+	// Token, when set, is required as "Authorization: Bearer <token>".
+	Token string
+	// MaxBodyBytes caps request bodies; 1 MiB by default. The Go client
+	// sends a patch instead of a whole value that would not fit.
+	MaxBodyBytes int64
+	// MaxDepth caps the JSON nesting of request bodies; 64 by default.
+	MaxDepth int
+	// ReadTimeout, WriteTimeout and IdleTimeout bound every connection
+	// (10 s, 30 s, 2 min by default). The watch stream renews its write
+	// deadline per event.
+	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
+	// DrainTimeout bounds how long Serve waits for in-flight requests on
+	// shutdown; 10 s by default.
+	DrainTimeout time.Duration
+	// WatchKeepAlive is the interval of the comment lines that keep an idle
+	// watch stream open through proxies; 15 s by default.
+	WatchKeepAlive time.Duration
+	// Logger receives one structured line per request and the server's
+	// notices; slog.Default() by default.
+	Logger *slog.Logger
+	// Now is the clock of the ASDD rules; time.Now by default.
+	Now func() time.Time
+	// Root is the project root, for the file side effects of ASDD
+	// operations (notices, failure log, halt markers) and for hashing the
+	// artifacts a proposal names. Empty: no file access.
+	Root string
+	// ASDDConfig loads .asdd/config.yaml for each operation; nil: the
+	// defaults.
+	ASDDConfig func() (*asdd.Config, error)
+	// Metrics receives the counters; nil: a fresh registry served at
+	// /metrics.
+	Metrics *Metrics
+	// UI, when set, is served at / (the web dashboard).
+	UI http.Handler
+}
+
+func (o *Options) defaults() {
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = 1 << 20
+	}
+	if o.MaxDepth <= 0 {
+		o.MaxDepth = 64
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = 10 * time.Second
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = 30 * time.Second
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 2 * time.Minute
+	}
+	if o.DrainTimeout <= 0 {
+		o.DrainTimeout = 10 * time.Second
+	}
+	if o.WatchKeepAlive <= 0 {
+		o.WatchKeepAlive = 15 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ASDDConfig == nil {
+		o.ASDDConfig = func() (*asdd.Config, error) { return asdd.DefaultConfig(), nil }
+	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics(prometheus.NewRegistry())
+	}
+}
+
+// Server serves one store over HTTP.
+type Server struct {
+	st   store.Store
+	o    Options
+	mux  *http.ServeMux
+	h    http.Handler
+	m    *Metrics
+	asdd manifestCache
+
+	stopOnce sync.Once
+	stopping chan struct{} // closed when Serve begins to shut down
+}
+
+// New returns a server for st. The caller keeps ownership of st.
+func New(st store.Store, o Options) *Server {
+	o.defaults()
+	s := &Server{st: st, o: o, mux: http.NewServeMux(), m: o.Metrics, stopping: make(chan struct{})}
+	s.routes()
+	s.h = s.middleware(s.mux)
+	return s
+}
+
+// Handler returns the server's HTTP handler (for tests and embedding).
+func (s *Server) Handler() http.Handler { return s.h }
+
+// route registers a pattern; routePatterns is what the OpenAPI test checks.
+func (s *Server) route(pattern string, h http.HandlerFunc) {
+	s.mux.HandleFunc(pattern, h)
+	routePatterns = appendOnce(routePatterns, pattern)
+}
+
+var (
+	routesMu      sync.Mutex
+	routePatterns []string
+)
+
+func appendOnce(list []string, p string) []string {
+	routesMu.Lock()
+	defer routesMu.Unlock()
+	for _, q := range list {
+		if q == p {
+			return list
+		}
+	}
+	return append(list, p)
+}
+
+// Routes lists the method and path patterns the server registers.
+func Routes() []string {
+	New(nil, Options{}) // registers every route once
+	routesMu.Lock()
+	defer routesMu.Unlock()
+	return append([]string(nil), routePatterns...)
+}
+
+func (s *Server) routes() {
+	s.route("GET /v1/health", s.health)
+	s.route("GET /v1/openapi.json", s.openapi)
+	s.route("GET /v1/keys", s.keys)
+	s.route("GET /v1/doc", s.getDoc)
+	s.route("PUT /v1/doc", s.putDoc)
+	s.route("GET /v1/history", s.history)
+	s.route("POST /v1/verify", s.verify)
+	s.route("GET /v1/watch", s.watch)
+	s.route("POST /v1/asdd/{op}", s.asddOp)
+	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	routePatterns = appendOnce(routePatterns, "GET /metrics")
+	if s.o.UI != nil {
+		s.mux.Handle("/", s.o.UI)
+	}
+}
+
+// Serve serves on every listener until ctx is done, then stops accepting,
+// ends watch streams, waits for in-flight requests (up to DrainTimeout) and
+// returns. It does not close the store.
+func (s *Server) Serve(ctx context.Context, ls ...net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.h,
+		ReadTimeout:       s.o.ReadTimeout,
+		ReadHeaderTimeout: s.o.ReadTimeout,
+		WriteTimeout:      s.o.WriteTimeout,
+		IdleTimeout:       s.o.IdleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.o.Logger.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, len(ls))
+	for _, l := range ls {
+		go func() {
+			err := hs.Serve(l)
+			if errors.Is(err, http.ErrServerClosed) {
+				err = nil
+			}
+			errc <- err
+		}()
+	}
+	var first error
+	select {
+	case <-ctx.Done():
+	case first = <-errc:
+	}
+	s.Stop()
+	dctx, cancel := context.WithTimeout(context.Background(), s.o.DrainTimeout)
+	defer cancel()
+	if err := hs.Shutdown(dctx); err != nil && first == nil {
+		first = fmt.Errorf("drain: %w", err)
+	}
+	n := len(ls)
+	if first != nil && !errors.Is(first, context.Canceled) {
+		n-- // one already returned
+	}
+	for range n {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Stop ends watch streams so that a shutdown can drain.
+func (s *Server) Stop() { s.stopOnce.Do(func() { close(s.stopping) }) }
+
+// middleware adds the token check, the request log and panic safety.
+func (s *Server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				s.o.Logger.Error("panic in handler", "path", r.URL.Path, "panic", fmt.Sprint(p))
+				writeError(rw, fmt.Errorf("internal error"))
+			}
+			s.o.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration", time.Since(start))
+		}()
+		if s.o.Token != "" && r.URL.Path != "/v1/health" && !tokenOK(r, s.o.Token) {
+			rw.Header().Set("WWW-Authenticate", `Bearer realm="custodian"`)
+			writeErrorStatus(rw, http.StatusUnauthorized, "UNAUTHORIZED", "a bearer token is required")
+			return
+		}
+		next.ServeHTTP(rw, r)
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap lets http.ResponseController reach Flush and deadlines.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

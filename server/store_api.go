@@ -1,0 +1,176 @@
+package server
+
+import (
+	_ "embed"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+)
+
+//go:embed openapi.json
+var openapiJSON []byte
+
+// OpenAPI returns the API description served at /v1/openapi.json.
+func OpenAPI() []byte { return openapiJSON }
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+}
+
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(openapiJSON)
+}
+
+func (s *Server) keys(w http.ResponseWriter, r *http.Request) {
+	keys, err := s.st.Keys(r.Context())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if keys == nil {
+		keys = []string{}
+	}
+	writeJSON(w, http.StatusOK, client.KeysResponse{Keys: keys})
+}
+
+func uintParam(r *http.Request, name string) (uint64, bool, error) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		return 0, false, reason.New(reason.InvalidInput, "%s=%q is not a revision number", name, v)
+	}
+	return n, true, nil
+}
+
+func (s *Server) getDoc(w http.ResponseWriter, r *http.Request) {
+	key := r.URL.Query().Get("key")
+	rev, at, err := uintParam(r, "rev")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	start := time.Now()
+	var doc store.Document
+	if at {
+		doc, err = s.st.GetAt(r.Context(), key, rev)
+	} else {
+		doc, err = s.st.Get(r.Context(), key)
+	}
+	s.m.reads.Observe(time.Since(start).Seconds())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("ETag", strconv.Quote(strconv.FormatUint(doc.Revision, 10)))
+	writeJSON(w, http.StatusOK, doc)
+}
+
+// ifMatch parses If-Match: a revision number, quoted or not.
+func ifMatch(r *http.Request) (uint64, bool, error) {
+	v := strings.TrimSpace(r.Header.Get("If-Match"))
+	if v == "" {
+		return 0, false, nil
+	}
+	n, err := strconv.ParseUint(strings.Trim(v, `"`), 10, 64)
+	if err != nil {
+		return 0, false, reason.New(reason.InvalidInput, "If-Match %q is not a revision number", v)
+	}
+	return n, true, nil
+}
+
+func (s *Server) putDoc(w http.ResponseWriter, r *http.Request) {
+	key := r.URL.Query().Get("key")
+	body, err := s.readBody(w, r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	var req client.PutRequest
+	if err := decodeStrict(body, &req); err != nil {
+		writeError(w, err)
+		return
+	}
+	base, cas, err := ifMatch(r)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	switch {
+	case (req.Value == nil) == (req.Patch == nil):
+		writeError(w, reason.New(reason.InvalidInput, "give exactly one of value and patch"))
+		return
+	case req.Patch != nil && !cas:
+		writeError(w, reason.New(reason.InvalidInput, "a patch needs If-Match: the revision it applies to"))
+		return
+	}
+	var opts []store.UpdateOption
+	if cas {
+		opts = append(opts, store.IfRevision(base))
+	}
+	if c := r.URL.Query().Get("create"); c == "1" || c == "true" {
+		opts = append(opts, store.Create())
+	}
+	start := time.Now()
+	res, err := s.st.Update(r.Context(), key, func(cur store.Document) (store.Change, error) {
+		v := []byte(req.Value)
+		if req.Patch != nil {
+			p, err := store.ApplyPatch(cur.Value, req.Patch)
+			if err != nil {
+				return store.Change{}, reason.New(reason.InvalidInput, "%v", err)
+			}
+			if p == nil {
+				return store.Change{}, reason.New(reason.InvalidInput, "a patch may not remove the whole document")
+			}
+			v = p
+		}
+		return store.Change{Value: v, Actor: req.Actor, Reason: req.Reason, Events: req.Events}, nil
+	}, opts...)
+	s.observeCommit(start, res, err)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("ETag", strconv.Quote(strconv.FormatUint(res.Revision, 10)))
+	writeJSON(w, http.StatusOK, client.PutResponse{Document: res.Document, Changed: res.Changed, Record: res.Record})
+}
+
+func (s *Server) history(w http.ResponseWriter, r *http.Request) {
+	key := r.URL.Query().Get("key")
+	from, _, err := uintParam(r, "from")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	to, _, err := uintParam(r, "to")
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	recs, err := s.st.History(r.Context(), key, from, to)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	if recs == nil {
+		recs = []store.Record{}
+	}
+	writeJSON(w, http.StatusOK, client.HistoryResponse{Records: recs})
+}
+
+func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
+	key := r.URL.Query().Get("key")
+	if err := s.st.Verify(r.Context(), key); err != nil {
+		writeError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, client.VerifyResponse{Key: key, OK: true})
+}
