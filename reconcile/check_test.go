@@ -211,6 +211,19 @@ func TestCheckFindings(t *testing.T) {
 			},
 		},
 		{
+			name: "directory symlinked to a sibling inside the root",
+			mutate: func(p *project, arts []Artifact) []Artifact {
+				d := p.path(".asdd/specs/pay")
+				if err := os.Rename(d, p.path("archive-pay")); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Symlink("../../archive-pay", d); err != nil {
+					t.Fatal(err)
+				}
+				return arts
+			},
+		},
+		{
 			name: "artifact is a directory",
 			mutate: func(p *project, arts []Artifact) []Artifact {
 				return append(arts, Artifact{Slice: "SLICE-001", Name: "tasks", Path: ".asdd/specs/auth"})

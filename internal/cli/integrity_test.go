@@ -649,3 +649,26 @@ func TestCheckCacheFollowsCommits(t *testing.T) {
 		t.Fatalf("with a damaged cache: exit %d", code)
 	}
 }
+
+func TestProgressBar(t *testing.T) {
+	var buf bytes.Buffer
+	p := &progressBar{w: &buf, label: "scanning", on: true}
+	for i := 1; i <= 200; i++ {
+		p.update(i, 200)
+	}
+	p.done()
+	out := buf.String()
+	if got := strings.Count(out, "\r"); got != 100 {
+		t.Errorf("%d redraws for 200 files, want one per percent (100)", got)
+	}
+	if !strings.HasSuffix(out, "\rscanning [##############################] 200/200 files\n") {
+		t.Errorf("last frame: %q", out[max(0, len(out)-80):])
+	}
+	var quiet bytes.Buffer
+	q := &progressBar{w: &quiet}
+	q.update(1, 2)
+	q.done()
+	if quiet.Len() != 0 {
+		t.Errorf("a progress bar off a terminal wrote %q", quiet.String())
+	}
+}
