@@ -22,6 +22,9 @@ import (
 // TestManyProcesses runs 64 custodian processes that each commit 50 updates
 // to distinct fields of one document at once.
 func TestManyProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs in the full (non -short) pass")
+	}
 	bin := testbin.Path(t)
 	dir := t.TempDir()
 	const procs, each = 64, 50
@@ -82,10 +85,10 @@ func TestManyProcesses(t *testing.T) {
 func TestKillNine(t *testing.T) {
 	bin := testbin.Path(t)
 	dir := t.TempDir()
-	rounds := 200
 	if testing.Short() {
-		rounds = 40
+		t.Skip("runs in the full (non -short) pass")
 	}
+	rounds := 200
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
 	type ack struct {
 		field string
