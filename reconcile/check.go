@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -260,6 +261,12 @@ func judge(a Artifact, p string, pathErr error, results []fileResult, seen map[s
 	}
 	if a.Hash == "" {
 		return f, false
+	}
+	var hexSum [len(HashPrefix) + 64]byte
+	copy(hexSum[:], HashPrefix)
+	hex.Encode(hexSum[len(HashPrefix):], r.sum[:])
+	if string(hexSum[:]) == a.Hash {
+		return f, false // the common case, without parsing or allocating
 	}
 	want, err := ParseHash(a.Hash)
 	if err != nil {
