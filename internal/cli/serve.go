@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/monitor"
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/server"
+	"github.com/custodian-dev/custodian/store/file"
+)
+
+func init() { Register("serve", newServeCmd) }
+
+// DefaultSocket is where `custodian serve` listens and where the CLI looks
+// for a running daemon, relative to the project root.
+const DefaultSocket = ".asdd/state/custodian.sock"
+
+// ServeOptions are the flags of `custodian serve`.
+type ServeOptions struct {
+	Addr             string
+	Socket           string
+	Token            string
+	SnapshotInterval time.Duration
+	MonitorEvery     time.Duration
+	LogLevel         string
+}
+
+func newServeCmd(app *App) *cobra.Command {
+	o := ServeOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve [--addr 127.0.0.1:7420] [--socket .asdd/state/custodian.sock]",
+		Short: "Run the custodian daemon: one process that holds the state and commits every proposal",
+		Long: `Runs the Knowledge Agent of seed 000 as a daemon. It takes the project's
+state lock for its lifetime (a second daemon refuses to start and names the
+holder's pid), keeps the state in memory, and serves the HTTP/JSON API on a
+unix socket (.asdd/state/custodian.sock) and on a TCP address (loopback by
+default; a non-loopback address needs --token or $CUSTODIAN_TOKEN).
+
+Proposals that arrive together share one journal fsync (group commit); a
+commit is acknowledged only once its journal line is synced. The readable
+snapshot files are rewritten at most every --snapshot-interval (50ms) and on
+shutdown, so a plugin reading manifest.json directly sees it at most that
+much (plus one rewrite) behind; the API always answers from the latest
+commit. The heartbeat monitor runs every --monitor-every.
+
+While it runs, every custodian command in the project (or with --server /
+$CUSTODIAN_SERVER) sends its reads and commits to it, with the same output
+and exit codes as without it. SIGTERM or SIGINT stops it cleanly: no new
+connections, in-flight requests finish, pending commits are synced, the
+snapshots are rewritten, the socket is removed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runServe(app, cmd, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Addr, "addr", "127.0.0.1:7420", "TCP `address` to listen on (\"\" for the socket only)")
+	f.StringVar(&o.Socket, "socket", DefaultSocket, "unix socket `path`, relative to the project root (\"\" for none)")
+	f.StringVar(&o.Token, "token", os.Getenv("CUSTODIAN_TOKEN"), "bearer `token` required from TCP clients (required off loopback)")
+	f.DurationVar(&o.SnapshotInterval, "snapshot-interval", 50*time.Millisecond, "least time between two rewrites of a snapshot file")
+	f.DurationVar(&o.MonitorEvery, "monitor-every", time.Minute, "heartbeat monitor interval (0 disables it)")
+	f.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	return cmd
+}
+
+// UIHandler, when set (by the web dashboard's file in this package, from its
+// init), returns the handler `custodian serve` mounts at /.
+var UIHandler func(app *App) (http.Handler, error)
+
+func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.LogLevel)); err != nil {
+		return reason.Usage("--log-level %q: want debug, info, warn or error", o.LogLevel)
+	}
+	log := slog.New(slog.NewTextHandler(app.Err, &slog.HandlerOptions{Level: level}))
+	if o.Addr == "" && o.Socket == "" {
+		return reason.Usage("nothing to listen on: give --addr or --socket")
+	}
+	if o.Addr != "" {
+		if err := checkBind(o.Addr, o.Token); err != nil {
+			return err
+		}
+	}
+	root, err := app.Root()
+	if err != nil {
+		return err
+	}
+	metrics := server.NewMetrics(prometheus.NewRegistry())
+	fopts := file.Options{Now: app.Now, Logger: log, Hold: true, SnapshotInterval: o.SnapshotInterval, OnSync: metrics.ObserveSync}
+	if v := os.Getenv("CUSTODIAN_MAX_DOCUMENT_BYTES"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			return reason.New(reason.InvalidInput, "CUSTODIAN_MAX_DOCUMENT_BYTES=%q is not a positive number of bytes", v)
+		}
+		fopts.Limits.MaxBytes = n
+	}
+	st, err := file.Open(root, fopts)
+	if err != nil {
+		return err
+	}
+	// Commands run inside the daemon (the monitor) use the held store.
+	app.mu.Lock()
+	app.store = st
+	app.mu.Unlock()
+
+	var ls []net.Listener
+	closeAll := func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}
+	sockPath := ""
+	if o.Socket != "" {
+		sockPath = o.Socket
+		if !filepath.IsAbs(sockPath) {
+			sockPath = filepath.Join(root, filepath.FromSlash(sockPath))
+		}
+		// We hold the daemon lock: a socket file left here is stale.
+		if err := os.Remove(sockPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove stale socket: %w", err)
+		}
+		if err := os.MkdirAll(filepath.Dir(sockPath), 0o755); err != nil {
+			return fmt.Errorf("socket: %w", err)
+		}
+		l, err := net.Listen("unix", sockPath)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", sockPath, err)
+		}
+		if err := os.Chmod(sockPath, 0o600); err != nil {
+			l.Close()
+			return fmt.Errorf("socket: %w", err)
+		}
+		ls = append(ls, l)
+		defer os.Remove(sockPath)
+	}
+	if o.Addr != "" {
+		l, err := net.Listen("tcp", o.Addr)
+		if err != nil {
+			closeAll()
+			return fmt.Errorf("listen on %s: %w", o.Addr, err)
+		}
+		ls = append(ls, l)
+	}
+	sopts := server.Options{Token: o.Token, Logger: log, Now: app.Now, Root: root, Metrics: metrics,
+		ASDDConfig: func() (*asdd.Config, error) { return asddConfig(app) }}
+	if UIHandler != nil {
+		ui, err := UIHandler(app)
+		if err != nil {
+			closeAll()
+			return err
+		}
+		sopts.UI = ui
+	}
+	srv := server.New(st, sopts)
+
+	ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	mdone := make(chan struct{})
+	go func() {
+		defer close(mdone)
+		if o.MonitorEvery <= 0 {
+			return
+		}
+		_ = monitor.Loop(ctx, o.MonitorEvery, nil, func(context.Context) error {
+			res, err := monitorOnce(app, cmd)
+			switch {
+			case reason.CodeOf(err) == reason.NotFound:
+				// No manifest yet: nothing to watch over.
+			case err != nil:
+				log.Warn("heartbeat monitor", "error", err)
+			case len(res.Actions) > 0:
+				log.Info("heartbeat monitor acted", "revision", res.Revision, "actions", len(res.Actions))
+			}
+			return nil
+		})
+	}()
+	attrs := []any{"pid", os.Getpid(), "root", root}
+	for _, l := range ls {
+		attrs = append(attrs, l.Addr().Network(), l.Addr().String())
+	}
+	log.Info("custodian daemon serving", attrs...)
+	err = srv.Serve(ctx, ls...)
+	stop()
+	<-mdone
+	log.Info("custodian daemon stopping: flushing the state")
+	if cerr := st.Close(); err == nil {
+		err = cerr
+	}
+	app.mu.Lock()
+	app.store = nil
+	app.mu.Unlock()
+	if err == nil {
+		log.Info("custodian daemon stopped cleanly")
+	}
+	return err
+}
+
+// checkBind refuses a TCP address off loopback unless a token is set.
+func checkBind(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return reason.Usage("--addr %q: %v", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	if token == "" {
+		return reason.Usage("--addr %s is not a loopback address: set --token (or $CUSTODIAN_TOKEN) so that only agents with it can change the state", addr)
+	}
+	return nil
+}

@@ -1,0 +1,326 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/internal/testbin"
+	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/file"
+)
+
+// lockedBuffer collects a process's output safely.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// daemonProc is `custodian serve` running as a separate process.
+type daemonProc struct {
+	cmd  *exec.Cmd
+	out  *lockedBuffer
+	done chan error
+	c    *client.Client
+}
+
+func startServe(t *testing.T, dir string, args ...string) *daemonProc {
+	t.Helper()
+	out := &lockedBuffer{}
+	cmd := exec.Command(testbin.Path(t), append([]string{"-C", dir, "serve", "--addr", "", "--monitor-every", "0", "--log-level", "warn"}, args...)...)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	d := &daemonProc{cmd: cmd, out: out, done: make(chan error, 1)}
+	go func() { d.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-d.done
+		}
+	})
+	sock := filepath.Join(dir, DefaultSocket)
+	c, err := client.New("unix://"+sock, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.c = c
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		err := c.Health(ctx)
+		cancel()
+		if err == nil {
+			return d
+		}
+		select {
+		case err := <-d.done:
+			d.done <- err
+			t.Fatalf("serve exited: %v\n%s", err, out.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("daemon not answering: %v\n%s", err, out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (d *daemonProc) wait(t *testing.T) int {
+	t.Helper()
+	select {
+	case <-d.done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("daemon did not stop\n%s", d.out.String())
+	}
+	d.c.Close()
+	return d.cmd.ProcessState.ExitCode()
+}
+
+var volatile = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z|\d+(\.\d+)?(ms|s|m)\b|sha256:[0-9a-f]{64}`)
+
+// Every command gives the same output and exit code through the daemon as
+// directly on the files; a second daemon is refused naming the first's pid;
+// SIGTERM leaves files that verify.
+func TestServeSameResultsAsDirect(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	bin := testbin.Path(t)
+	direct := &proc{t: t, bin: bin, dir: t.TempDir()}
+	served := &proc{t: t, bin: bin, dir: t.TempDir()}
+	d := startServe(t, served.dir)
+
+	steps := [][]string{
+		{"init", "--sprint", "S1"},
+		{"slice", "add", "S-1", "--name", "Login"},
+		{"lock", "S-1", "--holder", "alice"},
+		{"propose", "--agent", "discovery", "--slice", "S-1", "--score", "0.97", "--artifact", "intent=specs/S-1/intent.md"},
+		{"unlock", "S-1", "--holder", "alice"},
+		{"propose", "--agent", "discovery", "--slice", "S-1", "--score", "0.97", "--artifact", "intent=specs/S-1/intent.md"},
+		{"propose", "--agent", "spec", "--slice", "S-1", "--score", "0.90", "--artifact", "requirements=specs/S-1/requirements.md"},
+		{"propose", "--agent", "spec", "--slice", "S-1", "--score", "0.60", "--artifact", "requirements=specs/S-1/requirements.md", "--uncertainty", "unsure"},
+		{"--json", "slice", "show", "S-1"},
+		{"heartbeat", "--agent", "spec", "--status", "ACTIVE", "--slice", "S-1"},
+		{"status"},
+		{"--json", "history"},
+		{"get", ".asdd/state/manifest.json", "--rev", "2"},
+		{"diff", ".asdd/state/manifest.json", "1", "3"},
+		{"verify"},
+		{"slice", "show", "NOPE"},
+		{"propose", "--agent", "nobody", "--slice", "S-1", "--score", "2"},
+	}
+	for _, p := range []*proc{direct, served} {
+		p.write("specs/S-1/intent.md", "# intent\n")
+		p.write("specs/S-1/requirements.md", "# requirements\n")
+	}
+	for _, args := range steps {
+		outD, codeD := direct.run(args...)
+		outS, codeS := served.run(args...)
+		if codeD != codeS {
+			t.Fatalf("custodian %s: exit %d direct, %d through the daemon\ndirect: %s\ndaemon: %s", strings.Join(args, " "), codeD, codeS, outD, outS)
+		}
+		a, b := volatile.ReplaceAllString(outD, "<v>"), volatile.ReplaceAllString(outS, "<v>")
+		if a != b {
+			t.Fatalf("custodian %s: output differs\ndirect:\n%s\ndaemon:\n%s", strings.Join(args, " "), outD, outS)
+		}
+	}
+
+	// The commits went through the daemon.
+	if n := commitsServed(t, served.dir); n < 5 {
+		t.Fatalf("the daemon counted %v commits", n)
+	}
+
+	// A second daemon on the same project is refused and names the holder.
+	out, code := served.run("serve", "--addr", "", "--monitor-every", "0")
+	if code != 4 || !strings.Contains(out, fmt.Sprintf("pid %d", d.cmd.Process.Pid)) {
+		t.Fatalf("second daemon: exit %d, want 4 naming pid %d:\n%s", code, d.cmd.Process.Pid, out)
+	}
+
+	// SIGTERM: a clean stop, files whole, socket gone.
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := d.wait(t); code != 0 {
+		t.Fatalf("serve exit %d after SIGTERM\n%s", code, d.out.String())
+	}
+	if _, err := os.Stat(filepath.Join(served.dir, DefaultSocket)); !os.IsNotExist(err) {
+		t.Fatalf("socket left behind: %v", err)
+	}
+	served.want(0, "verify")
+	a, _ := os.ReadFile(filepath.Join(direct.dir, asdd.Key))
+	b, _ := os.ReadFile(filepath.Join(served.dir, asdd.Key))
+	if volatile.ReplaceAllString(string(a), "<v>") != volatile.ReplaceAllString(string(b), "<v>") {
+		t.Fatalf("manifests differ\ndirect:\n%s\ndaemon:\n%s", a, b)
+	}
+}
+
+// The daemon killed with SIGKILL in the middle of a load of commits, then
+// restarted: every acknowledged commit is in the journal, with the hash the
+// client was given, and the files verify.
+func TestServeKill9UnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	dir := t.TempDir()
+	d := startServe(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if _, err := d.c.Op(ctx, "init", asdd.Init{}); err != nil {
+		t.Fatal(err)
+	}
+	type ack struct {
+		key  string
+		rev  uint64
+		hash string
+		who  string
+	}
+	var (
+		mu   sync.Mutex
+		acks []ack
+		n    atomic.Int64
+		wg   sync.WaitGroup
+	)
+	agents := asdd.DefaultConfig().Agents
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ctx.Err() == nil; i++ {
+				var a ack
+				if w < 8 {
+					// Agents' heartbeats, run by the daemon on the manifest.
+					done := w*100000 + i
+					r, err := d.c.Heartbeat(ctx, asdd.Beat{Agent: agents[w].Name, Status: "ACTIVE", Completed: &done})
+					if err != nil {
+						return
+					}
+					a = ack{key: asdd.Key, rev: r.Revision, who: agents[w].Name}
+				} else {
+					// Generic documents, one per writer, through CAS.
+					key := fmt.Sprintf("load/w%02d.json", w)
+					res, err := d.c.Update(ctx, key, func(cur store.Document) (store.Change, error) {
+						return store.Change{Value: json.RawMessage(fmt.Sprintf(`{"i":%d}`, i)), Actor: key}, nil
+					}, store.Create())
+					if err != nil {
+						return
+					}
+					a = ack{key: key, rev: res.Revision, hash: res.Record.Hash, who: key}
+				}
+				mu.Lock()
+				acks = append(acks, a)
+				mu.Unlock()
+				n.Add(1)
+			}
+		}()
+	}
+	for n.Load() < 400 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	d.wait(t)
+	cancel()
+	wg.Wait()
+
+	// Restarted: the daemon recovers and serves everything acknowledged.
+	d2 := startServe(t, dir)
+	hist := map[string]map[uint64]store.Record{}
+	for _, a := range acks {
+		if hist[a.key] == nil {
+			recs, err := d2.c.History(context.Background(), a.key, 0, 0)
+			if err != nil {
+				t.Fatalf("history %s: %v", a.key, err)
+			}
+			hist[a.key] = map[uint64]store.Record{}
+			for _, r := range recs {
+				hist[a.key][r.Rev] = r
+			}
+		}
+		r, ok := hist[a.key][a.rev]
+		switch {
+		case !ok:
+			t.Fatalf("acknowledged commit %s@%d lost", a.key, a.rev)
+		case a.hash != "" && r.Hash != a.hash:
+			t.Fatalf("%s@%d: hash %s, acknowledged %s", a.key, a.rev, r.Hash, a.hash)
+		case r.Actor != a.who:
+			t.Fatalf("%s@%d: actor %s, acknowledged %s", a.key, a.rev, r.Actor, a.who)
+		}
+	}
+	t.Logf("%d acknowledged commits before SIGKILL, all present", len(acks))
+	if err := d2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := d2.wait(t); code != 0 {
+		t.Fatalf("restarted daemon exit %d\n%s", code, d2.out.String())
+	}
+	st, err := file.Open(dir, file.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	keys, err := st.Keys(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if err := st.Verify(context.Background(), k); err != nil {
+			t.Fatalf("verify %s: %v", k, err)
+		}
+	}
+}
+
+// commitsServed reads custodian_commits_total from the daemon's metrics.
+func commitsServed(t *testing.T, dir string) float64 {
+	t.Helper()
+	sock := filepath.Join(dir, DefaultSocket)
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
+	}}}
+	defer hc.CloseIdleConnections()
+	resp, err := hc.Get("http://custodian/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	m := regexp.MustCompile(`(?m)^custodian_commits_total (\S+)$`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no commit counter in\n%s", b)
+	}
+	var n float64
+	fmt.Sscan(string(m[1]), &n)
+	return n
+}
