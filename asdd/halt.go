@@ -157,7 +157,7 @@ func (o Resolve) apply(t *tx) error {
 	default:
 		return reason.New(reason.InvalidInput, "unknown resolution %q (rerun, resume, return)", action)
 	}
-	s, err := t.m.Find(o.Slice)
+	s, err := t.find(o.Slice)
 	if err != nil {
 		return err
 	}
@@ -307,7 +307,7 @@ func (o Approve) apply(t *tx) error {
 	if strings.TrimSpace(o.Rationale) == "" {
 		return reason.New(reason.InvalidInput, "an approval needs a rationale")
 	}
-	s, err := t.m.Find(o.Slice)
+	s, err := t.find(o.Slice)
 	if err != nil {
 		return err
 	}
@@ -341,7 +341,7 @@ type FlagDrift struct {
 func (FlagDrift) Actor() string { return "custodian" }
 
 func (o FlagDrift) apply(t *tx) error {
-	s, err := t.m.Find(o.Slice)
+	s, err := t.find(o.Slice)
 	if err != nil {
 		return err
 	}

@@ -461,22 +461,6 @@ func Encode(m *Manifest) ([]byte, error) {
 	return append(raw, '\n'), nil
 }
 
-// Clone returns a deep copy of m.
-func (m *Manifest) Clone() *Manifest {
-	raw, err := json.Marshal(m)
-	if err != nil {
-		panic(fmt.Sprintf("asdd: clone manifest: %v", err))
-	}
-	var c Manifest
-	if err := json.Unmarshal(raw, &c); err != nil {
-		panic(fmt.Sprintf("asdd: clone manifest: %v", err))
-	}
-	if c.AgentHeartbeats == nil {
-		c.AgentHeartbeats = map[string]*Heartbeat{}
-	}
-	return &c
-}
-
 // Slice returns the slice with the given id, or nil.
 func (m *Manifest) Slice(id string) *Slice {
 	for _, s := range m.Slices {

@@ -165,3 +165,49 @@ func readSeedF(f *testing.F) []byte {
 	}
 	return raw
 }
+
+// Clone copies every field (go-cmp sees no difference) and shares nothing
+// (changing the copy leaves the original's encoding as it was).
+func TestCloneIsDeep(t *testing.T) {
+	w := newWorld(t)
+	w.drive("S", Implementation)
+	w.halt(prop("implementation", "S", 0.5, art("code", "S/c.md")), reason.BelowThreshold, ModeBelowMinimum)
+	w.do(AddTask{Slice: "S", ID: "T", Wave: 1, DependsOn: nil})
+	m, err := Decode(readSeed(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, orig := range []*Manifest{w.m, m} {
+		before, _ := Encode(orig)
+		c := orig.Clone()
+		if d := cmp.Diff(orig, c); d != "" {
+			t.Fatalf("clone differs:\n%s", d)
+		}
+		for _, s := range c.Slices {
+			s.Name = "changed"
+			if s.PhaseData != nil {
+				s.PhaseData["x"] = "y"
+			}
+			if len(s.ConfidenceChain) > 0 {
+				s.ConfidenceChain[0].Score = 0.01
+				s.ConfidenceChain[0].UncertaintyFactors = append(s.ConfidenceChain[0].UncertaintyFactors, "z")
+			}
+			if len(s.Escalations) > 0 {
+				*s.Escalations[0].Score = 0.02
+			}
+			if len(s.Tasks) > 0 {
+				s.Tasks[0].Wave = 9
+			}
+		}
+		for _, h := range c.AgentHeartbeats {
+			h.Status = "X"
+		}
+		if c.Extra != nil {
+			c.Extra["new"] = []byte("1")
+		}
+		after, _ := Encode(orig)
+		if string(before) != string(after) {
+			t.Fatalf("changing the clone changed the original:\n%s", cmp.Diff(string(before), string(after)))
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -46,12 +47,54 @@ type Outcome struct {
 
 // tx is the state of one Apply.
 type tx struct {
-	m   *Manifest
-	cfg *Config
-	now time.Time
-	ts  string
-	rev uint64
-	out *Outcome
+	m       *Manifest
+	cfg     *Config
+	now     time.Time
+	ts      string
+	rev     uint64
+	out     *Outcome
+	owned   map[*Slice]bool     // slices copied in this transaction
+	ownedHB map[*Heartbeat]bool // heartbeats copied in this transaction
+}
+
+// own returns slice i of the next manifest, copied first if it is still
+// shared with the input.
+func (t *tx) own(i int) *Slice {
+	s := t.m.Slices[i]
+	if !t.owned[s] {
+		s = deepCopy(reflect.ValueOf(s)).Interface().(*Slice)
+		t.m.Slices[i] = s
+		t.owned[s] = true
+	}
+	return s
+}
+
+// find returns the slice with the given id, owned by this transaction, or
+// a NOT_FOUND error.
+func (t *tx) find(id string) (*Slice, error) {
+	for i, s := range t.m.Slices {
+		if s.SliceID == id {
+			return t.own(i), nil
+		}
+	}
+	return nil, reason.New(reason.NotFound, "no slice %q in the manifest", id)
+}
+
+// heartbeat returns the heartbeat under key, owned by this transaction;
+// with create, a missing one is added (nil otherwise).
+func (t *tx) heartbeat(key string, create bool) *Heartbeat {
+	h := t.m.AgentHeartbeats[key]
+	switch {
+	case h == nil && !create:
+		return nil
+	case h == nil:
+		h = &Heartbeat{}
+	case !t.ownedHB[h]:
+		h = deepCopy(reflect.ValueOf(h)).Interface().(*Heartbeat)
+	}
+	t.ownedHB[h] = true
+	t.m.AgentHeartbeats[key] = h
+	return h
 }
 
 // Apply runs op on a copy of m (nil: an empty manifest) under cfg at time
@@ -61,14 +104,28 @@ func Apply(m *Manifest, op Op, cfg *Config, now time.Time) (*Outcome, error) {
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}
-	var next *Manifest
 	if m == nil {
-		next = New()
-	} else {
-		next = m.Clone()
+		m = New()
+	}
+	// Copy on write: the slices and heartbeats an operation changes are
+	// copied when it first touches them (t.find, t.own, t.heartbeat); the
+	// rest is shared with m, which is never changed.
+	next := &Manifest{
+		ProjectContext:  deepCopy(reflect.ValueOf(m.ProjectContext)).Interface().(ProjectContext),
+		Slices:          slices.Clone(m.Slices),
+		AgentHeartbeats: maps.Clone(m.AgentHeartbeats),
+		Revision:        m.Revision,
+		Extra:           m.Extra,
+	}
+	if next.Slices == nil {
+		next.Slices = []*Slice{}
+	}
+	if next.AgentHeartbeats == nil {
+		next.AgentHeartbeats = map[string]*Heartbeat{}
 	}
 	now = now.UTC()
-	t := &tx{m: next, cfg: cfg, now: now, ts: Timestamp(now), rev: next.Revision + 1, out: &Outcome{}}
+	t := &tx{m: next, cfg: cfg, now: now, ts: Timestamp(now), rev: next.Revision + 1, out: &Outcome{},
+		owned: map[*Slice]bool{}, ownedHB: map[*Heartbeat]bool{}}
 	t.expireLocks()
 	if err := op.apply(t); err != nil {
 		return nil, err
@@ -97,8 +154,9 @@ func (t *tx) summary(format string, args ...any) { t.out.Summary = fmt.Sprintf(f
 
 // expireLocks frees every lease past its expiry.
 func (t *tx) expireLocks() {
-	for _, s := range t.m.Slices {
+	for i, s := range t.m.Slices {
 		if s.Lock != nil && lockExpired(s.Lock, t.now) {
+			s = t.own(i)
 			t.event("lock_expired", s.SliceID, "", map[string]any{"holder": s.Lock.Holder, "expired": s.Lock.Expires})
 			s.Lock = nil
 		}
@@ -113,19 +171,31 @@ func lockExpired(l *Lock, now time.Time) bool {
 // finalize recomputes what is derived: every CCS, the global score, and
 // drops hashes of paths no slice names any more.
 func (t *tx) finalize() {
-	for _, s := range t.m.Slices {
-		if v, ok := ComputeCCS(s.ConfidenceChain, t.cfg); ok {
-			s.CCS = &v
-		} else {
-			s.CCS = nil
+	for i, s := range t.m.Slices {
+		v, ok := ComputeCCS(s.ConfidenceChain, t.cfg)
+		if ok != (s.CCS != nil) || (ok && *s.CCS != v) {
+			s = t.own(i)
+			if ok {
+				s.CCS = &v
+			} else {
+				s.CCS = nil
+			}
 		}
 		if len(s.ArtifactHashes) > 0 {
 			named := s.Artifacts()
-			maps.DeleteFunc(s.ArtifactHashes, func(p, _ string) bool {
+			stale := func(p, _ string) bool {
 				_, found := slices.BinarySearch(named, p)
 				return !found
-			})
+			}
+			for p, h := range s.ArtifactHashes {
+				if stale(p, h) {
+					s = t.own(i)
+					maps.DeleteFunc(s.ArtifactHashes, stale)
+					break
+				}
+			}
 			if len(s.ArtifactHashes) == 0 {
+				s = t.own(i)
 				s.ArtifactHashes = nil
 			}
 		}
@@ -376,7 +446,7 @@ func (o LockSlice) apply(t *tx) error {
 	if o.TTL < 0 {
 		return reason.New(reason.InvalidInput, "lock duration %s is negative", o.TTL)
 	}
-	s, err := t.m.Find(o.Slice)
+	s, err := t.find(o.Slice)
 	if err != nil {
 		return err
 	}
@@ -410,7 +480,7 @@ type UnlockSlice struct {
 func (o UnlockSlice) Actor() string { return orDefault(o.Holder, o.Role) }
 
 func (o UnlockSlice) apply(t *tx) error {
-	s, err := t.m.Find(o.Slice)
+	s, err := t.find(o.Slice)
 	if err != nil {
 		return err
 	}
@@ -465,16 +535,12 @@ func (o Beat) apply(t *tx) error {
 		}
 	}
 	if o.Slice != "" {
-		if _, err := t.m.Find(o.Slice); err != nil {
+		if _, err := t.find(o.Slice); err != nil {
 			return err
 		}
 	}
 	key := HeartbeatKey(a.Name)
-	h := t.m.AgentHeartbeats[key]
-	if h == nil {
-		h = &Heartbeat{}
-		t.m.AgentHeartbeats[key] = h
-	}
+	h := t.heartbeat(key, true)
 	h.LastExecution, h.Status, h.CurrentSlice = t.ts, status, o.Slice
 	h.CurrentWave, h.TasksCompleted, h.TasksRemaining = cloneInt(o.Wave), cloneInt(o.Completed), cloneInt(o.Remaining)
 	h.RetryRequestedAt, h.EscalatedAt = "", ""
@@ -509,7 +575,7 @@ type AddTask struct {
 func (o AddTask) Actor() string { return orDefault(o.By, "task_planning") }
 
 func (o AddTask) apply(t *tx) error {
-	s, err := t.m.Find(o.Slice)
+	s, err := t.find(o.Slice)
 	if err != nil {
 		return err
 	}
@@ -601,7 +667,7 @@ type CompleteTask struct {
 func (o CompleteTask) Actor() string { return orDefault(o.Agent, "implementation") }
 
 func (o CompleteTask) apply(t *tx) error {
-	s, err := t.m.Find(o.Slice)
+	s, err := t.find(o.Slice)
 	if err != nil {
 		return err
 	}
@@ -660,7 +726,7 @@ func (o ClearReview) apply(t *tx) error {
 		t.summary("%s reviewed the project context", o.Role)
 		return nil
 	}
-	s, err := t.m.Find(o.Slice)
+	s, err := t.find(o.Slice)
 	if err != nil {
 		return err
 	}
@@ -717,7 +783,7 @@ func (o CorrectAssumption) apply(t *tx) error {
 	if strings.TrimSpace(o.Correction) == "" {
 		return reason.New(reason.InvalidInput, "a correction needs the right assumption")
 	}
-	s, err := t.m.Find(o.Slice)
+	s, err := t.find(o.Slice)
 	if err != nil {
 		return err
 	}

@@ -181,7 +181,7 @@ func (p Proposal) apply(t *tx) error {
 	if t.m.NeedsReview() {
 		return reason.New(reason.NeedsReview, "the manifest has state marked %s (rebuilt from the filesystem): a human must review it before the pipeline resumes", NeedsHumanReview)
 	}
-	s, err := t.m.Find(p.Slice)
+	s, err := t.find(p.Slice)
 	if err != nil {
 		return err
 	}
@@ -589,10 +589,9 @@ func setRetro(s *Slice, r *Retro) {
 // beat records that an agent executed.
 func (t *tx) beat(agent string) {
 	key := HeartbeatKey(agent)
-	h := t.m.AgentHeartbeats[key]
-	if h == nil {
-		h = &Heartbeat{Status: HeartbeatIdle}
-		t.m.AgentHeartbeats[key] = h
+	h := t.heartbeat(key, true)
+	if h.Status == "" {
+		h.Status = HeartbeatIdle
 	}
 	h.LastExecution = t.ts
 	h.RetryRequestedAt, h.EscalatedAt = "", ""

@@ -58,7 +58,7 @@ func (o ReportFailure) apply(t *tx) error {
 	if err := checkArtifacts(o.Artifacts); err != nil {
 		return err
 	}
-	s, err := t.m.Find(o.Slice)
+	s, err := t.find(o.Slice)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func (o AgentTimeout) apply(t *tx) error {
 		return err
 	}
 	key := HeartbeatKey(ag.Name)
-	h := t.m.AgentHeartbeats[key]
+	h := t.heartbeat(key, false)
 	timeout := t.cfg.Heartbeat.Timeout.D()
 	if !Stale(h, timeout, t.now) {
 		return reason.New(reason.InvalidTransition, "%s is not an ACTIVE agent silent for more than %s", key, timeout)
@@ -61,7 +61,7 @@ func (o AgentTimeout) apply(t *tx) error {
 	h.EscalatedAt = t.ts
 	t.event("agent_escalated", h.CurrentSlice, ag.Name, map[string]any{"last_execution": h.LastExecution})
 	t.summary("%s silent since %s: escalated", key, h.LastExecution)
-	s := t.m.Slice(h.CurrentSlice)
+	s, _ := t.find(h.CurrentSlice)
 	if s == nil || s.Status == Blocked || !Active(s.Status) {
 		return nil
 	}
