@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -266,7 +267,7 @@ func readAll(ctx context.Context, root *os.Root, files []*scanFile, markers []st
 }
 
 func readOne(root *os.Root, p string, markers []string, buf []byte) (string, time.Time, headInfo, error) {
-	f, err := root.Open(p)
+	f, err := root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0) // a FIFO must not hang the scan
 	if err != nil {
 		return "", time.Time{}, headInfo{}, errors.New(errText(err))
 	}
