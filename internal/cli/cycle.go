@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -889,7 +890,9 @@ func (c *cycleCLI) blockCmd() *cobra.Command {
 }
 
 func (c *cycleCLI) signalCmd() *cobra.Command {
-	return &cobra.Command{
+	var wait bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
 		Use:   "signal ID",
 		Short: "What an agent must do now: exit 0 continue, 10 pause, 11 stop, 12 not running",
 		Long: `Check the cycle's control signal, as the seed's checkControlSignals: a running
@@ -897,15 +900,25 @@ cycle says continue (exit 0); paused says pause (exit 10); stopped (failed)
 says stop (exit 11); created or completed says unknown (exit 12): do not act.
 Agents call it before each action. The action is printed, or with --json
 {"cycle_id", "status", "continue", "action"}. Errors (no such cycle, …) keep
-the custodian's usual exit codes (1-5).`,
-		Example: `  custodian cycle signal $id || exit 0   # stop working unless told to continue`,
-		Args:    exactArgs(1),
+the custodian's usual exit codes (1-5).
+
+With --wait, a paused cycle is watched until it is resumed or stopped (or
+--timeout passes), and the signal printed is the one that ended the wait.`,
+		Example: `  custodian cycle signal $id || exit 0        # stop working unless told to continue
+  custodian cycle signal $id --wait --timeout 30m`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, _, err := c.load(c.app.Context(cmd), args[0])
+			ctx := c.app.Context(cmd)
+			st, rev, err := c.load(ctx, args[0])
 			if err != nil {
 				return err
 			}
 			sig := cycle.CheckSignal(st)
+			if wait && sig.Action == cycle.ActionPause {
+				if sig, err = c.waitWhilePaused(ctx, args[0], rev, timeout); err != nil {
+					return err
+				}
+			}
 			if err := c.app.Render(sig, func(w io.Writer) error {
 				_, err := fmt.Fprintln(w, sig.Action)
 				return err
@@ -918,6 +931,48 @@ the custodian's usual exit codes (1-5).`,
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&wait, "wait", false, "while the cycle is paused, wait for it to be resumed or stopped")
+	cmd.Flags().DurationVar(&timeout, "timeout", 0, "with --wait, give up after this long (0: wait forever) and report pause")
+	return cmd
+}
+
+// waitWhilePaused watches the cycle's commits from revision rev until its
+// signal is no longer pause, or the timeout passes (then it is still pause).
+func (c *cycleCLI) waitWhilePaused(ctx context.Context, id string, rev uint64, timeout time.Duration) (cycle.Signal, error) {
+	s, err := c.app.Store()
+	if err != nil {
+		return cycle.Signal{}, err
+	}
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	paused := cycle.Signal{CycleID: id, Status: cycle.StatusPaused, Action: cycle.ActionPause}
+	for _, err := range s.Watch(ctx, cycle.Key(id), rev) {
+		if err != nil {
+			if ctx.Err() != nil {
+				return paused, nil
+			}
+			return cycle.Signal{}, err
+		}
+		doc, err := s.Get(ctx, cycle.Key(id))
+		if err != nil {
+			if ctx.Err() != nil {
+				return paused, nil
+			}
+			return cycle.Signal{}, err
+		}
+		st, err := decodeValid(id, doc.Value)
+		if err != nil {
+			return cycle.Signal{}, err
+		}
+		if sig := cycle.CheckSignal(st); sig.Action != cycle.ActionPause {
+			return sig, nil
+		}
+	}
+	// The watch ends only when ctx is done: the timeout passed.
+	return paused, nil
 }
 
 func signalExit(action string) int {

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -149,7 +150,19 @@ func TestCycleProcesses(t *testing.T) {
 	if after := cycleReadFile(t, filepath.Join(dir, cycle.Key(id))); after != before {
 		t.Error("a rejected change altered the cycle")
 	}
+	// An agent waits for the resume in its own process.
+	waiter := exec.Command(bin, "cycle", "signal", id, "--wait", "--timeout", "60s")
+	waiter.Dir = dir
+	var waitOut bytes.Buffer
+	waiter.Stdout = &waitOut
+	if err := waiter.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
 	must("cycle", "resume", id)
+	if err := waiter.Wait(); err != nil || waitOut.String() != "continue\n" {
+		t.Errorf("signal --wait across processes: %v %q", err, waitOut.String())
+	}
 	signal(SignalExitContinue, cycle.ActionContinue)
 	must("cycle", "stop", id, "--reason", "demo over")
 	signal(SignalExitStop, cycle.ActionStop)

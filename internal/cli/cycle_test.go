@@ -642,3 +642,49 @@ func TestCycleJournal(t *testing.T) {
 	}
 	e.must("verify", cycle.Key(id))
 }
+
+// TestCycleSignalWait: signal --wait on a paused cycle returns when another
+// client resumes or stops it, and reports pause when the timeout passes.
+func TestCycleSignalWait(t *testing.T) {
+	e := newCycleEnv(t)
+	id := e.create()
+	e.must("cycle", "pause", id)
+
+	out, _, code := e.run("", "cycle", "signal", id, "--wait", "--timeout", "300ms")
+	if code != SignalExitPause || out != "pause\n" {
+		t.Errorf("timeout: exit %d %q", code, out)
+	}
+
+	type result struct {
+		out  string
+		code int
+	}
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		action string
+	}{
+		{[]string{"cycle", "resume", id}, SignalExitContinue, "continue"},
+		{[]string{"cycle", "stop", id, "--reason", "cancelled"}, SignalExitStop, "stop"},
+	} {
+		done := make(chan result, 1)
+		waiter := &cycleEnv{t: t, dir: e.dir, now: e.now}
+		go func() {
+			out, _, code := waiter.run("", "cycle", "signal", id, "--wait", "--timeout", "20s")
+			done <- result{out, code}
+		}()
+		time.Sleep(300 * time.Millisecond)
+		e.must(tc.args...)
+		select {
+		case r := <-done:
+			if r.code != tc.code || r.out != tc.action+"\n" {
+				t.Errorf("after %v: exit %d %q, want %d %s", tc.args, r.code, r.out, tc.code, tc.action)
+			}
+		case <-time.After(15 * time.Second):
+			t.Fatalf("signal --wait did not return after %v", tc.args)
+		}
+		if tc.action == "continue" {
+			e.must("cycle", "pause", id)
+		}
+	}
+}
