@@ -1,6 +1,7 @@
 package impl
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"pgregory.net/rapid"
 )
 
 func ids(ts []Task) []string {
@@ -225,4 +227,56 @@ func TestStaleAgainstRealGit(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("(-want +got):\n%s", d)
 	}
+}
+
+// TestResumeProperties: on random plans, --continue's tasks are all in
+// --ready, every ready task is runnable with its dependency phases done,
+// and --continue reports complete exactly when every task is final.
+func TestResumeProperties(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		m := mustNew(rt)
+		phases := rapid.IntRange(1, 4).Draw(rt, "phases")
+		for p := 1; p <= phases; p++ {
+			var deps []int
+			for d := 1; d <= phases; d++ {
+				if d != p && rapid.Bool().Draw(rt, "dep") {
+					deps = append(deps, d)
+				}
+			}
+			for i := range rapid.IntRange(0, 3).Draw(rt, "tasks") {
+				id := fmt.Sprintf("%d.%d", p, i)
+				add(rt, m, id, p, deps...)
+				task, _ := m.Task(id)
+				task.Status = rapid.SampledFrom(Statuses).Draw(rt, "status")
+				task.Retries = rapid.IntRange(0, 3).Draw(rt, "retries")
+			}
+		}
+		ready := m.Ready()
+		readyIDs := map[string]bool{}
+		for _, task := range ready {
+			readyIDs[task.ID] = true
+			if !Runnable(task) || len(m.pendingDeps(task.Phase)) > 0 {
+				rt.Fatalf("ready task %s is not runnable now", task.ID)
+			}
+		}
+		r := m.Continue()
+		for _, task := range r.Tasks {
+			if !readyIDs[task.ID] {
+				rt.Fatalf("--continue task %s is not ready", task.ID)
+			}
+			if r.Phase == nil || task.Phase != *r.Phase {
+				rt.Fatalf("--continue task %s is outside phase %v", task.ID, r.Phase)
+			}
+		}
+		allFinal := true
+		for _, task := range m.Tasks {
+			allFinal = allFinal && task.Status.Terminal()
+		}
+		if (r.State == ResumeComplete) != allFinal {
+			rt.Fatalf("state %s with all final = %v", r.State, allFinal)
+		}
+		if r.State == ResumeReady && len(r.Tasks) == 0 || r.State != ResumeReady && len(r.Tasks) > 0 {
+			rt.Fatalf("state %s with %d tasks", r.State, len(r.Tasks))
+		}
+	})
 }
