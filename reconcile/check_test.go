@@ -6,9 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -309,20 +307,6 @@ func TestCheckUnrecordedHashChecksExistenceOnly(t *testing.T) {
 	}
 	if rep.Unrecorded != 1 {
 		t.Errorf("Unrecorded = %d, want 1", rep.Unrecorded)
-	}
-}
-
-func TestCheckFIFOIsNotAFile(t *testing.T) {
-	if runtime.GOOS == "windows" {
-		t.Skip("no FIFOs")
-	}
-	p := newProject(t)
-	if err := syscall.Mkfifo(p.path("pipe.md"), 0o644); err != nil {
-		t.Skip("mkfifo:", err)
-	}
-	rep := p.check([]Artifact{{Slice: "S-1", Name: "intent", Path: "pipe.md", Hash: FormatHash(sha256.Sum256(nil))}}, Options{})
-	if diff := cmp.Diff([]string{"S-1 intent STATE_INCONSISTENCY"}, codes(rep)); diff != "" {
-		t.Fatal(diff)
 	}
 }
 
