@@ -45,6 +45,7 @@ func (t *tx) halt(s *Slice, h haltSpec) {
 	s.HaltedAgent = h.agent
 	s.ActionRequired = h.action
 	s.PausedAgents = t.pausedBy(h.agent, h.phase)
+	t.setPaused(s, true)
 	s.HaltedArtifacts = h.halted
 	if len(s.HaltedArtifacts) == 0 {
 		s.HaltedArtifacts = nil
@@ -85,6 +86,24 @@ func (t *tx) halt(s *Slice, h haltSpec) {
 		"failure_mode": h.mode, "blocked_at_phase": h.phase, "lkg_phase": s.LKGPhase, "escalation": id, "reason": h.reason,
 	})
 	t.summary("%s halted: %s (%s)", s.SliceID, ModeLabel(h.mode), h.reason)
+}
+
+// setPaused marks the heartbeats of the slice's paused agents that are
+// working on it PAUSED (on a halt), or IDLE again (when it lifts).
+func (t *tx) setPaused(s *Slice, paused bool) {
+	for _, a := range s.PausedAgents {
+		key := HeartbeatKey(a)
+		h := t.m.AgentHeartbeats[key]
+		if h == nil || h.CurrentSlice != s.SliceID {
+			continue
+		}
+		switch {
+		case paused && h.Status == HeartbeatActive:
+			t.heartbeat(key, false).Status = HeartbeatPaused
+		case !paused && h.Status == HeartbeatPaused:
+			t.heartbeat(key, false).Status = HeartbeatIdle
+		}
+	}
 }
 
 // pausedBy lists the agents downstream of a halt: after the halting agent in
@@ -274,6 +293,7 @@ func (t *tx) lift(s *Slice, o Resolve, action string) {
 			return json.Unmarshal(b, &str) == nil && strings.HasSuffix(str, blocker)
 		})
 	}
+	t.setPaused(s, false)
 	mode, at := s.FailureMode, s.BlockedAtPhase
 	s.BlockedAtPhase, s.LKGPhase, s.BlockReason, s.RollbackTimestamp = "", "", "", ""
 	s.FailureMode, s.HaltedAgent, s.ActionRequired, s.PausedAgents = "", "", "", nil

@@ -839,3 +839,23 @@ func TestAssumptionsFirst(t *testing.T) {
 		t.Fatalf("requirement %q", got)
 	}
 }
+
+// Downstream agents working on a halted slice are paused, and idle again
+// when the halt lifts.
+func TestDownstreamHeartbeatsPaused(t *testing.T) {
+	w := newWorld(t)
+	w.drive("S", Spec)
+	w.do(Beat{Agent: "design", Status: HeartbeatActive, Slice: "S"})
+	w.do(Beat{Agent: "qa", Status: HeartbeatActive})
+	w.halt(prop("spec", "S", 0.5, artsFor("spec", "S")...), reason.BelowThreshold, ModeBelowMinimum)
+	if got := w.m.AgentHeartbeats["design_agent"].Status; got != HeartbeatPaused {
+		t.Fatalf("design agent %s, want PAUSED", got)
+	}
+	if got := w.m.AgentHeartbeats["qa_agent"].Status; got != HeartbeatActive {
+		t.Fatalf("qa agent (not on the slice) %s", got)
+	}
+	w.do(Resolve{Slice: "S", Role: "TL", Rationale: "rerun"})
+	if got := w.m.AgentHeartbeats["design_agent"].Status; got != HeartbeatIdle {
+		t.Fatalf("design agent %s after resolution, want IDLE", got)
+	}
+}
