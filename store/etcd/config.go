@@ -161,10 +161,10 @@ func (c Config) String() string {
 		b.WriteString("etcd://")
 	}
 	if c.Username != "" {
-		b.WriteString(url.PathEscape(c.Username) + "@")
+		b.WriteString(strings.ReplaceAll(url.QueryEscape(c.Username), "+", "%20") + "@")
 	}
 	b.WriteString(strings.Join(c.Endpoints, ","))
-	b.WriteString(c.Prefix)
+	b.WriteString((&url.URL{Path: c.Prefix}).EscapedPath())
 	return b.String()
 }
 

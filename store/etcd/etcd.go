@@ -290,7 +290,7 @@ func etcdError(what string, err error) error {
 	}
 	msg := err.Error()
 	switch {
-	case strings.Contains(msg, "request is too large"):
+	case strings.Contains(msg, "request is too large"), strings.Contains(msg, "message larger than max"):
 		return reason.New(reason.InvalidInput, "%s: etcd refused the request as too large (%v)", what, err)
 	case strings.Contains(msg, "permission denied"), strings.Contains(msg, "authentication failed"), strings.Contains(msg, "user name is empty"):
 		return fmt.Errorf("%s: etcd authentication: %w", what, err)

@@ -74,7 +74,7 @@ func start(dir string, opts Options) (*Server, error) {
 	cfg := embed.NewConfig()
 	cfg.Name = "custodian-test"
 	cfg.Dir = dir
-	cfg.LogLevel = "error"
+	cfg.LogLevel = "fatal" // a clean shutdown logs errors about closed listeners
 	cfg.LogOutputs = []string{"stderr"}
 	cfg.TickMs = 10
 	cfg.ElectionMs = 100
