@@ -148,38 +148,9 @@ func (t *tx) haltedError(s *Slice, who string) error {
 }
 
 func (p Proposal) apply(t *tx) error {
-	ag, err := t.agent(p.Agent)
+	ag, err := p.check(t)
 	if err != nil {
 		return err
-	}
-	if math.IsNaN(p.Score) || p.Score < 0 || p.Score > 1 {
-		return reason.New(reason.InvalidInput, "score %v is outside [0, 1]", p.Score)
-	}
-	if err := checkArtifacts(p.Artifacts); err != nil {
-		return err
-	}
-	if p.Trace != nil {
-		tr := *p.Trace
-		tr.Name = "trace"
-		if err := checkArtifacts([]Artifact{tr}); err != nil {
-			return err
-		}
-	}
-	for _, u := range p.Uncertainty {
-		if strings.TrimSpace(u) == "" {
-			return reason.New(reason.InvalidInput, "an uncertainty factor is empty")
-		}
-	}
-	for _, a := range p.Assumptions {
-		if strings.TrimSpace(a) == "" {
-			return reason.New(reason.InvalidInput, "an assumption is empty")
-		}
-	}
-	if p.BaseRevision > t.m.Revision {
-		return reason.New(reason.InvalidInput, "base revision %d is ahead of the manifest (revision %d)", p.BaseRevision, t.m.Revision)
-	}
-	if t.m.NeedsReview() {
-		return reason.New(reason.NeedsReview, "the manifest has state marked %s (rebuilt from the filesystem): a human must review it before the pipeline resumes", NeedsHumanReview)
 	}
 	s, err := t.find(p.Slice)
 	if err != nil {
@@ -203,129 +174,21 @@ func (p Proposal) apply(t *tx) error {
 	if s.Status == QuickFix || s.Type == TypeQuickFix {
 		return t.proposeQuick(s, ag, p)
 	}
-
-	// The phase the agent worked in: the current status, or — for a
-	// proposal based on an older revision that another agent's commit has
-	// since moved on — the phase the slice had then (disjoint merge).
-	var since []ChainEntry
-	if p.BaseRevision > 0 && p.BaseRevision < t.m.Revision {
-		for _, e := range s.ConfidenceChain {
-			if e.Revision > p.BaseRevision && live(e) && e.Agent != ag.Name {
-				since = append(since, e)
-			}
-		}
-	}
-	phase, stale := s.Status, false
-	if !ag.Works(phase) && len(since) > 0 && ag.Works(since[0].Phase) {
-		phase, stale = since[0].Phase, true
-	}
-	if !ag.Works(phase) {
-		return reason.New(reason.InvalidTransition, "the %s agent works in %s; slice %s is in %s",
-			ag.Name, strings.Join(ag.Phases, ", "), s.SliceID, s.Status)
-	}
-	target := ""
-	completes := ag.CompletesPhase(phase) && !stale
-	if completes {
-		target = Next(phase)
-	}
-	if p.To != "" && p.To != target {
-		switch {
-		case p.To == phase:
-			target = ""
-		case p.To == Partial && completes && PhaseIndex(phase) == PhaseIndex(Validation):
-			target = Partial
-		case IsStatus(p.To) && PhaseIndex(p.To) > PhaseIndex(phase)+1:
-			return reason.New(reason.InvalidTransition, "slice %s cannot go from %s to %s: skipping %s is allowed only for QUICK_FIX slices",
-				s.SliceID, phase, p.To, Next(phase))
-		default:
-			return reason.New(reason.InvalidTransition, "the %s agent cannot move slice %s from %s to %s", ag.Name, s.SliceID, phase, p.To)
-		}
+	since := p.changesSince(t, s, ag)
+	phase, target, err := p.transition(s, ag, since)
+	if err != nil {
+		return err
 	}
 	for _, req := range ag.RequiredArtifacts {
 		if !slices.ContainsFunc(p.Artifacts, func(a Artifact) bool { return a.Name == req }) && s.PhaseData[req] == "" {
 			return reason.New(reason.InvalidTransition, "the %s agent must provide the %s artifact", ag.Name, req)
 		}
 	}
-
-	// Consistency and drift of what the slice already names.
-	if p.Observed != nil {
-		proposed := map[string]bool{}
-		for _, a := range p.Artifacts {
-			proposed[a.Path] = true
-		}
-		if p.Trace != nil {
-			proposed[p.Trace.Path] = true
-		}
-		var drifted []string
-		for _, path := range s.Artifacts() {
-			obs, seen := p.Observed[path]
-			if proposed[path] || !seen || slices.Contains(slices.Collect(maps.Values(s.HaltedArtifacts)), path) {
-				continue
-			}
-			if obs == "" {
-				return reason.New(reason.StateInconsistency, "slice %s names %s, which does not exist", s.SliceID, path).With("path", path)
-			}
-			if rec := s.ArtifactHashes[path]; rec != "" && rec != obs {
-				drifted = append(drifted, path)
-			}
-		}
-		if len(drifted) > 0 {
-			t.halt(s, haltSpec{
-				mode:   ModeDrift,
-				phase:  s.Status,
-				reason: fmt.Sprintf("%s changed on disk without a manifest update", strings.Join(drifted, ", ")),
-				action: "Re-propose the changed artifacts or approve them as they are",
-				route:  t.cfg.Escalation,
-				arts:   drifted,
-			})
-			t.out.Verdict = reason.New(reason.StateDrift, "slice %s halted: %s changed without a manifest update", s.SliceID, strings.Join(drifted, ", ")).
-				With("paths", drifted).With("escalation", s.EscalationID)
-			return nil
-		}
+	if halted, err := p.checkDrift(t, s); halted || err != nil {
+		return err
 	}
-
-	// Concurrent changes since the proposal's base revision.
-	apply := slices.Clone(p.Artifacts)
-	var unresolved []ConflictDiff
-	for i := len(apply) - 1; i >= 0; i-- {
-		a := apply[i]
-		c, other, ok := conflictOn(s, since, a, ag.Name)
-		if !ok {
-			continue
-		}
-		rule := t.cfg.Steering.Precedence[c.Field]
-		ours, theirs := slices.Index(rule, ag.Name), slices.Index(rule, other)
-		switch {
-		case ours >= 0 && theirs >= 0 && ours < theirs:
-			t.dissent(s, other, c, ag.Name)
-		case ours >= 0 && theirs >= 0:
-			t.dissent(s, ag.Name, c, other)
-			apply = slices.Delete(apply, i, i+1)
-		default:
-			unresolved = append(unresolved, c)
-		}
-	}
-	if len(unresolved) > 0 {
-		slices.Reverse(unresolved)
-		t.beat(ag.Name)
-		halted := map[string]string{}
-		for _, c := range unresolved {
-			halted[strings.TrimPrefix(c.Field, "phase_data.")] = c.Ours.Value
-		}
-		t.halt(s, haltSpec{
-			mode:     ModeConflict,
-			agent:    ag.Name,
-			phase:    s.Status,
-			reason:   fmt.Sprintf("the %s agent's proposal conflicts with concurrent changes to %s and no steering rule settles it", ag.Name, fieldsOf(unresolved)),
-			action:   "Pause pipeline; log conflict; escalate to TL (arbitrate: resume applies the halted proposal, rerun keeps the committed one)",
-			route:    t.cfg.Escalation,
-			score:    &p.Score,
-			conflict: unresolved,
-			halted:   halted,
-			resume:   s.Status,
-		})
-		t.out.Verdict = reason.New(reason.Conflict, "slice %s halted: concurrent conflicting changes to %s escalated to %s",
-			s.SliceID, fieldsOf(unresolved), strings.Join(t.cfg.Escalation.RouteTo, ", ")).With("escalation", s.EscalationID)
+	apply, halted := p.settleConflicts(t, s, ag, since)
+	if halted {
 		return nil
 	}
 
@@ -334,106 +197,9 @@ func (p Proposal) apply(t *tx) error {
 	if r, ok := s.RaisedMinimums[ag.Name]; ok && r > minimum {
 		minimum = r
 	}
-	key := ag.Name + ":" + phase
-	n := s.Attempts[key] + 1
-	if s.Attempts == nil {
-		s.Attempts = map[string]int{}
-	}
-	s.Attempts[key] = n
-	attempt := 1
-	for _, e := range s.ConfidenceChain {
-		if e.Agent == ag.Name && e.Attempt >= attempt {
-			attempt = e.Attempt + 1
-		}
-	}
-	isBelow := below(p.Score, minimum)
-	entry := ChainEntry{
-		Agent: ag.Name, Score: p.Score, Timestamp: t.ts, Attempt: attempt, Phase: phase, Revision: t.rev,
-		Minimum: &minimum, BelowMinimum: isBelow, UncertaintyFactors: slices.Clone(p.Uncertainty),
-	}
-	if len(apply) > 0 {
-		entry.Artifacts = map[string]string{}
-		for _, a := range apply {
-			entry.Artifacts[a.Name] = a.Path
-		}
-	}
-	if p.Trace != nil {
-		entry.Trace = p.Trace.Path
-	}
-	chainAfter := append(slices.Clone(s.ConfidenceChain), entry)
-
-	var h *haltSpec
-	switch {
-	case n >= t.cfg.RefinementLoopLimit:
-		h = &haltSpec{mode: ModeRefinementLoop,
-			reason: fmt.Sprintf("the %s agent submitted %s of %s for the %s time", ag.Name, phase, s.SliceID, ordinal(n)),
-			action: "Force-halt pipeline; escalate to TL", route: t.cfg.Escalation}
-	case isBelow:
-		run := map[string]bool{ag.Name: true}
-		for i := len(s.ConfidenceChain) - 1; i >= 0; i-- {
-			e := s.ConfidenceChain[i]
-			if !live(e) {
-				continue
-			}
-			if !e.BelowMinimum {
-				break
-			}
-			run[e.Agent] = true
-		}
-		r := Routing{RouteTo: ag.RouteTo, SignOff: ag.SignOff}
-		if len(run) >= t.cfg.LowConfidenceCascade {
-			names := slices.Sorted(maps.Keys(run))
-			h = &haltSpec{mode: ModeLowCascade,
-				reason: fmt.Sprintf("%d consecutive agents below threshold (%s); %s confidence %s < threshold %s",
-					len(run), strings.Join(names, ", "), agentTitle(ag.Name), plain(p.Score), plain(minimum)),
-				action: "Halt pipeline; full human review of phase", route: mergeRouting(r, t.cfg.Escalation)}
-		} else {
-			h = &haltSpec{mode: ModeBelowMinimum,
-				reason: fmt.Sprintf("%s confidence %s < threshold %s", agentTitle(ag.Name), plain(p.Score), plain(minimum)),
-				action: ag.ActionIfBelow, route: r}
-		}
-	case t.cfg.IsCCSAgent(ag.Name):
-		if ccs, ok := ComputeCCS(chainAfter, t.cfg); ok && below(ccs, t.cfg.CCS.Floor) {
-			h = &haltSpec{mode: ModeCCSFloor,
-				reason: fmt.Sprintf("CCS %s < floor %s after the %s agent's %s", FormatScore(ccs), plain(t.cfg.CCS.Floor), ag.Name, plain(p.Score)),
-				action: "Halt pipeline; full human review of all artifacts in slice", route: t.cfg.Escalation, ccs: &ccs}
-		}
-	}
-
-	if h != nil {
-		entry.Outcome = OutcomeHalted
-		s.ConfidenceChain = append(s.ConfidenceChain, entry)
-		h.agent, h.phase, h.score, h.minimum = ag.Name, s.Status, &p.Score, &minimum
-		h.marker = ag.ArtifactMarker()
-		h.uncertainty = p.Uncertainty
-		h.resume = s.Status
-		if target != "" {
-			h.resume = target
-		}
-		h.halted = map[string]string{}
-		h.marks = map[string]string{}
-		for _, a := range apply {
-			h.halted[a.Name] = a.Path
-			if s.ArtifactHashes == nil {
-				s.ArtifactHashes = map[string]string{}
-			}
-			s.ArtifactHashes[a.Path] = a.SHA256
-			if a.MarkedSHA256 != "" {
-				s.ArtifactHashes[a.Path] = a.MarkedSHA256
-			}
-			h.marks[a.Path] = a.SHA256
-		}
-		if p.Trace != nil {
-			recordTrace(s, *p.Trace)
-		}
-		t.halt(s, *h)
-		t.beat(ag.Name)
-		code := reason.BelowThreshold
-		if h.mode == ModeRefinementLoop {
-			code = reason.Halted
-		}
-		t.out.Verdict = reason.New(code, "slice %s halted (%s): %s", s.SliceID, ModeLabel(h.mode), h.reason).
-			With("failure_mode", h.mode).With("escalation", s.EscalationID).With("lkg_phase", s.LKGPhase)
+	entry := p.entry(t, s, ag, phase, minimum, apply)
+	if h := p.gates(t, s, ag, phase, entry); h != nil {
+		p.haltOn(t, s, ag, entry, *h, target, apply)
 		return nil
 	}
 
@@ -460,13 +226,311 @@ func (p Proposal) apply(t *tx) error {
 	}
 	t.touch(s)
 	t.beat(ag.Name)
-	t.event("proposal_accepted", s.SliceID, ag.Name, map[string]any{"score": p.Score, "attempt": attempt, "from": from, "to": s.Status})
+	t.event("proposal_accepted", s.SliceID, ag.Name, map[string]any{"score": p.Score, "attempt": entry.Attempt, "from": from, "to": s.Status})
 	if from != s.Status {
 		t.summary("%s: %s scored %s; %s → %s", s.SliceID, ag.Name, FormatScore(p.Score), from, s.Status)
 	} else {
 		t.summary("%s: %s scored %s in %s", s.SliceID, ag.Name, FormatScore(p.Score), from)
 	}
 	return nil
+}
+
+// check validates the proposal's own fields and that the pipeline may run.
+func (p Proposal) check(t *tx) (*Agent, error) {
+	ag, err := t.agent(p.Agent)
+	if err != nil {
+		return nil, err
+	}
+	if math.IsNaN(p.Score) || p.Score < 0 || p.Score > 1 {
+		return nil, reason.New(reason.InvalidInput, "score %v is outside [0, 1]", p.Score)
+	}
+	if err := checkArtifacts(p.Artifacts); err != nil {
+		return nil, err
+	}
+	if p.Trace != nil {
+		tr := *p.Trace
+		tr.Name = "trace"
+		if err := checkArtifacts([]Artifact{tr}); err != nil {
+			return nil, err
+		}
+	}
+	for _, u := range p.Uncertainty {
+		if strings.TrimSpace(u) == "" {
+			return nil, reason.New(reason.InvalidInput, "an uncertainty factor is empty")
+		}
+	}
+	for _, a := range p.Assumptions {
+		if strings.TrimSpace(a) == "" {
+			return nil, reason.New(reason.InvalidInput, "an assumption is empty")
+		}
+	}
+	if p.BaseRevision > t.m.Revision {
+		return nil, reason.New(reason.InvalidInput, "base revision %d is ahead of the manifest (revision %d)", p.BaseRevision, t.m.Revision)
+	}
+	if t.m.NeedsReview() {
+		return nil, reason.New(reason.NeedsReview, "the manifest has state marked %s (rebuilt from the filesystem): a human must review it before the pipeline resumes", NeedsHumanReview)
+	}
+	return ag, nil
+}
+
+// changesSince returns the live chain entries other agents committed after
+// the proposal's base revision (none without one).
+func (p Proposal) changesSince(t *tx, s *Slice, ag *Agent) []ChainEntry {
+	var since []ChainEntry
+	if p.BaseRevision > 0 && p.BaseRevision < t.m.Revision {
+		for _, e := range s.ConfidenceChain {
+			if e.Revision > p.BaseRevision && live(e) && e.Agent != ag.Name {
+				since = append(since, e)
+			}
+		}
+	}
+	return since
+}
+
+// transition returns the phase the agent worked in and the status the
+// slice moves to ("" to stay). The phase is the current status or — for a
+// proposal based on an older revision that another agent's commit has
+// since moved on — the phase the slice had then (disjoint merge; the slice
+// is not moved twice).
+func (p Proposal) transition(s *Slice, ag *Agent, since []ChainEntry) (phase, target string, err error) {
+	phase, stale := s.Status, false
+	if !ag.Works(phase) && len(since) > 0 && ag.Works(since[0].Phase) {
+		phase, stale = since[0].Phase, true
+	}
+	if !ag.Works(phase) {
+		return "", "", reason.New(reason.InvalidTransition, "the %s agent works in %s; slice %s is in %s",
+			ag.Name, strings.Join(ag.Phases, ", "), s.SliceID, s.Status)
+	}
+	completes := ag.CompletesPhase(phase) && !stale
+	if completes {
+		target = Next(phase)
+	}
+	if p.To == "" || p.To == target {
+		return phase, target, nil
+	}
+	switch {
+	case p.To == phase:
+		return phase, "", nil
+	case p.To == Partial && completes && PhaseIndex(phase) == PhaseIndex(Validation):
+		return phase, Partial, nil
+	case IsStatus(p.To) && PhaseIndex(p.To) > PhaseIndex(phase)+1:
+		return "", "", reason.New(reason.InvalidTransition, "slice %s cannot go from %s to %s: skipping %s is allowed only for QUICK_FIX slices",
+			s.SliceID, phase, p.To, Next(phase))
+	}
+	return "", "", reason.New(reason.InvalidTransition, "the %s agent cannot move slice %s from %s to %s", ag.Name, s.SliceID, phase, p.To)
+}
+
+// checkDrift is the consistency and drift check of the artifacts the
+// slice already names (seed 000 custodial rules 1 and 3): a missing one is
+// a rejection; a changed one the proposal does not re-propose halts the
+// slice (halted is true).
+func (p Proposal) checkDrift(t *tx, s *Slice) (halted bool, err error) {
+	if p.Observed == nil {
+		return false, nil
+	}
+	proposed := map[string]bool{}
+	for _, a := range p.Artifacts {
+		proposed[a.Path] = true
+	}
+	if p.Trace != nil {
+		proposed[p.Trace.Path] = true
+	}
+	for _, path := range s.HaltedArtifacts {
+		proposed[path] = true
+	}
+	var drifted []string
+	for _, path := range s.Artifacts() {
+		obs, seen := p.Observed[path]
+		if proposed[path] || !seen {
+			continue
+		}
+		if obs == "" {
+			return false, reason.New(reason.StateInconsistency, "slice %s names %s, which does not exist", s.SliceID, path).With("path", path)
+		}
+		if rec := s.ArtifactHashes[path]; rec != "" && rec != obs {
+			drifted = append(drifted, path)
+		}
+	}
+	if len(drifted) == 0 {
+		return false, nil
+	}
+	t.halt(s, haltSpec{
+		mode:   ModeDrift,
+		phase:  s.Status,
+		reason: fmt.Sprintf("%s changed on disk without a manifest update", strings.Join(drifted, ", ")),
+		action: "Re-propose the changed artifacts or approve them as they are",
+		route:  t.cfg.Escalation,
+		arts:   drifted,
+	})
+	t.out.Verdict = reason.New(reason.StateDrift, "slice %s halted: %s changed without a manifest update", s.SliceID, strings.Join(drifted, ", ")).
+		With("paths", drifted).With("escalation", s.EscalationID)
+	return true, nil
+}
+
+// settleConflicts compares the proposal's artifacts with what other agents
+// committed since its base revision. Disjoint changes merge; an artifact
+// both changed goes by the steering rules' precedence (the loser gets a
+// dissent notice); without a rule the slice halts with the conflict diff.
+// It returns the artifacts to apply.
+func (p Proposal) settleConflicts(t *tx, s *Slice, ag *Agent, since []ChainEntry) (apply []Artifact, halted bool) {
+	apply = slices.Clone(p.Artifacts)
+	var unresolved []ConflictDiff
+	for i := len(apply) - 1; i >= 0; i-- {
+		c, other, ok := conflictOn(s, since, apply[i], ag.Name)
+		if !ok {
+			continue
+		}
+		rule := t.cfg.Steering.Precedence[c.Field]
+		ours, theirs := slices.Index(rule, ag.Name), slices.Index(rule, other)
+		switch {
+		case ours >= 0 && theirs >= 0 && ours < theirs:
+			t.dissent(s, other, c, ag.Name)
+		case ours >= 0 && theirs >= 0:
+			t.dissent(s, ag.Name, c, other)
+			apply = slices.Delete(apply, i, i+1)
+		default:
+			unresolved = append(unresolved, c)
+		}
+	}
+	if len(unresolved) == 0 {
+		return apply, false
+	}
+	slices.Reverse(unresolved)
+	t.beat(ag.Name)
+	held := map[string]string{}
+	for _, c := range unresolved {
+		held[strings.TrimPrefix(c.Field, "phase_data.")] = c.Ours.Value
+	}
+	score := p.Score
+	t.halt(s, haltSpec{
+		mode:     ModeConflict,
+		agent:    ag.Name,
+		phase:    s.Status,
+		reason:   fmt.Sprintf("the %s agent's proposal conflicts with concurrent changes to %s and no steering rule settles it", ag.Name, fieldsOf(unresolved)),
+		action:   "Pause pipeline; log conflict; escalate to TL (arbitrate: resume applies the halted proposal, rerun keeps the committed one)",
+		route:    t.cfg.Escalation,
+		score:    &score,
+		conflict: unresolved,
+		halted:   held,
+		resume:   s.Status,
+	})
+	t.out.Verdict = reason.New(reason.Conflict, "slice %s halted: concurrent conflicting changes to %s escalated to %s",
+		s.SliceID, fieldsOf(unresolved), strings.Join(t.cfg.Escalation.RouteTo, ", ")).With("escalation", s.EscalationID)
+	return nil, true
+}
+
+// entry builds the proposal's chain entry and counts the submission for
+// the refinement-loop limit.
+func (p Proposal) entry(t *tx, s *Slice, ag *Agent, phase string, minimum float64, apply []Artifact) ChainEntry {
+	key := ag.Name + ":" + phase
+	if s.Attempts == nil {
+		s.Attempts = map[string]int{}
+	}
+	s.Attempts[key]++
+	attempt := 1
+	for _, e := range s.ConfidenceChain {
+		if e.Agent == ag.Name && e.Attempt >= attempt {
+			attempt = e.Attempt + 1
+		}
+	}
+	e := ChainEntry{
+		Agent: ag.Name, Score: p.Score, Timestamp: t.ts, Attempt: attempt, Phase: phase, Revision: t.rev,
+		Minimum: &minimum, BelowMinimum: below(p.Score, minimum), UncertaintyFactors: slices.Clone(p.Uncertainty),
+	}
+	if len(apply) > 0 {
+		e.Artifacts = map[string]string{}
+		for _, a := range apply {
+			e.Artifacts[a.Name] = a.Path
+		}
+	}
+	if p.Trace != nil {
+		e.Trace = p.Trace.Path
+	}
+	return e
+}
+
+// gates returns the halt the entry triggers, in order: the refinement-loop
+// limit, the agent's (raised) minimum — a low-confidence cascade when the
+// agents before it were below theirs too — and the CCS floor; nil if none.
+func (p Proposal) gates(t *tx, s *Slice, ag *Agent, phase string, e ChainEntry) *haltSpec {
+	minimum := *e.Minimum
+	if n := s.Attempts[ag.Name+":"+phase]; n >= t.cfg.RefinementLoopLimit {
+		return &haltSpec{mode: ModeRefinementLoop,
+			reason: fmt.Sprintf("the %s agent submitted %s of %s for the %s time", ag.Name, phase, s.SliceID, ordinal(n)),
+			action: "Force-halt pipeline; escalate to TL", route: t.cfg.Escalation}
+	}
+	if e.BelowMinimum {
+		run := map[string]bool{ag.Name: true}
+		for i := len(s.ConfidenceChain) - 1; i >= 0; i-- {
+			prev := s.ConfidenceChain[i]
+			if !live(prev) {
+				continue
+			}
+			if !prev.BelowMinimum {
+				break
+			}
+			run[prev.Agent] = true
+		}
+		r := Routing{RouteTo: ag.RouteTo, SignOff: ag.SignOff}
+		if len(run) >= t.cfg.LowConfidenceCascade {
+			names := slices.Sorted(maps.Keys(run))
+			return &haltSpec{mode: ModeLowCascade,
+				reason: fmt.Sprintf("%d consecutive agents below threshold (%s); %s confidence %s < threshold %s",
+					len(run), strings.Join(names, ", "), agentTitle(ag.Name), plain(p.Score), plain(minimum)),
+				action: "Halt pipeline; full human review of phase", route: mergeRouting(r, t.cfg.Escalation)}
+		}
+		return &haltSpec{mode: ModeBelowMinimum,
+			reason: fmt.Sprintf("%s confidence %s < threshold %s", agentTitle(ag.Name), plain(p.Score), plain(minimum)),
+			action: ag.ActionIfBelow, route: r}
+	}
+	if t.cfg.IsCCSAgent(ag.Name) {
+		chain := append(slices.Clone(s.ConfidenceChain), e)
+		if ccs, ok := ComputeCCS(chain, t.cfg); ok && below(ccs, t.cfg.CCS.Floor) {
+			return &haltSpec{mode: ModeCCSFloor,
+				reason: fmt.Sprintf("CCS %s < floor %s after the %s agent's %s", FormatScore(ccs), plain(t.cfg.CCS.Floor), ag.Name, plain(p.Score)),
+				action: "Halt pipeline; full human review of all artifacts in slice", route: t.cfg.Escalation, ccs: &ccs}
+		}
+	}
+	return nil
+}
+
+// haltOn records a gate's halt: the entry as halted, the proposal's
+// artifacts held back and marked, the block record and escalation.
+func (p Proposal) haltOn(t *tx, s *Slice, ag *Agent, e ChainEntry, h haltSpec, target string, apply []Artifact) {
+	e.Outcome = OutcomeHalted
+	s.ConfidenceChain = append(s.ConfidenceChain, e)
+	score := p.Score
+	h.agent, h.phase, h.score, h.minimum = ag.Name, s.Status, &score, e.Minimum
+	h.marker = ag.ArtifactMarker()
+	h.uncertainty = p.Uncertainty
+	h.resume = s.Status
+	if target != "" {
+		h.resume = target
+	}
+	h.halted = map[string]string{}
+	h.marks = map[string]string{}
+	for _, a := range apply {
+		h.halted[a.Name] = a.Path
+		if s.ArtifactHashes == nil {
+			s.ArtifactHashes = map[string]string{}
+		}
+		s.ArtifactHashes[a.Path] = a.SHA256
+		if a.MarkedSHA256 != "" {
+			s.ArtifactHashes[a.Path] = a.MarkedSHA256
+		}
+		h.marks[a.Path] = a.SHA256
+	}
+	if p.Trace != nil {
+		recordTrace(s, *p.Trace)
+	}
+	t.halt(s, h)
+	t.beat(ag.Name)
+	code := reason.BelowThreshold
+	if h.mode == ModeRefinementLoop {
+		code = reason.Halted
+	}
+	t.out.Verdict = reason.New(code, "slice %s halted (%s): %s", s.SliceID, ModeLabel(h.mode), h.reason).
+		With("failure_mode", h.mode).With("escalation", s.EscalationID).With("lkg_phase", s.LKGPhase)
 }
 
 // proposeQuick records a proposal on a QUICK_FIX slice: no phase gates.
