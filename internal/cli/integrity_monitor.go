@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,22 +15,19 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/asdd/effects"
 	"github.com/custodian-dev/custodian/monitor"
+	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
 
 func init() { Register("monitor", newMonitorCmd) }
-
-// ModeTimeout is the failure mode of an escalated silent agent (seed 004:
-// "Agent timeout / crash").
-const ModeTimeout = "AGENT_TIMEOUT"
 
 // MonitorResult is what `custodian monitor --once --json` prints.
 type MonitorResult struct {
 	Revision uint64           `json:"revision"`
 	Actions  []monitor.Action `json:"actions"`
 	Notices  []string         `json:"notices,omitempty"` // escalation notice files written
+	Halted   []string         `json:"halted,omitempty"`  // slices halted by an escalation
 	// Pending lists agents whose retry request or escalation still stands.
 	Pending  []PendingAgent `json:"pending"`
 	Warnings []string       `json:"warnings,omitempty"`
@@ -50,17 +48,18 @@ func newMonitorCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "monitor [--once | --every 1m]",
 		Short: "Flag silent ACTIVE agents: a retry request first, then an escalation",
-		Long: `The pipeline monitor of seed 000: an agent whose heartbeat says ACTIVE but
-that has been silent for longer than heartbeat.timeout (.asdd/config.yaml,
-15m by default) gets a retry request, recorded on its heartbeat
-(retry_requested_at, visible in ` + "`custodian status`" + `); if it stays silent for a
-further timeout it is escalated: escalated_at on the heartbeat, a notice
-under .asdd/escalations/ and a row in docs/agent-failure-log.md. A new
-heartbeat clears both (with heartbeat.retries: 0 the escalation comes at the
-first timeout).
+		Long: `The pipeline monitor of seed 000 ("Agent timeout / crash: retry once; then
+escalate to TL", seed 004): an agent whose heartbeat says ACTIVE but that has
+been silent for longer than heartbeat.timeout (.asdd/config.yaml, 15m by
+default) gets a retry request, recorded on its heartbeat (retry_requested_at);
+if it stays silent for a further timeout it is escalated: escalated_at on the
+heartbeat, and the slice it was working on halts (failure mode AGENT_TIMEOUT)
+with an escalation notice under .asdd/escalations/ and a row in
+docs/agent-failure-log.md. A new heartbeat clears the markers (with
+heartbeat.retries: 0 the escalation comes at the first timeout).
 
 --once checks once, for cron and CI; without it the check repeats --every
-interval until interrupted (the daemon runs the same loop).`,
+interval until interrupted (custodian serve runs the same loop).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if once {
@@ -114,87 +113,110 @@ func policyOf(cfg *asdd.Config) monitor.Policy {
 	return monitor.Policy{Timeout: cfg.Heartbeat.Timeout.D(), Retries: cfg.Heartbeat.Retries}
 }
 
-// monitorOnce evaluates the heartbeats and commits the actions. The
-// evaluation runs inside the store update, on the latest manifest, so a
-// heartbeat committed meanwhile is never overridden.
+// monitorOnce decides with monitor.Evaluate which silent agents need a
+// retry request or an escalation, and commits each through the rules
+// (asdd.AgentTimeout: the retry marker, or the escalation marker and a halt
+// of the agent's slice with its notice and failure-log row), one store
+// update per agent, each re-checked against the latest manifest. Markers
+// left on a heartbeat that spoke again (or left ACTIVE) without clearing
+// them are cleared.
 func monitorOnce(app *App, cmd *cobra.Command) (*MonitorResult, error) {
 	cfg, err := asddConfig(app)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := loadManifest(app, cmd); err != nil {
-		return nil, err
-	}
-	st, err := app.Store()
+	m, err := loadManifest(app, cmd)
 	if err != nil {
 		return nil, err
 	}
 	now := app.Now().UTC()
-	res := &MonitorResult{Actions: []monitor.Action{}, Pending: []PendingAgent{}}
-	var effs []asdd.Effect
-	r, err := st.Update(app.Context(cmd), asdd.Key, func(cur store.Document) (store.Change, error) {
-		m, err := asdd.Decode(cur.Value)
-		if err != nil {
-			return store.Change{}, corrupt(err)
-		}
-		acts := monitor.Evaluate(heartbeatsOf(m), policyOf(cfg), now)
-		res.Actions, effs = acts, nil
-		defer func() { res.Pending = pendingOf(m) }()
-		if len(acts) == 0 {
-			return store.Change{}, nil
-		}
-		rev := cur.Revision + 1
-		m.Revision = rev
-		var events []store.Event
-		var summary []string
-		for _, a := range acts {
-			h := m.AgentHeartbeats[a.Agent]
-			switch a.Kind {
-			case monitor.RequestRetry:
-				h.RetryRequestedAt = asdd.Timestamp(a.At)
-			case monitor.Escalate:
-				h.EscalatedAt = asdd.Timestamp(a.At)
-				effs = append(effs, timeoutEscalation(m, a, cfg, rev)...)
-			case monitor.Clear:
-				h.RetryRequestedAt, h.EscalatedAt = "", ""
-			}
-			data, err := json.Marshal(a)
+	res := &MonitorResult{Actions: []monitor.Action{}, Pending: []PendingAgent{}, Revision: m.Revision}
+	last := m
+	for _, a := range monitor.Evaluate(heartbeatsOf(m), policyOf(cfg), now) {
+		if a.Kind == monitor.Clear {
+			r, cleared, err := clearMarkers(app, cmd, a, cfg)
 			if err != nil {
-				return store.Change{}, fmt.Errorf("encode event: %w", err)
+				return nil, err
 			}
-			events = append(events, store.Event{Type: "heartbeat_" + string(a.Kind), Data: data})
-			summary = append(summary, a.Agent+" "+string(a.Kind))
+			if cleared {
+				res.Actions, res.Revision = append(res.Actions, a), r
+			}
+			continue
 		}
-		raw, err := asdd.Encode(m)
-		if err != nil {
-			return store.Change{}, err
-		}
-		return store.Change{Value: raw, Actor: "custodian", Reason: "monitor: " + strings.Join(summary, ", "), Events: events}, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	res.Revision = r.Revision
-	if len(effs) > 0 {
-		root, err := app.Root()
-		if err != nil {
+		out, r, err := applyOp(app, cmd, asdd.AgentTimeout{Agent: strings.TrimSuffix(a.Agent, "_agent")}, false)
+		if code := reason.CodeOf(err); code == reason.InvalidTransition || code == reason.InvalidInput {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %v", a.Agent, err))
+			continue
+		} else if err != nil {
 			return nil, err
 		}
-		p, err := effects.Open(root)
-		if err != nil {
-			return nil, err
+		// Report what the rules did, which is what the monitor asked for
+		// unless the state moved meanwhile.
+		for _, e := range out.Events {
+			switch e.Type {
+			case "retry_requested":
+				a.Kind = monitor.RequestRetry
+			case "agent_escalated":
+				a.Kind = monitor.Escalate
+			}
 		}
-		defer p.Close()
-		if err := p.Apply(effs); err != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("committed revision %d, but: %v", r.Revision, err))
+		res.Actions, res.Revision, last = append(res.Actions, a), r.Revision, out.Manifest
+		if out.Verdict != nil && a.Slice != "" {
+			res.Halted = append(res.Halted, a.Slice)
 		}
-		for _, e := range effs {
+		for _, e := range r.Effects {
 			if e.Kind == asdd.EffectWriteFile {
 				res.Notices = append(res.Notices, e.Path)
 			}
 		}
+		res.Warnings = append(res.Warnings, r.Warnings...)
 	}
+	if len(res.Actions) > 0 {
+		if last, err = loadManifest(app, cmd); err != nil {
+			return nil, err
+		}
+	}
+	res.Pending = pendingOf(last)
 	return res, nil
+}
+
+// clearMarkers removes the retry and escalation markers of a heartbeat the
+// monitor found stale, re-checking inside the update that they still are.
+func clearMarkers(app *App, cmd *cobra.Command, a monitor.Action, cfg *asdd.Config) (uint64, bool, error) {
+	st, err := app.Store()
+	if err != nil {
+		return 0, false, err
+	}
+	cleared := false
+	r, err := st.Update(app.Context(cmd), asdd.Key, func(cur store.Document) (store.Change, error) {
+		cleared = false
+		m, err := asdd.Decode(cur.Value)
+		if err != nil {
+			return store.Change{}, corrupt(err)
+		}
+		h := m.AgentHeartbeats[a.Agent]
+		if h == nil || !slices.ContainsFunc(monitor.Evaluate(heartbeatsOf(m), policyOf(cfg), a.At), func(x monitor.Action) bool {
+			return x.Agent == a.Agent && x.Kind == monitor.Clear
+		}) {
+			return store.Change{}, nil
+		}
+		h.RetryRequestedAt, h.EscalatedAt = "", ""
+		m.Revision = cur.Revision + 1
+		raw, err := asdd.Encode(m)
+		if err != nil {
+			return store.Change{}, err
+		}
+		data, err := json.Marshal(a)
+		if err != nil {
+			return store.Change{}, fmt.Errorf("encode event: %w", err)
+		}
+		cleared = true
+		return store.Change{Value: raw, Actor: "monitor", Reason: a.Message, Events: []store.Event{{Type: "heartbeat_cleared", Data: data}}}, nil
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	return r.Revision, cleared, nil
 }
 
 // pendingOf lists the heartbeats that carry a retry request or escalation.
@@ -207,31 +229,6 @@ func pendingOf(m *asdd.Manifest) []PendingAgent {
 		}
 	}
 	return out
-}
-
-// timeoutEscalation is the notice and failure-log row of an escalated silent
-// agent.
-func timeoutEscalation(m *asdd.Manifest, a monitor.Action, cfg *asdd.Config, rev uint64) []asdd.Effect {
-	agent := strings.TrimSuffix(a.Agent, "_agent")
-	id := fmt.Sprintf("ESC-TIMEOUT-%s-r%d", agent, rev)
-	phase := "—"
-	if s := m.Slice(a.Slice); s != nil {
-		phase = s.Status
-	}
-	e := &asdd.Escalation{ID: id, Path: asdd.EscalationDir + "/" + id + ".md", FailureMode: ModeTimeout, Agent: agent, Phase: phase,
-		Reason: a.Message, RouteTo: cfg.Escalation.RouteTo, RaisedAt: asdd.Timestamp(a.At), Status: asdd.EscalationOpen}
-	var b strings.Builder
-	fmt.Fprintf(&b, "# Escalation %s — Agent timeout / crash\n\n", id)
-	fmt.Fprintf(&b, "- Status: %s\n- Failure mode category: Agent timeout / crash (%s)\n- Agent: %s (%s)\n", e.Status, ModeTimeout, agent, a.Agent)
-	if a.Slice != "" {
-		fmt.Fprintf(&b, "- Slice: %s (%s)\n", a.Slice, phase)
-	}
-	fmt.Fprintf(&b, "- Silent for: %s\n- Raised: %s\n- Routed to: %s\n", a.Silent.Round(time.Second), e.RaisedAt, strings.Join(e.RouteTo, ", "))
-	fmt.Fprintf(&b, "\n## Reason\n\n%s\n\n## Resolution\n\nOpen. Restart or replace the agent; its next `custodian heartbeat` clears the escalation.\n", a.Message)
-	return []asdd.Effect{
-		{Kind: asdd.EffectWriteFile, Path: e.Path, Content: b.String()},
-		{Kind: asdd.EffectUpsertRow, Path: asdd.FailureLogPath, Key: id, Content: asdd.FailureLogRow(e), Header: asdd.FailureLogHeader()},
-	}
 }
 
 func printMonitor(w io.Writer, res *MonitorResult, now time.Time) error {
@@ -252,6 +249,9 @@ func printMonitor(w io.Writer, res *MonitorResult, now time.Time) error {
 		}
 		_, err := fmt.Fprintln(w, "nothing new to do")
 		return err
+	}
+	for _, id := range res.Halted {
+		fmt.Fprintf(w, "halted %s: AGENT_TIMEOUT; resolve it as any halt (custodian resolve %s --role ROLE --rationale TEXT)\n", id, id)
 	}
 	for _, n := range res.Notices {
 		fmt.Fprintf(w, "notice: %s\n", n)

@@ -449,13 +449,16 @@ func TestMonitorRetryEscalateRecover(t *testing.T) {
 	if hb := p.heartbeat("implementation_agent"); hb.EscalatedAt != "2026-04-20T15:32:00Z" {
 		t.Fatalf("not escalated: %+v", hb)
 	}
-	notice, err := os.ReadFile(p.path(".asdd/escalations/ESC-TIMEOUT-implementation-r6.md"))
-	if err != nil || !strings.Contains(string(notice), "Agent timeout / crash") {
+	notice, err := os.ReadFile(p.path(".asdd/escalations/ESC-SLICE-003-r6.md"))
+	if err != nil || !strings.Contains(string(notice), asdd.ModeAgentTimeout) {
 		t.Fatalf("escalation notice: %v\n%s", err, notice)
 	}
 	log, err := os.ReadFile(p.path(asdd.FailureLogPath))
-	if err != nil || !strings.Contains(string(log), "ESC-TIMEOUT-implementation-r6") {
+	if err != nil || !strings.Contains(string(log), "ESC-SLICE-003-r6") {
 		t.Fatalf("failure log: %v\n%s", err, log)
+	}
+	if st := p.statuses()["SLICE-003"]; st != asdd.Blocked {
+		t.Fatalf("the silent agent's slice is %s, not halted", st)
 	}
 	at(40 * time.Minute)
 	p.step(0, "monitor", "--once")
@@ -676,5 +679,38 @@ func TestProgressBar(t *testing.T) {
 	q.done()
 	if quiet.Len() != 0 {
 		t.Errorf("a progress bar off a terminal wrote %q", quiet.String())
+	}
+}
+
+// TestMonitorClearsLeftoverMarkers: markers on a heartbeat that is no
+// longer ACTIVE (written by a tool that did not clear them) are cleared.
+func TestMonitorClearsLeftoverMarkers(t *testing.T) {
+	p := newIP(t)
+	p.must("init")
+	p.must("heartbeat", "--agent", "spec", "--status", "IDLE")
+	st, err := file.Open(p.dir, file.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Update(context.Background(), asdd.Key, func(cur store.Document) (store.Change, error) {
+		m, err := asdd.Decode(cur.Value)
+		if err != nil {
+			return store.Change{}, err
+		}
+		m.AgentHeartbeats["spec_agent"].RetryRequestedAt = "2026-04-20T14:00:00Z"
+		m.Revision = cur.Revision + 1
+		raw, err := json.Marshal(m)
+		return store.Change{Value: raw, Actor: "test", Reason: "a marker left behind"}, err
+	})
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := p.must("monitor", "--once")
+	if !strings.Contains(out, "cleared") || p.heartbeat("spec_agent").RetryRequestedAt != "" {
+		t.Fatalf("marker not cleared:\n%s", out)
+	}
+	if out := p.must("monitor", "--once"); strings.Contains(out, "cleared") {
+		t.Fatalf("cleared twice:\n%s", out)
 	}
 }
