@@ -98,8 +98,8 @@ func newSliceCmd(app *App) *cobra.Command {
 				return err
 			}
 			view := struct {
-				Revision uint64 `json:"revision"`
-				*asdd.Slice
+				Revision uint64      `json:"revision"`
+				Slice    *asdd.Slice `json:"slice"`
 			}{m.Revision, s}
 			return app.Render(view, func(w io.Writer) error { return writeSlice(w, s, cfg, m.Revision, app.Now()) })
 		},

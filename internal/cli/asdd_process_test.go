@@ -75,11 +75,17 @@ func (p *proc) manifest() *asdd.Manifest {
 
 func (p *proc) status(id string) string {
 	p.t.Helper()
-	var s asdd.Slice
-	if err := json.Unmarshal([]byte(p.want(0, "--json", "slice", "show", id)), &s); err != nil {
+	var view struct {
+		Revision uint64
+		Slice    asdd.Slice
+	}
+	if err := json.Unmarshal([]byte(p.want(0, "--json", "slice", "show", id)), &view); err != nil {
 		p.t.Fatal(err)
 	}
-	return s.Status
+	if view.Revision == 0 || view.Slice.SliceID != id {
+		p.t.Fatalf("slice show --json: %+v", view)
+	}
+	return view.Slice.Status
 }
 
 // propose runs one agent with its standard artifact, written first.
