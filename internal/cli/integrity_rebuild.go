@@ -13,12 +13,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/reconcile"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/file"
 )
 
 func init() {
@@ -134,15 +136,26 @@ func rebuild(app *App, cmd *cobra.Command, force bool) (*RebuildResult, error) {
 	default:
 		return nil, gerr
 	}
-	// Keep the old files aside; the store must forget what it read.
+	// Keep the old files aside; the store must forget what it read. No
+	// daemon may serve the project meanwhile, and no commit may be under
+	// way while the files move.
 	if err := app.Close(); err != nil {
 		return nil, err
 	}
+	unlockDaemon, err := tryLock(rootDir, file.DefaultPidFile, "a custodian daemon serves this project: stop it before rebuilding")
+	if err != nil {
+		return nil, err
+	}
+	defer unlockDaemon()
 	root, err := os.OpenRoot(rootDir)
 	if err != nil {
 		return nil, fmt.Errorf("open project: %w", err)
 	}
 	defer root.Close()
+	unlockDoc, err := tryLock(rootDir, path.Join(path.Dir(asdd.Key), ".lock"), "another custodian process is committing to the manifest: try again")
+	if err != nil {
+		return nil, err
+	}
 	stamp := app.Now().UTC().Format("20060102T150405Z")
 	for _, f := range []string{manifestFile, journalFile, tmpFile} {
 		if _, err := root.Lstat(f); errors.Is(err, fs.ErrNotExist) {
@@ -150,10 +163,12 @@ func rebuild(app *App, cmd *cobra.Command, force bool) (*RebuildResult, error) {
 		}
 		aside := f + ".before-rebuild-" + stamp
 		if err := root.Rename(f, aside); err != nil {
+			unlockDoc()
 			return nil, fmt.Errorf("keep %s aside: %w", f, err)
 		}
 		res.KeptAside = append(res.KeptAside, aside)
 	}
+	unlockDoc()
 
 	cfg, err := asddConfig(app)
 	if err != nil {
@@ -444,4 +459,23 @@ func currentHashes(app *App, cmd *cobra.Command, s *asdd.Slice) (map[string]stri
 		warnings = append(warnings, fmt.Sprintf("%s: %s", f.Code, f.Message))
 	}
 	return hashes, warnings, nil
+}
+
+// tryLock takes the flock(2) lock file rel without waiting; held by someone
+// else, it refuses with CONFLICT and the given sentence. The returned
+// function releases it.
+func tryLock(rootDir, rel, held string) (func(), error) {
+	p := filepath.Join(rootDir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return nil, fmt.Errorf("lock %s: %w", rel, err)
+	}
+	fl := flock.New(p)
+	ok, err := fl.TryLock()
+	if err != nil {
+		return nil, fmt.Errorf("lock %s: %w", rel, err)
+	}
+	if !ok {
+		return nil, reason.New(reason.Conflict, "%s (%s is locked)", held, rel)
+	}
+	return func() { _ = fl.Unlock() }, nil
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/custodian-dev/custodian/asdd"
@@ -712,5 +713,29 @@ func TestMonitorClearsLeftoverMarkers(t *testing.T) {
 	}
 	if out := p.must("monitor", "--once"); strings.Contains(out, "cleared") {
 		t.Fatalf("cleared twice:\n%s", out)
+	}
+}
+
+// TestRebuildRefusedWhileADaemonServes: the files are not moved under a
+// running daemon.
+func TestRebuildRefusedWhileADaemonServes(t *testing.T) {
+	p := newIP(t)
+	p.must("init")
+	for _, f := range []string{asdd.Key, journalFile} {
+		if err := os.Remove(p.path(f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fl := flock.New(p.path(file.DefaultPidFile))
+	if ok, err := fl.TryLock(); !ok || err != nil {
+		t.Fatalf("lock: %v %v", ok, err)
+	}
+	_, errs, code := p.run("rebuild")
+	fl.Unlock()
+	if code != reason.ExitConflict || !strings.Contains(errs, "daemon") {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if _, _, code := p.run("rebuild"); code != 0 {
+		t.Fatalf("rebuild after the daemon stopped: exit %d", code)
 	}
 }
