@@ -297,6 +297,15 @@ func (c *Client) Propose(ctx context.Context, p asdd.Proposal) (*OpResponse, err
 	return c.Op(ctx, "propose", p)
 }
 
+// Slice reads one slice of the latest ASDD manifest.
+func (c *Client) Slice(ctx context.Context, id string) (*asdd.Slice, error) {
+	var s asdd.Slice
+	if err := c.do(ctx, http.MethodGet, "/v1/asdd/slices/"+url.PathEscape(id), nil, nil, &s); err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
 // Heartbeat records an agent heartbeat.
 func (c *Client) Heartbeat(ctx context.Context, b asdd.Beat) (*OpResponse, error) {
 	return c.Op(ctx, "heartbeat", b)

@@ -293,3 +293,30 @@ func derivedEffects(out *asdd.Outcome) []asdd.Effect {
 	}
 	return effs
 }
+
+// getSlice returns one slice of the latest manifest, from the decoded
+// manifest the daemon keeps.
+func (s *Server) getSlice(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	doc, err := s.st.Get(r.Context(), asdd.Key)
+	if reason.CodeOf(err) == reason.NotFound {
+		err = errNoManifest
+	}
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	m, err := s.manifestAt(doc)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	sl, err := m.Find(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s.m.reads.Observe(time.Since(start).Seconds())
+	w.Header().Set("ETag", fmt.Sprintf("%q", fmt.Sprint(doc.Revision)))
+	writeJSON(w, http.StatusOK, sl)
+}

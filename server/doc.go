@@ -17,6 +17,7 @@
 //	                                ?from=REV (or Last-Event-ID), in order
 //	POST /v1/asdd/{op}              an ASDD operation run inside the daemon
 //	                                (propose, lock, heartbeat, …)
+//	GET  /v1/asdd/slices/{id}       one slice of the latest manifest
 //	GET  /v1/openapi.json           the API description
 //	GET  /metrics                   Prometheus metrics
 //	/                               Options.UI, when set (the dashboard)

@@ -28,8 +28,8 @@ type Options struct {
 	// MaxDepth caps the JSON nesting of request bodies; 64 by default.
 	MaxDepth int
 	// ReadTimeout, WriteTimeout and IdleTimeout bound every connection
-	// (10 s, 30 s, 2 min by default). The watch stream renews its write
-	// deadline per event.
+	// (10 s, 2 min, 2 min by default: a commit may queue behind many
+	// others). The watch stream renews its write deadline per event.
 	ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// DrainTimeout bounds how long Serve waits for in-flight requests on
 	// shutdown; 10 s by default.
@@ -67,7 +67,7 @@ func (o *Options) defaults() {
 		o.ReadTimeout = 10 * time.Second
 	}
 	if o.WriteTimeout <= 0 {
-		o.WriteTimeout = 30 * time.Second
+		o.WriteTimeout = 2 * time.Minute
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 2 * time.Minute
@@ -157,6 +157,7 @@ func (s *Server) routes() {
 	s.route("POST /v1/verify", s.verify)
 	s.route("GET /v1/watch", s.watch)
 	s.route("POST /v1/asdd/{op}", s.asddOp)
+	s.route("GET /v1/asdd/slices/{id}", s.getSlice)
 	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	routePatterns = appendOnce(routePatterns, "GET /metrics")
 	if s.o.UI != nil {

@@ -232,6 +232,12 @@ func TestASDDOperations(t *testing.T) {
 		t.Fatalf("after discovery: %s", r.Slice.Status)
 	}
 	must(c.Heartbeat(ctx, asdd.Beat{Agent: "spec", Status: "ACTIVE", Slice: "S-1"}))
+	if sl, err := c.Slice(ctx, "S-1"); err != nil || sl.Status != asdd.Spec {
+		t.Fatalf("read one slice: %+v %v", sl, err)
+	}
+	if _, err := c.Slice(ctx, "S-404"); !errors.Is(err, reason.NotFound) {
+		t.Fatalf("read a missing slice: %v", err)
+	}
 	doc, err := c.Get(ctx, asdd.Key)
 	if err != nil {
 		t.Fatal(err)

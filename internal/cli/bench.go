@@ -23,6 +23,7 @@ func newBenchCmd(app *App) *cobra.Command {
 		Short: "Measure Custodian against this machine's bare disk costs",
 	}
 	cmd.AddCommand(newBenchStoreCmd(app))
+	cmd.AddCommand(newBenchDaemonCmd(app))
 	return cmd
 }
 

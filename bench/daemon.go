@@ -1,0 +1,214 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/server"
+	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/file"
+)
+
+// Manifest returns an ASDD manifest with n slices (a realistic mix of
+// phases, confidence chains and artifacts) and tasksPer tasks in each.
+func Manifest(n, tasksPer int) ([]byte, error) {
+	m := asdd.New()
+	m.ProjectContext.CurrentSprint = "BENCH"
+	phases := asdd.Lifecycle
+	for i := range n {
+		id := fmt.Sprintf("SLICE-%05d", i)
+		s := &asdd.Slice{
+			SliceID: id, Name: "bench slice " + strconv.Itoa(i), Type: "FEATURE",
+			Status: phases[i%(len(phases)-1)], GovernanceMode: "MANUAL",
+			PhaseData: map[string]string{
+				"intent":       ".asdd/specs/" + id + "/intent.md",
+				"requirements": ".asdd/specs/" + id + "/requirements.md",
+			},
+			ConfidenceChain: []asdd.ChainEntry{
+				{Agent: "discovery", Score: 0.97, Timestamp: "2026-11-01T00:00:00Z"},
+				{Agent: "spec", Score: 0.96, Timestamp: "2026-11-01T00:10:00Z"},
+			},
+			ArtifactHashes: map[string]string{
+				".asdd/specs/" + id + "/intent.md":       "sha256:" + strings.Repeat("a", 64),
+				".asdd/specs/" + id + "/requirements.md": "sha256:" + strings.Repeat("b", 64),
+			},
+			CreatedAt: "2026-11-01T00:00:00Z", UpdatedAt: "2026-11-01T00:10:00Z",
+		}
+		for t := range tasksPer {
+			s.Tasks = append(s.Tasks, asdd.Task{ID: fmt.Sprintf("T%03d", t), Title: "task " + strconv.Itoa(t), Wave: 1 + t/10, Status: "pending"})
+		}
+		m.Slices = append(m.Slices, s)
+	}
+	return asdd.Encode(m)
+}
+
+// Seed writes manifest as the first commit of the project at dir, directly
+// through the file store.
+func Seed(dir string, manifest []byte) error {
+	s, err := file.Open(dir, file.Options{})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	_, err = s.Update(context.Background(), asdd.Key, func(store.Document) (store.Change, error) {
+		return store.Change{Value: manifest, Actor: "bench", Reason: "seed"}, nil
+	}, store.Create())
+	return err
+}
+
+// Daemon is an in-process daemon (Hold-mode store and HTTP server) on a
+// unix socket, as `custodian serve` runs it.
+type Daemon struct {
+	Client *client.Client
+	st     *file.Store
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// StartDaemon serves the project at dir.
+func StartDaemon(dir string) (*Daemon, error) {
+	st, err := file.Open(dir, file.Options{Hold: true, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	sock := filepath.Join(dir, "bench.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	srv := server.New(st, server.Options{Root: dir, Logger: slog.New(slog.DiscardHandler)})
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &Daemon{st: st, cancel: cancel, done: make(chan error, 1)}
+	go func() { d.done <- srv.Serve(ctx, l) }()
+	if d.Client, err = client.New("unix://"+sock, client.Options{}); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Close stops the daemon and flushes its store.
+func (d *Daemon) Close() error {
+	d.cancel()
+	err := <-d.done
+	if d.Client != nil {
+		d.Client.Close()
+	}
+	return errors.Join(err, d.st.Close())
+}
+
+var beatSeq atomic.Int64
+
+// beat is one proposal of the daemon benchmarks: an agent's heartbeat
+// with a new tasks-completed count, run by the daemon through the ASDD rules
+// (asdd.Apply) and committed durably.
+func beat(ctx context.Context, c *client.Client, w int) error {
+	agents := asdd.DefaultConfig().Agents
+	n := int(beatSeq.Add(1))
+	_, err := c.Heartbeat(ctx, asdd.Beat{Agent: agents[w%len(agents)].Name, Status: asdd.HeartbeatActive, Completed: &n})
+	return err
+}
+
+// DaemonProposals measures proposals/s through the daemon with clients
+// concurrent clients.
+func DaemonProposals(d *Daemon, name string, clients int, budget time.Duration) (Result, error) {
+	ctx := context.Background()
+	lat, el, err := Run(clients, budget, 2*clients, func(w, i int) error { return beat(ctx, d.Client, w) })
+	return Stats(name, clients, 0, lat, el), err
+}
+
+// SliceReads measures reading one slice over the API, one client.
+func SliceReads(d *Daemon, name string, slices int, budget time.Duration) (Result, error) {
+	ctx := context.Background()
+	lat, el, err := Run(1, budget, 100, func(w, i int) error {
+		_, err := d.Client.Slice(ctx, fmt.Sprintf("SLICE-%05d", (i*7919)%slices))
+		return err
+	})
+	return Stats(name, 1, 0, lat, el), err
+}
+
+// CLIProposals measures the same proposal as one custodian process each
+// (no daemon): exe is the custodian binary.
+func CLIProposals(exe, dir string, budget time.Duration, minOps int) (Result, error) {
+	agents := asdd.DefaultConfig().Agents
+	lat, el, err := Run(1, budget, minOps, func(w, i int) error {
+		cmd := exec.Command(exe, "-C", dir, "heartbeat", "--agent", agents[i%len(agents)].Name, "--status", asdd.HeartbeatActive, "--done", strconv.Itoa(i+1))
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		cmd.Env = append(os.Environ(), "CUSTODIAN_SERVER=")
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("custodian heartbeat: %v: %s", err, out.String())
+		}
+		return nil
+	})
+	return Stats("CLI mode: one process per proposal", 1, 0, lat, el), err
+}
+
+// Memory is the daemon's memory once it holds a manifest and served
+// proposals on it.
+type Memory struct {
+	Tasks     int    `json:"tasks"`
+	Slices    int    `json:"slices"`
+	DocBytes  int    `json:"doc_bytes"`
+	HeapBytes uint64 `json:"heap_bytes"` // live heap after a GC
+	SysBytes  uint64 `json:"sys_bytes"`  // memory obtained from the OS
+	PeakRSS   uint64 `json:"peak_rss_bytes,omitempty"`
+}
+
+// MeasureMemory seeds a manifest of slices×tasksPer tasks in dir, serves
+// it, runs proposals for budget, and reports the memory in use.
+func MeasureMemory(dir string, slices, tasksPer int, budget time.Duration) (Memory, Result, error) {
+	doc, err := Manifest(slices, tasksPer)
+	if err != nil {
+		return Memory{}, Result{}, err
+	}
+	if err := Seed(dir, doc); err != nil {
+		return Memory{}, Result{}, err
+	}
+	runtime.GC()
+	debug.FreeOSMemory()
+	d, err := StartDaemon(dir)
+	if err != nil {
+		return Memory{}, Result{}, err
+	}
+	defer d.Close()
+	r, err := DaemonProposals(d, fmt.Sprintf("daemon, 4 clients, %d tasks", slices*tasksPer), 4, budget)
+	if err != nil {
+		return Memory{}, r, err
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return Memory{Tasks: slices * tasksPer, Slices: slices, DocBytes: len(doc), HeapBytes: ms.HeapAlloc, SysBytes: ms.Sys, PeakRSS: peakRSS()}, r, nil
+}
+
+// peakRSS reads the process's peak resident set size (Linux), 0 elsewhere.
+func peakRSS() uint64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}

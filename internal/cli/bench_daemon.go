@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/custodian-dev/custodian/bench"
+)
+
+// DaemonBenchReport is what `custodian bench daemon --json` prints.
+type DaemonBenchReport struct {
+	Baseline bench.Result   `json:"baseline"`
+	CLI      bench.Result   `json:"cli"`
+	Daemon   []bench.Result `json:"daemon"`
+	Reads    bench.Result   `json:"slice_reads"`
+	// Small and Big are single-client commits on manifests of --slices and
+	// --big slices; CostRatio is Big's p50 over Small's.
+	Small     bench.Result `json:"commit_small"`
+	Big       bench.Result `json:"commit_big"`
+	CostRatio float64      `json:"commit_cost_ratio"`
+	Memory    bench.Memory `json:"memory"`
+	MemoryRun bench.Result `json:"memory_run"`
+}
+
+func newBenchDaemonCmd(app *App) *cobra.Command {
+	var (
+		slices, big, tasks, cliOps int
+		clients                    string
+		duration                   time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "daemon",
+		Short: "Proposals/s through the daemon with 1, 16 and 64 clients, next to CLI mode and bare append+fsync",
+		Long: `Measures in one run, on an ASDD manifest of --slices slices: the machine's
+bare append+fsync rate (the physical limit of a durable commit); CLI mode,
+one custodian process per proposal with no daemon; the daemon (in this
+process, over its unix socket, exactly as custodian serve runs it) with each
+--clients count; reading one slice over the API; the cost of one commit on
+--big slices against --slices; and the memory the daemon uses with --tasks
+tasks in the manifest. A proposal here is an agent heartbeat: it runs through
+the ASDD rules inside the daemon and is committed durably (group commit).
+Scratch files live under the project root (-C) and are removed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cs, err := parseInts(clients)
+			if err != nil {
+				return err
+			}
+			root, err := app.Root()
+			if err != nil {
+				return err
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
+			tmp, err := os.MkdirTemp(root, ".custodian-bench-")
+			if err != nil {
+				return fmt.Errorf("bench: %w", err)
+			}
+			defer os.RemoveAll(tmp)
+			progress := func(format string, a ...any) {
+				if !app.JSON {
+					fmt.Fprintf(app.Err, format+"\n", a...)
+				}
+			}
+			sub := func(name string) (string, error) {
+				d := filepath.Join(tmp, name)
+				return d, os.MkdirAll(d, 0o755)
+			}
+			var rep DaemonBenchReport
+			progress("measuring bare append+fsync…")
+			if rep.Baseline, err = bench.BareAppend(tmp, 300, duration); err != nil {
+				return err
+			}
+			dir, err := sub("small")
+			if err != nil {
+				return err
+			}
+			doc, err := bench.Manifest(slices, 0)
+			if err != nil {
+				return err
+			}
+			if err := bench.Seed(dir, doc); err != nil {
+				return err
+			}
+			progress("measuring CLI mode (one process per proposal), %d slices…", slices)
+			if rep.CLI, err = bench.CLIProposals(exe, dir, duration, cliOps); err != nil {
+				return err
+			}
+			d, err := bench.StartDaemon(dir)
+			if err != nil {
+				return err
+			}
+			for _, c := range cs {
+				progress("measuring the daemon, %d client(s), %d slices…", c, slices)
+				r, err := bench.DaemonProposals(d, fmt.Sprintf("daemon, %d client(s), %d slices", c, slices), c, duration)
+				if err != nil {
+					d.Close()
+					return err
+				}
+				r.Baseline = rep.CLI.Name
+				if rep.CLI.PerSecond > 0 {
+					r.Ratio = r.PerSecond / rep.CLI.PerSecond
+				}
+				rep.Daemon = append(rep.Daemon, r)
+			}
+			progress("measuring one-slice reads over the API…")
+			if rep.Reads, err = bench.SliceReads(d, "read one slice over the API", slices, duration); err != nil {
+				d.Close()
+				return err
+			}
+			if rep.Small, err = bench.DaemonProposals(d, fmt.Sprintf("one commit, %d slices", slices), 1, duration); err != nil {
+				d.Close()
+				return err
+			}
+			if err := d.Close(); err != nil {
+				return err
+			}
+			progress("measuring one commit on %d slices…", big)
+			bdir, err := sub("big")
+			if err != nil {
+				return err
+			}
+			if doc, err = bench.Manifest(big, 0); err != nil {
+				return err
+			}
+			if err := bench.Seed(bdir, doc); err != nil {
+				return err
+			}
+			if d, err = bench.StartDaemon(bdir); err != nil {
+				return err
+			}
+			rep.Big, err = bench.DaemonProposals(d, fmt.Sprintf("one commit, %d slices", big), 1, duration)
+			if cerr := d.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			if rep.Small.P50 > 0 {
+				rep.CostRatio = float64(rep.Big.P50) / float64(rep.Small.P50)
+			}
+			progress("measuring memory with %d tasks…", tasks)
+			mdir, err := sub("memory")
+			if err != nil {
+				return err
+			}
+			per := 100
+			if rep.Memory, rep.MemoryRun, err = bench.MeasureMemory(mdir, max(1, tasks/per), per, duration); err != nil {
+				return err
+			}
+			return app.Render(rep, func(w io.Writer) error { return printDaemonBench(w, &rep) })
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&slices, "slices", 1000, "slices in the manifest")
+	f.IntVar(&big, "big", 10000, "slices in the large manifest of the commit-cost comparison")
+	f.IntVar(&tasks, "tasks", 100000, "tasks in the manifest of the memory measurement (100 per slice)")
+	f.IntVar(&cliOps, "cli-ops", 20, "at least this many CLI-mode proposals")
+	f.StringVar(&clients, "clients", "1,16,64", "concurrent daemon client counts")
+	f.DurationVar(&duration, "duration", 2*time.Second, "time spent on each measurement")
+	return cmd
+}
+
+func printDaemonBench(w io.Writer, r *DaemonBenchReport) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "WHAT\tOPS/S\tP50\tP99\tVS CLI MODE\t")
+	row := func(x bench.Result, ratio string) {
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t\n", x.Name, x.PerSecond, ms(x.P50), ms(x.P99), ratio)
+	}
+	row(r.Baseline, "")
+	row(r.CLI, "1.00×")
+	for _, x := range r.Daemon {
+		row(x, fmt.Sprintf("%.1f×", x.Ratio))
+	}
+	row(r.Reads, "")
+	row(r.Small, "")
+	row(r.Big, "")
+	row(r.MemoryRun, "")
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\ncommit cost at %s vs %s: %.2f× (p50)\nmemory with %d tasks (%d slices, %.1f MB manifest): heap %.1f MB, from the OS %.1f MB, peak RSS %.1f MB\n",
+		r.Big.Name, r.Small.Name, r.CostRatio, r.Memory.Tasks, r.Memory.Slices, mb(r.Memory.DocBytes), mb(int(r.Memory.HeapBytes)), mb(int(r.Memory.SysBytes)), mb(int(r.Memory.PeakRSS)))
+	return err
+}
+
+func mb(n int) float64 { return float64(n) / (1 << 20) }
