@@ -195,3 +195,36 @@ func shortHash(h string) string {
 }
 
 func marshalCompact(v any) (json.RawMessage, error) { return json.Marshal(v) }
+
+// CommitEffects is what to apply after committing out: its own effects,
+// plus the escalation notices and failure-log rows of every slice it
+// touched, derived again from the manifest, so that effects lost to a
+// crash between an earlier commit and its effects are repaired by the next
+// commit on the slice. All are idempotent.
+func CommitEffects(out *Outcome) []Effect {
+	effs := append([]Effect(nil), out.Effects...)
+	seen := map[string]bool{}
+	for _, e := range effs {
+		seen[e.Kind+" "+e.Path+" "+e.Key] = true
+	}
+	touched := map[string]bool{}
+	for _, ev := range out.Events {
+		if ev.Slice == "" || touched[ev.Slice] {
+			continue
+		}
+		touched[ev.Slice] = true
+		s := out.Manifest.Slice(ev.Slice)
+		if s == nil {
+			continue
+		}
+		for i := range s.Escalations {
+			for _, e := range EscalationEffects(s, &s.Escalations[i]) {
+				if !seen[e.Kind+" "+e.Path+" "+e.Key] {
+					seen[e.Kind+" "+e.Path+" "+e.Key] = true
+					effs = append(effs, e)
+				}
+			}
+		}
+	}
+	return effs
+}

@@ -145,7 +145,7 @@ func applyOp(app *App, cmd *cobra.Command, op asdd.Op, create bool) (*asdd.Outco
 	if r.Events == nil {
 		r.Events = []asdd.Event{}
 	}
-	effs := withDerivedEffects(out)
+	effs := asdd.CommitEffects(out)
 	if len(effs) > 0 {
 		root, err := app.Root()
 		if err != nil {
@@ -166,38 +166,6 @@ func applyOp(app *App, cmd *cobra.Command, op asdd.Op, create bool) (*asdd.Outco
 		}
 	}
 	return out, r, nil
-}
-
-// withDerivedEffects adds to the outcome's effects the escalation notices and
-// failure-log rows of every slice the commit touched, derived again from the
-// manifest: effects lost to a crash between an earlier commit and its
-// effects are repaired by the next command on the slice. All are
-// idempotent (a file already right is not rewritten).
-func withDerivedEffects(out *asdd.Outcome) []asdd.Effect {
-	effs := append([]asdd.Effect(nil), out.Effects...)
-	seen := map[string]bool{}
-	for _, e := range effs {
-		seen[e.Kind+" "+e.Path+" "+e.Key] = true
-	}
-	touched := map[string]bool{}
-	for _, ev := range out.Events {
-		if ev.Slice == "" || touched[ev.Slice] {
-			continue
-		}
-		touched[ev.Slice] = true
-		s := out.Manifest.Slice(ev.Slice)
-		if s == nil {
-			continue
-		}
-		for i := range s.Escalations {
-			for _, e := range asdd.EscalationEffects(s, &s.Escalations[i]) {
-				if !seen[e.Kind+" "+e.Path+" "+e.Key] {
-					effs = append(effs, e)
-				}
-			}
-		}
-	}
-	return effs
 }
 
 // finish renders a commit result and turns a committed halt into the

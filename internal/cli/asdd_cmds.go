@@ -600,11 +600,6 @@ func newTasksCmd(app *App) *cobra.Command {
 	return cmd
 }
 
-type escalationView struct {
-	Slice string `json:"slice"`
-	asdd.Escalation
-}
-
 func newEscalationsCmd(app *App) *cobra.Command {
 	var all bool
 	var slice string
@@ -617,14 +612,14 @@ func newEscalationsCmd(app *App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			list := []escalationView{}
+			list := []asdd.EscalationView{}
 			for _, s := range m.Slices {
 				if slice != "" && s.SliceID != slice {
 					continue
 				}
 				for _, e := range s.Escalations {
 					if all || e.Status == asdd.EscalationOpen {
-						list = append(list, escalationView{Slice: s.SliceID, Escalation: e})
+						list = append(list, asdd.EscalationView{Slice: s.SliceID, Escalation: e})
 					}
 				}
 			}

@@ -191,7 +191,7 @@ func TestASDDEndToEndProcesses(t *testing.T) {
 	for _, a := range []string{"discovery", "spec", "validation"} {
 		p.propose(0, a, "S-CON", "0.97")
 	}
-	var board Board
+	var board asdd.Board
 	if err := json.Unmarshal([]byte(p.want(0, "--json", "status")), &board); err != nil {
 		t.Fatal(err)
 	}
