@@ -39,6 +39,10 @@
 // Resolve (rerun, resume, return to a phase) or Approve by the roles the
 // halt names is the only way out.
 //
+// NewBoard builds the status board (slices by phase, CCS and weak link,
+// blockers, locks, escalations, heartbeat ages) that the CLI and the
+// dashboard show.
+//
 // CCS is the exact product of the latest live score of each CCS agent
 // (ComputeCCS); it is displayed to 3 decimals (FormatScore). The
 // project's global_confidence_score is the mean CCS of active slices.
