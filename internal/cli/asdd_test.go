@@ -256,3 +256,28 @@ func TestASDDEffectsRepaired(t *testing.T) {
 		t.Fatalf("log row not restored:\n%s", log)
 	}
 }
+
+func TestASDDInitAndSchema(t *testing.T) {
+	e := newASDDEnv(t)
+	e.must("init")
+	if got := e.read(asdd.ConfigPath); got != string(asdd.DefaultConfigYAML) {
+		t.Fatal("init did not write the default config")
+	}
+	rev := e.manifest().Revision
+	if out := e.must("init"); !strings.Contains(out, "already initialized") || e.manifest().Revision != rev {
+		t.Fatalf("second init changed something: %s", out)
+	}
+	e.must("init", "--sprint", "S2")
+	if m := e.manifest(); m.ProjectContext.CurrentSprint != "S2" || m.Revision != rev+1 {
+		t.Fatalf("init --sprint: %+v", m.ProjectContext)
+	}
+	out := e.must("schema", "asdd")
+	var schema map[string]any
+	if err := json.Unmarshal([]byte(out), &schema); err != nil || schema["$schema"] == nil {
+		t.Fatalf("schema output: %v", err)
+	}
+	if out != string(asdd.Schema) {
+		t.Fatal("schema output is not the embedded schema")
+	}
+	e.want(2, "schema", "impl-nope")
+}
