@@ -120,7 +120,7 @@ type scanFile struct {
 // named by their file stem (intent.md, requirements.md, domain-model.md,
 // design.md, tasks.md), its traces from .asdd/traces/<slice>-<agent>.md,
 // its status from the furthest stage whose work exists, its times from the
-// files. Every file is read through root; entries that lead outside it are
+// files; an open escalation notice under .asdd/escalations marks it halted. Every file is read through root; entries that lead outside it are
 // skipped with a warning.
 func Scan(ctx context.Context, root *os.Root, opt ScanOptions) (*ScanResult, error) {
 	stages := orDefault(opt.Stages, DefaultStages)
@@ -188,6 +188,11 @@ func Scan(ctx context.Context, root *os.Root, opt ScanOptions) (*ScanResult, err
 	}
 	slices.SortStableFunc(res.Slices, func(a, b ScannedSlice) int { return cmp.Compare(a.ID, b.ID) })
 	attachTraces(res, traces, stages, life)
+	notices, err := readNotices(root, res)
+	if err != nil {
+		return nil, err
+	}
+	applyNotices(res, notices, life)
 	return res, nil
 }
 
