@@ -448,6 +448,9 @@ func ReadEvent(br *bufio.Reader, ev *Event) (bool, error) {
 				return false, nil
 			}
 			ev.Data = bytes.Join(data, []byte("\n"))
+			if ev.Data == nil {
+				ev.Data = []byte{}
+			}
 			return true, nil
 		}
 		if line[0] == ':' {
