@@ -1,6 +1,7 @@
 package asdd
 
 import (
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -38,5 +39,52 @@ func BenchmarkApplyBeat(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkDecode measures reading a manifest of 200 slices (schema check
+// and decode), as every command does.
+func BenchmarkDecode(b *testing.B) {
+	cfg := DefaultConfig()
+	m := New()
+	for i := range 200 {
+		id := fmt.Sprintf("S%03d", i)
+		out, err := Apply(m, AddSlice{ID: id}, cfg, fixedNow)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, err = Apply(out.Manifest, prop("discovery", id, 0.9, art("intent", "s/"+id+"/intent.md")), cfg, fixedNow)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m = out.Manifest
+	}
+	raw, err := Encode(m)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(raw)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Decode(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeBaseline is encoding/json into a generic tree, for scale.
+func BenchmarkDecodeBaseline(b *testing.B) {
+	m := New()
+	for i := range 200 {
+		out, _ := Apply(m, AddSlice{ID: fmt.Sprintf("S%03d", i)}, DefaultConfig(), fixedNow)
+		m = out.Manifest
+	}
+	raw, _ := Encode(m)
+	b.SetBytes(int64(len(raw)))
+	for i := 0; i < b.N; i++ {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

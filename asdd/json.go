@@ -16,14 +16,15 @@ import (
 // every field it had.
 type Extra map[string]json.RawMessage
 
-var knownCache sync.Map // reflect.Type -> map[string]bool
+var knownCache sync.Map // reflect.Type -> map[string]int
 
-// knownKeys returns the JSON member names of struct type t's fields.
-func knownKeys(t reflect.Type) map[string]bool {
+// knownFields maps the JSON member names of struct type t's fields to the
+// fields' indexes.
+func knownFields(t reflect.Type) map[string]int {
 	if v, ok := knownCache.Load(t); ok {
-		return v.(map[string]bool)
+		return v.(map[string]int)
 	}
-	keys := map[string]bool{}
+	keys := map[string]int{}
 	for i := range t.NumField() {
 		f := t.Field(i)
 		tag := f.Tag.Get("json")
@@ -34,32 +35,37 @@ func knownKeys(t reflect.Type) map[string]bool {
 		if name == "" {
 			name = f.Name
 		}
-		keys[name] = true
+		keys[name] = i
 	}
 	knownCache.Store(t, keys)
 	return keys
 }
 
-// decodeWithExtra decodes data into plain (a pointer to a method-less alias
-// of the struct) and returns the members it did not know.
+// decodeWithExtra decodes the JSON object data into plain (a pointer to a
+// method-less alias of the struct) and returns the members it does not
+// know. Each member is parsed once here (nested objects once more by their
+// own decoder), and names match exactly: a member spelled differently is
+// kept as unknown rather than folded into a field.
 func decodeWithExtra(data []byte, plain any) (Extra, error) {
-	if err := json.Unmarshal(data, plain); err != nil {
-		return nil, err
-	}
 	var all map[string]json.RawMessage
 	if err := json.Unmarshal(data, &all); err != nil {
 		return nil, err
 	}
-	known := knownKeys(reflect.TypeOf(plain).Elem())
+	v := reflect.ValueOf(plain).Elem()
+	known := knownFields(v.Type())
 	var extra Extra
-	for k, v := range all {
-		if known[k] {
+	for k, raw := range all {
+		i, ok := known[k]
+		if !ok {
+			if extra == nil {
+				extra = Extra{}
+			}
+			extra[k] = raw
 			continue
 		}
-		if extra == nil {
-			extra = Extra{}
+		if err := json.Unmarshal(raw, v.Field(i).Addr().Interface()); err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
 		}
-		extra[k] = v
 	}
 	return extra, nil
 }
