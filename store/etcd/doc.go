@@ -41,8 +41,10 @@
 //
 // The transaction is the commit point: etcd acknowledges it once a majority
 // of members have it in their fsynced raft log. When it fails, the Else
-// branch hands back the current document and the function runs again on it,
-// at most store.MaxRetries times. A function that rejects, or proposes no
+// branch hands back the current document and the function runs again on it
+// at once; after a second failure in a row the writer backs off a random,
+// growing while (up to 32 ms) and reads the document again. At most
+// store.MaxRetries attempts, then CONFLICT. A function that rejects, or proposes no
 // change, against a cached copy is re-run on a fresh read before its
 // outcome is returned, so every outcome is decided on the latest value.
 // Goroutines of one Store queue per document, as in the file backend, so

@@ -68,7 +68,10 @@ func TestConcurrentClients(t *testing.T) {
 	if _, err := ss[0].Update(ctx, key, set("init", true), store.Create()); err != nil {
 		t.Fatal(err)
 	}
-	const perStore, goroutines = 25, 2
+	perStore, goroutines := 25, 2
+	if testing.Short() {
+		perStore = 8
+	}
 	total := uint64(1 + len(ss)*perStore*goroutines)
 	seen := make([][]string, len(ss))
 	var wwg sync.WaitGroup
@@ -233,6 +236,10 @@ func TestLinearizable(t *testing.T) {
 	}, store.Create()); err != nil {
 		t.Fatal(err)
 	}
+	opsPerClient := 40
+	if testing.Short() {
+		opsPerClient = 20
+	}
 	start := time.Now()
 	var mu sync.Mutex
 	ops := []porcupine.Operation{{ClientId: 0, Input: regIn{op: "put", x: 0}, Call: 0, Output: regOut{1, 0, true}, Return: 1}}
@@ -243,7 +250,7 @@ func TestLinearizable(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				for n := range 40 {
+				for n := range opsPerClient {
 					in := regIn{op: []string{"get", "incr", "put"}[(n+id)%3], x: (n * id) % 4}
 					call := time.Since(start).Nanoseconds()
 					var out regOut

@@ -74,9 +74,14 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 			return store.Result{Document: store.Document{Key: key, Revision: commit.next.rev, Value: commit.next.value}, Changed: true, Record: commit.rec}, nil
 		}
 		fresh = true
-		if attempt >= 2 {
-			// Several processes are racing for this document: spread them.
-			sleep(ctx, time.Duration(rand.Int64N(int64(min(attempt, 20))*int64(time.Millisecond))))
+		if attempt >= 1 {
+			// Several processes keep racing for this document: back off a
+			// random, growing while, then read the document again (the
+			// copy the failed transaction returned is stale by then).
+			sleep(ctx, time.Duration(rand.Int64N(int64(min(time.Millisecond<<min(attempt, 5), 32*time.Millisecond)))+1))
+			if err := refresh(); err != nil {
+				return store.Result{}, err
+			}
 		}
 	}
 }
