@@ -41,8 +41,10 @@ func newDemoCmd(app *App) *cobra.Command {
 pipeline: four slices, each driven by its own chain of agent processes (this
 binary, re-invoked as "custodian propose", "heartbeat", "lock", …) running at
 the same time. One slice reaches DONE; one is halted by the CCS floor
-(cascading confidence failure); one stays stuck behind another agent's lock;
-one is halted by an agent below its minimum and then resolved by the Tech Lead.
+(cascading confidence failure); one is refused while another agent holds its
+lease, then halted when two agents change the same artifact at once (the
+conflict diff goes to the Tech Lead); one is halted by an agent below its
+minimum and then resolved by the Tech Lead.
 The board is printed at the end; the project is left in place to explore.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -216,7 +218,8 @@ func (d *demo) run() error {
 		// Seed 004's worked example: each agent passes its own gate, but the CCS falls below 0.65.
 		{"SLICE-002", "Settlement Reports", []demoStep{
 			{"discovery", "0.90", 0}, {"spec", "0.88", 0}, {"validation", "0.91", 0}, {"design", "0.82", 3}}},
-		// The spec agent finds the slice leased to the domain agent.
+		// The spec agent finds the slice leased to the domain agent; later two
+		// agents change the same artifact at once (see lockConflict).
 		{"SLICE-003", "Notification Preferences", []demoStep{
 			{"discovery", "0.93", 0}, {"spec", "0.92", 4}}},
 		// Seed 000's example: Implementation Agent confidence 0.71 < threshold 0.75.
@@ -231,22 +234,17 @@ func (d *demo) run() error {
 	}
 	d.say("Four slices, four agent chains running at once (each line is a separate custodian process):\n")
 	var wg sync.WaitGroup
-	locked := make(chan struct{})
 	for _, p := range pipelines {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i, s := range p.steps {
-				if p.slice == "SLICE-003" && i == 1 {
-					<-locked
-				}
+			if p.slice == "SLICE-003" {
+				d.lockConflict(p)
+				return
+			}
+			for _, s := range p.steps {
 				if d.step(p, s) != 0 {
 					return
-				}
-				if p.slice == "SLICE-003" && i == 0 {
-					code, out := d.custodian("lock", "SLICE-003", "--holder", "domain", "--ttl", "1h", "--reason", "reworking the notification domain model")
-					d.say("  %-9s %-15s %-10s lease for 1h                %s", p.slice, "domain", "LOCK", strings.TrimSpace(firstLine(out, code)))
-					close(locked)
 				}
 			}
 		}()
@@ -265,6 +263,66 @@ func (d *demo) run() error {
 	code, out = d.custodian("quick", "Fix typo in login header")
 	d.say("\nQuick mode: %s", strings.TrimSpace(firstLine(out, code)))
 	return nil
+}
+
+// lockConflict drives SLICE-003 into both kinds of conflict of seed 000:
+// the spec agent finds the slice leased to the domain agent (SLICE_LOCKED)
+// and retries once the lease is released; then the knowledge and domain
+// agents, having read the same revision, change the glossary at once — no
+// steering rule settles it, so the custodian blocks the slice and escalates
+// the conflict diff to the Tech Lead.
+func (d *demo) lockConflict(p demoPipeline) {
+	if d.step(p, p.steps[0]) != 0 {
+		return
+	}
+	code, out := d.custodian("lock", p.slice, "--holder", "domain", "--ttl", "1h", "--reason", "reworking the notification domain model")
+	d.say("  %-9s %-15s %-10s %s", p.slice, "domain", "LOCK", firstLine(out, code))
+	d.step(p, p.steps[1]) // SLICE_LOCKED
+	code, out = d.custodian("unlock", p.slice, "--holder", "domain")
+	d.say("  %-9s %-15s %-10s %s", p.slice, "domain", "UNLOCK", firstLine(out, code))
+	for _, s := range []demoStep{{"spec", "0.92", 0}, {"validation", "0.96", 0}} {
+		if d.step(p, s) != 0 {
+			return
+		}
+	}
+	var view struct{ Revision uint64 }
+	_, out = d.custodian("--json", "slice", "show", p.slice)
+	if json.Unmarshal([]byte(out), &view) != nil {
+		return
+	}
+	base := fmt.Sprint(view.Revision)
+	dir := ".asdd/specs/slice-003/"
+	for _, f := range []string{"glossary-knowledge.md", "glossary-domain.md", "domain_model.md"} {
+		_ = os.WriteFile(filepath.Join(d.dir, filepath.FromSlash(dir+f)), []byte("# "+f+"\n"), 0o644)
+	}
+	runs := [][]string{
+		{"propose", "--agent", "knowledge", "--slice", p.slice, "--score", "0.96", "--base-revision", base,
+			"--artifact", "glossary=" + dir + "glossary-knowledge.md"},
+		{"propose", "--agent", "domain", "--slice", p.slice, "--score", "0.96", "--base-revision", base,
+			"--artifact", "glossary=" + dir + "glossary-domain.md", "--artifact", "domain_model=" + dir + "domain_model.md"},
+	}
+	codes := make([]int, len(runs))
+	var wg sync.WaitGroup
+	for i, args := range runs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, o := d.custodian(args...)
+			codes[i] = c
+			mark := "ok"
+			if c != 0 {
+				mark = "HALTED"
+			}
+			d.say("  %-9s %-15s %-10s score 0.96  exit %d  %s (based on revision %s)", p.slice, args[2], mark, c, firstLine(o, 0), base)
+		}()
+	}
+	wg.Wait()
+	if !(codes[0] == 0 && codes[1] == 4 || codes[0] == 4 && codes[1] == 0) {
+		d.mu.Lock()
+		d.failed++
+		d.mu.Unlock()
+		d.say("  %-9s UNEXPECTED: concurrent proposals ended with exits %v, want one 0 and one 4", p.slice, codes)
+	}
 }
 
 func firstLine(s string, code int) string {

@@ -296,8 +296,9 @@ func TestASDDEndToEndProcesses(t *testing.T) {
 }
 
 // `custodian demo DIR` runs its concurrent agent processes and ends with
-// the board: one slice DONE, one halted by the CCS floor, one stuck behind
-// a lock, one halted below its minimum and resolved.
+// the board: one slice DONE, one halted by the CCS floor, one refused by a
+// lease and then halted by two agents' concurrent conflicting changes, one
+// halted below its minimum and resolved.
 func TestASDDDemo(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -309,7 +310,7 @@ func TestASDDDemo(t *testing.T) {
 	if err != nil {
 		t.Fatalf("demo: %v\n%s", err, out)
 	}
-	for _, want := range []string{"SLICE_LOCKED", "Cascading Confidence Failure", "Implementation Agent confidence 0.71 < threshold 0.75", "RESOLVE", "ASDD board", "Quick mode"} {
+	for _, want := range []string{"SLICE_LOCKED", "Conflicting agent outputs", "Cascading Confidence Failure", "Implementation Agent confidence 0.71 < threshold 0.75", "RESOLVE", "ASDD board", "Quick mode"} {
 		if !bytes.Contains(out, []byte(want)) {
 			t.Errorf("demo output lacks %q", want)
 		}
@@ -325,8 +326,8 @@ func TestASDDDemo(t *testing.T) {
 	if s2.Status != asdd.Blocked || s2.FailureMode != asdd.ModeCCSFloor {
 		t.Errorf("SLICE-002 %s %s", s2.Status, s2.FailureMode)
 	}
-	if s3.Lock == nil || s3.Lock.Holder != "domain" || s3.Status != asdd.Spec {
-		t.Errorf("SLICE-003 %s lock %+v", s3.Status, s3.Lock)
+	if s3.Status != asdd.Blocked || s3.FailureMode != asdd.ModeConflict || s3.Lock != nil || len(s3.OpenEscalation().Conflict) != 1 {
+		t.Errorf("SLICE-003 %s %s lock %+v", s3.Status, s3.FailureMode, s3.Lock)
 	}
 	if len(s4.Escalations) != 1 || s4.Escalations[0].Status != asdd.EscalationResolved {
 		t.Errorf("SLICE-004 escalations %+v", s4.Escalations)
