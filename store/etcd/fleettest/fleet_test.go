@@ -1,0 +1,289 @@
+package fleettest
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
+
+	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/server"
+	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/etcd"
+	"github.com/custodian-dev/custodian/store/etcd/etcdtest"
+)
+
+// Environment of a daemon process (this test binary started again).
+const (
+	envDaemon   = "CUSTODIAN_FLEET_DAEMON" // etcd endpoints, comma-separated
+	envPrefix   = "CUSTODIAN_FLEET_PREFIX"
+	addrPrefix  = "listening on "
+	daemonCount = 3
+)
+
+func TestMain(m *testing.M) {
+	if eps := os.Getenv(envDaemon); eps != "" {
+		if err := daemon(strings.Split(eps, ","), os.Getenv(envPrefix)); err != nil {
+			fmt.Fprintln(os.Stderr, "daemon:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(etcdtest.Main(m))
+}
+
+// daemon serves the HTTP API on an etcd Store until SIGTERM: what
+// `custodian serve` on etcd does, without the file store's lock.
+func daemon(endpoints []string, prefix string) error {
+	c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	st := etcd.New(c, etcd.Options{Prefix: prefix})
+	defer st.Close()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%shttp://%s\n", addrPrefix, l.Addr())
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	srv := server.New(st, server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return srv.Serve(ctx, l)
+}
+
+type proc struct {
+	cmd  *exec.Cmd
+	addr string
+}
+
+func startDaemon(t *testing.T, endpoints []string, prefix string) *proc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envDaemon+"="+strings.Join(endpoints, ","), envPrefix+"="+prefix)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		t.Fatalf("daemon did not start: %v", err)
+	}
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), addrPrefix)
+	if !ok {
+		t.Fatalf("daemon said %q", line)
+	}
+	return &proc{cmd: cmd, addr: addr}
+}
+
+// Three daemons on one etcd, 64 clients spread across them writing eight
+// documents; one daemon is killed with SIGKILL under load and its clients
+// fail over. Every acknowledged update is in the final documents, every
+// document verifies, and the watchers on the surviving daemons saw the same
+// commits in the same order (the killed daemon's watcher a prefix of it).
+func TestFleet(t *testing.T) {
+	srv := etcdtest.Shared(t)
+	prefix := etcdtest.Prefix(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+
+	daemons := make([]*proc, daemonCount)
+	clients := make([]*client.Client, daemonCount)
+	for i := range daemons {
+		daemons[i] = startDaemon(t, srv.Endpoints, prefix)
+		c, err := client.New(daemons[i].addr, client.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		clients[i] = c
+	}
+	direct := etcd.New(etcdtest.Client(t), etcd.Options{Prefix: prefix})
+	const docs = 8
+	key := func(j int) string { return fmt.Sprintf("fleet/doc-%d.json", j) }
+	for j := range docs {
+		if _, err := clients[j%daemonCount].Update(ctx, key(j), func(store.Document) (store.Change, error) {
+			return store.Change{Value: []byte(`{}`), Actor: "setup"}, nil
+		}, store.Create()); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// One watcher of document 0 through each daemon.
+	type seen struct {
+		mu   sync.Mutex
+		seq  []string
+		last uint64
+	}
+	watched := make([]*seen, daemonCount)
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	var wwg sync.WaitGroup
+	for i, c := range clients {
+		watched[i] = &seen{}
+		wwg.Add(1)
+		go func() {
+			defer wwg.Done()
+			for cm, err := range c.Watch(wctx, key(0), 0) {
+				if err != nil {
+					return
+				}
+				w := watched[i]
+				w.mu.Lock()
+				w.seq = append(w.seq, fmt.Sprintf("%d:%s", cm.Rev, cm.Hash))
+				w.last = cm.Rev
+				w.mu.Unlock()
+			}
+		}()
+	}
+
+	perClient := 12
+	if testing.Short() {
+		perClient = 6
+	}
+	const nClients = 64
+	killAt := int64(nClients * perClient / 3)
+	var (
+		acked    sync.Map // doc index -> *sync.Map of field -> true
+		nAcked   atomic.Int64
+		failover atomic.Int64
+		killOnce sync.Once
+		wg       sync.WaitGroup
+	)
+	for j := range docs {
+		acked.Store(j, &sync.Map{})
+	}
+	start := time.Now()
+	for i := range nClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, j := i%daemonCount, i%docs
+			for n := range perClient {
+				field := fmt.Sprintf("c%d-%d", i, n)
+				for attempt := 0; ; attempt++ {
+					_, err := clients[d].Update(ctx, key(j), func(cur store.Document) (store.Change, error) {
+						m := map[string]any{}
+						if err := json.Unmarshal(cur.Value, &m); err != nil {
+							return store.Change{}, err
+						}
+						m[field] = n
+						b, err := json.Marshal(m)
+						return store.Change{Value: b, Actor: fmt.Sprint("client-", i), Reason: "set " + field}, err
+					})
+					if err == nil {
+						break
+					}
+					if reason.CodeOf(err) != "" || attempt >= daemonCount {
+						t.Errorf("client %d via daemon %d: %v", i, d, err)
+						return
+					}
+					// The daemon is gone: the same (idempotent) update
+					// through the next one.
+					failover.Add(1)
+					d = (d + 1) % daemonCount
+				}
+				a, _ := acked.Load(j)
+				a.(*sync.Map).Store(field, true)
+				if nAcked.Add(1) == killAt {
+					killOnce.Do(func() {
+						if err := daemons[2].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+							t.Error(err)
+						}
+					})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if t.Failed() {
+		return
+	}
+	t.Logf("%d acknowledged commits from %d clients through %d daemons in %v (%.0f/s), %d fail-overs after the SIGKILL",
+		nAcked.Load(), nClients, daemonCount, elapsed.Round(time.Millisecond), float64(nAcked.Load())/elapsed.Seconds(), failover.Load())
+
+	for j := range docs {
+		doc, err := direct.Get(ctx, key(j))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]any{}
+		if err := json.Unmarshal(doc.Value, &m); err != nil {
+			t.Fatal(err)
+		}
+		a, _ := acked.Load(j)
+		lost := 0
+		a.(*sync.Map).Range(func(f, _ any) bool {
+			if _, ok := m[f.(string)]; !ok {
+				lost++
+			}
+			return true
+		})
+		if lost > 0 {
+			t.Errorf("%s: %d acknowledged updates lost", key(j), lost)
+		}
+		if err := direct.Verify(ctx, key(j)); err != nil {
+			t.Error(err)
+		}
+	}
+
+	final, err := direct.Get(ctx, key(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		done := true
+		for i := range 2 {
+			watched[i].mu.Lock()
+			done = done && watched[i].last >= final.Revision
+			watched[i].mu.Unlock()
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("watchers on the surviving daemons did not reach revision %d", final.Revision)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stopWatch()
+	wwg.Wait()
+	want := strings.Join(watched[0].seq, ",")
+	if uint64(len(watched[0].seq)) != final.Revision {
+		t.Fatalf("watcher 0 saw %d commits, want %d", len(watched[0].seq), final.Revision)
+	}
+	if got := strings.Join(watched[1].seq, ","); got != want {
+		t.Fatalf("the two surviving daemons' watchers saw different sequences")
+	}
+	if got := strings.Join(watched[2].seq, ","); !strings.HasPrefix(want, got) {
+		t.Fatalf("the killed daemon's watcher saw commits out of order")
+	}
+	t.Logf("watchers saw %d, %d and (killed daemon) %d commits of %s", len(watched[0].seq), len(watched[1].seq), len(watched[2].seq), key(0))
+}
