@@ -51,6 +51,7 @@ type Store struct {
 	mu     sync.Mutex
 	docs   map[string]*doc
 	closed bool
+	done   chan struct{} // closed by Close: ends watches
 }
 
 var _ store.Store = (*Store)(nil)
@@ -70,7 +71,7 @@ func New(c *clientv3.Client, opts Options) *Store {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Store{c: c, prefix: opts.Prefix, opts: opts, docs: map[string]*doc{}}
+	return &Store{c: c, prefix: opts.Prefix, opts: opts, docs: map[string]*doc{}, done: make(chan struct{})}
 }
 
 // Client returns the etcd client the store uses.
@@ -87,6 +88,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
+	close(s.done)
 	if s.owns {
 		if err := s.c.Close(); err != nil && !errors.Is(err, context.Canceled) {
 			return fmt.Errorf("close etcd client: %w", err)

@@ -553,7 +553,27 @@ func TestImport(t *testing.T) {
 
 func TestClosed(t *testing.T) {
 	s := open(t, etcd.Options{})
+	if _, err := s.Update(context.Background(), key, set("a", 1), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	ended := make(chan error, 1)
+	go func() {
+		var last error
+		for _, err := range s.Watch(context.Background(), key, 0) {
+			last = err
+		}
+		ended <- last
+	}()
+	time.Sleep(100 * time.Millisecond)
 	s.Close()
+	select {
+	case err := <-ended:
+		if err == nil {
+			t.Fatal("watch ended on Close without saying why")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("watch still running 10s after Close")
+	}
 	if _, err := s.Get(context.Background(), key); err == nil {
 		t.Fatal("Get after Close succeeded")
 	}

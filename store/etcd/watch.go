@@ -23,23 +23,32 @@ func (s *Store) Watch(ctx context.Context, key string, from uint64) iter.Seq2[st
 			yield(store.Commit{}, err)
 			return
 		}
+		// Close ends the watch, as it does the file store's.
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		go func() {
+			select {
+			case <-s.done:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
 		w := watcher{s: s, key: key, next: from + 1, yield: yield}
 		if from > 0 {
 			w.linkFrom = from
 		}
+		defer func() {
+			select {
+			case <-s.done:
+				if !w.stopped {
+					yield(store.Commit{}, errClosed)
+				}
+			default:
+			}
+		}()
 		for {
-			if err := s.open(); err != nil {
-				yield(store.Commit{}, err)
-				return
-			}
 			at, ok := w.catchUp(ctx)
-			if !ok {
-				return
-			}
-			if !w.follow(ctx, at) {
-				return
-			}
-			if ctx.Err() != nil {
+			if !ok || !w.follow(ctx, at) || ctx.Err() != nil {
 				return
 			}
 			sleep(ctx, 50*time.Millisecond)
@@ -54,19 +63,30 @@ type watcher struct {
 	prev     *store.Record // the last record delivered (or record linkFrom)
 	linkFrom uint64        // a revision to read but not deliver, to check the first link
 	yield    func(store.Commit, error) bool
+	stopped  bool // the consumer stopped, or an error was yielded
+}
+
+// fail yields err, the last thing the watch yields.
+func (w *watcher) fail(err error) {
+	w.stopped = true
+	w.yield(store.Commit{}, err)
 }
 
 // deliver checks r's link and yields it. It returns false to stop.
 func (w *watcher) deliver(r store.Record) bool {
 	if w.prev != nil || r.Rev == 1 {
 		if err := store.Chain(w.prev, r); err != nil {
-			w.yield(store.Commit{}, err)
+			w.fail(err)
 			return false
 		}
 	}
 	w.prev = &r
 	w.next = r.Rev + 1
-	return w.yield(store.Commit{Key: w.key, Record: r}, nil)
+	if !w.yield(store.Commit{Key: w.key, Record: r}, nil) {
+		w.stopped = true
+		return false
+	}
+	return true
 }
 
 // catchUp delivers the records after w.next-1 that exist now, and returns
@@ -79,7 +99,7 @@ func (w *watcher) catchUp(ctx context.Context) (int64, bool) {
 	recs, at, err := w.s.recordsAt(ctx, w.key, start, 0, 0)
 	if err != nil {
 		if ctx.Err() == nil {
-			w.yield(store.Commit{}, err)
+			w.fail(err)
 		}
 		return 0, false
 	}
@@ -111,11 +131,11 @@ func (w *watcher) follow(ctx context.Context, at int64) bool {
 			}
 			r, err := store.DecodeRecord(ev.Kv.Value)
 			if err != nil {
-				w.yield(store.Commit{}, reason.New(reason.CorruptState, "%s, etcd key %s: %v", w.key, ev.Kv.Key, err))
+				w.fail(reason.New(reason.CorruptState, "%s, etcd key %s: %v", w.key, ev.Kv.Key, err))
 				return false
 			}
 			if n, ok := revOfJournalKey(ev.Kv.Key); !ok || n != r.Rev {
-				w.yield(store.Commit{}, reason.New(reason.CorruptState, "%s: etcd key %s holds journal record %d", w.key, ev.Kv.Key, r.Rev))
+				w.fail(reason.New(reason.CorruptState, "%s: etcd key %s holds journal record %d", w.key, ev.Kv.Key, r.Rev))
 				return false
 			}
 			switch {
