@@ -324,3 +324,55 @@ func commitsServed(t *testing.T, dir string) float64 {
 	fmt.Sscan(string(m[1]), &n)
 	return n
 }
+
+// The daemon runs the heartbeat monitor: an ACTIVE agent that goes silent
+// past its timeout gets a retry request without anyone running a command.
+func TestServeRunsTheMonitor(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	p := &proc{t: t, bin: testbin.Path(t), dir: t.TempDir()}
+	p.want(0, "init")
+	cfgPath := filepath.Join(p.dir, ".asdd", "config.yaml")
+	cfg, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := strings.Replace(string(cfg), "timeout: 15m", "timeout: 1s", 1)
+	if short == string(cfg) {
+		t.Fatal("heartbeat timeout not found in config.yaml")
+	}
+	if err := os.WriteFile(cfgPath, []byte(short), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := startServe(t, p.dir, "--monitor-every", "200ms")
+	ctx := context.Background()
+	if _, err := d.c.Heartbeat(ctx, asdd.Beat{Agent: "spec", Status: asdd.HeartbeatActive}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		doc, err := d.c.Get(ctx, asdd.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := asdd.Decode(doc.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h := m.AgentHeartbeats[asdd.HeartbeatKey("spec")]; h != nil && h.RetryRequestedAt != "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no retry request after 20s\n%s", d.out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := d.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if code := d.wait(t); code != 0 {
+		t.Fatalf("serve exit %d after SIGINT\n%s", code, d.out.String())
+	}
+}
