@@ -41,6 +41,18 @@ type Config struct {
 	Heartbeat            HeartbeatCfg `yaml:"heartbeat"`
 	Lock                 LockCfg      `yaml:"lock"`
 	Steering             Steering     `yaml:"steering"`
+	// Store selects the state backend, e.g. etcd://host:2379/prefix; empty
+	// means the embedded file store. --store and $CUSTODIAN_STORE override it.
+	Store string `yaml:"store,omitempty"`
+	// Pipeline configures `custodian run`.
+	Pipeline Pipeline `yaml:"pipeline,omitempty"`
+}
+
+// Pipeline is how `custodian run` drives the agents.
+type Pipeline struct {
+	// MaxParallel bounds how many agents (and implementation sub-agents
+	// within a wave) run at once; 0 means the runner's default.
+	MaxParallel int `yaml:"max_parallel,omitempty"`
 }
 
 // Agent is one pipeline agent's gate.
@@ -54,6 +66,14 @@ type Agent struct {
 	Phases            []string `yaml:"phases"`
 	Completes         []string `yaml:"completes,omitempty"`
 	RequiredArtifacts []string `yaml:"required_artifacts,omitempty"`
+	// Command runs the agent for `custodian run` (argv; the first element is
+	// the program). Empty: the runner cannot start this agent.
+	Command []string `yaml:"command,omitempty"`
+	// Timeout is how long one run of the agent may take before it is killed
+	// and retried once; 0 means the heartbeat timeout.
+	Timeout Duration `yaml:"timeout,omitempty"`
+	// Env is added to the agent process's environment.
+	Env map[string]string `yaml:"env,omitempty"`
 }
 
 // DefaultMarker is what a halted phase artifact is marked with (seed 004).
