@@ -30,7 +30,6 @@ type Lock struct {
 	s    *Store
 	key  string
 	id   clientv3.LeaseID
-	ttl  time.Duration
 	info LockInfo
 }
 
@@ -88,7 +87,7 @@ func (s *Store) Acquire(ctx context.Context, name, holder string, ttl time.Durat
 			return nil, etcdError("acquire lock "+name, err)
 		}
 		if resp.Succeeded {
-			return &Lock{s: s, key: k, id: g.ID, ttl: time.Duration(sec) * time.Second, info: info}, nil
+			return &Lock{s: s, key: k, id: g.ID, info: info}, nil
 		}
 		kvs := resp.Responses[0].GetResponseRange().Kvs
 		if len(kvs) == 0 {

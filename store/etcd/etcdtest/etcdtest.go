@@ -46,7 +46,8 @@ type Server struct {
 	// Dir is the data directory.
 	Dir string
 
-	e *embed.Etcd
+	e   *embed.Etcd
+	cfg *embed.Config
 }
 
 // Start starts a single-member etcd cluster with its data in dir, listening
@@ -88,6 +89,14 @@ func start(dir string, opts Options) (*Server, error) {
 	cfg.ListenPeerUrls = []url.URL{peer}
 	cfg.AdvertisePeerUrls = []url.URL{peer}
 	cfg.InitialCluster = cfg.InitialClusterFromName(cfg.Name)
+	e, err := run(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Server{Endpoints: []string{client.String()}, Dir: dir, e: e, cfg: cfg}, nil
+}
+
+func run(cfg *embed.Config) (*embed.Etcd, error) {
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start embedded etcd: %w", err)
@@ -102,7 +111,23 @@ func start(dir string, opts Options) (*Server, error) {
 		e.Close()
 		return nil, fmt.Errorf("embedded etcd not ready after 30s")
 	}
-	return &Server{Endpoints: []string{client.String()}, Dir: dir, e: e}, nil
+	return e, nil
+}
+
+// Restart stops the server and starts it again on the same data directory
+// and addresses, after down (the time clients see it gone). Clients
+// reconnect by themselves.
+func (s *Server) Restart(down time.Duration) error {
+	s.e.Close()
+	time.Sleep(down)
+	var err error
+	for range 20 { // the old listeners may take a moment to release the ports
+		if s.e, err = run(s.cfg); err == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return err
 }
 
 func freePorts(n int) ([]int, error) {
