@@ -47,8 +47,16 @@
 // store.MaxRetries attempts, then CONFLICT. A function that rejects, or proposes no
 // change, against a cached copy is re-run on a fresh read before its
 // outcome is returned, so every outcome is decided on the latest value.
-// Goroutines of one Store queue per document, as in the file backend, so
-// contention is only between processes.
+// Concurrent Updates of one document through one Store are
+// group-committed: the functions run one after another, each on the value
+// the previous one produced, and all their records go to etcd in one
+// transaction (at most 100 records, and within the request size limit;
+// the rest wait for the next). Every outcome of a batch — commit,
+// rejection, no change — is returned only once the transaction succeeded,
+// so each was decided on the latest committed value plus the changes
+// serialised before it; if the transaction fails, the whole batch is decided
+// again. Contention is thus only between processes, as with the file
+// backend's lock, and a daemon on etcd batches by itself.
 //
 // A commit whose transaction would exceed etcd's request size limit
 // (--max-request-bytes, 1.5 MiB by default; Options.MaxRequestBytes) is

@@ -103,7 +103,12 @@ var errClosed = errors.New("store is closed")
 // read or commit through it, and the mutex its goroutines queue on.
 type doc struct {
 	key string
-	mu  sync.Mutex
+
+	qmu     sync.Mutex // guards queue and leading
+	queue   []*request // Updates waiting for the next batch
+	leading bool       // a goroutine is committing batches
+
+	mu sync.Mutex // held while a batch is decided and committed
 
 	known   bool
 	state   docState

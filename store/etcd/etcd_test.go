@@ -648,3 +648,64 @@ func TestServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Concurrent Updates through one Store are group-committed; each function
+// still sees the changes of those serialised before it: of 50 claims on 20
+// seats exactly 20 succeed, with distinct revisions, and the rest are
+// rejected. A small request limit splits batches without refusing any
+// commit that fits alone.
+func TestGroupCommit(t *testing.T) {
+	s := open(t, etcd.Options{MaxRequestBytes: 64 << 10})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if _, err := s.Update(ctx, key, func(store.Document) (store.Change, error) {
+		return store.Change{Value: []byte(`{"taken":0}`)}, nil
+	}, store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	const seats, claims = 20, 50
+	pad := strings.Repeat("p", 6<<10) // ~12 KB per record with its patch: batches split
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	revs := map[uint64]bool{}
+	rejected := 0
+	for i := range claims {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := s.Update(ctx, key, func(cur store.Document) (store.Change, error) {
+				var m struct {
+					Taken int `json:"taken"`
+				}
+				if err := json.Unmarshal(cur.Value, &m); err != nil {
+					return store.Change{}, err
+				}
+				if m.Taken >= seats {
+					return store.Change{}, reason.New(reason.InvalidTransition, "all %d seats taken", seats)
+				}
+				return store.Change{Value: fmt.Appendf(nil, `{"taken":%d,"last":"c%d","pad":"%s%d"}`, m.Taken+1, i, pad, i), Actor: fmt.Sprint("c", i)}, nil
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case reason.CodeOf(err) == reason.InvalidTransition:
+				rejected++
+			case err != nil:
+				t.Error(err)
+			case !res.Changed || revs[res.Revision]:
+				t.Errorf("claim %d: %+v", i, res)
+			default:
+				revs[res.Revision] = true
+			}
+		}()
+	}
+	wg.Wait()
+	if len(revs) != seats || rejected != claims-seats {
+		t.Fatalf("%d claims committed, %d rejected; want %d and %d", len(revs), rejected, seats, claims-seats)
+	}
+	doc, err := s.Get(ctx, key)
+	if err != nil || doc.Revision != seats+1 || !strings.Contains(string(doc.Value), fmt.Sprintf(`"taken": %d`, seats)) {
+		t.Fatalf("final %s at %d: %v", doc.Value[:min(len(doc.Value), 40)], doc.Revision, err)
+	}
+	storetest.VerifyAll(t, s)
+}
