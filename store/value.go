@@ -9,7 +9,6 @@ import (
 	"fmt"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
-	"github.com/wI2L/jsondiff"
 
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -91,16 +90,6 @@ func depth(raw []byte) (int, error) {
 	return maxD, nil
 }
 
-// canonicalSum is the SHA-256 of v's canonical form: compact JSON with
-// object keys sorted (what encoding/json produces from maps).
-func canonicalSum(v any) (string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("canonical form: %w", err)
-	}
-	return HashBytes(b), nil
-}
-
 // HashBytes returns "sha256:<hex>" of b.
 func HashBytes(b []byte) string {
 	h := sha256.Sum256(b)
@@ -123,25 +112,22 @@ func SumOf(raw []byte) (string, error) {
 var nullTree any
 
 // DiffTrees returns the RFC 6902 patch turning from into to (decoded trees;
-// nil for a missing document).
+// nil for a missing document). Objects are compared key by key, arrays
+// index by index; values in the patch are in canonical form.
 func DiffTrees(from, to any) (json.RawMessage, error) {
-	p, err := jsondiff.CompareWithoutMarshal(from, to)
-	if err != nil {
+	var ops []Op
+	var err error
+	if from == nil && to != nil {
+		v, err := canonicalJSON(to)
+		if err != nil {
+			return nil, err
+		}
+		ops = []Op{{Op: "add", Path: "", Value: v}}
+	} else if ops, err = diffTrees("", from, to, nil); err != nil {
 		return nil, fmt.Errorf("diff: %w", err)
 	}
-	if len(p) == 0 {
+	if len(ops) == 0 {
 		return json.RawMessage("[]"), nil
-	}
-	ops := make([]Op, len(p))
-	for i, o := range p {
-		ops[i] = Op{Op: o.Type, From: o.From, Path: o.Path}
-		if o.Type == "add" || o.Type == "replace" || o.Type == "test" {
-			v, err := json.Marshal(o.Value)
-			if err != nil {
-				return nil, fmt.Errorf("diff: %w", err)
-			}
-			ops[i].Value = v
-		}
 	}
 	b, err := json.Marshal(ops)
 	if err != nil {

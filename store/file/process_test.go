@@ -19,7 +19,7 @@ import (
 	"github.com/custodian-dev/custodian/store/storetest"
 )
 
-// TestManyProcesses runs 64 custodian processes that each commit 20 updates
+// TestManyProcesses runs 64 custodian processes that each commit 50 updates
 // to distinct fields of one document at once.
 func TestManyProcesses(t *testing.T) {
 	if testing.Short() {
@@ -27,7 +27,7 @@ func TestManyProcesses(t *testing.T) {
 	}
 	bin := testbin.Path(t)
 	dir := t.TempDir()
-	const procs, each = 64, 20
+	const procs, each = 64, 50
 	var wg sync.WaitGroup
 	errs := make(chan error, procs)
 	for p := range procs {

@@ -1,0 +1,214 @@
+package store
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// writeCanonical writes v — a tree decoded by decode (maps, slices,
+// strings, json.Number, bools, nil) — as compact JSON with object keys
+// sorted, byte for byte what encoding/json.Marshal writes for the same tree,
+// without its reflection.
+func writeCanonical(w *bufio.Writer, v any) error {
+	switch x := v.(type) {
+	case nil:
+		w.WriteString("null")
+	case bool:
+		w.WriteString(strconv.FormatBool(x))
+	case json.Number:
+		w.WriteString(string(x))
+	case string:
+		writeString(w, x)
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		w.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			writeString(w, k)
+			w.WriteByte(':')
+			if err := writeCanonical(w, x[k]); err != nil {
+				return err
+			}
+		}
+		w.WriteByte('}')
+	case []any:
+		w.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			if err := writeCanonical(w, e); err != nil {
+				return err
+			}
+		}
+		w.WriteByte(']')
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			return fmt.Errorf("canonical form: %w", err)
+		}
+		w.Write(b)
+	}
+	return nil
+}
+
+// writeString writes s as encoding/json does (HTML-safe escaping, invalid
+// UTF-8 replaced); plain ASCII takes the fast path.
+func writeString(w *bufio.Writer, s string) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
+			b, _ := json.Marshal(s)
+			w.Write(b)
+			return
+		}
+	}
+	w.WriteByte('"')
+	w.WriteString(s)
+	w.WriteByte('"')
+}
+
+// canonicalSum is the SHA-256 of v's canonical form: compact JSON with
+// object keys sorted (what encoding/json produces from maps).
+func canonicalSum(v any) (string, error) {
+	h := sha256.New()
+	w := bufio.NewWriterSize(h, 32<<10)
+	if err := writeCanonical(w, v); err != nil {
+		return "", err
+	}
+	if err := w.Flush(); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// canonicalJSON returns v's canonical form.
+func canonicalJSON(v any) ([]byte, error) {
+	var sb strings.Builder
+	w := bufio.NewWriter(&sb)
+	if err := writeCanonical(w, v); err != nil {
+		return nil, err
+	}
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	return []byte(sb.String()), nil
+}
+
+var _ io.Writer = (*bufio.Writer)(nil)
+
+// diffTrees appends to ops the operations turning a into b at path.
+func diffTrees(path string, a, b any, ops []Op) ([]Op, error) {
+	switch av := a.(type) {
+	case map[string]any:
+		bv, ok := b.(map[string]any)
+		if !ok {
+			break
+		}
+		// Only the keys that changed are sorted (for a deterministic patch),
+		// not the whole object.
+		type group struct {
+			key string
+			ops []Op
+		}
+		var groups []group
+		for k, aval := range av {
+			p := path + "/" + escapePointer(k)
+			if bval, ok := bv[k]; ok {
+				sub, err := diffTrees(p, aval, bval, nil)
+				if err != nil {
+					return nil, err
+				}
+				if len(sub) > 0 {
+					groups = append(groups, group{k, sub})
+				}
+			} else {
+				groups = append(groups, group{k, []Op{{Op: "remove", Path: p}}})
+			}
+		}
+		for k, bval := range bv {
+			if _, ok := av[k]; !ok {
+				v, err := canonicalJSON(bval)
+				if err != nil {
+					return nil, err
+				}
+				groups = append(groups, group{k, []Op{{Op: "add", Path: path + "/" + escapePointer(k), Value: v}}})
+			}
+		}
+		slices.SortFunc(groups, func(x, y group) int { return strings.Compare(x.key, y.key) })
+		for _, g := range groups {
+			ops = append(ops, g.ops...)
+		}
+		return ops, nil
+	case []any:
+		bv, ok := b.([]any)
+		if !ok {
+			break
+		}
+		n := min(len(av), len(bv))
+		var err error
+		for i := 0; i < n; i++ {
+			if ops, err = diffTrees(path+"/"+strconv.Itoa(i), av[i], bv[i], ops); err != nil {
+				return nil, err
+			}
+		}
+		for i := len(av) - 1; i >= n; i-- {
+			ops = append(ops, Op{Op: "remove", Path: path + "/" + strconv.Itoa(i)})
+		}
+		for i := n; i < len(bv); i++ {
+			v, err := canonicalJSON(bv[i])
+			if err != nil {
+				return nil, err
+			}
+			ops = append(ops, Op{Op: "add", Path: path + "/" + strconv.Itoa(i), Value: v})
+		}
+		return ops, nil
+	default:
+		if scalarEqual(a, b) {
+			return ops, nil
+		}
+	}
+	v, err := canonicalJSON(b)
+	if err != nil {
+		return nil, err
+	}
+	return append(ops, Op{Op: "replace", Path: path, Value: v}), nil
+}
+
+func scalarEqual(a, b any) bool {
+	switch x := a.(type) {
+	case nil:
+		return b == nil
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case json.Number:
+		y, ok := b.(json.Number)
+		return ok && x == y
+	}
+	return false
+}
+
+func escapePointer(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
