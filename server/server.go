@@ -22,6 +22,10 @@ import (
 type Options struct {
 	// Token, when set, is required as "Authorization: Bearer <token>".
 	Token string
+	// AdminToken, when set, is required (as the bearer token) by the human
+	// actions over TCP: POST /v1/asdd/resolve, approve and clear-review
+	// (see AdminOps); it is accepted wherever Token is.
+	AdminToken string
 	// MaxBodyBytes caps request bodies; 1 MiB by default. The Go client
 	// sends a patch instead of a whole value that would not fit.
 	MaxBodyBytes int64
@@ -229,9 +233,13 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			}
 			s.o.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration", time.Since(start))
 		}()
-		if s.o.Token != "" && r.URL.Path != "/v1/health" && !tokenOK(r, s.o.Token) {
+		if s.o.Token != "" && r.URL.Path != "/v1/health" && !tokenOK(r, s.o.Token) && !s.adminOK(r) {
 			rw.Header().Set("WWW-Authenticate", `Bearer realm="custodian"`)
 			writeErrorStatus(rw, http.StatusUnauthorized, "UNAUTHORIZED", "a bearer token is required")
+			return
+		}
+		if s.needsAdmin(r) && !s.adminOK(r) {
+			refuseAdmin(rw, r)
 			return
 		}
 		next.ServeHTTP(rw, r)

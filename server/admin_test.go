@@ -1,0 +1,138 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/server"
+	"github.com/custodian-dev/custodian/store/file"
+)
+
+// The human actions need the admin token over TCP; everything else does
+// not; a wrong token is refused like none.
+func TestAdminTokenGuardsHumanActions(t *testing.T) {
+	d := start(t, server.Options{AdminToken: "adm-secret"})
+	u := d.url
+	if err := os.MkdirAll(filepath.Join(d.dir, "specs/S-1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(d.dir, "specs/S-1/intent.md"), []byte("# Login\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, step := range []struct{ path, body string }{
+		{"/v1/asdd/init", `{"Sprint":"S1"}`},
+		{"/v1/asdd/add-slice", `{"ID":"S-1","Name":"Login"}`},
+		{"/v1/asdd/propose", `{"Agent":"discovery","Slice":"S-1","Score":0.60,"Uncertainty":["vague"],"Artifacts":[{"Name":"intent","Path":"specs/S-1/intent.md"}]}`},
+	} {
+		if code, b := call(t, "POST", u+step.path, "", nil, step.body); code != http.StatusOK {
+			t.Fatalf("%s without a token: %d %s", step.path, code, b)
+		}
+	}
+	resolve := `{"Slice":"S-1","Role":"TL","Rationale":"clarified"}`
+	tests := []struct {
+		name, op, token, body string
+		want                  int
+	}{
+		{"resolve without token", "resolve", "", resolve, http.StatusUnauthorized},
+		{"resolve with a wrong token", "resolve", "nope", resolve, http.StatusUnauthorized},
+		{"approve without token", "approve", "", resolve, http.StatusUnauthorized},
+		{"clear-review without token", "clear-review", "", `{"Role":"TL","Rationale":"ok"}`, http.StatusUnauthorized},
+		{"resolve with the admin token", "resolve", "adm-secret", resolve, http.StatusOK},
+		{"heartbeat needs no token", "heartbeat", "", `{"Agent":"spec","Status":"ACTIVE"}`, http.StatusOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, b := call(t, "POST", u+"/v1/asdd/"+tc.op, tc.token, nil, tc.body)
+			if code != tc.want {
+				t.Fatalf("status %d, want %d: %s", code, tc.want, b)
+			}
+			if tc.want == http.StatusUnauthorized {
+				if got := errCode(t, b); got != "UNAUTHORIZED" {
+					t.Errorf("code %s", got)
+				}
+				if !strings.Contains(string(b), "admin token") {
+					t.Errorf("the refusal does not say what is missing: %s", b)
+				}
+			}
+		})
+	}
+	// The accepted resolve (rerun) returned the halted slice to its phase.
+	code, b := call(t, "GET", u+"/v1/asdd/slices/S-1", "", nil, "")
+	if code != http.StatusOK || !strings.Contains(string(b), `"status":"DISCOVERY"`) {
+		t.Fatalf("slice after resolve: %d %s", code, b)
+	}
+}
+
+// With an agents' token too, the admin token is accepted wherever the
+// agents' one is, and the agents' token does not open the human actions.
+func TestAdminTokenWithAgentToken(t *testing.T) {
+	d := start(t, server.Options{Token: "agents", AdminToken: "adm"})
+	u := d.url
+	if code, b := call(t, "GET", u+"/v1/keys", "adm", nil, ""); code != http.StatusOK {
+		t.Fatalf("keys with the admin token: %d %s", code, b)
+	}
+	if code, _ := call(t, "GET", u+"/v1/keys", "", nil, ""); code != http.StatusUnauthorized {
+		t.Fatalf("keys without a token: %d", code)
+	}
+	if code, b := call(t, "POST", u+"/v1/asdd/resolve", "agents", nil, `{"Slice":"S","Role":"TL","Rationale":"x"}`); code != http.StatusUnauthorized {
+		t.Fatalf("resolve with the agents' token: %d %s", code, b)
+	}
+}
+
+// The owner's unix socket needs no admin token.
+func TestAdminTokenNotOnUnixSocket(t *testing.T) {
+	dir := t.TempDir()
+	st, err := file.Open(dir, file.Options{Hold: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	srv := server.New(st, server.Options{AdminToken: "adm", Logger: slog.New(slog.DiscardHandler), Root: dir})
+	sock := filepath.Join(dir, "s.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, l) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	tr := &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, "unix", sock)
+	}}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr}
+	post := func(op, body string) (int, string) {
+		resp, err := hc.Post("http://unix/v1/asdd/"+op, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	post("init", `{}`)
+	post("add-slice", `{"ID":"S-1"}`)
+	code, b := post("resolve", `{"Slice":"S-1","Role":"TL","Rationale":"x"}`)
+	if code == http.StatusUnauthorized {
+		t.Fatalf("resolve over the unix socket refused: %s", b)
+	}
+	// The slice is not halted: the rules answer, not the token check.
+	if !strings.Contains(b, string(reason.InvalidTransition)) && !strings.Contains(b, `"code"`) {
+		t.Fatalf("unexpected answer %d %s", code, b)
+	}
+}
