@@ -36,6 +36,7 @@ type ServeOptions struct {
 	Addr             string
 	Socket           string
 	Token            string
+	AdminToken       string
 	SnapshotInterval time.Duration
 	MonitorEvery     time.Duration
 	LogLevel         string
@@ -73,6 +74,7 @@ snapshots are rewritten, the socket is removed.`,
 	f.StringVar(&o.Addr, "addr", "127.0.0.1:7420", "TCP `address` to listen on (\"\" for the socket only)")
 	f.StringVar(&o.Socket, "socket", DefaultSocket, "unix socket `path`, relative to the project root (\"\" for none)")
 	f.StringVar(&o.Token, "token", os.Getenv("CUSTODIAN_TOKEN"), "bearer `token` required from TCP clients (required off loopback)")
+	f.StringVar(&o.AdminToken, "admin-token", os.Getenv("CUSTODIAN_ADMIN_TOKEN"), "bearer `token` for the human actions over TCP (resolve, approve, review); generated and printed at start when empty")
 	f.DurationVar(&o.SnapshotInterval, "snapshot-interval", 50*time.Millisecond, "least time between two rewrites of a snapshot file")
 	f.DurationVar(&o.MonitorEvery, "monitor-every", time.Minute, "heartbeat monitor interval (0 disables it)")
 	f.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -167,6 +169,12 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		}
 		sopts.UI = ui
 	}
+	adminToken, generated, err := serveAdminToken(o.AdminToken)
+	if err != nil {
+		closeAll()
+		return err
+	}
+	sopts.AdminToken = adminToken
 	srv := server.New(st, sopts)
 
 	ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt, syscall.SIGTERM)
@@ -195,6 +203,7 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		attrs = append(attrs, l.Addr().Network(), l.Addr().String())
 	}
 	log.Info("custodian daemon serving", attrs...)
+	announceDashboard(app.Err, ls, adminToken, generated, sopts.UI != nil)
 	err = srv.Serve(ctx, ls...)
 	stop()
 	<-mdone
