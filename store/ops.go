@@ -36,6 +36,9 @@ func Rollback(ctx context.Context, s Store, key string, rev uint64, actor, why s
 		return Result{}, reason.New(reason.InvalidInput, "%s had no value at revision %d", key, rev)
 	}
 	return s.Update(ctx, key, func(cur Document) (Change, error) {
+		if err := Validate(key, cur.Value, old.Value); err != nil {
+			return Change{}, err
+		}
 		return Change{
 			Value:  old.Value,
 			Actor:  actor,

@@ -101,3 +101,41 @@ func goldenFile(t *testing.T, path, got string, update bool) {
 		t.Errorf("%s differs (run with -update-store to accept):\n--- want\n%s\n--- got\n%s", path, want, got)
 	}
 }
+
+// TestRollbackKeepsDomainRules: a generic rollback cannot do what the
+// domain's own commands refuse — here, shorten a cycle's append-only change
+// log.
+func TestRollbackKeepsDomainRules(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) (string, int) {
+		var out, errb bytes.Buffer
+		app := &App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: time.Now}
+		code := Run(app, append([]string{"-C", dir}, args...))
+		return out.String() + errb.String(), code
+	}
+	out, code := run("cycle", "create", "Ship OAuth", "--json")
+	if code != 0 {
+		t.Fatalf("create: %d %s", code, out)
+	}
+	id := regexp.MustCompile(`cycle-v1-[0-9T]+-[a-z0-9]+`).FindString(out)
+	if id == "" {
+		t.Fatalf("no cycle id in %s", out)
+	}
+	if out, code := run("cycle", "iterate", id); code != 0 {
+		t.Fatalf("iterate: %d %s", code, out)
+	}
+	for _, f := range []string{"a.go", "b.go"} {
+		if out, code := run("cycle", "change", id, "--file", f, "--action", "create", "-m", "add "+f); code != 0 {
+			t.Fatalf("change: %d %s", code, out)
+		}
+	}
+	key := ".workflow/.cycle/" + id + ".json"
+	out, code = run("rollback", key, "--to", "2", "--reason", "try to drop the change log")
+	if code != 3 || !strings.Contains(out, "INVALID_TRANSITION") {
+		t.Fatalf("rollback that shortens the change log: exit %d\n%s", code, out)
+	}
+	hist, _ := run("history", key, "--json")
+	if n := strings.Count(hist, `"rev":`); n != 4 {
+		t.Fatalf("history has %d commits after a refused rollback, want 4", n)
+	}
+}
