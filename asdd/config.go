@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -69,10 +70,12 @@ type Agent struct {
 	// Command runs the agent for `custodian run` (argv; the first element is
 	// the program). Empty: the runner cannot start this agent.
 	Command []string `yaml:"command,omitempty"`
-	// Timeout is how long one run of the agent may take before it is killed
-	// and retried once; 0 means the heartbeat timeout.
+	// Timeout is how long one run of the agent may take before its process
+	// group is killed and the run retried once (heartbeat.retries), then
+	// escalated; 0 means the heartbeat timeout.
 	Timeout Duration `yaml:"timeout,omitempty"`
-	// Env is added to the agent process's environment.
+	// Env is added to the agent process's environment (the CUSTODIAN_*
+	// variables the runner sets cannot be overridden).
 	Env map[string]string `yaml:"env,omitempty"`
 }
 
@@ -315,6 +318,9 @@ func (c *Config) Validate() error {
 				return bad(fmt.Sprintf("%s.route_to/sign_off[%d]", key, j), "unknown role %q (roles: %s)", r, strings.Join(c.Roles, ", "))
 			}
 		}
+		if err := a.validateRun(key, bad); err != nil {
+			return err
+		}
 	}
 	for i, n := range c.CCS.Agents {
 		if !names[n] {
@@ -353,8 +359,11 @@ func (c *Config) Validate() error {
 	if c.Heartbeat.Timeout <= 0 {
 		return bad("heartbeat.timeout", "must be positive")
 	}
-	if c.Heartbeat.Retries < 0 {
-		return bad("heartbeat.retries", "must not be negative")
+	if c.Heartbeat.Retries < 0 || c.Heartbeat.Retries > 1 {
+		return bad("heartbeat.retries", "%d: must be 0 or 1 (seed 004: retry once, then escalate)", c.Heartbeat.Retries)
+	}
+	if c.Pipeline.MaxParallel < 0 || c.Pipeline.MaxParallel > MaxParallelLimit {
+		return bad("pipeline.max_parallel", "%d is outside [0, %d] (0: the runner's default)", c.Pipeline.MaxParallel, MaxParallelLimit)
 	}
 	if c.Lock.DefaultTTL <= 0 {
 		return bad("lock.default_ttl", "must be positive")
@@ -369,7 +378,54 @@ func (c *Config) Validate() error {
 	return nil
 }
 
-var agentNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+var (
+	agentNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
+	envNameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// MaxParallelLimit bounds pipeline.max_parallel.
+const MaxParallelLimit = 1024
+
+// RunnerEnv lists the environment variables `custodian run` sets for every
+// agent process; an agent's env may not override them.
+var RunnerEnv = []string{"CUSTODIAN_CONTEXT", "CUSTODIAN_SLICE", "CUSTODIAN_AGENT", "CUSTODIAN_TASK",
+	"CUSTODIAN_SERVER", "CUSTODIAN_ROOT", "CUSTODIAN_BIN", "CUSTODIAN_BASE_REVISION", "CUSTODIAN_ATTEMPT"}
+
+// validateRun checks the keys `custodian run` uses: command, timeout, env.
+func (a *Agent) validateRun(key string, bad func(key, format string, args ...any) error) error {
+	if len(a.Command) > 0 && strings.TrimSpace(a.Command[0]) == "" {
+		return bad(key+".command[0]", "the program to run is empty")
+	}
+	for j, arg := range a.Command {
+		if strings.ContainsRune(arg, 0) {
+			return bad(fmt.Sprintf("%s.command[%d]", key, j), "contains a NUL byte")
+		}
+	}
+	if a.Timeout < 0 {
+		return bad(key+".timeout", "%s is negative", a.Timeout.D())
+	}
+	for _, k := range slices.Sorted(maps.Keys(a.Env)) {
+		if !envNameRE.MatchString(k) {
+			return bad(key+".env."+k, "%q is not an environment variable name", k)
+		}
+		if slices.Contains(RunnerEnv, k) {
+			return bad(key+".env."+k, "is set by the runner for every agent and cannot be overridden")
+		}
+		if strings.ContainsRune(a.Env[k], 0) {
+			return bad(key+".env."+k, "contains a NUL byte")
+		}
+	}
+	return nil
+}
+
+// RunTimeout is how long one run of the agent may take: its timeout, or
+// the heartbeat timeout when it has none.
+func (c *Config) RunTimeout(a *Agent) time.Duration {
+	if a.Timeout > 0 {
+		return a.Timeout.D()
+	}
+	return c.Heartbeat.Timeout.D()
+}
 
 // Agent returns the named agent's configuration ("spec" or "spec_agent").
 func (c *Config) Agent(name string) (*Agent, bool) {
