@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/asdd/effects"
 	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/reason"
@@ -53,8 +54,8 @@ type Options struct {
 
 // Handler serves the dashboard: the page and its assets at / and /assets/,
 // and the read-only JSON it draws from at /board.json (View), /plan.json
-// (the impl plan and the cycles) and /notice?slice=ID (an escalation
-// notice's text). Everything live comes from the daemon's /v1/watch stream;
+// (the impl plan and the cycles), /notice?slice=ID (an escalation
+// notice's text) and /hashes?slice=ID (its artifacts' hashes on disk). Everything live comes from the daemon's /v1/watch stream;
 // actions go to the daemon's POST /v1/asdd/{op} with the admin token.
 func Handler(o Options) http.Handler {
 	if o.Config == nil {
@@ -78,6 +79,7 @@ func Handler(o Options) http.Handler {
 	mux.HandleFunc("GET /board.json", h.board)
 	mux.HandleFunc("GET /plan.json", h.plan)
 	mux.HandleFunc("GET /notice", h.notice)
+	mux.HandleFunc("GET /hashes", h.hashes)
 	return mux
 }
 
@@ -229,6 +231,43 @@ func (h *handler) plan(w http.ResponseWriter, r *http.Request) {
 	}
 	SortCycles(resp.Cycles)
 	writeJSON(w, resp)
+}
+
+// hashes serves the current hashes of a slice's artifacts on disk
+// (?slice=ID), as {"hashes": {path: "sha256:…"}}: the dashboard sends them
+// with a resolution, approval or review, as the CLI does, so the files as
+// the human saw them are what is accepted (missing files are left out).
+func (h *handler) hashes(w http.ResponseWriter, r *http.Request) {
+	m, err := h.manifest(r.Context())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	s, err := m.Find(r.URL.Query().Get("slice"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := map[string]string{}
+	if h.o.Root != "" {
+		p, err := effects.Open(h.o.Root)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		defer p.Close()
+		obs, err := p.Observe(s.Artifacts())
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		for k, v := range obs {
+			if v != "" {
+				out[k] = v
+			}
+		}
+	}
+	writeJSON(w, map[string]any{"hashes": out})
 }
 
 // maxNotice caps the notice text served.

@@ -111,6 +111,9 @@ function drawBoard() {
       cards.map((c) => drawCard(c, v)));
   });
   board.replaceChildren(...cols);
+  // Lifecycle columns share the width; BLOCKED gets more (its cards carry
+  // the block record and the actions).
+  board.style.gridTemplateColumns = v.columns.map((c) => c === "BLOCKED" ? "minmax(250px, 2fr)" : "minmax(120px, 1fr)").join(" ");
   drawEscalations(v);
   drawHeartbeats(v);
 }
@@ -127,10 +130,10 @@ function drawCard(c, v) {
   );
   const meta = h("ul", { class: "meta" });
   if (c.phase_seconds !== undefined) {
-    meta.append(h("li", { class: "in-phase", "data-seconds": c.phase_seconds, title: "since " + c.phase_since, text: "⏱ " + age(c.phase_seconds + elapsed()) + " in phase" }));
+    meta.append(h("li", { class: "in-phase", "data-seconds": c.phase_seconds, title: "since " + c.phase_since, text: age(c.phase_seconds + elapsed()) + " in phase" }));
   }
   if (c.lock) {
-    meta.append(h("li", { class: "lock" + (c.lock.expired ? " expired" : ""), title: "lease until " + c.lock.expires, text: (c.lock.expired ? "🔓 expired lock of " : "🔒 ") + c.lock.holder }));
+    meta.append(h("li", { class: "lock" + (c.lock.expired ? " expired" : ""), title: "lease until " + c.lock.expires, text: (c.lock.expired ? "expired lock of " : "locked by ") + c.lock.holder }));
   }
   if (c.tasks_total) meta.append(h("li", { text: `tasks ${c.tasks_done}/${c.tasks_total}` + (c.tasks_ready ? ` (ready: ${c.tasks_ready.join(", ")})` : "") }));
   if (meta.childElementCount) card.append(meta);
@@ -141,7 +144,7 @@ function drawCard(c, v) {
       c.block.awaiting_sign_off && c.block.awaiting_sign_off.length ? h("div", { class: "awaiting", text: "awaiting " + c.block.awaiting_sign_off.join(" + ") }) : null,
       c.block.paused_agents && c.block.paused_agents.length ? h("div", { class: "awaiting", text: "paused: " + c.block.paused_agents.join(", ") }) : null));
   }
-  for (const b of c.blockers || []) card.append(h("div", { class: "blocker", text: "⛔ " + b }));
+  for (const b of c.blockers || []) card.append(h("div", { class: "blocker", text: "blocker: " + b }));
   for (const d of c.drift || []) card.append(h("div", { class: "drift", title: d.message, text: `≠ ${d.code === "STATE_DRIFT" ? "drift" : "missing"}: ${d.path}` }));
   if (c.needs_human_review && c.needs_human_review.length) {
     card.append(h("div", { class: "review", text: "NEEDS_HUMAN_REVIEW: " + c.needs_human_review.join(", ") }));
@@ -256,7 +259,7 @@ setInterval(() => {
   for (const el of document.querySelectorAll("[data-seconds]")) {
     const s = Number(el.dataset.seconds) + elapsed();
     if (el.classList.contains("hb-age")) el.textContent = age(s) + " ago";
-    else if (el.classList.contains("in-phase")) el.textContent = "⏱ " + age(s) + " in phase";
+    else if (el.classList.contains("in-phase")) el.textContent = age(s) + " in phase";
   }
 }, 1000);
 
@@ -279,7 +282,7 @@ function journalItem(rec) {
   return h("li", { class: "commit", "data-rev": rec.rev },
     h("div", { class: "commit-head" },
       h("span", { class: "rev", text: "r" + rec.rev }),
-      h("time", { datetime: rec.time, text: isNaN(t) ? rec.time : t.toLocaleTimeString() }),
+      h("time", { datetime: rec.time, title: rec.time, text: isNaN(t) ? rec.time : t.toTimeString().slice(0, 8) }),
       h("b", { text: rec.actor || "?" }),
       h("span", { class: "reason", text: rec.reason || "" })),
     events ? h("div", { class: "events", text: events }) : null,
@@ -327,7 +330,7 @@ async function refreshPlan() {
     h("div", {}, h("b", { text: c.title || c.cycle_id }), " ", h("span", { class: "pill " + c.status, text: c.status })),
     h("div", { class: "sub", text: `${c.cycle_id} · phase ${c.current_phase || "—"} · iteration ${c.current_iteration}/${c.max_iterations}` }),
     h("div", { class: "agents" }, Object.entries(c.agents).map(([a, s]) => h("span", { class: "pill " + s, text: `${a} ${s}` }))),
-    (c.open_blockers || []).map((b) => h("div", { class: "blocker", text: "⛔ " + b })),
+    (c.open_blockers || []).map((b) => h("div", { class: "blocker", text: "blocker: " + b })),
     c.failure_reason ? h("div", { class: "blocker", text: c.failure_reason }) : null)));
 }
 
@@ -392,6 +395,13 @@ async function sendAction(op, slice, fields) {
     if (body.Action === "return") body.ReturnTo = (fields.to || "").toUpperCase();
   }
   if ((op === "resolve" || op === "approve") && fields.root_cause) body.RootCause = fields.root_cause;
+  try {
+    // What the human saw on disk is what they accept, as with the CLI.
+    body.Hashes = (await getJSON(`/hashes?slice=${encodeURIComponent(slice)}`)).hashes;
+  } catch (e) {
+    toast("cannot hash the slice's artifacts: " + e.message, "error");
+    return false;
+  }
   const headers = { "Content-Type": "application/json" };
   const tok = adminToken();
   if (tok) headers.Authorization = "Bearer " + tok;

@@ -1,0 +1,344 @@
+package board_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/custodian-dev/custodian/internal/testbin"
+)
+
+var docsImg = flag.Bool("docs-img", false, "also write the board's screenshot to docs/img/board.png")
+
+// chromium finds Debian's browser. Without it the browser tests skip —
+// unless $CI is set: CI installs it (.ci/install) and must run them.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatal("chromium is not installed but $CI is set: the browser tests must run in CI (.ci/install installs it)")
+	}
+	t.Skip("chromium is not installed: run .ci/install (apt-get install chromium) to run the dashboard's browser tests")
+	return ""
+}
+
+// artifacts is where screenshots go: $CUSTODIAN_ARTIFACTS, or the test's
+// temporary directory.
+func artifacts(t *testing.T) string {
+	t.Helper()
+	if d := os.Getenv("CUSTODIAN_ARTIFACTS"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return t.TempDir()
+}
+
+// project is a project directory and the custodian binary.
+type project struct {
+	t   *testing.T
+	bin string
+	dir string
+}
+
+func (p *project) run(args ...string) string {
+	p.t.Helper()
+	return p.runExit(0, args...)
+}
+
+// runExit runs custodian and checks its exit code.
+func (p *project) runExit(code int, args ...string) string {
+	p.t.Helper()
+	cmd := exec.Command(p.bin, append([]string{"-C", p.dir}, args...)...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	_ = cmd.Run()
+	if got := cmd.ProcessState.ExitCode(); got != code {
+		p.t.Fatalf("custodian %s: exit %d, want %d\n%s", strings.Join(args, " "), got, code, out.String())
+	}
+	return out.String()
+}
+
+func (p *project) write(rel, content string) {
+	p.t.Helper()
+	path := filepath.Join(p.dir, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// serve starts `custodian serve` on a free loopback port and returns the
+// dashboard's address.
+func (p *project) serve(adminToken string) string {
+	p.t.Helper()
+	cmd := exec.Command(p.bin, "-C", p.dir, "serve", "--addr", "127.0.0.1:0", "--monitor-every", "0", "--log-level", "warn", "--admin-token", adminToken)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	urls := make(chan string, 1)
+	var mu sync.Mutex
+	var log strings.Builder
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		re := regexp.MustCompile(`^dashboard: (http://\S+/)`)
+		for sc.Scan() {
+			mu.Lock()
+			log.WriteString(sc.Text() + "\n")
+			mu.Unlock()
+			if m := re.FindStringSubmatch(sc.Text()); m != nil {
+				urls <- m[1]
+			}
+		}
+	}()
+	p.t.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	select {
+	case u := <-urls:
+		return u
+	case <-time.After(20 * time.Second):
+		mu.Lock()
+		defer mu.Unlock()
+		p.t.Fatalf("custodian serve did not print the dashboard's address:\n%s", log.String())
+	}
+	return ""
+}
+
+// browser starts headless chromium with a fresh profile and no network
+// access of its own.
+func browser(t *testing.T, exe string) context.Context {
+	t.Helper()
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1680, 1050),
+	}
+	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelC := chromedp.NewContext(actx)
+	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	return ctx
+}
+
+// waitFor polls a JavaScript predicate until it is true.
+func waitFor(t *testing.T, ctx context.Context, what, js string) {
+	t.Helper()
+	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if _, err := chromedp.Run(wctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+		dump, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 3000)`))
+		t.Fatalf("waiting for %s: %v\npage text:\n%s", what, err, dump)
+	}
+}
+
+func eval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
+func screenshot(t *testing.T, ctx context.Context, dir, name string) []byte {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s", path)
+	return png
+}
+
+func cardIn(column, slice string) string {
+	return fmt.Sprintf(`!!document.querySelector('[data-column=%q] [data-slice=%q]')`, column, slice)
+}
+
+// The dashboard in a real browser against a real daemon: it loads; a
+// proposal made through the CLI moves a card to the next column without a
+// reload; a halted slice shows its block reason; resolving it without the
+// admin token is refused, and with it moves the card back.
+func TestDashboardInChromium(t *testing.T) {
+	exe := chromium(t)
+	t.Parallel()
+	shots := artifacts(t)
+	p := &project{t: t, bin: testbin.Path(t), dir: t.TempDir()}
+	p.run("init", "--sprint", "2026-W47")
+	p.run("slice", "add", "SLICE-001", "--name", "User login")
+	p.run("slice", "add", "SLICE-002", "--name", "Payment retries")
+	p.run("slice", "add", "SLICE-003", "--name", "Audit trail")
+	p.write("specs/SLICE-001/intent.md", "# Login\nUsers sign in with e-mail and password.\n")
+	p.write("specs/SLICE-002/intent.md", "# Payment retries\nRetry failed card payments.\n")
+	p.write("specs/SLICE-003/intent.md", "# Audit trail\n")
+	p.write("specs/SLICE-003/requirements.md", "# Requirements\nREQ-001 every change is logged.\n")
+	p.run("propose", "--agent", "discovery", "--slice", "SLICE-003", "--score", "0.93", "--uncertainty", "retention period unknown", "--artifact", "intent=specs/SLICE-003/intent.md")
+	p.run("propose", "--agent", "spec", "--slice", "SLICE-003", "--score", "0.88", "--uncertainty", "export format open", "--artifact", "requirements=specs/SLICE-003/requirements.md")
+	p.run("heartbeat", "--agent", "spec", "--status", "ACTIVE", "--slice", "SLICE-003")
+	const token = "e2e-admin-token"
+	url := p.serve(token)
+
+	ctx := browser(t, exe)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+
+	// The board loads: every column, the three cards where they belong.
+	waitFor(t, ctx, "the board", cardIn("DISCOVERY", "SLICE-001"))
+	cols := eval[[]string](t, ctx, `[...document.querySelectorAll('[data-column]')].map(c => c.dataset.column)`)
+	if want := "DISCOVERY SPEC VALIDATION DESIGN IMPLEMENTATION CI_CD OBSERVABILITY DONE BLOCKED"; strings.Join(cols, " ") != want {
+		t.Fatalf("columns %v, want %s", cols, want)
+	}
+	waitFor(t, ctx, "SLICE-003 in VALIDATION", cardIn("VALIDATION", "SLICE-003"))
+	waitFor(t, ctx, "the live stream", `document.getElementById('live').textContent === 'live'`)
+	// The chain of SLICE-003 is drawn with its weak link (spec, 0.88).
+	weak := eval[string](t, ctx, `document.querySelector('#card-SLICE-003 .weak').textContent`)
+	if weak != "weak link: spec 0.880" {
+		t.Errorf("weak link %q", weak)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('#card-SLICE-003 svg.chain .weakest').length`); n != 1 {
+		t.Errorf("%d weakest bars, want 1", n)
+	}
+	if hb := eval[string](t, ctx, `document.querySelector('[data-agent="spec_agent"]').innerText`); !strings.Contains(hb, "ACTIVE") || !strings.Contains(hb, "ago") {
+		t.Errorf("heartbeat row %q", hb)
+	}
+	// A marker that a reload would lose.
+	eval[bool](t, ctx, `window.__noReload = 'still here'; true`)
+	loads := eval[int](t, ctx, `window.custodianBoard.loads`)
+
+	// A proposal through the CLI (sent to the daemon over its socket)
+	// moves SLICE-001 on to SPEC, live.
+	p.run("propose", "--agent", "discovery", "--slice", "SLICE-001", "--score", "0.97", "--artifact", "intent=specs/SLICE-001/intent.md")
+	waitFor(t, ctx, "SLICE-001 in SPEC", cardIn("SPEC", "SLICE-001"))
+	if got := eval[string](t, ctx, `String(window.__noReload)`); got != "still here" {
+		t.Fatalf("the page reloaded (marker %q)", got)
+	}
+	if n := eval[int](t, ctx, `window.custodianBoard.loads`); n <= loads {
+		t.Errorf("board fetched %d times, want more than %d after a commit", n, loads)
+	}
+	waitFor(t, ctx, "the commit in the journal", `[...document.querySelectorAll('#journal .commit .reason')].some(e => e.textContent.includes('SLICE-001'))`)
+
+	// A halted slice shows its block reason.
+	p.runExit(3, "propose", "--agent", "discovery", "--slice", "SLICE-002", "--score", "0.60", "--uncertainty", "which gateway errors are retryable", "--artifact", "intent=specs/SLICE-002/intent.md")
+	var shown struct {
+		Block struct {
+			Reason string `json:"block_reason"`
+		} `json:"block"`
+	}
+	var shownSlice struct {
+		Slice map[string]any `json:"slice"`
+	}
+	if err := json.Unmarshal([]byte(p.run("--json", "slice", "show", "SLICE-002")), &shownSlice); err != nil {
+		t.Fatal(err)
+	}
+	slice := shownSlice.Slice
+	wantReason, _ := slice["block_reason"].(string)
+	if wantReason == "" {
+		t.Fatalf("SLICE-002 was not halted: %v", slice)
+	}
+	waitFor(t, ctx, "SLICE-002 in BLOCKED", cardIn("BLOCKED", "SLICE-002")+` && !!document.querySelector('#card-SLICE-002 .block-reason')`)
+	shown.Block.Reason = eval[string](t, ctx, `document.querySelector('#card-SLICE-002 .block-reason').textContent`)
+	if shown.Block.Reason != wantReason {
+		t.Errorf("block reason on the card %q, want %q", shown.Block.Reason, wantReason)
+	}
+	waitFor(t, ctx, "the escalation", `!!document.querySelector('#escalations [data-escalation]')`)
+	png := screenshot(t, ctx, shots, "board-blocked.png")
+	if *docsImg {
+		if err := os.WriteFile(filepath.Join("..", "docs", "img", "board.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	resolve := func() {
+		t.Helper()
+		if err := chromedp.Do(ctx,
+			chromedp.Click(`#card-SLICE-002 button[data-op="resolve"]`),
+			chromedp.WaitVisible(`#action-dialog`),
+			chromedp.SetValue(`#action-form textarea[name="rationale"]`, "retryable errors listed in the intent"),
+			chromedp.SetValue(`#action-form input[name="by"]`, "dana"),
+			chromedp.Click(`#action-submit`),
+		); err != nil {
+			t.Fatalf("resolve in the dialog: %v", err)
+		}
+	}
+
+	// Without the token the daemon refuses, and the card stays.
+	resolve()
+	waitFor(t, ctx, "the refusal", `!document.getElementById('toast').hidden && document.getElementById('toast').textContent.startsWith('refused')`)
+	screenshot(t, ctx, shots, "board-refused.png")
+	if !eval[bool](t, ctx, cardIn("BLOCKED", "SLICE-002")) {
+		t.Fatal("SLICE-002 left BLOCKED without the admin token")
+	}
+	if st := p.run("--json", "slice", "show", "SLICE-002"); !strings.Contains(st, `"status": "BLOCKED"`) {
+		t.Fatalf("the refused resolve changed the slice:\n%s", st)
+	}
+
+	// With the token the resolution goes through and the card moves back.
+	if err := chromedp.Do(ctx,
+		chromedp.Click(`#admin-token`),
+		chromedp.SendKeys(`#admin-token`, token+"\r"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "admin mode", `document.body.classList.contains('admin')`)
+	resolve()
+	waitFor(t, ctx, "SLICE-002 back in DISCOVERY", cardIn("DISCOVERY", "SLICE-002"))
+	if got := eval[string](t, ctx, `String(window.__noReload)`); got != "still here" {
+		t.Fatalf("the page reloaded (marker %q)", got)
+	}
+	screenshot(t, ctx, shots, "board-resolved.png")
+	// The resolution is recorded as the CLI would: by the role, with the
+	// rationale, the escalation resolved.
+	after := p.run("--json", "slice", "show", "SLICE-002")
+	for _, want := range []string{`"status": "RESOLVED"`, `"rationale": "retryable errors listed in the intent"`, `"resolved_by": "TL`} {
+		if !strings.Contains(after, want) {
+			t.Errorf("slice after the resolution lacks %s:\n%s", want, after)
+		}
+	}
+}
