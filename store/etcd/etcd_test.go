@@ -709,3 +709,26 @@ func TestGroupCommit(t *testing.T) {
 	}
 	storetest.VerifyAll(t, s)
 }
+
+// With etcd unreachable, an Update gives up when its context does.
+func TestUnreachable(t *testing.T) {
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{"127.0.0.1:1"}, DialTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := etcd.New(c, etcd.Options{Prefix: "/nowhere/"})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err = s.Update(ctx, key, set("a", 1), store.Create())
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("got %v, want the context's deadline", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("gave up after %v", d)
+	}
+	if _, err := etcd.Open(etcd.Config{Endpoints: []string{"127.0.0.1:1"}, Prefix: "/x/", DialTimeout: 300 * time.Millisecond}, etcd.Options{}); err == nil {
+		t.Fatal("Open of an unreachable cluster succeeded")
+	}
+}

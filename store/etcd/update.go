@@ -3,8 +3,10 @@ package etcd
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -26,6 +28,7 @@ const (
 
 // request is one Update call waiting for its outcome.
 type request struct {
+	key  string
 	ctx  context.Context
 	fn   store.UpdateFunc
 	o    store.UpdateOptions
@@ -35,6 +38,11 @@ type request struct {
 }
 
 func (r *request) finish(res store.Result, err error) {
+	if err != nil && r.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// The batch's etcd call ended because this caller gave up: say so
+		// in the caller's terms.
+		err = fmt.Errorf("update %s: %w", r.key, r.ctx.Err())
+	}
 	r.res, r.err = res, err
 	close(r.done)
 }
@@ -48,7 +56,7 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 	if err != nil {
 		return store.Result{}, err
 	}
-	req := &request{ctx: ctx, fn: fn, o: store.ApplyOptions(opts), done: make(chan struct{})}
+	req := &request{key: key, ctx: ctx, fn: fn, o: store.ApplyOptions(opts), done: make(chan struct{})}
 	d.qmu.Lock()
 	d.queue = append(d.queue, req)
 	lead := !d.leading
@@ -97,9 +105,20 @@ func (s *Store) runBatch(d *doc, batch []*request) []*request {
 			r.finish(store.Result{}, err)
 		}
 	}
-	// The batch's requests stay pending until the last one gives up; a
-	// cancelled caller is answered at once.
-	ctx := context.Background()
+	// etcd calls of the batch end when every caller's context is done (a
+	// cancelled caller among others is answered at the next attempt).
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var waiting atomic.Int64
+	waiting.Store(int64(len(batch)))
+	for _, r := range batch {
+		stop := context.AfterFunc(r.ctx, func() {
+			if waiting.Add(-1) == 0 {
+				cancel()
+			}
+		})
+		defer stop()
+	}
 	fresh := false
 	refresh := func() error {
 		st, _, err := s.read(ctx, d.key)
