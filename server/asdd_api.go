@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -52,34 +53,36 @@ func decodeOp[T asdd.Op](body []byte) (asdd.Op, error) {
 	return op, nil
 }
 
-// manifestCache keeps the decoded manifest of the latest revision, so an
+// manifestCache keeps the decoded manifest of the latest value, so an
 // operation does not decode the whole manifest again (asdd.Apply works on a
-// copy and never changes its input).
+// copy and never changes its input). An entry is used only for a document
+// whose revision and bytes are exactly the ones it was made from, so a
+// value that was computed but never committed (a failed commit) is never
+// mistaken for the committed one.
 type manifestCache struct {
 	mu  sync.Mutex
 	rev uint64
+	raw []byte
 	m   *asdd.Manifest
 }
 
-func (c *manifestCache) get(rev uint64) *asdd.Manifest {
+func (c *manifestCache) get(doc store.Document) *asdd.Manifest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m != nil && c.rev == rev {
+	if c.m != nil && c.rev == doc.Revision && bytes.Equal(c.raw, bytes.TrimRight(doc.Value, " \t\r\n")) {
 		return c.m
 	}
 	return nil
 }
 
-func (c *manifestCache) put(rev uint64, m *asdd.Manifest) {
+func (c *manifestCache) put(rev uint64, raw []byte, m *asdd.Manifest) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if rev >= c.rev {
-		c.rev, c.m = rev, m
-	}
+	c.rev, c.raw, c.m = rev, bytes.TrimRight(raw, " \t\r\n"), m
 }
 
 func (s *Server) manifestAt(cur store.Document) (*asdd.Manifest, error) {
-	if m := s.asdd.get(cur.Revision); m != nil {
+	if m := s.asdd.get(cur); m != nil {
 		return m, nil
 	}
 	m, err := asdd.Decode(cur.Value)
@@ -87,7 +90,7 @@ func (s *Server) manifestAt(cur store.Document) (*asdd.Manifest, error) {
 		return nil, reason.New(reason.CorruptState, "%s does not match its schema (run `custodian check` or `custodian rebuild`): %w", asdd.Key, err)
 	}
 	m.Revision = cur.Revision
-	s.asdd.put(cur.Revision, m)
+	s.asdd.put(cur.Revision, cur.Value, m)
 	return m, nil
 }
 
@@ -150,6 +153,9 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return store.Change{}, err
 		}
+		// The next operation most likely runs on this value: keep it
+		// decoded (used only if the store commits exactly these bytes).
+		s.asdd.put(cur.Revision+1, raw, o.Manifest)
 		events := make([]store.Event, 0, len(o.Events))
 		for _, e := range o.Events {
 			data, err := json.Marshal(e)
@@ -165,10 +171,6 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeError(w, err)
 		return
-	}
-	if res.Changed {
-		out.Manifest.Revision = res.Revision
-		s.asdd.put(res.Revision, out.Manifest)
 	}
 	resp := client.OpResponse{Revision: res.Revision, Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
 	if resp.Events == nil {

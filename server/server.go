@@ -50,8 +50,9 @@ type Options struct {
 	// operations (notices, failure log, halt markers) and for hashing the
 	// artifacts a proposal names. Empty: no file access.
 	Root string
-	// ASDDConfig loads .asdd/config.yaml for each operation; nil: the
-	// defaults.
+	// ASDDConfig returns the ASDD configuration (.asdd/config.yaml) for
+	// each operation; it should cache; nil: the defaults. The rules never
+	// change the *Config they are given.
 	ASDDConfig func() (*asdd.Config, error)
 	// Metrics receives the counters; nil: a fresh registry served at
 	// /metrics.
@@ -89,7 +90,8 @@ func (o *Options) defaults() {
 		o.Now = time.Now
 	}
 	if o.ASDDConfig == nil {
-		o.ASDDConfig = func() (*asdd.Config, error) { return asdd.DefaultConfig(), nil }
+		def := asdd.DefaultConfig()
+		o.ASDDConfig = func() (*asdd.Config, error) { return def, nil }
 	}
 	if o.Metrics == nil {
 		o.Metrics = NewMetrics(prometheus.NewRegistry())

@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/bench"
 	"github.com/custodian-dev/custodian/client"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/server"
@@ -39,9 +40,24 @@ type daemon struct {
 	c   *client.Client
 }
 
-func start(t *testing.T, o server.Options) *daemon {
+func start(t *testing.T, o server.Options) *daemon { return startWith(t, o, nil) }
+
+// startB starts a daemon for a benchmark on a project seeded with manifest.
+func startB(b *testing.B, manifest []byte) *daemon {
+	dir := b.TempDir()
+	if err := bench.Seed(dir, manifest); err != nil {
+		b.Fatal(err)
+	}
+	return startIn(b, dir, server.Options{})
+}
+
+func startWith(t *testing.T, o server.Options, _ []byte) *daemon {
 	t.Helper()
-	dir := t.TempDir()
+	return startIn(t, t.TempDir(), o)
+}
+
+func startIn(t testing.TB, dir string, o server.Options) *daemon {
+	t.Helper()
 	st, err := file.Open(dir, file.Options{Hold: true, SnapshotInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -160,7 +161,7 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		ls = append(ls, l)
 	}
 	sopts := server.Options{Token: o.Token, Logger: log, Now: app.Now, Root: root, Metrics: metrics,
-		ASDDConfig: func() (*asdd.Config, error) { return asddConfig(app) }}
+		ASDDConfig: cachedConfig(app, root)}
 	if UIHandler != nil {
 		ui, err := UIHandler(app)
 		if err != nil {
@@ -237,4 +238,36 @@ func checkBind(addr, token string) error {
 		return reason.Usage("--addr %s is not a loopback address: set --token (or $CUSTODIAN_TOKEN) so that only agents with it can change the state", addr)
 	}
 	return nil
+}
+
+// cachedConfig returns the ASDD configuration, parsed again only when
+// .asdd/config.yaml changed (by its size, time and inode), so the daemon
+// follows edits without parsing YAML on every proposal.
+func cachedConfig(app *App, root string) func() (*asdd.Config, error) {
+	var (
+		mu   sync.Mutex
+		key  string
+		last *asdd.Config
+	)
+	path := filepath.Join(root, filepath.FromSlash(asdd.ConfigPath))
+	return func() (*asdd.Config, error) {
+		k := "missing"
+		if fi, err := os.Stat(path); err == nil {
+			k = fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano())
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				k += fmt.Sprintf("/%d/%d", st.Dev, st.Ino)
+			}
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if last != nil && k == key {
+			return last, nil
+		}
+		cfg, err := asddConfig(app)
+		if err != nil {
+			return nil, err
+		}
+		key, last = k, cfg
+		return cfg, nil
+	}
 }
