@@ -258,7 +258,7 @@ func (s *Store) Keys(ctx context.Context) ([]string, error) {
 	start, end := p, clientv3.GetPrefixRangeEnd(p)
 	var rev int64
 	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithKeysOnly(), clientv3.WithLimit(1000)}
+		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithKeysOnly(), clientv3.WithLimit(pageSize)}
 		if rev != 0 {
 			opts = append(opts, clientv3.WithRev(rev))
 		}

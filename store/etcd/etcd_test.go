@@ -732,3 +732,52 @@ func TestUnreachable(t *testing.T) {
 		t.Fatal("Open of an unreachable cluster succeeded")
 	}
 }
+
+// History, GetAt, Verify, Keys and Watch read in pages; with pages of 7 a
+// journal of 30 records and 12 documents take several.
+func TestPaging(t *testing.T) {
+	defer etcd.SetPageSize(7)()
+	s := open(t, etcd.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for i := range 30 {
+		if _, err := s.Update(ctx, key, set("n", i), store.Create()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 11 {
+		if _, err := s.Update(ctx, fmt.Sprintf("d/%02d.json", i), set("n", i), store.Create()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := s.History(ctx, key, 0, 0)
+	if err != nil || len(recs) != 30 {
+		t.Fatalf("history: %d records, %v", len(recs), err)
+	}
+	part, err := s.History(ctx, key, 5, 20)
+	if err != nil || len(part) != 16 || part[0].Rev != 5 || part[15].Rev != 20 {
+		t.Fatalf("history 5..20: %d records, %v", len(part), err)
+	}
+	doc, err := s.GetAt(ctx, key, 23)
+	if err != nil || fields(t, doc)["n"] != 22.0 {
+		t.Fatalf("GetAt(23): %s %v", doc.Value, err)
+	}
+	keys, err := s.Keys(ctx)
+	if err != nil || len(keys) != 12 || keys[0] != ".asdd/state/manifest.json" || keys[11] != "d/10.json" {
+		t.Fatalf("keys %v %v", keys, err)
+	}
+	n := 0
+	for c, err := range s.Watch(ctx, key, 3) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+		if c.Rev == 30 {
+			break
+		}
+	}
+	if n != 27 {
+		t.Fatalf("watch from 3 delivered %d records, want 27", n)
+	}
+	storetest.VerifyAll(t, s)
+}

@@ -10,8 +10,9 @@ import (
 	"github.com/custodian-dev/custodian/store"
 )
 
-// pageSize is how many journal records one range request fetches.
-const pageSize = 500
+// pageSize is how many journal records one range request fetches (a
+// variable for tests).
+var pageSize int64 = 500
 
 // records returns the journal records from..to (to 0: all) as of etcd
 // revision at, each checked against its own hash, in order, contiguous and
