@@ -35,8 +35,8 @@
 // transaction:
 //
 //	If   mod_revision(P/doc/<key>) == the revision read
-//	     create_revision(P/journal/<key>//<rev+1>) == 0
-//	Then put P/doc/<key>, put P/journal/<key>//<rev+1>
+//	     create_revision(P/journal/<key>//<rev+1>) == 0   (one per record)
+//	Then put P/doc/<key>, put P/journal/<key>//<rev+1> …
 //	Else get P/doc/<key>
 //
 // The transaction is the commit point: etcd acknowledges it once a majority
@@ -44,19 +44,21 @@
 // branch hands back the current document and the function runs again on it
 // at once; after a second failure in a row the writer backs off a random,
 // growing while (up to 32 ms) and reads the document again. At most
-// store.MaxRetries attempts, then CONFLICT. A function that rejects, or proposes no
-// change, against a cached copy is re-run on a fresh read before its
-// outcome is returned, so every outcome is decided on the latest value.
-// Concurrent Updates of one document through one Store are
-// group-committed: the functions run one after another, each on the value
-// the previous one produced, and all their records go to etcd in one
-// transaction (at most 100 records, and within the request size limit;
-// the rest wait for the next). Every outcome of a batch — commit,
-// rejection, no change — is returned only once the transaction succeeded,
-// so each was decided on the latest committed value plus the changes
-// serialised before it; if the transaction fails, the whole batch is decided
-// again. Contention is thus only between processes, as with the file
-// backend's lock, and a daemon on etcd batches by itself.
+// store.MaxRetries attempts, then CONFLICT. A function that rejects, or
+// proposes no change, against a cached copy is re-run on a fresh read
+// before its outcome is returned, so every outcome is decided on the latest
+// value.
+//
+// Concurrent Updates of one document through one Store are group-committed:
+// the functions run one after another, each on the value the previous one
+// produced, and all their records go to etcd in one transaction (at most
+// 100 records, and within the request size limit; the rest wait for the
+// next). Every outcome of a batch — commit, rejection, no change — is
+// returned only once the transaction succeeded, so each was decided on the
+// latest committed value plus the changes serialised before it; if the
+// transaction fails, the whole batch is decided again. Contention is thus
+// only between processes, as with the file backend's lock, and a daemon on
+// etcd batches by itself.
 //
 // A commit whose transaction would exceed etcd's request size limit
 // (--max-request-bytes, 1.5 MiB by default; Options.MaxRequestBytes) is
