@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"os"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -23,7 +24,14 @@ func newStatusCmd(app *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "status",
 		Short: "The board: slices by phase with CCS and weak link, blockers, locks, escalations, heartbeat ages",
-		Args:  cobra.NoArgs,
+		Long: `The status board: slices by phase with their CCS and weak link, tasks and
+locks; the blockers of halted slices; open escalations; agent heartbeats
+with their age (STALE when an ACTIVE agent is silent past its timeout).
+
+On a terminal the table is coloured; it is plain text when stdout is not a
+terminal or NO_COLOR is set (CLICOLOR_FORCE=1 forces colour). --json prints
+the board as JSON.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := loadManifest(app, cmd)
 			if err != nil {
@@ -34,9 +42,10 @@ func newStatusCmd(app *App) *cobra.Command {
 				return err
 			}
 			b := asdd.NewBoard(m, cfg, app.Now())
+			st := boardStyle{color: useColor(app.IsTTY, os.Getenv), floor: cfg.CCS.Floor}
 			return app.Render(b, func(w io.Writer) error {
 				var buf bytes.Buffer
-				if err := writeBoard(&buf, b); err != nil {
+				if err := writeBoardStyled(&buf, b, st); err != nil {
 					return err
 				}
 				_, err := w.Write(trimTrailingSpace(buf.Bytes()))
@@ -46,48 +55,154 @@ func newStatusCmd(app *App) *cobra.Command {
 	}
 }
 
-// writeBoard is the text board.
+// useColor decides whether terminal output is coloured: on a TTY unless
+// NO_COLOR is set (https://no-color.org), or anywhere with CLICOLOR_FORCE
+// set to something other than 0; never with TERM=dumb.
+func useColor(tty bool, getenv func(string) string) bool {
+	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
+		return false
+	}
+	if f := getenv("CLICOLOR_FORCE"); f != "" && f != "0" {
+		return true
+	}
+	return tty
+}
+
+// boardStyle is how the board is drawn: plain, or with ANSI colours.
+type boardStyle struct {
+	color bool
+	floor float64 // CCS below it is red
+}
+
+// ANSI SGR sequences of the board's colours.
+const (
+	sgrReset   = "\x1b[0m"
+	sgrBold    = "\x1b[1m"
+	sgrDim     = "\x1b[2m"
+	sgrRed     = "\x1b[31m"
+	sgrGreen   = "\x1b[32m"
+	sgrYellow  = "\x1b[33m"
+	sgrBlue    = "\x1b[34m"
+	sgrMagenta = "\x1b[35m"
+	sgrCyan    = "\x1b[36m"
+	sgrBoldRed = "\x1b[1;31m"
+	sgrHeader  = "\x1b[1;4m"
+)
+
+// paint wraps s in an SGR sequence when colour is on.
+func (st boardStyle) paint(sgr, s string) string {
+	if !st.color || sgr == "" || s == "" {
+		return s
+	}
+	return sgr + s + sgrReset
+}
+
+func (st boardStyle) phaseSGR(s asdd.BoardSlice) string {
+	switch {
+	case s.Block != nil || s.Status == asdd.Blocked:
+		return sgrBoldRed
+	case s.Status == asdd.Done:
+		return sgrGreen
+	case s.Status == asdd.QuickFix:
+		return sgrMagenta
+	case len(s.NeedsReview) > 0 || s.Status == asdd.NeedsHumanReview:
+		return sgrYellow
+	}
+	return sgrCyan
+}
+
+func (st boardStyle) ccsSGR(v *float64) string {
+	switch {
+	case v == nil:
+		return sgrDim
+	case *v < st.floor:
+		return sgrBoldRed
+	case *v < 0.8:
+		return sgrYellow
+	}
+	return sgrGreen
+}
+
+// cell is one table cell: its text and its colour.
+type cell struct {
+	text string
+	sgr  string
+}
+
+// writeTable writes rows as left-aligned columns two spaces apart, the
+// last column unpadded, as text/tabwriter does, but with widths counted
+// on the text alone so that colour does not shift the columns.
+func (st boardStyle) writeTable(w io.Writer, indent string, rows [][]cell) {
+	var widths []int
+	for _, r := range rows {
+		for i, c := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c.text))
+		}
+	}
+	for _, r := range rows {
+		var line strings.Builder
+		line.WriteString(indent)
+		for i, c := range r {
+			line.WriteString(st.paint(c.sgr, c.text))
+			if i < len(r)-1 {
+				line.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text)+2))
+			}
+		}
+		fmt.Fprintln(w, line.String())
+	}
+}
+
+// writeBoard is the plain text board.
 func writeBoard(w io.Writer, b asdd.Board) error {
+	return writeBoardStyled(w, b, boardStyle{})
+}
+
+// writeBoardStyled is the text board, coloured when st says so; without
+// colour it is exactly writeBoard's text.
+func writeBoardStyled(w io.Writer, b asdd.Board, st boardStyle) error {
 	head := fmt.Sprintf("ASDD board — revision %d", b.Revision)
 	if b.Sprint != "" {
 		head += ", sprint " + b.Sprint
 	}
 	head += ", global confidence " + ccsText(b.GlobalConfidence)
-	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, st.paint(sgrBold, head))
 	if b.NeedsReview {
-		fmt.Fprintf(w, "!! state marked %s: the pipeline is stopped until a human approves it\n", asdd.NeedsHumanReview)
+		fmt.Fprintln(w, st.paint(sgrBoldRed, fmt.Sprintf("!! state marked %s: the pipeline is stopped until a human approves it", asdd.NeedsHumanReview)))
 	}
 	fmt.Fprintln(w)
 	if len(b.Slices) == 0 {
 		fmt.Fprintln(w, "no slices yet: custodian slice add ID --name NAME")
 	} else {
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "PHASE\tSLICE\tCCS\tWEAK LINK\tTASKS\tLOCK\tNAME")
+		rows := [][]cell{{{"PHASE", sgrHeader}, {"SLICE", sgrHeader}, {"CCS", sgrHeader}, {"WEAK LINK", sgrHeader}, {"TASKS", sgrHeader}, {"LOCK", sgrHeader}, {"NAME", sgrHeader}}}
 		for _, s := range b.Slices {
 			phase := s.Status
 			if s.Block != nil {
 				phase = "BLOCKED@" + s.Block.AtPhase
 			}
-			weak := "—"
+			weak, weakSGR := "—", sgrDim
 			if s.WeakLink != nil {
-				weak = fmt.Sprintf("%s %s", s.WeakLink.Agent, asdd.FormatScore(s.WeakLink.Score))
+				weak, weakSGR = fmt.Sprintf("%s %s", s.WeakLink.Agent, asdd.FormatScore(s.WeakLink.Score)), st.ccsSGR(&s.WeakLink.Score)
 			}
-			tasks := "—"
+			tasks, tasksSGR := "—", sgrDim
 			if s.TasksTotal > 0 {
-				tasks = fmt.Sprintf("%d/%d", s.TasksDone, s.TasksTotal)
-			}
-			lock := "—"
-			if s.Lock != nil {
-				lock = s.Lock.Holder + " until " + s.Lock.Expires
-				if s.Lock.Expired {
-					lock = "expired (" + s.Lock.Holder + ")"
+				tasks, tasksSGR = fmt.Sprintf("%d/%d", s.TasksDone, s.TasksTotal), ""
+				if s.TasksDone == s.TasksTotal {
+					tasksSGR = sgrGreen
 				}
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", phase, s.ID, ccsText(s.CCS), weak, tasks, lock, s.Name)
+			lock, lockSGR := "—", sgrDim
+			if s.Lock != nil {
+				lock, lockSGR = s.Lock.Holder+" until "+s.Lock.Expires, sgrBlue
+				if s.Lock.Expired {
+					lock, lockSGR = "expired ("+s.Lock.Holder+")", sgrDim
+				}
+			}
+			rows = append(rows, []cell{{phase, st.phaseSGR(s)}, {s.ID, sgrBold}, {ccsText(s.CCS), st.ccsSGR(s.CCS)}, {weak, weakSGR}, {tasks, tasksSGR}, {lock, lockSGR}, {s.Name, ""}})
 		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+		st.writeTable(w, "", rows)
 	}
 	var blocked []asdd.BoardSlice
 	for _, s := range b.Slices {
@@ -96,15 +211,15 @@ func writeBoard(w io.Writer, b asdd.Board) error {
 		}
 	}
 	if len(blocked) > 0 {
-		fmt.Fprintln(w, "\nBlockers:")
+		fmt.Fprintln(w, "\n"+st.paint(sgrBoldRed, "Blockers:"))
 		for _, s := range blocked {
 			if s.Block != nil {
 				mode := asdd.ModeLabel(s.Block.FailureMode)
 				if mode == "" {
 					mode = "Blocked"
 				}
-				fmt.Fprintf(w, "  %s  %s at %s (LKG %s): %s\n", s.ID, mode, s.Block.AtPhase, s.Block.LKGPhase, s.Block.Reason)
-				fmt.Fprintf(w, "      escalation %s, awaiting %s", dash(s.Block.Escalation), strings.Join(s.Block.AwaitingBy, " + "))
+				fmt.Fprintf(w, "  %s  %s: %s\n", st.paint(sgrBold, s.ID), st.paint(sgrRed, fmt.Sprintf("%s at %s (LKG %s)", mode, s.Block.AtPhase, s.Block.LKGPhase)), s.Block.Reason)
+				fmt.Fprintf(w, "      escalation %s, awaiting %s", dash(s.Block.Escalation), st.paint(sgrYellow, strings.Join(s.Block.AwaitingBy, " + ")))
 				if len(s.Block.Paused) > 0 {
 					fmt.Fprintf(w, "; paused: %s", strings.Join(s.Block.Paused, ", "))
 				}
@@ -116,19 +231,19 @@ func writeBoard(w io.Writer, b asdd.Board) error {
 				}
 			}
 			if len(s.NeedsReview) > 0 {
-				fmt.Fprintf(w, "  %s  %s: %s\n", s.ID, asdd.NeedsHumanReview, strings.Join(s.NeedsReview, ", "))
+				fmt.Fprintf(w, "  %s  %s: %s\n", st.paint(sgrBold, s.ID), st.paint(sgrYellow, asdd.NeedsHumanReview), strings.Join(s.NeedsReview, ", "))
 			}
 		}
 	}
 	if len(b.Escalations) > 0 {
-		fmt.Fprintln(w, "\nOpen escalations:")
+		fmt.Fprintln(w, "\n"+st.paint(sgrBold, "Open escalations:"))
 		for _, e := range b.Escalations {
-			fmt.Fprintf(w, "  %s  %s → %s  %s\n", e.ID, asdd.ModeLabel(e.FailureMode), strings.Join(e.RouteTo, ", "), e.Path)
+			fmt.Fprintf(w, "  %s  %s → %s  %s\n", st.paint(sgrBold, e.ID), st.paint(sgrRed, asdd.ModeLabel(e.FailureMode)), strings.Join(e.RouteTo, ", "), e.Path)
 		}
 	}
 	if len(b.Heartbeats) > 0 {
-		fmt.Fprintln(w, "\nHeartbeats:")
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(w, "\n"+st.paint(sgrBold, "Heartbeats:"))
+		var rows [][]cell
 		for _, h := range b.Heartbeats {
 			age := "?"
 			if h.AgeSeconds != nil {
@@ -145,9 +260,22 @@ func writeBoard(w io.Writer, b asdd.Board) error {
 			if h.Done != nil || h.Remaining != nil {
 				work += fmt.Sprintf(" tasks %s done, %s left", intText(h.Done), intText(h.Remaining))
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", h.Agent, h.Status, age, strings.TrimSpace(work), note)
+			statusSGR := ""
+			switch h.Status {
+			case asdd.HeartbeatActive:
+				statusSGR = sgrGreen
+			case asdd.HeartbeatIdle:
+				statusSGR = sgrDim
+			case asdd.HeartbeatPaused:
+				statusSGR = sgrYellow
+			}
+			ageSGR := ""
+			if h.Stale {
+				ageSGR = sgrRed
+			}
+			rows = append(rows, []cell{{h.Agent, ""}, {h.Status, statusSGR}, {age, ageSGR}, {strings.TrimSpace(work), ""}, {note, sgrBoldRed}})
 		}
-		return tw.Flush()
+		st.writeTable(w, "  ", rows)
 	}
 	return nil
 }
