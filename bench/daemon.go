@@ -212,3 +212,20 @@ func peakRSS() uint64 {
 	}
 	return 0
 }
+
+// DaemonWrites measures the daemon without the domain rules: clients
+// concurrent clients each overwrite their own field of one small document
+// (a whole value of about 1 KB, no revision check), so every write is a
+// commit of its own and concurrent ones share journal fsyncs. It shows what
+// the HTTP layer, the store and group commit cost by themselves.
+func DaemonWrites(d *Daemon, clients int, budget time.Duration) (Result, error) {
+	ctx := context.Background()
+	const key = "bench/writes.json"
+	pad := strings.Repeat("p", 1000)
+	lat, el, err := Run(clients, budget, 2*clients, func(w, i int) error {
+		v := fmt.Sprintf(`{"writer":%d,"i":%d,"pad":%q}`, w, i, pad)
+		_, err := d.Client.Write(ctx, key, store.Change{Value: []byte(v), Actor: "bench"}, true)
+		return err
+	})
+	return Stats(fmt.Sprintf("daemon, %d clients, 1 KB document writes (no rules)", clients), clients, 1024, lat, el), err
+}

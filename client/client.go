@@ -204,6 +204,26 @@ func (c *Client) Put(ctx context.Context, key string, base store.Document, ch st
 	return out, err
 }
 
+// Write commits a whole value without a revision check (the last writer
+// wins): for an agent that alone owns a document. The daemon serialises it
+// with every other commit.
+func (c *Client) Write(ctx context.Context, key string, ch store.Change, create bool) (PutResponse, error) {
+	if len(ch.Value) > store.DefaultMaxBytes {
+		return PutResponse{}, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(ch.Value), store.DefaultMaxBytes)
+	}
+	body, err := json.Marshal(PutRequest{Value: ch.Value, Actor: ch.Actor, Reason: ch.Reason, Events: ch.Events})
+	if err != nil {
+		return PutResponse{}, reason.New(reason.InvalidInput, "encode change: %v", err)
+	}
+	path := "/v1/doc" + keyQuery(key)
+	if create {
+		path = "/v1/doc" + keyQuery(key, "create", "1")
+	}
+	var out PutResponse
+	err = c.do(ctx, http.MethodPut, path, nil, body, &out)
+	return out, err
+}
+
 // Update reads the document, runs fn locally and commits its change with
 // compare-and-swap, retrying on CONFLICT.
 func (c *Client) Update(ctx context.Context, key string, fn store.UpdateFunc, opts ...store.UpdateOption) (store.Result, error) {

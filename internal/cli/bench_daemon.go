@@ -18,6 +18,9 @@ type DaemonBenchReport struct {
 	Baseline bench.Result   `json:"baseline"`
 	CLI      bench.Result   `json:"cli"`
 	Daemon   []bench.Result `json:"daemon"`
+	// Writes are commits of a small document with no domain rules: the
+	// daemon's own cost (HTTP, store, group commit).
+	Writes []bench.Result `json:"raw_writes"`
 	Reads    bench.Result   `json:"slice_reads"`
 	// Small and Big are single-client commits on manifests of --slices and
 	// --big slices; CostRatio is Big's p50 over Small's.
@@ -111,6 +114,15 @@ Scratch files live under the project root (-C) and are removed.`,
 				}
 				rep.Daemon = append(rep.Daemon, r)
 			}
+			for _, c := range cs {
+				progress("measuring raw 1 KB document writes through the daemon, %d client(s)…", c)
+				r, err := bench.DaemonWrites(d, c, duration)
+				if err != nil {
+					d.Close()
+					return err
+				}
+				rep.Writes = append(rep.Writes, r)
+			}
 			progress("measuring one-slice reads over the API…")
 			if rep.Reads, err = bench.SliceReads(d, "read one slice over the API", slices, duration); err != nil {
 				d.Close()
@@ -179,6 +191,9 @@ func printDaemonBench(w io.Writer, r *DaemonBenchReport) error {
 	row(r.CLI, "1.00×")
 	for _, x := range r.Daemon {
 		row(x, fmt.Sprintf("%.1f×", x.Ratio))
+	}
+	for _, x := range r.Writes {
+		row(x, "")
 	}
 	row(r.Reads, "")
 	row(r.Small, "")
