@@ -21,7 +21,7 @@ type DaemonBenchReport struct {
 	// Writes are commits of a small document with no domain rules: the
 	// daemon's own cost (HTTP, store, group commit).
 	Writes []bench.Result `json:"raw_writes"`
-	Reads    bench.Result   `json:"slice_reads"`
+	Reads  bench.Result   `json:"slice_reads"`
 	// Small and Big are single-client commits on manifests of --slices and
 	// --big slices; CostRatio is Big's p50 over Small's.
 	Small     bench.Result `json:"commit_small"`
