@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"go.etcd.io/etcd/client/pkg/v3/transport"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
@@ -37,6 +38,14 @@ type Options struct {
 	// MaxRequestBytes is the server's --max-request-bytes (0: etcd's
 	// default, 1.5 MiB).
 	MaxRequestBytes uint
+	// TLS, when set, serves clients over TLS with this certificate and
+	// key, and requires client certificates signed by CA.
+	TLS *TLSFiles
+}
+
+// TLSFiles are PEM file paths.
+type TLSFiles struct {
+	CA, Cert, Key string
 }
 
 // Server is one running embedded etcd member.
@@ -83,6 +92,10 @@ func start(dir string, opts Options) (*Server, error) {
 		cfg.MaxRequestBytes = opts.MaxRequestBytes
 	}
 	client := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[0])}
+	if opts.TLS != nil {
+		client.Scheme = "https"
+		cfg.ClientTLSInfo = transport.TLSInfo{CertFile: opts.TLS.Cert, KeyFile: opts.TLS.Key, TrustedCAFile: opts.TLS.CA, ClientCertAuth: true}
+	}
 	peer := url.URL{Scheme: "http", Host: fmt.Sprintf("127.0.0.1:%d", ports[1])}
 	cfg.ListenClientUrls = []url.URL{client}
 	cfg.AdvertiseClientUrls = []url.URL{client}
@@ -157,7 +170,7 @@ func (s *Server) Close() { s.e.Close() }
 func (s *Server) URL() string {
 	hosts := make([]string, len(s.Endpoints))
 	for i, e := range s.Endpoints {
-		hosts[i] = strings.TrimPrefix(e, "http://")
+		hosts[i] = strings.TrimPrefix(strings.TrimPrefix(e, "http://"), "https://")
 	}
 	return strings.Join(hosts, ",")
 }
