@@ -781,3 +781,26 @@ func TestPaging(t *testing.T) {
 	}
 	storetest.VerifyAll(t, s)
 }
+
+// A function that panics panics in its caller, as with a store without
+// batching, and does not wedge the document for the others.
+func TestPanickingFunction(t *testing.T) {
+	s := open(t, etcd.Options{})
+	ctx := context.Background()
+	if _, err := s.Update(ctx, key, set("a", 1), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Fatalf("recovered %v, want boom", p)
+			}
+		}()
+		_, _ = s.Update(ctx, key, func(store.Document) (store.Change, error) { panic("boom") })
+		t.Fatal("Update returned after its function panicked")
+	}()
+	res, err := s.Update(ctx, key, set("b", 2))
+	if err != nil || res.Revision != 2 {
+		t.Fatalf("after a panic: %+v %v", res, err)
+	}
+}

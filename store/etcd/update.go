@@ -35,6 +35,21 @@ type request struct {
 	done chan struct{}
 	res  store.Result
 	err  error
+	// panicked holds what fn panicked with: the batch goes on without
+	// the request, and Update panics with it in the caller's goroutine.
+	panicked any
+}
+
+// call runs the request's function, turning a panic into an error for the
+// batch and a note for the caller.
+func (r *request) call(cur store.Document) (ch store.Change, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.panicked = p
+			err = fmt.Errorf("update function of %s panicked: %v", r.key, p)
+		}
+	}()
+	return r.fn(cur)
 }
 
 func (r *request) finish(res store.Result, err error) {
@@ -66,6 +81,9 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		s.lead(d)
 	}
 	<-req.done
+	if req.panicked != nil {
+		panic(req.panicked)
+	}
 	return req.res, req.err
 }
 
@@ -312,7 +330,7 @@ func (s *Store) step(d *doc, w work, r *request) (store.Result, *store.Record, [
 		return store.Result{}, nil, nil, w, notFound(d.key)
 	}
 	cur := store.Document{Key: d.key, Revision: st.rev, Value: bytes.Clone(st.value)}
-	ch, err := r.fn(cur)
+	ch, err := r.call(cur)
 	if err != nil {
 		return store.Result{}, nil, nil, w, err
 	}
