@@ -193,17 +193,25 @@ const maxRequirement = 8 << 10
 func RequirementText(doc []byte, id string) string {
 	lines := strings.Split(string(doc), "\n")
 	start, level := -1, 7
-	for i, l := range lines {
-		if containsID(l, id) {
+	for i, l := range lines { // where it names itself, else where it is named
+		if startsWithID(l) == id {
 			start = i
-			if m := headingRE.FindStringSubmatch(l); m != nil {
-				level = len(m[1])
-			}
 			break
 		}
 	}
 	if start < 0 {
+		for i, l := range lines {
+			if containsID(l, id) {
+				start = i
+				break
+			}
+		}
+	}
+	if start < 0 {
 		return ""
+	}
+	if m := headingRE.FindStringSubmatch(lines[start]); m != nil {
+		level = len(m[1])
 	}
 	end := len(lines)
 	for i := start + 1; i < len(lines); i++ {
@@ -212,7 +220,7 @@ func RequirementText(doc []byte, id string) string {
 			end = i
 			break
 		}
-		if lead := leading(l); reqIDRE.MatchString(lead) && !containsID(lead, id) {
+		if other := startsWithID(l); other != "" && other != id {
 			end = i
 			break
 		}
@@ -233,14 +241,17 @@ func containsID(line, id string) bool {
 	return false
 }
 
-// leading is the start of a line, past list and heading marks: where a
-// requirement that begins there names itself.
-func leading(l string) string {
-	l = strings.TrimLeft(l, " \t#-*|>")
-	if len(l) > 24 {
-		l = l[:24]
+var reqStartRE = regexp.MustCompile(`^\[?(REQ-[A-Za-z0-9_-]+)\b`)
+
+// startsWithID returns the requirement id a line begins with, past list,
+// heading, quote and emphasis marks ("## REQ-001 Login", "- **REQ-2**:"),
+// or "".
+func startsWithID(l string) string {
+	l = strings.TrimLeft(l, " \t#-*|>_")
+	if m := reqStartRE.FindStringSubmatch(l); m != nil {
+		return m[1]
 	}
-	return l
+	return ""
 }
 
 // maxTerms bounds the domain terms read from one document.
