@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -160,20 +158,20 @@ func CLIProposals(exe, dir string, budget time.Duration, minOps int) (Result, er
 	return Stats("CLI mode: one process per proposal", 1, 0, lat, el), err
 }
 
-// Memory is the daemon's memory once it holds a manifest and served
-// proposals on it.
+// Memory is what a `custodian serve` process uses once it holds a manifest
+// and served proposals on it.
 type Memory struct {
-	Tasks     int    `json:"tasks"`
-	Slices    int    `json:"slices"`
-	DocBytes  int    `json:"doc_bytes"`
-	HeapBytes uint64 `json:"heap_bytes"` // live heap after a GC
-	SysBytes  uint64 `json:"sys_bytes"`  // memory obtained from the OS
-	PeakRSS   uint64 `json:"peak_rss_bytes,omitempty"`
+	Tasks    int    `json:"tasks"`
+	Slices   int    `json:"slices"`
+	DocBytes int    `json:"doc_bytes"`
+	RSS      uint64 `json:"rss_bytes"`      // resident set after the load
+	PeakRSS  uint64 `json:"peak_rss_bytes"` // the process's peak resident set
 }
 
-// MeasureMemory seeds a manifest of slices×tasksPer tasks in dir, serves
-// it, runs proposals for budget, and reports the memory in use.
-func MeasureMemory(dir string, slices, tasksPer int, budget time.Duration) (Memory, Result, error) {
+// MeasureMemory seeds a manifest of slices×tasksPer tasks in dir, starts
+// exe serve on it as a separate process, runs proposals for budget, and
+// reads the daemon's memory from /proc (Linux; zeros elsewhere).
+func MeasureMemory(exe, dir string, slices, tasksPer int, budget time.Duration) (Memory, Result, error) {
 	doc, err := Manifest(slices, tasksPer)
 	if err != nil {
 		return Memory{}, Result{}, err
@@ -181,36 +179,69 @@ func MeasureMemory(dir string, slices, tasksPer int, budget time.Duration) (Memo
 	if err := Seed(dir, doc); err != nil {
 		return Memory{}, Result{}, err
 	}
-	runtime.GC()
-	debug.FreeOSMemory()
-	d, err := StartDaemon(dir)
+	sock := filepath.Join(dir, "bench-mem.sock")
+	cmd := exec.Command(exe, "-C", dir, "serve", "--addr", "", "--socket", sock, "--monitor-every", "0", "--log-level", "error")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		return Memory{}, Result{}, err
+	}
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
+	c, err := client.New("unix://"+sock, client.Options{})
 	if err != nil {
 		return Memory{}, Result{}, err
 	}
-	defer d.Close()
-	r, err := DaemonProposals(d, fmt.Sprintf("daemon, 4 clients, %d tasks", slices*tasksPer), 4, budget)
+	defer c.Close()
+	ctx := context.Background()
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if err := c.Health(ctx); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return Memory{}, Result{}, fmt.Errorf("custodian serve did not start: %s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	d := &Daemon{Client: c}
+	r, err := DaemonProposals(d, fmt.Sprintf("daemon process, 4 clients, %d tasks", slices*tasksPer), 4, budget)
 	if err != nil {
 		return Memory{}, r, err
 	}
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	return Memory{Tasks: slices * tasksPer, Slices: slices, DocBytes: len(doc), HeapBytes: ms.HeapAlloc, SysBytes: ms.Sys, PeakRSS: peakRSS()}, r, nil
+	m := Memory{Tasks: slices * tasksPer, Slices: slices, DocBytes: len(doc)}
+	m.RSS, m.PeakRSS = procMemory(cmd.Process.Pid)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		return m, r, err
+	}
+	if err := cmd.Wait(); err != nil {
+		return m, r, fmt.Errorf("custodian serve: %v: %s", err, out.String())
+	}
+	return m, r, nil
 }
 
-// peakRSS reads the process's peak resident set size (Linux), 0 elsewhere.
-func peakRSS() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
+// procMemory reads a process's resident and peak resident set sizes.
+func procMemory(pid int) (rss, peak uint64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
+		kb := func(v string) uint64 {
+			n, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n << 10
+		}
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			rss = kb(v)
+		}
 		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseUint(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			return kb << 10
+			peak = kb(v)
 		}
 	}
-	return 0
+	return rss, peak
 }
 
 // DaemonWrites measures the daemon without the domain rules: clients
