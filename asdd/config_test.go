@@ -99,6 +99,16 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 		{"steering:\n  precedence:\n    phase_data.design: [design, ghost]", "steering.precedence.phase_data.design[1]"},
 		{"ccs: [1, 2]", "ccs"},
 		{"roles: []", "roles"},
+		{"heartbeat:\n  retries: 2", "heartbeat.retries"},
+		{"pipeline:\n  max_parallel: -1", "pipeline.max_parallel"},
+		{"pipeline:\n  max_parallel: 5000", "pipeline.max_parallel"},
+		{"pipeline:\n  parallel: 3", "parallel"},
+		{"agents:\n  - name: spec\n    phases: [SPEC]\n    command: ['']", "agents[0].command[0]"},
+		{"agents:\n  - name: spec\n    phases: [SPEC]\n    command: claude", "agents[0].command"},
+		{"agents:\n  - name: spec\n    phases: [SPEC]\n    timeout: -5s", "agents[0].timeout"},
+		{"agents:\n  - name: spec\n    phases: [SPEC]\n    timeout: long", "long"},
+		{"agents:\n  - name: spec\n    phases: [SPEC]\n    env: {BAD-NAME: x}", "agents[0].env.BAD-NAME"},
+		{"agents:\n  - name: spec\n    phases: [SPEC]\n    env: {CUSTODIAN_SLICE: x}", "agents[0].env.CUSTODIAN_SLICE"},
 	} {
 		_, err := ParseConfig([]byte(c.yaml))
 		if reason.CodeOf(err) != reason.InvalidInput || !strings.Contains(err.Error(), c.key) {
@@ -123,4 +133,44 @@ func FuzzParseConfig(f *testing.F) {
 			t.Fatalf("accepted config fails validation: %v", err)
 		}
 	})
+}
+
+// The runner's keys: an agent's command, timeout and env, and the
+// pipeline's max_parallel; RunTimeout falls back to the heartbeat timeout.
+func TestRunnerConfig(t *testing.T) {
+	c, err := ParseConfig([]byte(`version: 1
+heartbeat:
+  timeout: 3m
+pipeline:
+  max_parallel: 6
+ccs:
+  agents: [spec]
+  floor: 0.65
+steering:
+  precedence: {}
+agents:
+  - name: spec
+    phases: [SPEC]
+    completes: [SPEC]
+    command: [claude, -p, "write the spec"]
+    timeout: 90s
+    env: {MODEL: opus}
+  - name: validation
+    phases: [VALIDATION]
+    command: [./validate.sh]
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := c.Agent("spec")
+	val, _ := c.Agent("validation")
+	if c.Pipeline.MaxParallel != 6 || strings.Join(spec.Command, "|") != "claude|-p|write the spec" || spec.Env["MODEL"] != "opus" {
+		t.Errorf("parsed %+v %+v", c.Pipeline, spec)
+	}
+	if c.RunTimeout(spec) != 90*time.Second || c.RunTimeout(val) != 3*time.Minute {
+		t.Errorf("run timeouts %v %v", c.RunTimeout(spec), c.RunTimeout(val))
+	}
+	if d := DefaultConfig(); d.Pipeline.MaxParallel != 4 || d.Heartbeat.Retries != 1 {
+		t.Errorf("defaults %+v %+v", d.Pipeline, d.Heartbeat)
+	}
 }
