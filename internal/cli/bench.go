@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/bench"
+	"github.com/custodian-dev/custodian/internal/progress"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -66,10 +67,22 @@ project root (-C), so they are on the same file system, and are removed.`,
 				return fmt.Errorf("bench: %w", err)
 			}
 			defer os.RemoveAll(tmp)
+			// On a terminal a bar counts the measurements; elsewhere each
+			// one is announced on its own line (not with --json).
+			bar := progress.Start(app.Err, 1+len(ss)+len(ss)*len(ws), "bench store")
+			defer bar.Finish()
+			step := 0
 			progress := func(format string, a ...any) {
-				if !app.JSON {
+				switch {
+				case bar.Shown():
+					bar.Describe(format, a...)
+				case !app.JSON:
 					fmt.Fprintf(app.Err, format+"\n", a...)
 				}
+				if step > 0 {
+					bar.Add(1) // the previous measurement is done
+				}
+				step++
 			}
 			var rep storeBenchReport
 			progress("measuring bare append+fsync…")
@@ -107,6 +120,8 @@ project root (-C), so they are on the same file system, and are removed.`,
 					rep.Results = append(rep.Results, r)
 				}
 			}
+			bar.Add(1)
+			bar.Finish()
 			return app.Render(rep, func(w io.Writer) error {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 				fmt.Fprintln(tw, "WHAT\tOPS/S\tP50\tP99\tVS BARE REPLACE\t")
