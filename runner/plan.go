@@ -167,7 +167,7 @@ func Plan(s *asdd.Slice, cfg *asdd.Config, until string) SlicePlan {
 	for range 64 { // bounded: the lifecycle is short
 		st := Next(&sim, cfg, until)
 		for _, name := range st.Skipped {
-			p.Runs = append(p.Runs, PlannedRun{Phase: sim.Status, Agent: name, Skipped: true, Note: "no command: skipped"})
+			p.Runs = append(p.Runs, PlannedRun{Phase: sim.Status, Agent: name, Skipped: true, Note: "no command"})
 		}
 		switch st.Kind {
 		case StepDone, StepHalted, StepStop:
