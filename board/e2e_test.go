@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -62,6 +63,18 @@ type project struct {
 func (p *project) run(args ...string) string {
 	p.t.Helper()
 	return p.runExit(0, args...)
+}
+
+// runEnv runs custodian with more environment and stdout only.
+func (p *project) runEnv(env []string, args ...string) string {
+	p.t.Helper()
+	cmd := exec.Command(p.bin, append([]string{"-C", p.dir}, args...)...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.Output()
+	if err != nil {
+		p.t.Fatalf("custodian %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
 }
 
 // runExit runs custodian and checks its exit code.
@@ -221,6 +234,18 @@ func TestDashboardInChromium(t *testing.T) {
 	p.run("propose", "--agent", "discovery", "--slice", "SLICE-003", "--score", "0.93", "--uncertainty", "retention period unknown", "--artifact", "intent=specs/SLICE-003/intent.md")
 	p.run("propose", "--agent", "spec", "--slice", "SLICE-003", "--score", "0.88", "--uncertainty", "export format open", "--artifact", "requirements=specs/SLICE-003/requirements.md")
 	p.run("heartbeat", "--agent", "spec", "--status", "ACTIVE", "--slice", "SLICE-003")
+	// More of what the board shows: a lease, a task plan, a heartbeat with
+	// progress, an implementation plan and a cycle.
+	p.run("lock", "SLICE-003", "--holder", "validation", "--ttl", "2h")
+	p.run("tasks", "add", "SLICE-003", "T1", "--wave", "1", "--title", "audit table migration")
+	p.run("tasks", "add", "SLICE-003", "T2", "--wave", "2", "--depends-on", "T1", "--title", "write-through logger")
+	p.run("heartbeat", "--agent", "implementation", "--status", "ACTIVE", "--slice", "SLICE-003", "--wave", "1", "--done", "0", "--remaining", "2")
+	p.run("impl", "--init", "--plan-path", "plans/audit.md", "--plan-number", "7", "--plan-title", "Audit trail")
+	p.run("impl", "--add-task", "--task-id", "T-101", "--phase", "1", "--description", "audit table migration")
+	p.run("impl", "--add-task", "--task-id", "T-102", "--phase", "1", "--description", "retention job")
+	p.run("impl", "--add-task", "--task-id", "T-201", "--phase", "2", "--description", "write-through logger", "--depends-on", "1")
+	p.run("impl", "--update-status", "--task-id", "T-101", "--status", "in_progress", "--branch", "impl/T-101")
+	p.run("cycle", "create", "Rate-limit the login endpoint", "--id", "cycle-v1-20261122T000000-a1b2c3")
 	const token = "e2e-admin-token"
 	url := p.serve(token)
 
@@ -288,9 +313,26 @@ func TestDashboardInChromium(t *testing.T) {
 		t.Errorf("block reason on the card %q, want %q", shown.Block.Reason, wantReason)
 	}
 	waitFor(t, ctx, "the escalation", `!!document.querySelector('#escalations [data-escalation]')`)
+	waitFor(t, ctx, "the plan and the cycle", `!!document.querySelector('#plan [data-phase="2"]') && !!document.querySelector('#cycles [data-cycle]')`)
+	// A hand edit shows as a drift mark (the board rechecks on a timer or
+	// the next commit).
+	p.write("specs/SLICE-001/intent.md", "# Login\nUsers sign in with e-mail, password or a passkey.\n")
+	p.run("heartbeat", "--agent", "validation", "--status", "ACTIVE", "--slice", "SLICE-003")
+	waitFor(t, ctx, "the drift mark", `!!document.querySelector('#card-SLICE-001 .drift')`)
 	png := screenshot(t, ctx, shots, "board-blocked.png")
 	if *docsImg {
 		if err := os.WriteFile(filepath.Join("..", "docs", "img", "board.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// `custodian status` of the same moment, coloured as on a terminal,
+	// drawn by the same browser for the docs.
+	statusPNG := terminalShot(t, ctx, p.runEnv([]string{"CLICOLOR_FORCE=1"}, "status"))
+	if err := os.WriteFile(filepath.Join(shots, "status.png"), statusPNG, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if *docsImg {
+		if err := os.WriteFile(filepath.Join("..", "docs", "img", "status.png"), statusPNG, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -341,4 +383,71 @@ func TestDashboardInChromium(t *testing.T) {
 			t.Errorf("slice after the resolution lacks %s:\n%s", want, after)
 		}
 	}
+}
+
+// ansiHTML renders text with the SGR sequences `status` uses as HTML, as
+// a dark terminal would show it.
+func ansiHTML(text string) string {
+	colors := map[string]string{"31": "#ff6b6b", "32": "#69db7c", "33": "#ffd43b", "34": "#74c0fc", "35": "#e599f7", "36": "#66d9e8"}
+	var b strings.Builder
+	b.WriteString(`<!doctype html><meta charset="utf-8"><style>body{margin:0;background:#1e1e2e}pre{margin:0;padding:14px 18px;display:inline-block;color:#dfe3ea;background:#1e1e2e;font:13px/1.35 "DejaVu Sans Mono",monospace}</style><pre id="term">`)
+	open := false
+	re := regexp.MustCompile("\x1b\\[([0-9;]*)m")
+	last := 0
+	esc := func(s string) string {
+		return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+	}
+	for _, m := range re.FindAllStringSubmatchIndex(text, -1) {
+		b.WriteString(esc(text[last:m[0]]))
+		last = m[1]
+		if open {
+			b.WriteString("</span>")
+			open = false
+		}
+		var style []string
+		for _, code := range strings.Split(text[m[2]:m[3]], ";") {
+			switch code {
+			case "1":
+				style = append(style, "font-weight:bold")
+			case "2":
+				style = append(style, "opacity:.6")
+			case "4":
+				style = append(style, "text-decoration:underline")
+			default:
+				if c, ok := colors[code]; ok {
+					style = append(style, "color:"+c)
+				}
+			}
+		}
+		if len(style) > 0 {
+			b.WriteString(`<span style="` + strings.Join(style, ";") + `">`)
+			open = true
+		}
+	}
+	b.WriteString(esc(text[last:]))
+	if open {
+		b.WriteString("</span>")
+	}
+	b.WriteString("</pre>")
+	return b.String()
+}
+
+// terminalShot draws coloured terminal text in a new tab and returns a
+// screenshot of it.
+func terminalShot(t *testing.T, ctx context.Context, text string) []byte {
+	t.Helper()
+	if !strings.Contains(text, "\x1b[") {
+		t.Fatalf("status is not coloured with CLICOLOR_FORCE=1:\n%s", text)
+	}
+	tab, cancel := chromedp.NewContext(ctx)
+	defer cancel()
+	url := "data:text/html;base64," + base64.StdEncoding.EncodeToString([]byte(ansiHTML(text)))
+	if err := chromedp.Do(tab, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	png, err := chromedp.Run(tab, chromedp.Screenshot("#term"))
+	if err != nil {
+		t.Fatalf("screenshot of the terminal: %v", err)
+	}
+	return png
 }
