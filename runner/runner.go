@@ -262,8 +262,8 @@ func (r *Runner) run(ctx context.Context, ids []string, quick string) (*Summary,
 	for _, p := range killed {
 		r.emit(Event{Kind: EvResume, Slice: p.Slice, Agent: p.Agent, Task: p.Task, Pid: p.PGID, Detail: "killed the process group left by the previous run"})
 	}
-	if r.o.Resume {
-		r.idleLeftovers(ctx)
+	if len(killed) > 0 {
+		r.idleLeftovers(ctx, killed)
 	}
 	m, err := r.o.State.Manifest(ctx)
 	if err != nil {
@@ -307,17 +307,19 @@ func (r *Runner) run(ctx context.Context, ids []string, quick string) (*Summary,
 	return &out, nil
 }
 
-// idleLeftovers sets to IDLE the heartbeats a dead run left ACTIVE for
-// slices this project still has: their processes were killed.
-func (r *Runner) idleLeftovers(ctx context.Context) {
+// idleLeftovers sets to IDLE the heartbeats a dead run left ACTIVE for the
+// agents whose processes were just killed.
+func (r *Runner) idleLeftovers(ctx context.Context, killed []RunProc) {
 	m, err := r.o.State.Manifest(ctx)
 	if err != nil {
 		return
 	}
-	for _, key := range slices.Sorted(maps.Keys(m.AgentHeartbeats)) {
-		h := m.AgentHeartbeats[key]
-		if h.Status == asdd.HeartbeatActive {
-			_, _ = r.o.State.Apply(ctx, asdd.Beat{Agent: key, Status: asdd.HeartbeatIdle}, nil)
+	done := map[string]bool{}
+	for _, p := range killed {
+		key := asdd.HeartbeatKey(p.Agent)
+		if h := m.AgentHeartbeats[key]; h != nil && h.Status == asdd.HeartbeatActive && !done[key] {
+			done[key] = true
+			_, _ = r.o.State.Apply(ctx, asdd.Beat{Agent: p.Agent, Status: asdd.HeartbeatIdle}, nil)
 		}
 	}
 }

@@ -394,7 +394,7 @@ func TestRunResumeAfterSIGKILL(t *testing.T) {
 	}
 	t.Parallel()
 	tasks := `[{"id":"Q1","wave":1},{"id":"Q2","wave":1},{"id":"Q3","wave":1},{"id":"L1","wave":1},{"id":"L2","wave":1},{"id":"L3","wave":1},{"id":"Z1","wave":2}]`
-	p := newRunProject(t, nil, "TASKS="+tasks, "TASK_SLEEP=0.05", "SLEEP_L1=2", "SLEEP_L2=2", "SLEEP_L3=2")
+	p := newRunProject(t, nil, "TASKS="+tasks, "TASK_SLEEP=0.05", "SLEEP_L1=1.2", "SLEEP_L2=1.2", "SLEEP_L3=1.2")
 	p.want(0, "slice", "add", "K")
 	cmd, out := p.command("run", "K", "--max-parallel", "3")
 	if err := cmd.Start(); err != nil {
