@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
@@ -126,7 +125,7 @@ type docState struct {
 }
 
 func (s *Store) doc(key string) (*doc, error) {
-	if err := checkKey(key); err != nil {
+	if err := store.CheckKey(key); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -303,31 +302,4 @@ func etcdError(what string, err error) error {
 		return fmt.Errorf("%s: etcd authentication: %w", what, err)
 	}
 	return fmt.Errorf("%s: etcd: %w", what, err)
-}
-
-// checkKey validates a document key: a clean relative path that names a
-// .json file (the same rule as the file backend's).
-func checkKey(key string) error {
-	switch {
-	case key == "":
-		return reason.New(reason.InvalidInput, "empty document key")
-	case strings.ContainsRune(key, 0):
-		return reason.New(reason.InvalidInput, "document key %q contains a NUL byte", key)
-	case strings.HasPrefix(key, "/") || (len(key) > 1 && key[1] == ':'):
-		return reason.New(reason.InvalidInput, "document key %q is absolute: keys are paths relative to the project root", key)
-	case strings.Contains(key, "\\"):
-		return reason.New(reason.InvalidInput, "document key %q: use forward slashes", key)
-	}
-	for _, part := range strings.Split(key, "/") {
-		if part == ".." {
-			return reason.New(reason.InvalidInput, "document key %q leaves the project root", key)
-		}
-	}
-	if path.Clean(key) != key {
-		return reason.New(reason.InvalidInput, "document key %q is not a clean path (want %q)", key, path.Clean(key))
-	}
-	if !strings.HasSuffix(key, ".json") || len(key) == len(".json") || strings.HasSuffix(key, "/.json") {
-		return reason.New(reason.InvalidInput, "document key %q must name a .json file", key)
-	}
-	return nil
 }

@@ -144,7 +144,7 @@ func (s *Store) Close() error {
 var errClosed = errors.New("store is closed")
 
 func (s *Store) doc(key string) (*doc, error) {
-	if err := checkKey(key); err != nil {
+	if err := store.CheckKey(key); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
