@@ -153,6 +153,8 @@ func (s *Summary) OK() bool {
 type Running struct {
 	RunProc
 	Since time.Time
+
+	halted chan struct{} // closed by the watcher when the slice halts
 }
 
 // Runner drives agents through the pipeline.
@@ -293,6 +295,16 @@ func (r *Runner) run(ctx context.Context, ids []string, quick string) (*Summary,
 			}
 		}
 	}
+	wctx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		r.watchHalts(wctx)
+	}()
+	defer func() {
+		stopWatch()
+		<-watched
+	}()
 	res := make([]SliceSummary, len(ids))
 	var wg sync.WaitGroup
 	for i, id := range ids {
@@ -305,6 +317,38 @@ func (r *Runner) run(ctx context.Context, ids []string, quick string) (*Summary,
 	r.sum.Elapsed = r.o.Clock.Now().Sub(start)
 	out := r.sum
 	return &out, nil
+}
+
+// watchHalts reads the manifest every Poll while agents run and tells the
+// running agents of a slice that halted (another agent's proposal, a
+// human, the heartbeat monitor) to stop: one read for all of them.
+func (r *Runner) watchHalts(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.o.Clock.After(r.o.Poll):
+		}
+		r.mu.Lock()
+		n := len(r.running)
+		r.mu.Unlock()
+		if n == 0 {
+			continue
+		}
+		m, err := r.o.State.Manifest(ctx)
+		if err != nil {
+			continue
+		}
+		r.mu.Lock()
+		for pid, x := range r.running {
+			if s := m.Slice(x.Slice); s != nil && s.Status == asdd.Blocked && x.halted != nil {
+				close(x.halted)
+				x.halted = nil
+				r.running[pid] = x
+			}
+		}
+		r.mu.Unlock()
+	}
 }
 
 // idleLeftovers sets to IDLE the heartbeats a dead run left ACTIVE for the
@@ -655,8 +699,9 @@ func (r *Runner) exec(ctx context.Context, s *asdd.Slice, base uint64, ag *asdd.
 		return execResult{exit: -1, startErr: err}
 	}
 	rp := RunProc{Slice: s.SliceID, Agent: ag.Name, Task: taskID(task), Attempt: attempt, PGID: p.Pid(), Started: start.UTC().Format(time.RFC3339), Log: logRel}
+	halted := make(chan struct{})
 	r.mu.Lock()
-	r.running[p.Pid()] = Running{RunProc: rp, Since: start}
+	r.running[p.Pid()] = Running{RunProc: rp, Since: start, halted: halted}
 	r.mu.Unlock()
 	regErr := r.rl.add(rp)
 	r.emit(Event{Kind: EvStart, Slice: s.SliceID, Agent: ag.Name, Task: taskID(task), Attempt: attempt, Pid: p.Pid(), Log: logRel})
@@ -680,31 +725,19 @@ func (r *Runner) exec(ctx context.Context, s *asdd.Slice, base uint64, ag *asdd.
 	}
 	deadline := r.o.Clock.After(timeout)
 	var w waited
-loop:
-	for {
-		poll := r.o.Clock.After(r.o.Poll)
-		select {
-		case w = <-wc:
-			break loop
-		case <-deadline:
-			res.timedOut = true
-			_ = p.Kill()
-			w = <-wc
-			break loop
-		case <-ctx.Done():
-			_ = p.Kill()
-			w = <-wc
-			break loop
-		case <-poll:
-			if m, err := r.o.State.Manifest(ctx); err == nil {
-				if cur := m.Slice(s.SliceID); cur != nil && cur.Status == asdd.Blocked {
-					res.haltedBy = true
-					_ = p.Kill()
-					w = <-wc
-					break loop
-				}
-			}
-		}
+	select {
+	case w = <-wc:
+	case <-deadline:
+		res.timedOut = true
+		_ = p.Kill()
+		w = <-wc
+	case <-ctx.Done():
+		_ = p.Kill()
+		w = <-wc
+	case <-halted:
+		res.haltedBy = true
+		_ = p.Kill()
+		w = <-wc
 	}
 	// Whatever the agent left running in its group goes with it.
 	_ = p.Kill()
