@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -143,9 +144,9 @@ type PlannedRun struct {
 	Command []string `json:"command,omitempty"`
 	// Tasks are the implementation tasks by wave (sub-agents), for the
 	// agent that completes IMPLEMENTATION.
-	Tasks   [][]string `json:"tasks,omitempty"`
-	Skipped bool       `json:"skipped,omitempty"`
-	Note    string     `json:"note,omitempty"`
+	Tasks   []Wave `json:"tasks,omitempty"`
+	Skipped bool   `json:"skipped,omitempty"`
+	Note    string `json:"note,omitempty"`
 }
 
 // SlicePlan is what `custodian run --dry-run` shows for a slice: the runs
@@ -204,23 +205,23 @@ func countOpen(ts []asdd.Task) int {
 	return n
 }
 
+// Wave is one wave of open tasks.
+type Wave struct {
+	Wave  int      `json:"wave"`
+	Tasks []string `json:"tasks"`
+}
+
 // Waves groups the open tasks by wave, in wave order.
-func Waves(ts []asdd.Task) [][]string {
+func Waves(ts []asdd.Task) []Wave {
 	byWave := map[int][]string{}
-	var waves []int
 	for _, t := range ts {
-		if t.Status == asdd.TaskDone {
-			continue
+		if t.Status != asdd.TaskDone {
+			byWave[t.Wave] = append(byWave[t.Wave], t.ID)
 		}
-		if _, ok := byWave[t.Wave]; !ok {
-			waves = append(waves, t.Wave)
-		}
-		byWave[t.Wave] = append(byWave[t.Wave], t.ID)
 	}
-	slices.Sort(waves)
-	var out [][]string
-	for _, w := range waves {
-		out = append(out, byWave[w])
+	var out []Wave
+	for _, w := range slices.Sorted(maps.Keys(byWave)) {
+		out = append(out, Wave{Wave: w, Tasks: byWave[w]})
 	}
 	return out
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -66,7 +67,7 @@ func TestPlan(t *testing.T) {
 	a, _ := cfg.Agent("security")
 	a.Command = nil
 	s := &asdd.Slice{SliceID: "S", Status: asdd.Design, Tasks: []asdd.Task{
-		{ID: "T1", Wave: 1, Status: asdd.TaskDone}, {ID: "T2", Wave: 1}, {ID: "T3", Wave: 2}, {ID: "T4", Wave: 2}}}
+		{ID: "T1", Wave: 1, Status: asdd.TaskDone}, {ID: "T2", Wave: 1}, {ID: "T3", Wave: 3}, {ID: "T4", Wave: 3}}}
 	p := Plan(s, cfg, "")
 	var got []string
 	for _, r := range p.Runs {
@@ -76,12 +77,12 @@ func TestPlan(t *testing.T) {
 		}
 		if len(r.Tasks) > 0 {
 			for _, w := range r.Tasks {
-				e += "[" + strings.Join(w, " ") + "]"
+				e += fmt.Sprintf("[%d: %s]", w.Wave, strings.Join(w.Tasks, " "))
 			}
 		}
 		got = append(got, e)
 	}
-	want := "DESIGN:domain DESIGN:design IMPLEMENTATION:task_planning IMPLEMENTATION:implementation[T2][T3 T4] CI_CD:qa CI_CD:security(skipped) CI_CD:devops OBSERVABILITY:observability"
+	want := "DESIGN:domain DESIGN:design IMPLEMENTATION:task_planning IMPLEMENTATION:implementation[1: T2][3: T3 T4] CI_CD:qa CI_CD:security(skipped) CI_CD:devops OBSERVABILITY:observability"
 	if strings.Join(got, " ") != want || p.End != "DONE" {
 		t.Errorf("plan\n got %s (end %s)\nwant %s", strings.Join(got, " "), p.End, want)
 	}

@@ -206,8 +206,8 @@ func runDry(app *App, ctx context.Context, state *runState, cfg *asdd.Config, id
 					fmt.Fprintf(w, "  %-15s %-15s skipped (%s)\n", run.Phase, run.Agent, run.Note)
 				default:
 					fmt.Fprintf(w, "  %-15s %-15s %s\n", run.Phase, run.Agent, strings.Join(run.Command, " "))
-					for i, wave := range run.Tasks {
-						fmt.Fprintf(w, "  %-31s   wave %d: %s\n", "", i+1, strings.Join(wave, ", "))
+					for _, wave := range run.Tasks {
+						fmt.Fprintf(w, "  %-31s   wave %d: %s\n", "", wave.Wave, strings.Join(wave.Tasks, ", "))
 					}
 				}
 			}
