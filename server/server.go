@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -124,26 +125,19 @@ func New(st store.Store, o Options) *Server {
 func (s *Server) Handler() http.Handler { return s.h }
 
 // route registers a pattern; routePatterns is what the OpenAPI test checks.
-func (s *Server) route(pattern string, h http.HandlerFunc) {
-	s.mux.HandleFunc(pattern, h)
-	routePatterns = appendOnce(routePatterns, pattern)
+func (s *Server) route(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+	routesMu.Lock()
+	defer routesMu.Unlock()
+	if !slices.Contains(routePatterns, pattern) {
+		routePatterns = append(routePatterns, pattern)
+	}
 }
 
 var (
 	routesMu      sync.Mutex
 	routePatterns []string
 )
-
-func appendOnce(list []string, p string) []string {
-	routesMu.Lock()
-	defer routesMu.Unlock()
-	for _, q := range list {
-		if q == p {
-			return list
-		}
-	}
-	return append(list, p)
-}
 
 // Routes lists the method and path patterns the server registers.
 func Routes() []string {
@@ -154,18 +148,17 @@ func Routes() []string {
 }
 
 func (s *Server) routes() {
-	s.route("GET /v1/health", s.health)
-	s.route("GET /v1/openapi.json", s.openapi)
-	s.route("GET /v1/keys", s.keys)
-	s.route("GET /v1/doc", s.getDoc)
-	s.route("PUT /v1/doc", s.putDoc)
-	s.route("GET /v1/history", s.history)
-	s.route("POST /v1/verify", s.verify)
-	s.route("GET /v1/watch", s.watch)
-	s.route("POST /v1/asdd/{op}", s.asddOp)
-	s.route("GET /v1/asdd/slices/{id}", s.getSlice)
-	s.mux.Handle("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
-	routePatterns = appendOnce(routePatterns, "GET /metrics")
+	s.route("GET /v1/health", http.HandlerFunc(s.health))
+	s.route("GET /v1/openapi.json", http.HandlerFunc(s.openapi))
+	s.route("GET /v1/keys", http.HandlerFunc(s.keys))
+	s.route("GET /v1/doc", http.HandlerFunc(s.getDoc))
+	s.route("PUT /v1/doc", http.HandlerFunc(s.putDoc))
+	s.route("GET /v1/history", http.HandlerFunc(s.history))
+	s.route("POST /v1/verify", http.HandlerFunc(s.verify))
+	s.route("GET /v1/watch", http.HandlerFunc(s.watch))
+	s.route("POST /v1/asdd/{op}", http.HandlerFunc(s.asddOp))
+	s.route("GET /v1/asdd/slices/{id}", http.HandlerFunc(s.getSlice))
+	s.route("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	if s.o.UI != nil {
 		s.mux.Handle("/", s.o.UI)
 	}
