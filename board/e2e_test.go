@@ -171,7 +171,7 @@ func browser(t *testing.T, exe string) context.Context {
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	ctx, cancelT := context.WithTimeout(ctx, 100*time.Second)
 	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
 	return ctx
 }
@@ -179,7 +179,7 @@ func browser(t *testing.T, exe string) context.Context {
 // waitFor polls a JavaScript predicate until it is true.
 func waitFor(t *testing.T, ctx context.Context, what, js string) {
 	t.Helper()
-	wctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if _, err := chromedp.Run(wctx, chromedp.Poll[bool](js, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
 		dump, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText.slice(0, 3000)`))

@@ -50,6 +50,10 @@ type Options struct {
 	// DriftEvery bounds how often the artifacts are hashed again for the
 	// drift marks while the manifest does not change; 5 s by default.
 	DriftEvery time.Duration
+	// DriftMinInterval is the least time between two hashings even when
+	// the manifest changes (a burst of commits hashes once); 1 s by
+	// default. The page fetches the board again after a burst.
+	DriftMinInterval time.Duration
 }
 
 // Handler serves the dashboard: the page and its assets at / and /assets/,
@@ -67,6 +71,10 @@ func Handler(o Options) http.Handler {
 	if o.DriftEvery <= 0 {
 		o.DriftEvery = 5 * time.Second
 	}
+	if o.DriftMinInterval <= 0 {
+		o.DriftMinInterval = time.Second
+	}
+	o.DriftMinInterval = min(o.DriftMinInterval, o.DriftEvery)
 	h := &handler{o: o}
 	mux := http.NewServeMux()
 	static := http.FileServerFS(Assets())
@@ -129,8 +137,8 @@ func (h *handler) board(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, NewView(m, cfg, h.o.Now(), h.drift(r.Context(), m)))
 }
 
-// drift returns the drift marks of m's artifacts, hashed again at most
-// every DriftEvery while the revision stays the same.
+// drift returns the drift marks of m's artifacts: hashed again when the
+// revision changed (at most every DriftMinInterval), else every DriftEvery.
 func (h *handler) drift(ctx context.Context, m *asdd.Manifest) map[string][]DriftMark {
 	if h.o.Root == "" {
 		return nil
@@ -138,7 +146,7 @@ func (h *handler) drift(ctx context.Context, m *asdd.Manifest) map[string][]Drif
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := time.Now()
-	if h.driftMarks != nil && h.driftRev == m.Revision && now.Sub(h.driftAt) < h.o.DriftEvery {
+	if age := now.Sub(h.driftAt); h.driftMarks != nil && (age < h.o.DriftMinInterval || h.driftRev == m.Revision && age < h.o.DriftEvery) {
 		return h.driftMarks
 	}
 	root, err := os.OpenRoot(h.o.Root)

@@ -21,9 +21,15 @@ const (
 )
 
 // View is what the dashboard draws: the status board of the manifest
-// (asdd.NewBoard) with, per slice, what only a picture shows well.
+// (asdd.NewBoard) with, per slice, what only a picture shows well. Its
+// cards are the board's slices.
 type View struct {
-	asdd.Board
+	Revision         uint64                `json:"revision"`
+	Sprint           string                `json:"current_sprint,omitempty"`
+	GlobalConfidence *float64              `json:"global_confidence_score,omitempty"`
+	Escalations      []asdd.EscalationView `json:"open_escalations"`
+	Heartbeats       []asdd.BoardHeartbeat `json:"heartbeats"`
+	NeedsReview      bool                  `json:"needs_human_review"`
 	// Columns are the board's columns in order: the lifecycle phases and
 	// BLOCKED always, QUICK_FIX and OTHER only when a card is in them.
 	Columns []string `json:"columns"`
@@ -74,7 +80,8 @@ type DriftMark struct {
 // ids to their drift marks (nil: not checked).
 func NewView(m *asdd.Manifest, cfg *asdd.Config, now time.Time, drift map[string][]DriftMark) View {
 	b := asdd.NewBoard(m, cfg, now)
-	v := View{Board: b, Cards: make([]Card, 0, len(b.Slices)), Floor: cfg.CCS.Floor, At: asdd.Timestamp(now)}
+	v := View{Revision: b.Revision, Sprint: b.Sprint, GlobalConfidence: b.GlobalConfidence, Escalations: b.Escalations,
+		Heartbeats: b.Heartbeats, NeedsReview: b.NeedsReview, Cards: make([]Card, 0, len(b.Slices)), Floor: cfg.CCS.Floor, At: asdd.Timestamp(now)}
 	used := map[string]bool{}
 	for _, bs := range b.Slices {
 		s := m.Slice(bs.ID)

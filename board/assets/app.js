@@ -16,6 +16,7 @@ const state = {
   journal: [],       // newest first
   loads: 0,          // board fetches (the tests read it)
   pending: null,     // debounce timer of a board refresh
+  trailing: null,    // the refresh after a burst
 };
 window.custodianBoard = state;
 
@@ -87,6 +88,10 @@ async function refreshBoard() {
 function scheduleRefresh() {
   clearTimeout(state.pending);
   state.pending = setTimeout(refreshBoard, 60);
+  // Once more after a burst of commits: the server hashes the artifacts
+  // for the drift marks at most once a second.
+  clearTimeout(state.trailing);
+  state.trailing = setTimeout(refreshBoard, 1500);
 }
 
 function drawBoard() {
