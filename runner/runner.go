@@ -246,8 +246,9 @@ func (r *Runner) Quick(ctx context.Context, description string) (*Summary, error
 	return r.run(ctx, nil, description)
 }
 
-// Run drives the given slices (all slices with work left when none are
-// given) until each is DONE, halted, or stopped, and returns the summary.
+// Run drives the given slices (when none are given: every slice not DONE,
+// but QUICK_FIX ones) until each is DONE, halted, or stopped, and returns
+// the summary.
 func (r *Runner) Run(ctx context.Context, ids []string) (*Summary, error) {
 	return r.run(ctx, ids, "")
 }
@@ -283,8 +284,10 @@ func (r *Runner) run(ctx context.Context, ids []string, quick string) (*Summary,
 		}
 		r.emit(Event{Kind: EvQuickFix, Slice: ids[0], Detail: quick})
 	} else if len(ids) == 0 {
+		// QUICK_FIX slices are logged fixes, not pipeline work: they run
+		// only when named (or from --quick).
 		for _, s := range m.Slices {
-			if Next(s, r.cfg, r.o.Until).Kind != StepDone {
+			if s.Status != asdd.QuickFix && Next(s, r.cfg, r.o.Until).Kind != StepDone {
 				ids = append(ids, s.SliceID)
 			}
 		}

@@ -334,3 +334,25 @@ func TestQuick(t *testing.T) {
 		t.Errorf("chain %v", agents)
 	}
 }
+
+// A quick fix recorded by hand (`custodian quick`) is done: a run without
+// slice ids leaves it alone; named, it gets its implementation and QA runs.
+func TestQuickFixRunsOnlyWhenNamed(t *testing.T) {
+	cfg := testConfig(time.Minute)
+	st := newMemState(t, cfg)
+	st.must(t, asdd.Quick{Description: "Fix typo by hand"})
+	fs := &fakeStarter{behave: func(env map[string]string) fakeRun { return fakeRun{out: result(env["CUSTODIAN_AGENT"], 0.97)} }}
+	sum, err := newTestRunner(t, cfg, st, fs, Options{}).Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Slices) != 0 || len(fs.log) != 0 {
+		t.Fatalf("unnamed quick fix ran: %+v %v", sum, fs.log)
+	}
+	if _, err := newTestRunner(t, cfg, st, fs, Options{}).Run(context.Background(), []string{"QUICK-001"}); err != nil {
+		t.Fatal(err)
+	}
+	if fs.starts("QUICK-001/implementation") != 1 || fs.starts("QUICK-001/qa") != 1 {
+		t.Errorf("named quick fix: %v", fs.log)
+	}
+}

@@ -181,7 +181,7 @@ func runDry(app *App, ctx context.Context, state *runState, cfg *asdd.Config, id
 	plans := []runner.SlicePlan{}
 	if len(ids) == 0 {
 		for _, s := range m.Slices {
-			if runner.Next(s, cfg, until).Kind != runner.StepDone {
+			if s.Status != asdd.QuickFix && runner.Next(s, cfg, until).Kind != runner.StepDone {
 				plans = append(plans, runner.Plan(s, cfg, until))
 			}
 		}
