@@ -292,6 +292,13 @@ func (r *Runner) run(ctx context.Context, ids []string, quick string) (*Summary,
 			}
 		}
 	} else {
+		ids = slices.Clone(ids)
+		seen := map[string]bool{}
+		ids = slices.DeleteFunc(ids, func(id string) bool { // one driver per slice
+			dup := seen[id]
+			seen[id] = true
+			return dup
+		})
 		for _, id := range ids {
 			if _, err := m.Find(id); err != nil {
 				return nil, err

@@ -38,7 +38,7 @@ func TestRunToDoneWithWaves(t *testing.T) {
 	fs := &fakeStarter{behave: planner}
 	var events []Event
 	r := newTestRunner(t, cfg, st, fs, Options{MaxParallel: 3, Progress: func(e Event) { events = append(events, e) }})
-	sum, err := r.Run(context.Background(), nil)
+	sum, err := r.Run(context.Background(), []string{"S", "S"})
 	if err != nil {
 		t.Fatal(err)
 	}
