@@ -339,15 +339,7 @@ func TestDashboardInChromium(t *testing.T) {
 
 	resolve := func() {
 		t.Helper()
-		if err := chromedp.Do(ctx,
-			chromedp.Click(`#card-SLICE-002 button[data-op="resolve"]`),
-			chromedp.WaitVisible(`#action-dialog`),
-			chromedp.SetValue(`#action-form textarea[name="rationale"]`, "retryable errors listed in the intent"),
-			chromedp.SetValue(`#action-form input[name="by"]`, "dana"),
-			chromedp.Click(`#action-submit`),
-		); err != nil {
-			t.Fatalf("resolve in the dialog: %v", err)
-		}
+		act(t, ctx, `#card-SLICE-002 button[data-op="resolve"]`, "retryable errors listed in the intent")
 	}
 
 	// Without the token the daemon refuses, and the card stays.
@@ -450,4 +442,55 @@ func terminalShot(t *testing.T, ctx context.Context, text string) []byte {
 		t.Fatalf("screenshot of the terminal: %v", err)
 	}
 	return png
+}
+
+// act clicks an action button, fills the dialog's rationale and submits.
+func act(t *testing.T, ctx context.Context, button, rationale string) {
+	t.Helper()
+	if err := chromedp.Do(ctx,
+		chromedp.Click(button),
+		chromedp.WaitVisible(`#action-dialog`),
+		chromedp.SetValue(`#action-form textarea[name="rationale"]`, rationale),
+		chromedp.Click(`#action-submit`),
+	); err != nil {
+		t.Fatalf("%s in the dialog: %v", button, err)
+	}
+}
+
+// Review, the third human action: after a rebuild the guessed fields are
+// marked NEEDS_HUMAN_REVIEW; with the admin token (taken from the address
+// serve prints) a human clears a slice's marks and the project's.
+func TestDashboardReviewAfterRebuild(t *testing.T) {
+	exe := chromium(t)
+	t.Parallel()
+	shots := artifacts(t)
+	p := &project{t: t, bin: testbin.Path(t), dir: t.TempDir()}
+	p.write(".asdd/specs/SLICE-001/intent.md", "# Intent\nUsers log in.\n")
+	p.write(".asdd/specs/SLICE-001/requirements.md", "# Requirements\nREQ-001 …\n")
+	p.run("rebuild")
+	const token = "review-token"
+	url := p.serve(token)
+	ctx := browser(t, exe)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"#admin="+token)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the review marks", `!!document.querySelector('#card-SLICE-001 .review') && !!document.getElementById('review-project')`)
+	waitFor(t, ctx, "admin mode from the address", `document.body.classList.contains('admin') && location.hash === ''`)
+	screenshot(t, ctx, shots, "review-before.png")
+
+	act(t, ctx, `#card-SLICE-001 button[data-op="clear-review"]`, "checked the rebuilt slice against the specs")
+	waitFor(t, ctx, "the slice's marks cleared", `!!document.getElementById('card-SLICE-001') && !document.querySelector('#card-SLICE-001 .review')`)
+	act(t, ctx, `#review-project`, "project context checked")
+	waitFor(t, ctx, "the banner gone", `document.getElementById('review-banner').hidden`)
+	screenshot(t, ctx, shots, "review-after.png")
+
+	var b struct {
+		NeedsReview bool `json:"needs_human_review"`
+	}
+	if err := json.Unmarshal([]byte(p.run("--json", "status")), &b); err != nil {
+		t.Fatal(err)
+	}
+	if b.NeedsReview {
+		t.Error("the state still needs a human review")
+	}
 }

@@ -30,6 +30,8 @@ type View struct {
 	Escalations      []asdd.EscalationView `json:"open_escalations"`
 	Heartbeats       []asdd.BoardHeartbeat `json:"heartbeats"`
 	NeedsReview      bool                  `json:"needs_human_review"`
+	// ProjectReview lists the project-context fields a rebuild guessed.
+	ProjectReview []string `json:"project_needs_human_review,omitempty"`
 	// Columns are the board's columns in order: the lifecycle phases and
 	// BLOCKED always, QUICK_FIX and OTHER only when a card is in them.
 	Columns []string `json:"columns"`
@@ -81,7 +83,7 @@ type DriftMark struct {
 func NewView(m *asdd.Manifest, cfg *asdd.Config, now time.Time, drift map[string][]DriftMark) View {
 	b := asdd.NewBoard(m, cfg, now)
 	v := View{Revision: b.Revision, Sprint: b.Sprint, GlobalConfidence: b.GlobalConfidence, Escalations: b.Escalations,
-		Heartbeats: b.Heartbeats, NeedsReview: b.NeedsReview, Cards: make([]Card, 0, len(b.Slices)), Floor: cfg.CCS.Floor, At: asdd.Timestamp(now)}
+		Heartbeats: b.Heartbeats, NeedsReview: b.NeedsReview, ProjectReview: m.ProjectContext.NeedsHumanReview, Cards: make([]Card, 0, len(b.Slices)), Floor: cfg.CCS.Floor, At: asdd.Timestamp(now)}
 	used := map[string]bool{}
 	for _, bs := range b.Slices {
 		s := m.Slice(bs.ID)

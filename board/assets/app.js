@@ -106,7 +106,14 @@ function drawBoard() {
   );
   const banner = $("review-banner");
   banner.hidden = !v.needs_human_review;
-  banner.textContent = v.needs_human_review ? "State marked NEEDS_HUMAN_REVIEW: the pipeline is stopped until a human reviews it." : "";
+  banner.replaceChildren();
+  if (v.needs_human_review) {
+    banner.append("State marked NEEDS_HUMAN_REVIEW: the pipeline is stopped until a human reviews it.");
+    if (v.project_needs_human_review && v.project_needs_human_review.length) {
+      banner.append(` Project fields guessed by a rebuild: ${v.project_needs_human_review.join(", ")}. `,
+        h("button", { class: "act", "data-op": "clear-review", id: "review-project", onclick: () => openAction("clear-review", { slice_id: "" }) }, "Review project"));
+    }
+  }
 
   const board = $("board");
   const cols = v.columns.map((name) => {
@@ -387,25 +394,27 @@ function openAction(op, card) {
   form.reset();
   form.dataset.op = op;
   form.dataset.slice = card.slice_id;
-  $("action-title").textContent = `${op === "clear-review" ? "Review" : op[0].toUpperCase() + op.slice(1)} ${card.slice_id}`;
+  $("action-title").textContent = `${op === "clear-review" ? "Review" : op[0].toUpperCase() + op.slice(1)} ${card.slice_id || "the project context"}`;
   $("action-help").textContent = help[op] + (adminToken() ? "" : " No admin token is set: the daemon will refuse it.");
   for (const el of form.querySelectorAll(".only-resolve")) el.hidden = !(op === "resolve" || (op === "approve" && el.classList.contains("only-approve")));
   dlg.showModal();
 }
 
 async function sendAction(op, slice, fields) {
-  const body = { Slice: slice, Role: fields.role, By: fields.by || undefined, Rationale: fields.rationale };
+  const body = { Slice: slice || undefined, Role: fields.role, By: fields.by || undefined, Rationale: fields.rationale };
   if (op === "resolve") {
     body.Action = fields.to ? "return" : fields.action;
     if (body.Action === "return") body.ReturnTo = (fields.to || "").toUpperCase();
   }
   if ((op === "resolve" || op === "approve") && fields.root_cause) body.RootCause = fields.root_cause;
-  try {
-    // What the human saw on disk is what they accept, as with the CLI.
-    body.Hashes = (await getJSON(`/hashes?slice=${encodeURIComponent(slice)}`)).hashes;
-  } catch (e) {
-    toast("cannot hash the slice's artifacts: " + e.message, "error");
-    return false;
+  if (slice) {
+    try {
+      // What the human saw on disk is what they accept, as with the CLI.
+      body.Hashes = (await getJSON(`/hashes?slice=${encodeURIComponent(slice)}`)).hashes;
+    } catch (e) {
+      toast("cannot hash the slice's artifacts: " + e.message, "error");
+      return false;
+    }
   }
   const headers = { "Content-Type": "application/json" };
   const tok = adminToken();
