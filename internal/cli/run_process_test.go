@@ -30,6 +30,7 @@ const scriptedAgent = `#!/bin/sh
 a=$CUSTODIAN_AGENT
 t=${CUSTODIAN_TASK:--}
 echo "start $CUSTODIAN_SLICE $a $t $(date +%s%N)" >> "$LOG"
+[ -n "$SERVERS" ] && echo "$a $CUSTODIAN_SERVER" >> "$SERVERS"
 [ -f "$CUSTODIAN_CONTEXT" ] || { echo "no context packet" >&2; exit 9; }
 if [ "$t" != "-" ]; then
   eval "s=\${SLEEP_$t:-\${TASK_SLEEP:-0.1}}"
@@ -467,5 +468,43 @@ func TestRunResumeAfterSIGKILL(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(p.dir, ".asdd/runs/runner.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("run file left after a clean end: %v", err)
+	}
+}
+
+// With a daemon serving the project, the runner and its agents go through
+// it: every agent gets its socket in CUSTODIAN_SERVER, the agent that
+// proposes itself does so through it, and the slice reaches DONE.
+func TestRunThroughDaemon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs agent processes")
+	}
+	t.Parallel()
+	p := newRunProject(t, nil, "SELF=design")
+	servers := filepath.Join(p.dir, "servers")
+	p.env = append(p.env, "SERVERS="+servers)
+	p.want(0, "slice", "add", "D")
+	d := startServe(t, p.dir)
+	out := p.runner(0, "run", "D", "--until", "CI_CD")
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := d.wait(t); code != 0 {
+		t.Fatalf("daemon exit %d\n%s", code, d.out.String())
+	}
+	if s := p.manifest().Slice("D"); s.Status != asdd.CICD {
+		t.Fatalf("status %s\n%s", s.Status, out)
+	}
+	b, err := os.ReadFile(servers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "unix://" + filepath.Join(p.dir, DefaultSocket)
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if !strings.HasSuffix(line, " "+want) {
+			t.Errorf("agent saw %q, want the daemon %s", line, want)
+		}
+	}
+	if !strings.Contains(out, "proposed itself") {
+		t.Errorf("the design agent's own proposal went unseen:\n%s", out)
 	}
 }
