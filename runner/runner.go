@@ -606,6 +606,12 @@ func (r *Runner) runAgent(ctx context.Context, id string, ag *asdd.Agent, task *
 		if x.haltedBy {
 			return stepOutcome{} // the drive loop reads the halt
 		}
+		if x.startErr != nil {
+			// The command cannot run at all (not found, not executable): a
+			// configuration error for a human, not an agent failure to
+			// retry and escalate.
+			return stepOutcome{OutcomeError, fmt.Sprintf("the %s agent's command %q could not start: %v (check %s)", ag.Name, ag.Command[0], x.startErr, asdd.ConfigPath)}
+		}
 		o, fail := r.collect(ctx, id, ag, task, m.Revision, x)
 		if fail == nil {
 			return o
@@ -873,8 +879,6 @@ func runFailure(x execResult, ag *asdd.Agent, cfg *asdd.Config) *failure {
 	switch {
 	case x.timedOut:
 		return &failure{timeout: true, why: fmt.Sprintf("no result within %s", cfg.RunTimeout(ag))}
-	case x.startErr != nil:
-		return &failure{why: "could not start: " + x.startErr.Error()}
 	case x.exit != 0:
 		return &failure{why: fmt.Sprintf("crashed (exit %d) without a result", x.exit)}
 	}

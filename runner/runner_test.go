@@ -356,3 +356,23 @@ func TestQuickFixRunsOnlyWhenNamed(t *testing.T) {
 		t.Errorf("named quick fix: %v", fs.log)
 	}
 }
+
+// A command that cannot start is a configuration error: the slice stops
+// with it, nothing is retried or escalated.
+func TestCommandThatCannotStart(t *testing.T) {
+	cfg := testConfig(time.Minute)
+	a, _ := cfg.Agent("discovery")
+	a.Command = []string{"/nonexistent/agent"}
+	st := newMemState(t, cfg, "S")
+	r, err := New(Options{Root: t.TempDir(), Config: cfg, State: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := r.Run(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := sum.Slices[0]; o.Outcome != OutcomeError || !strings.Contains(o.Why, "could not start") || sum.Retries != 0 || st.slice("S").Status != asdd.Discovery {
+		t.Errorf("summary %+v", sum)
+	}
+}
