@@ -319,6 +319,7 @@ func TestDashboardInChromium(t *testing.T) {
 	p.write("specs/SLICE-001/intent.md", "# Login\nUsers sign in with e-mail, password or a passkey.\n")
 	p.run("heartbeat", "--agent", "validation", "--status", "ACTIVE", "--slice", "SLICE-003")
 	waitFor(t, ctx, "the drift mark", `!!document.querySelector('#card-SLICE-001 .drift')`)
+	noJunk(t, ctx)
 	png := screenshot(t, ctx, shots, "board-blocked.png")
 	if *docsImg {
 		if err := os.WriteFile(filepath.Join("..", "docs", "img", "board.png"), png, 0o644); err != nil {
@@ -476,6 +477,7 @@ func TestDashboardReviewAfterRebuild(t *testing.T) {
 	}
 	waitFor(t, ctx, "the review marks", `!!document.querySelector('#card-SLICE-001 .review') && !!document.getElementById('review-project')`)
 	waitFor(t, ctx, "admin mode from the address", `document.body.classList.contains('admin') && location.hash === ''`)
+	noJunk(t, ctx)
 	screenshot(t, ctx, shots, "review-before.png")
 
 	act(t, ctx, `#card-SLICE-001 button[data-op="clear-review"]`, "checked the rebuilt slice against the specs")
@@ -492,5 +494,14 @@ func TestDashboardReviewAfterRebuild(t *testing.T) {
 	}
 	if b.NeedsReview {
 		t.Error("the state still needs a human review")
+	}
+}
+
+// noJunk fails when the page shows JavaScript's placeholders for missing
+// values.
+func noJunk(t *testing.T, ctx context.Context) {
+	t.Helper()
+	if bad := eval[string](t, ctx, `(document.body.innerText.match(/\b(null|undefined|NaN|\[object Object\])\b/) || [""])[0]`); bad != "" {
+		t.Errorf("the page shows %q", bad)
 	}
 }

@@ -97,13 +97,13 @@ function scheduleRefresh() {
 function drawBoard() {
   const v = state.view;
   const s = $("summary");
-  s.replaceChildren(
+  s.replaceChildren(...[
     h("span", { class: "rev", id: "revision", text: `revision ${v.revision}` }),
     v.current_sprint ? h("span", { text: `sprint ${v.current_sprint}` }) : null,
     h("span", { text: `global confidence ${fmt3(v.global_confidence_score)}` }),
     h("span", { text: `${v.cards.length} slices` }),
     v.open_escalations.length ? h("span", { class: "warn", text: `${v.open_escalations.length} open escalation(s)` }) : null,
-  );
+  ].filter(Boolean));
   const banner = $("review-banner");
   banner.hidden = !v.needs_human_review;
   banner.replaceChildren();
