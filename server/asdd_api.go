@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -64,6 +65,10 @@ type manifestCache struct {
 	rev uint64
 	raw []byte
 	m   *asdd.Manifest
+	// committed is true once the entry is known to be the committed value
+	// of revision rev (decoded from it, or its commit returned): then a
+	// revision number alone identifies it.
+	committed bool
 }
 
 func (c *manifestCache) get(doc store.Document) *asdd.Manifest {
@@ -75,10 +80,35 @@ func (c *manifestCache) get(doc store.Document) *asdd.Manifest {
 	return nil
 }
 
-func (c *manifestCache) put(rev uint64, raw []byte, m *asdd.Manifest) {
+// committedAt returns the entry if it is the committed value of rev.
+func (c *manifestCache) committedAt(rev uint64) *asdd.Manifest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.rev, c.raw, c.m = rev, bytes.TrimRight(raw, " \t\r\n"), m
+	if c.m != nil && c.committed && c.rev == rev {
+		return c.m
+	}
+	return nil
+}
+
+func (c *manifestCache) put(rev uint64, raw []byte, m *asdd.Manifest, committed bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.rev, c.raw, c.m, c.committed = rev, bytes.TrimRight(raw, " \t\r\n"), m, committed
+}
+
+// confirm marks the entry of rev as committed.
+func (c *manifestCache) confirm(rev uint64, m *asdd.Manifest) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.rev == rev && c.m == m {
+		c.committed = true
+	}
+}
+
+// revisioner is what a store offers when it can tell a document's latest
+// durable revision without copying its value (store/file in Hold mode).
+type revisioner interface {
+	Revision(ctx context.Context, key string) (uint64, bool)
 }
 
 func (s *Server) manifestAt(cur store.Document) (*asdd.Manifest, error) {
@@ -90,7 +120,7 @@ func (s *Server) manifestAt(cur store.Document) (*asdd.Manifest, error) {
 		return nil, reason.New(reason.CorruptState, "%s does not match its schema (run `custodian check` or `custodian rebuild`): %w", asdd.Key, err)
 	}
 	m.Revision = cur.Revision
-	s.asdd.put(cur.Revision, cur.Value, m)
+	s.asdd.put(cur.Revision, cur.Value, m, true)
 	return m, nil
 }
 
@@ -155,7 +185,7 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 		}
 		// The next operation most likely runs on this value: keep it
 		// decoded (used only if the store commits exactly these bytes).
-		s.asdd.put(cur.Revision+1, raw, o.Manifest)
+		s.asdd.put(cur.Revision+1, raw, o.Manifest, false)
 		events := make([]store.Event, 0, len(o.Events))
 		for _, e := range o.Events {
 			data, err := json.Marshal(e)
@@ -171,6 +201,9 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		writeError(w, err)
 		return
+	}
+	if res.Changed {
+		s.asdd.confirm(res.Revision, out.Manifest)
 	}
 	resp := client.OpResponse{Revision: res.Revision, Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
 	if resp.Events == nil {
@@ -300,6 +333,23 @@ func derivedEffects(out *asdd.Outcome) []asdd.Effect {
 // manifest the daemon keeps.
 func (s *Server) getSlice(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
+	if rv, ok := s.st.(revisioner); ok {
+		// Fast path: the latest durable revision is the one the daemon
+		// keeps decoded, so no copy of the whole manifest is needed.
+		if rev, ok := rv.Revision(r.Context(), asdd.Key); ok {
+			if m := s.asdd.committedAt(rev); m != nil {
+				sl, err := m.Find(r.PathValue("id"))
+				if err != nil {
+					writeError(w, err)
+					return
+				}
+				s.m.reads.Observe(time.Since(start).Seconds())
+				w.Header().Set("ETag", fmt.Sprintf("%q", fmt.Sprint(rev)))
+				writeJSON(w, http.StatusOK, sl)
+				return
+			}
+		}
+	}
 	doc, err := s.st.Get(r.Context(), asdd.Key)
 	if reason.CodeOf(err) == reason.NotFound {
 		err = errNoManifest

@@ -254,6 +254,23 @@ func TestASDDOperations(t *testing.T) {
 	if _, err := c.Slice(ctx, "S-404"); !errors.Is(err, reason.NotFound) {
 		t.Fatalf("read a missing slice: %v", err)
 	}
+	// A commit that is not an ASDD operation (a generic write) is seen by
+	// the next slice read: the decoded manifest the daemon keeps is used
+	// only for the revision it was committed at.
+	if _, err := c.Update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
+		m, err := asdd.Decode(cur.Value)
+		if err != nil {
+			return store.Change{}, err
+		}
+		m.Slice("S-1").Name = "Login, renamed"
+		b, err := asdd.Encode(m)
+		return store.Change{Value: b, Actor: "t", Reason: "rename"}, err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if sl, err := c.Slice(ctx, "S-1"); err != nil || sl.Name != "Login, renamed" {
+		t.Fatalf("slice after a generic write: %+v %v", sl, err)
+	}
 	doc, err := c.Get(ctx, asdd.Key)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +279,7 @@ func TestASDDOperations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Slice("S-1").Status != asdd.Spec || doc.Revision != r.Revision+1 {
+	if m.Slice("S-1").Status != asdd.Spec || doc.Revision != r.Revision+2 { // the heartbeat, the rename
 		t.Fatalf("manifest at %d: %+v", doc.Revision, m.Slice("S-1"))
 	}
 	if _, err := c.Op(ctx, "lock", asdd.LockSlice{Slice: "S-1"}); !errors.Is(err, reason.InvalidInput) {

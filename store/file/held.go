@@ -1,6 +1,7 @@
 package file
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -311,4 +312,24 @@ func (d *doc) flushSnapshot() error {
 	}
 	h.snapRev = v.rev
 	return nil
+}
+
+// Revision returns, in Hold mode, the latest durable revision of a document
+// already in memory, without copying its value or taking its lock; ok is
+// false outside Hold mode or before the document was first used.
+func (s *Store) Revision(ctx context.Context, key string) (uint64, bool) {
+	if s.daemon == nil {
+		return 0, false
+	}
+	s.mu.Lock()
+	d, found := s.docs[key]
+	s.mu.Unlock()
+	if !found || !d.held.active.Load() {
+		return 0, false
+	}
+	v := d.held.durable.Load()
+	if v == nil || v.value == nil {
+		return 0, false
+	}
+	return v.rev, true
 }
