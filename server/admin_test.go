@@ -46,6 +46,7 @@ func TestAdminTokenGuardsHumanActions(t *testing.T) {
 		{"resolve with a wrong token", "resolve", "nope", resolve, http.StatusUnauthorized},
 		{"approve without token", "approve", "", resolve, http.StatusUnauthorized},
 		{"clear-review without token", "clear-review", "", `{"Role":"TL","Rationale":"ok"}`, http.StatusUnauthorized},
+		{"resolve spelled with an escape, without token", "res%6flve", "", resolve, http.StatusUnauthorized},
 		{"resolve with the admin token", "resolve", "adm-secret", resolve, http.StatusOK},
 		{"heartbeat needs no token", "heartbeat", "", `{"Agent":"spec","Status":"ACTIVE"}`, http.StatusOK},
 	}
