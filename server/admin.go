@@ -3,6 +3,7 @@ package server
 import (
 	"net"
 	"net/http"
+	"path"
 	"strings"
 )
 
@@ -50,4 +51,19 @@ func refuseAdmin(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="custodian-admin"`)
 	op := strings.TrimPrefix(r.URL.Path, "/v1/asdd/")
 	writeErrorStatus(w, http.StatusUnauthorized, "UNAUTHORIZED", op+" is a human decision: it needs the admin token (custodian serve --admin-token, or the one it printed at start) as the bearer token")
+}
+
+// uiPage reports whether r asks for the dashboard's page or its static
+// assets (GET / and /assets/…): they hold no state, and the page asks for
+// the token before it reads anything, so they load without one. Everything
+// the page reads (/board.json, /v1/…) still needs the token.
+func (s *Server) uiPage(r *http.Request) bool {
+	if s.o.UI == nil || (r.Method != http.MethodGet && r.Method != http.MethodHead) {
+		return false
+	}
+	p := r.URL.Path
+	if p != "/" && path.Clean(p) != p {
+		return false // "/assets/../board.json" is not an asset
+	}
+	return p == "/" || strings.HasPrefix(p, "/assets/")
 }

@@ -137,3 +137,45 @@ func TestAdminTokenNotOnUnixSocket(t *testing.T) {
 		t.Fatalf("unexpected answer %d %s", code, b)
 	}
 }
+
+// With an agents' token, the dashboard's page and assets load without it
+// (they hold no state); what the page reads does not.
+func TestTokenLeavesTheDashboardPageOpen(t *testing.T) {
+	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "ui "+r.URL.Path)
+	})
+	d := start(t, server.Options{Token: "agents", AdminToken: "adm", UI: ui})
+	tests := []struct {
+		method, path, token string
+		want                int
+	}{
+		{"GET", "/", "", http.StatusOK},
+		{"GET", "/assets/app.js", "", http.StatusOK},
+		{"HEAD", "/assets/style.css", "", http.StatusOK},
+		{"GET", "/board.json", "", http.StatusUnauthorized},
+		{"GET", "/assets/../board.json", "", http.StatusUnauthorized},
+		{"POST", "/", "", http.StatusUnauthorized},
+		{"GET", "/v1/keys", "", http.StatusUnauthorized},
+		{"GET", "/board.json", "agents", http.StatusOK},
+		{"GET", "/board.json", "adm", http.StatusOK},
+	}
+	for _, tc := range tests {
+		req, err := http.NewRequest(tc.method, d.url+tc.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.URL.Opaque = tc.path // keep "/../" as sent
+		if tc.token != "" {
+			req.Header.Set("Authorization", "Bearer "+tc.token)
+		}
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s (token %q): %d, want %d", tc.method, tc.path, tc.token, resp.StatusCode, tc.want)
+		}
+	}
+	http.DefaultClient.CloseIdleConnections()
+}

@@ -228,7 +228,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			}
 			s.o.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration", time.Since(start))
 		}()
-		if s.o.Token != "" && r.URL.Path != "/v1/health" && !tokenOK(r, s.o.Token) && !s.adminOK(r) {
+		if s.o.Token != "" && r.URL.Path != "/v1/health" && !s.uiPage(r) && !tokenOK(r, s.o.Token) && !s.adminOK(r) {
 			rw.Header().Set("WWW-Authenticate", `Bearer realm="custodian"`)
 			writeErrorStatus(rw, http.StatusUnauthorized, "UNAUTHORIZED", "a bearer token is required")
 			return
