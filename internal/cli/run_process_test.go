@@ -336,7 +336,7 @@ func TestRunHungAgentKilledRetriedEscalated(t *testing.T) {
 	p := newRunProject(t, map[string]string{"spec": "700ms"}, "HANG=spec")
 	p.want(0, "slice", "add", "H")
 	start := time.Now()
-	out := p.runner(3, "run", "H")
+	out := p.runner(3, "run", "H", "--status-every", "200ms")
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("the run took %s", d)
 	}
@@ -379,7 +379,7 @@ func TestRunHungAgentKilledRetriedEscalated(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"timeout", "retry", "escalate", "AGENT_TIMEOUT"} {
+	for _, want := range []string{"timeout", "retry", "escalate", "AGENT_TIMEOUT", "running: H spec"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("progress lacks %q:\n%s", want, out)
 		}
