@@ -103,9 +103,9 @@ func (p *project) write(rel, content string) {
 
 // serve starts `custodian serve` on a free loopback port and returns the
 // dashboard's address.
-func (p *project) serve(adminToken string) string {
+func (p *project) serve(adminToken string, more ...string) string {
 	p.t.Helper()
-	cmd := exec.Command(p.bin, "-C", p.dir, "serve", "--addr", "127.0.0.1:0", "--monitor-every", "0", "--log-level", "warn", "--admin-token", adminToken)
+	cmd := exec.Command(p.bin, append([]string{"-C", p.dir, "serve", "--addr", "127.0.0.1:0", "--monitor-every", "0", "--log-level", "warn", "--admin-token", adminToken}, more...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		p.t.Fatal(err)
@@ -504,4 +504,30 @@ func noJunk(t *testing.T, ctx context.Context) {
 	if bad := eval[string](t, ctx, `(document.body.innerText.match(/\b(null|undefined|NaN|\[object Object\])\b/) || [""])[0]`); bad != "" {
 		t.Errorf("the page shows %q", bad)
 	}
+}
+
+// A daemon started with --token: the page loads, asks for a token, and
+// once the admin token is entered reads the board and follows it live.
+func TestDashboardWithReadToken(t *testing.T) {
+	exe := chromium(t)
+	t.Parallel()
+	p := &project{t: t, bin: testbin.Path(t), dir: t.TempDir()}
+	p.run("init")
+	p.run("slice", "add", "SLICE-001", "--name", "User login")
+	p.write("specs/SLICE-001/intent.md", "# Login\n")
+	url := p.serve("adm", "--token", "agents")
+	ctx := browser(t, exe)
+	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the request for a token", `document.getElementById('live').textContent === 'token needed' && document.getElementById('summary').textContent.includes('needs a token')`)
+	if n := eval[int](t, ctx, `document.querySelectorAll('[data-slice]').length`); n != 0 {
+		t.Fatalf("%d cards shown without a token", n)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(`#admin-token`), chromedp.SendKeys(`#admin-token`, "adm\r")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, ctx, "the board with the token", cardIn("DISCOVERY", "SLICE-001")+` && document.getElementById('live').textContent === 'live'`)
+	p.runEnv([]string{"CUSTODIAN_TOKEN=agents"}, "propose", "--agent", "discovery", "--slice", "SLICE-001", "--score", "0.97", "--artifact", "intent=specs/SLICE-001/intent.md")
+	waitFor(t, ctx, "SLICE-001 in SPEC, live", cardIn("SPEC", "SLICE-001"))
 }

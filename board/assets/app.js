@@ -1,5 +1,6 @@
 // Custodian dashboard: draws /board.json and /plan.json, follows the
-// daemon's /v1/watch stream (Server-Sent Events) and sends the human
+// daemon's /v1/watch stream (Server-Sent Events, read with fetch so that a
+// token can go in a header) and sends the human
 // actions (resolve, approve, review) to POST /v1/asdd/{op} with the admin
 // token. No framework, no network access beyond the daemon.
 "use strict";
@@ -63,9 +64,18 @@ function toast(msg, kind) {
   toast.timer = setTimeout(() => { t.hidden = true; }, kind === "error" ? 10000 : 5000);
 }
 
+// authHeaders carries the token entered on the page, if any: the admin
+// token opens the actions, and either token opens the reads of a daemon
+// started with --token.
+function authHeaders() {
+  const tok = adminToken();
+  return tok ? { Authorization: "Bearer " + tok } : {};
+}
+
 async function getJSON(url) {
-  const r = await fetch(url, { cache: "no-store" });
+  const r = await fetch(url, { cache: "no-store", headers: authHeaders() });
   const body = await r.json().catch(() => ({}));
+  if (r.status === 401) throw new Error("this daemon needs a token to read the state: enter it above");
   if (!r.ok) throw new Error((body.error && body.error.message) || `${url}: HTTP ${r.status}`);
   return body;
 }
@@ -240,7 +250,7 @@ function drawEscalations(v) {
     notice.addEventListener("toggle", async () => {
       if (!notice.open || notice.dataset.loaded) return;
       notice.dataset.loaded = "1";
-      const r = await fetch(`/notice?slice=${encodeURIComponent(e.slice)}&id=${encodeURIComponent(e.id)}`);
+      const r = await fetch(`/notice?slice=${encodeURIComponent(e.slice)}&id=${encodeURIComponent(e.id)}`, { headers: authHeaders() });
       notice.append(h("pre", { text: r.ok ? await r.text() : `not available (HTTP ${r.status})` }));
     });
     return h("div", { class: "escalation", "data-escalation": e.id },
@@ -348,34 +358,90 @@ async function refreshPlan() {
 
 // ---- live updates ------------------------------------------------------
 
-function watch(key, from, onCommit) {
-  const es = new EventSource(`/v1/watch?key=${encodeURIComponent(key)}&from=${from}`);
-  es.addEventListener("commit", (ev) => {
-    let c;
-    try { c = JSON.parse(ev.data); } catch { return; }
-    onCommit(c);
-  });
-  es.addEventListener("error", (ev) => {
-    if (ev.data) {
-      try { toast("watch: " + JSON.parse(ev.data).error.message, "error"); } catch { /* not ours */ }
+// watch follows /v1/watch for key (Server-Sent Events read with fetch, so
+// that the token can go in a header), calling onCommit for every commit
+// after revision from, and reconnecting from the last revision seen.
+// onState gets "live", "reconnecting" or "token needed".
+async function watch(key, from, onCommit, onState, floor) {
+  let last = from;
+  let delay = 500;
+  for (;;) {
+    // Never replay what the page already drew from a fresh read.
+    if (floor) last = Math.max(last, floor());
+    try {
+      const r = await fetch(`/v1/watch?key=${encodeURIComponent(key)}&from=${last}`, { headers: authHeaders(), cache: "no-store" });
+      if (r.status === 401) {
+        onState("token needed");
+        await sleep(2000);
+        continue;
+      }
+      if (!r.ok || !r.body) throw new Error(`HTTP ${r.status}`);
+      onState("live");
+      delay = 500;
+      const reader = r.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = "";
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value.replace(/\r\n?/g, "\n");
+        let i;
+        while ((i = buf.indexOf("\n\n")) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const ev = parseEvent(block);
+          if (ev.id !== null && /^\d+$/.test(ev.id)) last = Number(ev.id);
+          if (ev.event === "commit") {
+            let c;
+            try { c = JSON.parse(ev.data); } catch { continue; }
+            onCommit(c);
+          } else if (ev.event === "error") {
+            try { toast("watch: " + JSON.parse(ev.data).error.message, "error"); } catch { /* not ours */ }
+          }
+        }
+      }
+    } catch (e) {
+      // The daemon went away or the network dropped: try again.
     }
-  });
-  return es;
+    onState("reconnecting");
+    await sleep(delay);
+    delay = Math.min(delay * 2, 10000);
+  }
 }
+
+// parseEvent reads one Server-Sent Events block.
+function parseEvent(block) {
+  const ev = { event: "message", data: "", id: null };
+  const data = [];
+  for (const line of block.split("\n")) {
+    if (line === "" || line.startsWith(":")) continue;
+    const c = line.indexOf(":");
+    const field = c < 0 ? line : line.slice(0, c);
+    let v = c < 0 ? "" : line.slice(c + 1);
+    if (v.startsWith(" ")) v = v.slice(1);
+    if (field === "event") ev.event = v;
+    else if (field === "data") data.push(v);
+    else if (field === "id") ev.id = v;
+  }
+  ev.data = data.join("\n");
+  return ev;
+}
+
+function sleep(ms) { return new Promise((res) => setTimeout(res, ms)); }
 
 function startLive(rev) {
   const live = $("live");
-  const es = watch(MANIFEST, rev, (c) => {
+  watch(MANIFEST, rev, (c) => {
     if (c.rev <= state.rev && state.journal.some((r) => r.rev === c.rev)) return;
     state.rev = Math.max(state.rev, c.rev);
     state.journal.unshift(c);
     state.journal.length = Math.min(state.journal.length, JOURNAL_MAX);
     drawJournal();
     scheduleRefresh();
-  });
-  es.onopen = () => { live.textContent = "live"; live.className = "live on"; };
-  es.onerror = () => { live.textContent = "reconnecting"; live.className = "live off"; };
-  watch(IMPL, 0, () => refreshPlan());
+  }, (st) => {
+    live.textContent = st;
+    live.className = "live " + (st === "live" ? "on" : "off");
+  }, () => state.rev);
+  watch(IMPL, 0, () => refreshPlan(), () => {});
 }
 
 // ---- actions -------------------------------------------------------------
@@ -416,9 +482,7 @@ async function sendAction(op, slice, fields) {
       return false;
     }
   }
-  const headers = { "Content-Type": "application/json" };
-  const tok = adminToken();
-  if (tok) headers.Authorization = "Bearer " + tok;
+  const headers = { "Content-Type": "application/json", ...authHeaders() };
   const r = await fetch(`/v1/asdd/${op}`, { method: "POST", headers, body: JSON.stringify(body) });
   const res = await r.json().catch(() => ({}));
   if (!r.ok) {
@@ -448,6 +512,7 @@ function setupActions() {
     const v = input.value.trim();
     if (v) localStorage.setItem(TOKEN_KEY, v); else localStorage.removeItem(TOKEN_KEY);
     document.body.classList.toggle("admin", !!v);
+    if (state.started) reloadAll();
   };
   input.addEventListener("change", save);
   $("token-form").addEventListener("submit", (ev) => { ev.preventDefault(); save(); toast(input.value ? "admin token set" : "read-only", "ok"); });
@@ -463,6 +528,13 @@ function setupActions() {
 
 // ---- start ---------------------------------------------------------------
 
+// reloadAll reads everything again (after the token changed).
+async function reloadAll() {
+  await refreshBoard();
+  await loadJournal(state.rev);
+  refreshPlan();
+}
+
 async function start() {
   setupActions();
   await refreshBoard();
@@ -470,6 +542,7 @@ async function start() {
   await loadJournal(rev);
   refreshPlan();
   startLive(rev);
+  state.started = true;
   setInterval(refreshPlan, 15000);
   setInterval(scheduleRefresh, 30000); // heartbeat staleness, expired leases, drift
 }
