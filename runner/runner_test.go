@@ -21,7 +21,7 @@ const sixAndTwo = `, "tasks": [{"id":"A1","wave":1},{"id":"A2","wave":1},{"id":"
 func planner(env map[string]string) fakeRun {
 	a := env["CUSTODIAN_AGENT"]
 	if env["CUSTODIAN_TASK"] != "" {
-		return fakeRun{sleep: 15 * time.Millisecond}
+		return fakeRun{sleep: 50 * time.Millisecond}
 	}
 	out := result(a, 0.97)
 	if a == "task_planning" {

@@ -256,7 +256,7 @@ func TestRunWavesBoundedAndOrdered(t *testing.T) {
 	t.Parallel()
 	tasks := `[{"id":"A1","wave":1},{"id":"A2","wave":1},{"id":"A3","wave":1},{"id":"A4","wave":1},{"id":"A5","wave":1},{"id":"A6","wave":1},` +
 		`{"id":"B1","wave":2,"depends_on":["A1"]},{"id":"B2","wave":2}]`
-	p := newRunProject(t, nil, "TASKS="+tasks, "TASK_SLEEP=0.3", "SLEEP_A2=0.05", "SLEEP_A5=0.6")
+	p := newRunProject(t, nil, "TASKS="+tasks, "TASK_SLEEP=0.6", "SLEEP_A2=0.05", "SLEEP_A5=0.9")
 	p.want(0, "slice", "add", "W")
 	p.runner(0, "run", "W", "--max-parallel", "3", "--until", "CI_CD")
 	es := p.entries()
