@@ -61,6 +61,11 @@ shutdown, so a plugin reading manifest.json directly sees it at most that
 much (plus one rewrite) behind; the API always answers from the latest
 commit. The heartbeat monitor runs every --monitor-every.
 
+The web dashboard is served at / (http://127.0.0.1:7420/ by default): the
+board, live. It is read-only; resolve, approve and review over TCP need the
+admin token (--admin-token or $CUSTODIAN_ADMIN_TOKEN; when neither is given
+one is generated and printed with the dashboard's address).
+
 While it runs, every custodian command in the project (or with --server /
 $CUSTODIAN_SERVER) sends its reads and commits to it, with the same output
 and exit codes as without it. SIGTERM or SIGINT stops it cleanly: no new
