@@ -405,7 +405,8 @@ func TestRunResumeAfterSIGKILL(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		es := p.entries()
-		if starts(es, "K", "implementation", "L1")+starts(es, "K", "implementation", "L2")+starts(es, "K", "implementation", "L3") == 3 {
+		if starts(es, "K", "implementation", "L1")+starts(es, "K", "implementation", "L2")+starts(es, "K", "implementation", "L3") == 3 &&
+			slices.ContainsFunc(p.manifest().Slice("K").Tasks, func(t asdd.Task) bool { return t.Status == asdd.TaskDone }) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -415,7 +416,6 @@ func TestRunResumeAfterSIGKILL(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(100 * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
