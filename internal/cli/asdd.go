@@ -220,6 +220,9 @@ the project context given with --sprint and --goal.`,
 			} else if _, err := asddConfig(app); err != nil {
 				return err
 			}
+			if err := writeStateGitignore(root); err != nil {
+				return err
+			}
 			if m, err := loadManifest(app, cmd); err == nil && sprint == "" && len(goals) == 0 {
 				r := &commitResult{Revision: m.Revision, Summary: "already initialized", Events: []asdd.Event{}}
 				return finish(app, r, func(w io.Writer) error {
@@ -246,6 +249,33 @@ the project context given with --sprint and --goal.`,
 	cmd.Flags().StringArrayVar(&goals, "goal", nil, "a product goal (repeatable)")
 	cmd.Flags().BoolVar(&force, "force", false, "rewrite .asdd/config.yaml with the defaults")
 	return cmd
+}
+
+// stateGitignore keeps what is local to one machine out of git: the state
+// (manifest and journal) is shared, locks and caches are not.
+const stateGitignore = `# Written by custodian init: files local to this machine.
+.lock
+.*.lock
+statcache
+checkcache
+custodian.sock
+custodian.pid
+*.tmp
+`
+
+// writeStateGitignore writes .asdd/state/.gitignore unless one exists.
+func writeStateGitignore(root string) error {
+	p := filepath.Join(root, ".asdd", "state", ".gitignore")
+	if _, err := os.Stat(p); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	if err := os.WriteFile(p, []byte(stateGitignore), 0o644); err != nil {
+		return fmt.Errorf("init: %w", err)
+	}
+	return nil
 }
 
 func newSchemaCmd(app *App) *cobra.Command {
