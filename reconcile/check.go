@@ -69,6 +69,9 @@ type Options struct {
 	RacyWindow time.Duration
 	// Now is the clock (time.Now when nil).
 	Now func() time.Time
+	// Progress, when set, is called (from several goroutines) with the
+	// number of files just looked at, for a progress bar.
+	Progress func(files int)
 }
 
 // Report is the outcome of a Check.
@@ -179,7 +182,7 @@ func Check(ctx context.Context, root *os.Root, arts []Artifact, opt Options) (*R
 
 	<-loaded
 	results := make([]fileResult, len(paths))
-	h := &hasher{root: root, cache: old, now: now, racy: racy, escape: escapeSentinel(root)}
+	h := &hasher{root: root, cache: old, now: now, racy: racy, escape: escapeSentinel(root), progress: opt.Progress}
 	if err := h.run(ctx, paths, results, workers(opt.Workers)); err != nil {
 		return nil, err
 	}
@@ -316,6 +319,8 @@ type hasher struct {
 	racy   time.Duration
 	escape error
 	dirs   *dirs
+	// progress reports files looked at (Options.Progress).
+	progress func(int)
 }
 
 // chunk is how many files of one directory one unit of work covers.
@@ -352,6 +357,9 @@ func (h *hasher) run(ctx context.Context, paths []string, results []fileResult, 
 					return
 				}
 				h.unit(groups[u], paths, results, buf)
+				if h.progress != nil {
+					h.progress(len(groups[u]))
+				}
 			}
 		}()
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/progress"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/reconcile"
 )
@@ -154,7 +155,9 @@ func runCheck(app *App, cmd *cobra.Command, full, halt bool) (*CheckReport, erro
 	rep.Revision = in.Revision
 	rep.Stats.Slices = len(in.Slices)
 
-	res, err := reconcile.Check(app.Context(cmd), root, in.Artifacts, reconcile.Options{Full: full, Now: app.Now})
+	bar := progress.Start(app.Err, len(in.Artifacts), "checking artifacts")
+	res, err := reconcile.Check(app.Context(cmd), root, in.Artifacts, reconcile.Options{Full: full, Now: app.Now, Progress: bar.Add})
+	bar.Finish()
 	if err != nil {
 		return nil, err
 	}
