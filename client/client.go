@@ -108,7 +108,9 @@ func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, b
 	for k, v := range hdr {
 		req.Header[k] = v
 	}
-	if body != nil {
+	if body != nil || method != http.MethodGet && method != http.MethodHead {
+		// Always for a state change, body or not: the daemon refuses any
+		// other (a browser's cross-site form could send it).
 		req.Header.Set("Content-Type", "application/json")
 	}
 	if c.o.Token != "" {

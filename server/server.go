@@ -237,6 +237,9 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 			refuseAdmin(rw, r)
 			return
 		}
+		if s.crossSiteGuard(rw, r) {
+			return
+		}
 		next.ServeHTTP(rw, r)
 	})
 }

@@ -105,6 +105,9 @@ func call(t *testing.T, method, url, token string, hdr map[string]string, body s
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
+	if method != "GET" && method != "HEAD" {
+		req.Header.Set("Content-Type", "application/json") // as the client sends
+	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
