@@ -79,6 +79,9 @@ type BoardHeartbeat struct {
 	AgeSeconds *int64 `json:"age_seconds,omitempty"`
 	// Stale: ACTIVE and silent for longer than the heartbeat timeout.
 	Stale bool `json:"stale"`
+	// RetryRequestedAt and EscalatedAt: what the monitor did about silence.
+	RetryRequestedAt string `json:"retry_requested_at,omitempty"`
+	EscalatedAt      string `json:"escalated_at,omitempty"`
 }
 
 // NewBoard builds the board of m at time now (for heartbeat ages, stale
@@ -128,7 +131,7 @@ func NewBoard(m *Manifest, cfg *Config, now time.Time) Board {
 	slices.SortStableFunc(b.Slices, func(x, y BoardSlice) int { return boardOrder(x) - boardOrder(y) })
 	for _, k := range slices.Sorted(maps.Keys(m.AgentHeartbeats)) {
 		h := m.AgentHeartbeats[k]
-		bh := BoardHeartbeat{Agent: k, Status: h.Status, Slice: h.CurrentSlice, Wave: h.CurrentWave, Done: h.TasksCompleted, Remaining: h.TasksRemaining, Last: h.LastExecution}
+		bh := BoardHeartbeat{Agent: k, Status: h.Status, Slice: h.CurrentSlice, Wave: h.CurrentWave, Done: h.TasksCompleted, Remaining: h.TasksRemaining, Last: h.LastExecution, RetryRequestedAt: h.RetryRequestedAt, EscalatedAt: h.EscalatedAt}
 		if t, ok := ParseTimestamp(h.LastExecution); ok {
 			age := int64(now.Sub(t) / time.Second)
 			bh.AgeSeconds = &age

@@ -249,10 +249,16 @@ func writeBoardStyled(w io.Writer, b asdd.Board, st boardStyle) error {
 			if h.AgeSeconds != nil {
 				age = humanAge(time.Duration(*h.AgeSeconds)*time.Second) + " ago"
 			}
-			note := ""
+			var notes []string
 			if h.Stale {
-				note = "STALE"
+				notes = append(notes, "STALE")
 			}
+			if h.EscalatedAt != "" {
+				notes = append(notes, "escalated "+h.EscalatedAt)
+			} else if h.RetryRequestedAt != "" {
+				notes = append(notes, "retry requested "+h.RetryRequestedAt)
+			}
+			note := strings.Join(notes, "; ")
 			work := h.Slice
 			if h.Wave != nil {
 				work += fmt.Sprintf(" wave %d", *h.Wave)
