@@ -82,13 +82,17 @@ func storeKey(data []byte) string {
 
 // OpenEtcd opens the etcd store a URL names, with credentials the URL does
 // not give taken from $CUSTODIAN_ETCD_USER and $CUSTODIAN_ETCD_PASSWORD.
-func OpenEtcd(raw string) (*etcd.Store, error) {
+func OpenEtcd(raw string) (*etcd.Store, error) { return openEtcdWith(raw, etcd.Options{}) }
+
+// openEtcdWith is OpenEtcd with store options (the URL's prefix and request
+// limit override opts').
+func openEtcdWith(raw string, opts etcd.Options) (*etcd.Store, error) {
 	cfg, err := etcd.ParseURL(raw)
 	if err != nil {
 		return nil, err
 	}
 	cfg.FromEnv(os.Getenv)
-	s, err := etcd.Open(cfg, etcd.Options{})
+	s, err := etcd.Open(cfg, opts)
 	if err != nil {
 		if reason.CodeOf(err) != "" {
 			return nil, err

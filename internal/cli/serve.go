@@ -23,6 +23,8 @@ import (
 	"github.com/custodian-dev/custodian/monitor"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/server"
+	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/etcd"
 	"github.com/custodian-dev/custodian/store/file"
 )
 
@@ -70,7 +72,13 @@ While it runs, every custodian command in the project (or with --server /
 $CUSTODIAN_SERVER) sends its reads and commits to it, with the same output
 and exit codes as without it. SIGTERM or SIGINT stops it cleanly: no new
 connections, in-flight requests finish, pending commits are synced, the
-snapshots are rewritten, the socket is removed.`,
+snapshots are rewritten, the socket is removed.
+
+On etcd (--store etcd://…, $CUSTODIAN_STORE, or store: in .asdd/config.yaml)
+the daemon serves the etcd store instead: there is no state lock, and
+several daemons (on several machines, or in several directories) may serve
+one prefix at once, etcd ordering their commits; the socket and the pid
+file stay one per project directory. --snapshot-interval does not apply.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServe(app, cmd, o)
@@ -110,17 +118,42 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		return err
 	}
 	metrics := server.NewMetrics(prometheus.NewRegistry())
-	fopts := file.Options{Now: app.Now, Logger: log, Hold: true, SnapshotInterval: o.SnapshotInterval, OnSync: metrics.ObserveSync}
+	maxBytes := 0
 	if v := os.Getenv("CUSTODIAN_MAX_DOCUMENT_BYTES"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 {
 			return reason.New(reason.InvalidInput, "CUSTODIAN_MAX_DOCUMENT_BYTES=%q is not a positive number of bytes", v)
 		}
-		fopts.Limits.MaxBytes = n
+		maxBytes = n
 	}
-	st, err := file.Open(root, fopts)
+	storeURL, err := ConfiguredStoreURL(app)
 	if err != nil {
 		return err
+	}
+	var st servedStore
+	if isEtcdURL(storeURL) {
+		// Several daemons may serve one etcd prefix (on several
+		// machines): etcd orders their commits. Only this directory's
+		// socket and pid file are one daemon's.
+		unlock, err := lockDaemonDir(root)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		est, err := openEtcdWith(storeURL, etcd.Options{Now: app.Now, Limits: store.Limits{MaxBytes: maxBytes}})
+		if err != nil {
+			return err
+		}
+		st = est
+		log.Info("custodian daemon on etcd", "store", redactURL(storeURL))
+	} else {
+		fopts := file.Options{Now: app.Now, Logger: log, Hold: true, SnapshotInterval: o.SnapshotInterval, OnSync: metrics.ObserveSync}
+		fopts.Limits.MaxBytes = maxBytes
+		fst, err := file.Open(root, fopts)
+		if err != nil {
+			return err
+		}
+		st = fst
 	}
 	// Commands run inside the daemon (the monitor) use the held store.
 	app.mu.Lock()

@@ -30,7 +30,7 @@ func TestFleetASDD(t *testing.T) {
 	daemons := make([]*proc, daemonCount)
 	clients := make([]*client.Client, daemonCount)
 	for i := range daemons {
-		daemons[i] = startDaemon(t, srv.Endpoints, prefix)
+		daemons[i] = startDaemon(t, srv, prefix)
 		c, err := client.New(daemons[i].addr, client.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -129,4 +129,7 @@ func TestFleetASDD(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("manifest at revision %d, %d bytes", recs[len(recs)-1].Rev, len(doc.Value))
+	// The surviving daemons stop cleanly on SIGTERM.
+	daemons[0].stop(t)
+	daemons[1].stop(t)
 }

@@ -1,16 +1,10 @@
 package fleettest
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
-	"net"
 	"os"
-	"os/exec"
-	"os/signal"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,88 +12,14 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
-	"go.uber.org/zap"
-
 	"github.com/custodian-dev/custodian/client"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/server"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/etcd"
 	"github.com/custodian-dev/custodian/store/etcd/etcdtest"
 )
 
-// Environment of a daemon process (this test binary started again).
-const (
-	envDaemon   = "CUSTODIAN_FLEET_DAEMON" // etcd endpoints, comma-separated
-	envPrefix   = "CUSTODIAN_FLEET_PREFIX"
-	addrPrefix  = "listening on "
-	daemonCount = 3
-)
-
-func TestMain(m *testing.M) {
-	if eps := os.Getenv(envDaemon); eps != "" {
-		if err := daemon(strings.Split(eps, ","), os.Getenv(envPrefix)); err != nil {
-			fmt.Fprintln(os.Stderr, "daemon:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	os.Exit(etcdtest.Main(m))
-}
-
-// daemon serves the HTTP API on an etcd Store until SIGTERM: what
-// `custodian serve` on etcd does, without the file store's lock.
-func daemon(endpoints []string, prefix string) error {
-	c, err := clientv3.New(clientv3.Config{Endpoints: endpoints, DialTimeout: 5 * time.Second, Logger: zap.NewNop()})
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	st := etcd.New(c, etcd.Options{Prefix: prefix})
-	defer st.Close()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%shttp://%s\n", addrPrefix, l.Addr())
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	srv := server.New(st, server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	return srv.Serve(ctx, l)
-}
-
-type proc struct {
-	cmd  *exec.Cmd
-	addr string
-}
-
-func startDaemon(t *testing.T, endpoints []string, prefix string) *proc {
-	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envDaemon+"="+strings.Join(endpoints, ","), envPrefix+"="+prefix)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		t.Fatalf("daemon did not start: %v", err)
-	}
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), addrPrefix)
-	if !ok {
-		t.Fatalf("daemon said %q", line)
-	}
-	return &proc{cmd: cmd, addr: addr}
-}
+func TestMain(m *testing.M) { os.Exit(etcdtest.Main(m)) }
 
 // Three daemons on one etcd, 64 clients spread across them writing eight
 // documents; one daemon is killed with SIGKILL under load and its clients
@@ -115,7 +35,7 @@ func TestFleet(t *testing.T) {
 	daemons := make([]*proc, daemonCount)
 	clients := make([]*client.Client, daemonCount)
 	for i := range daemons {
-		daemons[i] = startDaemon(t, srv.Endpoints, prefix)
+		daemons[i] = startDaemon(t, srv, prefix)
 		c, err := client.New(daemons[i].addr, client.Options{})
 		if err != nil {
 			t.Fatal(err)
@@ -286,4 +206,7 @@ func TestFleet(t *testing.T) {
 		t.Fatalf("the killed daemon's watcher saw commits out of order")
 	}
 	t.Logf("watchers saw %d, %d and (killed daemon) %d commits of %s", len(watched[0].seq), len(watched[1].seq), len(watched[2].seq), key(0))
+	// The surviving daemons stop cleanly on SIGTERM.
+	daemons[0].stop(t)
+	daemons[1].stop(t)
 }
