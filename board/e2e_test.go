@@ -448,8 +448,19 @@ func terminalShot(t *testing.T, ctx context.Context, text string) []byte {
 // act clicks an action button, fills the dialog's rationale and submits.
 func act(t *testing.T, ctx context.Context, button, rationale string) {
 	t.Helper()
+	// The board re-renders cards on live updates; a node found a moment
+	// before can be gone when the click lands, so try the click again.
+	var err error
+	for range 5 {
+		if err = chromedp.Do(ctx, chromedp.Click(button)); err == nil || !strings.Contains(err.Error(), "Could not find node") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", button, err)
+	}
 	if err := chromedp.Do(ctx,
-		chromedp.Click(button),
 		chromedp.WaitVisible(`#action-dialog`),
 		chromedp.SetValue(`#action-form textarea[name="rationale"]`, rationale),
 		chromedp.Click(`#action-submit`),
