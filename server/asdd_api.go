@@ -54,53 +54,60 @@ func decodeOp[T asdd.Op](body []byte) (asdd.Op, error) {
 	return op, nil
 }
 
-// manifestCache keeps the decoded manifest of the latest value, so an
-// operation does not decode the whole manifest again (asdd.Apply works on a
-// copy and never changes its input). An entry is used only for a document
-// whose revision and bytes are exactly the ones it was made from, so a
-// value that was computed but never committed (a failed commit) is never
-// mistaken for the committed one.
+// manifestCache keeps the latest manifest decoded and encoded
+// (asdd.Encoded), so an operation neither decodes the whole manifest again
+// nor re-encodes, re-validates or lets the store re-diff the slices it did
+// not change (asdd.Apply works on a copy and never changes its input). An
+// entry is used only for a document whose revision and bytes are exactly
+// the ones it was made from, so a value that was computed but never
+// committed (a failed commit) is never mistaken for the committed one.
 type manifestCache struct {
 	mu  sync.Mutex
 	rev uint64
-	raw []byte
-	m   *asdd.Manifest
+	e   *asdd.Encoded
+	// exact is true when e.Raw is byte for byte the stored value, so a
+	// patch from e.Raw is a patch from the store's value.
+	exact bool
 	// committed is true once the entry is known to be the committed value
 	// of revision rev (decoded from it, or its commit returned): then a
 	// revision number alone identifies it.
 	committed bool
 }
 
-func (c *manifestCache) get(doc store.Document) *asdd.Manifest {
+func (c *manifestCache) get(doc store.Document) (*asdd.Encoded, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m != nil && c.rev == doc.Revision && bytes.Equal(c.raw, bytes.TrimRight(doc.Value, " \t\r\n")) {
-		return c.m
+	if c.e == nil || c.rev != doc.Revision {
+		return nil, false
 	}
-	return nil
+	v := bytes.TrimRight(doc.Value, " \t\r\n")
+	if c.exact && bytes.Equal(c.e.Raw, v) {
+		return c.e, true
+	}
+	return nil, false
 }
 
 // committedAt returns the entry if it is the committed value of rev.
 func (c *manifestCache) committedAt(rev uint64) *asdd.Manifest {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.m != nil && c.committed && c.rev == rev {
-		return c.m
+	if c.e != nil && c.committed && c.rev == rev {
+		return c.e.Manifest
 	}
 	return nil
 }
 
-func (c *manifestCache) put(rev uint64, raw []byte, m *asdd.Manifest, committed bool) {
+func (c *manifestCache) put(rev uint64, e *asdd.Encoded, exact, committed bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.rev, c.raw, c.m, c.committed = rev, bytes.TrimRight(raw, " \t\r\n"), m, committed
+	c.rev, c.e, c.exact, c.committed = rev, e, exact, committed
 }
 
 // confirm marks the entry of rev as committed.
-func (c *manifestCache) confirm(rev uint64, m *asdd.Manifest) {
+func (c *manifestCache) confirm(rev uint64, e *asdd.Encoded) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.rev == rev && c.m == m {
+	if c.rev == rev && c.e == e {
 		c.committed = true
 	}
 }
@@ -111,17 +118,32 @@ type revisioner interface {
 	Revision(ctx context.Context, key string) (uint64, bool)
 }
 
-func (s *Server) manifestAt(cur store.Document) (*asdd.Manifest, error) {
-	if m := s.asdd.get(cur); m != nil {
-		return m, nil
+// encodedAt returns the manifest of cur, decoded and encoded, and whether
+// its Raw is exactly cur's bytes.
+func (s *Server) encodedAt(cur store.Document) (*asdd.Encoded, bool, error) {
+	if e, ok := s.asdd.get(cur); ok {
+		return e, true, nil
 	}
 	m, err := asdd.Decode(cur.Value)
 	if err != nil {
-		return nil, reason.New(reason.CorruptState, "%s does not match its schema (run `custodian check` or `custodian rebuild`): %w", asdd.Key, err)
+		return nil, false, reason.New(reason.CorruptState, "%s does not match its schema (run `custodian check` or `custodian rebuild`): %w", asdd.Key, err)
 	}
 	m.Revision = cur.Revision
-	s.asdd.put(cur.Revision, cur.Value, m, true)
-	return m, nil
+	e, err := asdd.NewEncoded(m)
+	if err != nil {
+		return nil, false, reason.New(reason.CorruptState, "%s: %w", asdd.Key, err)
+	}
+	exact := bytes.Equal(e.Raw, bytes.TrimRight(cur.Value, " \t\r\n"))
+	s.asdd.put(cur.Revision, e, exact, true)
+	return e, exact, nil
+}
+
+func (s *Server) manifestAt(cur store.Document) (*asdd.Manifest, error) {
+	e, _, err := s.encodedAt(cur)
+	if err != nil {
+		return nil, err
+	}
+	return e.Manifest, nil
 }
 
 var errNoManifest = reason.New(reason.NotFound, "no ASDD manifest at %s: run `custodian init` first", asdd.Key)
@@ -164,14 +186,17 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 	}
 	start := time.Now()
 	var out *asdd.Outcome
+	var outE *asdd.Encoded
 	res, err := s.st.Update(r.Context(), asdd.Key, func(cur store.Document) (store.Change, error) {
+		var e *asdd.Encoded
+		exact := false
 		var m *asdd.Manifest
 		if cur.Exists() {
-			dm, err := s.manifestAt(cur)
+			de, ex, err := s.encodedAt(cur)
 			if err != nil {
 				return store.Change{}, err
 			}
-			m = dm
+			e, exact, m = de, ex, de.Manifest
 		} else if !create {
 			return store.Change{}, errNoManifest
 		}
@@ -179,13 +204,28 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return store.Change{}, err
 		}
-		raw, err := asdd.Encode(o.Manifest)
-		if err != nil {
-			return store.Change{}, err
+		var ne *asdd.Encoded
+		var patch json.RawMessage
+		if e != nil {
+			// Only what the operation changed is encoded and validated;
+			// the patch spares the store a diff of the whole manifest.
+			if ne, patch, err = e.Next(o.Manifest); err != nil {
+				return store.Change{}, err
+			}
+		} else {
+			if _, err := asdd.Encode(o.Manifest); err != nil {
+				return store.Change{}, err
+			}
+			if ne, err = asdd.NewEncoded(o.Manifest); err != nil {
+				return store.Change{}, err
+			}
+		}
+		if !exact {
+			patch = nil
 		}
 		// The next operation most likely runs on this value: keep it
-		// decoded (used only if the store commits exactly these bytes).
-		s.asdd.put(cur.Revision+1, raw, o.Manifest, false)
+		// (used only if the store commits exactly these bytes).
+		s.asdd.put(cur.Revision+1, ne, true, false)
 		events := make([]store.Event, 0, len(o.Events))
 		for _, e := range o.Events {
 			data, err := json.Marshal(e)
@@ -194,8 +234,8 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 			}
 			events = append(events, store.Event{Type: e.Type, Data: data})
 		}
-		out = o
-		return store.Change{Value: raw, Actor: op.Actor(), Reason: o.Summary, Events: events}, nil
+		out, outE = o, ne
+		return store.Change{Value: ne.Raw, Patch: patch, Actor: op.Actor(), Reason: o.Summary, Events: events}, nil
 	}, opts...)
 	s.observeCommit(start, res, err)
 	if err != nil {
@@ -203,7 +243,7 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if res.Changed {
-		s.asdd.confirm(res.Revision, out.Manifest)
+		s.asdd.confirm(res.Revision, outE)
 	}
 	resp := client.OpResponse{Revision: res.Revision, Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
 	if resp.Events == nil {

@@ -58,7 +58,10 @@ func startWith(t *testing.T, o server.Options, _ []byte) *daemon {
 
 func startIn(t testing.TB, dir string, o server.Options) *daemon {
 	t.Helper()
-	st, err := file.Open(dir, file.Options{Hold: true, SnapshotInterval: 10 * time.Millisecond})
+	// Tests check every patch the daemon sends against its value;
+	// benchmarks measure without the check.
+	_, isBench := t.(*testing.B)
+	st, err := file.Open(dir, file.Options{Hold: true, SnapshotInterval: 10 * time.Millisecond, CheckPatches: !isBench})
 	if err != nil {
 		t.Fatal(err)
 	}

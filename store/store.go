@@ -52,10 +52,16 @@ func (d Document) Exists() bool { return d.Value != nil }
 
 // Change is what an UpdateFunc proposes.
 type Change struct {
-	Value  json.RawMessage // the complete next value; nil commits nothing
-	Actor  string          // who proposed it (an agent, a role, "custodian")
-	Reason string          // why, in a sentence
-	Events []Event         // domain events the change produced
+	Value json.RawMessage // the complete next value; nil commits nothing
+	// Patch, when set, is the RFC 6902 patch from the current value to
+	// Value, as the proposer computed it (add, replace and remove of
+	// members). A backend may apply it to its decoded current value
+	// instead of parsing and diffing all of Value, and records it as the
+	// commit's patch; the proposer vouches that it matches Value.
+	Patch  json.RawMessage
+	Actor  string  // who proposed it (an agent, a role, "custodian")
+	Reason string  // why, in a sentence
+	Events []Event // domain events the change produced
 }
 
 // Event is a domain event recorded with the commit that produced it.

@@ -57,6 +57,10 @@ type Options struct {
 	// many commits and bytes it made durable and how long it took (the
 	// daemon's group-commit metrics).
 	OnSync func(commits int, bytes int64, took time.Duration)
+	// CheckPatches makes a commit whose Change carries a Patch also parse
+	// its Value in full and refuse the commit when the two disagree: a
+	// check of the proposer's patches, for tests.
+	CheckPatches bool
 }
 
 // DefaultPidFile is the daemon lock file of Hold mode.

@@ -223,3 +223,79 @@ func copyTree(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// bumpPatch is bump with the change's patch: the store applies the patch to
+// its decoded value instead of diffing.
+func bumpPatch(w int) store.UpdateFunc {
+	return func(cur store.Document) (store.Change, error) {
+		m := map[string]int{}
+		if err := json.Unmarshal(cur.Value, &m); err != nil {
+			return store.Change{}, err
+		}
+		k := fmt.Sprintf("w%02d", w)
+		m[k]++
+		b, _ := json.Marshal(m)
+		p := fmt.Sprintf(`[{"op":"add","path":"/%s","value":%d}]`, k, m[k])
+		return store.Change{Value: b, Patch: json.RawMessage(p), Actor: k, Reason: "bump"}, nil
+	}
+}
+
+// Commits that carry their patch journal it as given, and the files verify
+// and reopen to the same value; a patch that disagrees with its value is
+// refused under CheckPatches.
+func TestHoldPatchedCommits(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s := open(t, dir, file.Options{Hold: true, SnapshotInterval: time.Millisecond, CheckPatches: true})
+	if _, err := s.Update(ctx, "doc.json", bump(0), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 20 {
+				if _, err := s.Update(ctx, "doc.json", bumpPatch(w)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	h, err := s.History(ctx, "doc.json", 2, 2)
+	if err != nil || len(h) != 1 || !strings.Contains(string(h[0].Patch), `"op":"add"`) {
+		t.Fatalf("record 2: %v %v", h, err)
+	}
+	_, err = s.Update(ctx, "doc.json", func(cur store.Document) (store.Change, error) {
+		return store.Change{Value: []byte(`{"w00":99}`), Patch: json.RawMessage(`[{"op":"replace","path":"/w00","value":98}]`)}, nil
+	})
+	if err == nil {
+		t.Fatal("a patch that disagrees with its value was committed")
+	}
+	want, err := s.Get(ctx, "doc.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := open(t, dir, file.Options{})
+	if err := s2.Verify(ctx, "doc.json"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s2.Get(ctx, "doc.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Revision != 161 || !jsonEqual(got.Value, want.Value) {
+		t.Fatalf("reopened at %d: %s, want 161: %s", got.Revision, got.Value, want.Value)
+	}
+}
+
+func jsonEqual(a, b []byte) bool {
+	sa, _ := store.SumOf(a)
+	sb, _ := store.SumOf(b)
+	return sa != "" && sa == sb
+}

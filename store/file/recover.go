@@ -351,6 +351,9 @@ func (d *doc) readAll() ([]store.Record, error) {
 // commit journals and applies a change. It returns nil when the change is
 // empty.
 func (d *doc) commit(ch store.Change) (*store.Record, error) {
+	if rec, ok, err := d.commitPatch(ch); ok || err != nil {
+		return rec, err
+	}
 	nv, err := store.ParseValue(ch.Value, d.s.opts.Limits)
 	if err != nil {
 		return nil, err
@@ -409,6 +412,50 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 		return nil, reason.New(reason.InvalidInput, "%v", err)
 	}
 	return d.appendAndApply(lines, &rec, snap, nv.Tree, nv.Sum)
+}
+
+// commitPatch is commit for a change that carries its patch, in Hold mode:
+// the patch is applied to the decoded current value, so the cost is the
+// patch's plus the canonical sum, not a parse and a diff of the whole
+// document. ok is false when the change must take the full path instead
+// (no patch, no current value, an adopted file, or a patch the tree
+// applier refuses).
+func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
+	if ch.Patch == nil || !d.held.locked || d.value == nil || d.tree == nil || d.adopted {
+		return nil, false, nil
+	}
+	lim := d.s.opts.Limits
+	if max := lim.MaxBytes; max > 0 && len(ch.Value) > max || max <= 0 && len(ch.Value) > store.DefaultMaxBytes {
+		return nil, false, nil // the full path names the problem
+	}
+	tree, err := store.PatchTree(d.tree, ch.Patch, lim)
+	if err != nil {
+		return nil, false, nil
+	}
+	sum, err := store.SumTree(tree)
+	if err != nil {
+		return nil, false, nil
+	}
+	if d.s.opts.CheckPatches {
+		full, err := store.SumOf(ch.Value)
+		if err != nil || full != sum {
+			return nil, true, fmt.Errorf("%s: the change's patch does not produce its value (sum %s, value %s, %v)", d.p.key, sum, full, err)
+		}
+	}
+	if sum == d.sum {
+		return nil, true, nil
+	}
+	prev := ""
+	if d.last != nil {
+		prev = d.last.Hash
+	}
+	rec := store.Record{Rev: d.rev + 1, Time: d.s.opts.Now().UTC(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events, Sum: sum}
+	line, err := rec.Seal(prev)
+	if err != nil {
+		return nil, true, err
+	}
+	r, err := d.heldAppend(line, &rec, bytes.Clone(bytes.TrimRight(ch.Value, " \t\r\n")), tree, sum)
+	return r, true, err
 }
 
 func (d *doc) appendAndApply(lines []byte, rec *store.Record, snap []byte, tree any, sum string) (*store.Record, error) {

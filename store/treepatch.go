@@ -1,0 +1,141 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// PatchTree applies an RFC 6902 patch of add, replace and remove operations
+// to a decoded tree (as ParseValue makes it) and returns the new tree, with
+// its canonical sum. Containers along each path are copied, never changed,
+// so tree stays as it was and the result shares everything the patch did
+// not touch: the cost is that of the patch, not of the document. It refuses
+// (with an error, so the caller can fall back to a full parse) other
+// operations, whole-document operations, and values over the limits.
+func PatchTree(tree any, patch []byte, lim Limits) (any, error) {
+	var ops []Op
+	if err := json.Unmarshal(patch, &ops); err != nil {
+		return nil, fmt.Errorf("patch: %w", err)
+	}
+	if tree == nil {
+		return nil, errors.New("patch: no document to patch")
+	}
+	if len(patch) > lim.maxBytes() {
+		return nil, fmt.Errorf("patch is %d bytes, over the limit of %d bytes", len(patch), lim.maxBytes())
+	}
+	for _, op := range ops {
+		if op.Path == "" || op.Path[0] != '/' {
+			return nil, fmt.Errorf("patch: path %q is not a member", op.Path)
+		}
+		segs := strings.Split(op.Path[1:], "/")
+		for i, s := range segs {
+			segs[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+		}
+		var val any
+		switch op.Op {
+		case "add", "replace":
+			if op.Value == nil {
+				return nil, fmt.Errorf("patch: %s %s without a value", op.Op, op.Path)
+			}
+			d, err := depth(op.Value)
+			if err != nil {
+				return nil, fmt.Errorf("patch: %w", err)
+			}
+			if d+len(segs) > lim.maxDepth() {
+				return nil, fmt.Errorf("patch: JSON nested over the limit of %d at %s", lim.maxDepth(), op.Path)
+			}
+			if val, err = decode(op.Value); err != nil {
+				return nil, fmt.Errorf("patch: %s: %w", op.Path, err)
+			}
+		case "remove":
+		default:
+			return nil, fmt.Errorf("patch: operation %q not applied to trees", op.Op)
+		}
+		next, err := patchAt(tree, segs, op.Op, val)
+		if err != nil {
+			return nil, fmt.Errorf("patch: %s %s: %w", op.Op, op.Path, err)
+		}
+		tree = next
+	}
+	return tree, nil
+}
+
+// patchAt returns a copy of node with the operation applied at segs.
+func patchAt(node any, segs []string, op string, val any) (any, error) {
+	key, last := segs[0], len(segs) == 1
+	switch n := node.(type) {
+	case map[string]any:
+		child, ok := n[key]
+		c := make(map[string]any, len(n)+1)
+		for k, v := range n {
+			c[k] = v
+		}
+		if last {
+			switch {
+			case op == "add":
+				c[key] = val
+			case !ok:
+				return nil, fmt.Errorf("no member %q", key)
+			case op == "replace":
+				c[key] = val
+			default:
+				delete(c, key)
+			}
+			return c, nil
+		}
+		if !ok {
+			return nil, fmt.Errorf("no member %q", key)
+		}
+		nc, err := patchAt(child, segs[1:], op, val)
+		if err != nil {
+			return nil, err
+		}
+		c[key] = nc
+		return c, nil
+	case []any:
+		i := len(n)
+		if key != "-" {
+			v, err := strconv.Atoi(key)
+			if err != nil || v < 0 || (key != "0" && key[0] == '0') {
+				return nil, fmt.Errorf("bad array index %q", key)
+			}
+			i = v
+		}
+		if last && op == "add" {
+			if i > len(n) {
+				return nil, fmt.Errorf("index %d past the end (%d)", i, len(n))
+			}
+			c := make([]any, 0, len(n)+1)
+			c = append(c, n[:i]...)
+			c = append(c, val)
+			return append(c, n[i:]...), nil
+		}
+		if i >= len(n) {
+			return nil, fmt.Errorf("index %d past the end (%d)", i, len(n))
+		}
+		if last && op == "remove" {
+			c := make([]any, 0, len(n)-1)
+			c = append(c, n[:i]...)
+			return append(c, n[i+1:]...), nil
+		}
+		c := make([]any, len(n))
+		copy(c, n)
+		if last {
+			c[i] = val
+			return c, nil
+		}
+		nc, err := patchAt(n[i], segs[1:], op, val)
+		if err != nil {
+			return nil, err
+		}
+		c[i] = nc
+		return c, nil
+	}
+	return nil, fmt.Errorf("%q is not in an object or array", key)
+}
+
+// SumTree returns the canonical sum of a decoded tree ("sha256:<hex>").
+func SumTree(tree any) (string, error) { return canonicalSum(tree) }
