@@ -11,6 +11,9 @@ import (
 	"github.com/custodian-dev/custodian/store"
 )
 
+// Encoding a manifest step by step (and ApplyFinalized gives what Apply
+// gives on a manifest Apply made).
+//
 // Encoding a manifest step by step (Encoded.Next) gives exactly what a full
 // encoding gives, and the patch it returns turns the previous value into the
 // next one, for random sequences of operations.
@@ -28,8 +31,17 @@ func TestPropertyEncodedNext(t *testing.T) {
 			op := genOp(t, e.Manifest)
 			now = now.Add(time.Duration(rapid.IntRange(0, 1200).Draw(t, "seconds")) * time.Second)
 			out, err := Apply(e.Manifest, op, cfg, now)
+			fout, ferr := ApplyFinalized(e.Manifest, op, cfg, now)
+			if (err == nil) != (ferr == nil) {
+				t.Fatalf("%T: Apply error %v, ApplyFinalized error %v", op, err, ferr)
+			}
 			if err != nil {
 				continue
+			}
+			a, _ := json.Marshal(out.Manifest)
+			b, _ := json.Marshal(fout.Manifest)
+			if string(a) != string(b) {
+				t.Fatalf("%T: ApplyFinalized gave\n%s\nApply\n%s", op, b, a)
 			}
 			ne, patch, err := e.Next(out.Manifest)
 			_, fullErr := Encode(out.Manifest)

@@ -53,6 +53,7 @@ type tx struct {
 	ts      string
 	rev     uint64
 	out     *Outcome
+	in      []*Slice            // the input manifest's slices
 	owned   map[*Slice]bool     // slices copied in this transaction
 	ownedHB map[*Heartbeat]bool // heartbeats copied in this transaction
 }
@@ -101,6 +102,20 @@ func (t *tx) heartbeat(key string, create bool) *Heartbeat {
 // now. It returns the outcome, or a *reason.Error rejection with m
 // untouched. Apply is pure: no I/O, no clock but now.
 func Apply(m *Manifest, op Op, cfg *Config, now time.Time) (*Outcome, error) {
+	return apply(m, op, cfg, now, false)
+}
+
+// ApplyFinalized is Apply for a manifest that Apply (or ApplyFinalized)
+// produced under the same cfg, and that nobody changed since — the
+// daemon's latest manifest: every slice it did not touch is already
+// finalized (CCS, stale artifact hashes), so only the slices the operation
+// touches are finalized again, and the cost does not grow with the number
+// of slices. On any other manifest use Apply.
+func ApplyFinalized(m *Manifest, op Op, cfg *Config, now time.Time) (*Outcome, error) {
+	return apply(m, op, cfg, now, true)
+}
+
+func apply(m *Manifest, op Op, cfg *Config, now time.Time, finalized bool) (*Outcome, error) {
 	if cfg == nil {
 		cfg = DefaultConfig()
 	}
@@ -125,13 +140,13 @@ func Apply(m *Manifest, op Op, cfg *Config, now time.Time) (*Outcome, error) {
 	}
 	now = now.UTC()
 	t := &tx{m: next, cfg: cfg, now: now, ts: Timestamp(now), rev: next.Revision + 1, out: &Outcome{},
-		owned: map[*Slice]bool{}, ownedHB: map[*Heartbeat]bool{}}
+		owned: map[*Slice]bool{}, ownedHB: map[*Heartbeat]bool{}, in: m.Slices}
 	t.expireLocks()
 	if err := op.apply(t); err != nil {
 		return nil, err
 	}
 	next.Revision = t.rev
-	t.finalize()
+	t.finalize(finalized)
 	t.out.Manifest = next
 	return t.out, nil
 }
@@ -170,8 +185,11 @@ func lockExpired(l *Lock, now time.Time) bool {
 
 // finalize recomputes what is derived: every CCS, the global score, and
 // drops hashes of paths no slice names any more.
-func (t *tx) finalize() {
+func (t *tx) finalize(onlyOwned bool) {
 	for i, s := range t.m.Slices {
+		if onlyOwned && i < len(t.in) && t.in[i] == s {
+			continue // untouched: finalized when it was made
+		}
 		v, ok := ComputeCCS(s.ConfidenceChain, t.cfg)
 		if ok != (s.CCS != nil) || (ok && *s.CCS != v) {
 			s = t.own(i)

@@ -72,19 +72,22 @@ type manifestCache struct {
 	// of revision rev (decoded from it, or its commit returned): then a
 	// revision number alone identifies it.
 	committed bool
+	// cfg is the configuration asdd.Apply finalized the entry under (nil
+	// for a manifest decoded from the store).
+	cfg *asdd.Config
 }
 
-func (c *manifestCache) get(doc store.Document) (*asdd.Encoded, bool) {
+func (c *manifestCache) get(doc store.Document) (*asdd.Encoded, *asdd.Config, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.e == nil || c.rev != doc.Revision {
-		return nil, false
+		return nil, nil, false
 	}
 	v := bytes.TrimRight(doc.Value, " \t\r\n")
 	if c.exact && bytes.Equal(c.e.Raw, v) {
-		return c.e, true
+		return c.e, c.cfg, true
 	}
-	return nil, false
+	return nil, nil, false
 }
 
 // committedAt returns the entry if it is the committed value of rev.
@@ -97,10 +100,10 @@ func (c *manifestCache) committedAt(rev uint64) *asdd.Manifest {
 	return nil
 }
 
-func (c *manifestCache) put(rev uint64, e *asdd.Encoded, exact, committed bool) {
+func (c *manifestCache) put(rev uint64, e *asdd.Encoded, exact, committed bool, cfg *asdd.Config) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.rev, c.e, c.exact, c.committed = rev, e, exact, committed
+	c.rev, c.e, c.exact, c.committed, c.cfg = rev, e, exact, committed, cfg
 }
 
 // confirm marks the entry of rev as committed.
@@ -118,28 +121,29 @@ type revisioner interface {
 	Revision(ctx context.Context, key string) (uint64, bool)
 }
 
-// encodedAt returns the manifest of cur, decoded and encoded, and whether
-// its Raw is exactly cur's bytes.
-func (s *Server) encodedAt(cur store.Document) (*asdd.Encoded, bool, error) {
-	if e, ok := s.asdd.get(cur); ok {
-		return e, true, nil
+// encodedAt returns the manifest of cur, decoded and encoded, whether its
+// Raw is exactly cur's bytes, and the configuration asdd.Apply finalized
+// it under (nil: unknown).
+func (s *Server) encodedAt(cur store.Document) (*asdd.Encoded, bool, *asdd.Config, error) {
+	if e, cfg, ok := s.asdd.get(cur); ok {
+		return e, true, cfg, nil
 	}
 	m, err := asdd.Decode(cur.Value)
 	if err != nil {
-		return nil, false, reason.New(reason.CorruptState, "%s does not match its schema (run `custodian check` or `custodian rebuild`): %w", asdd.Key, err)
+		return nil, false, nil, reason.New(reason.CorruptState, "%s does not match its schema (run `custodian check` or `custodian rebuild`): %w", asdd.Key, err)
 	}
 	m.Revision = cur.Revision
 	e, err := asdd.NewEncoded(m)
 	if err != nil {
-		return nil, false, reason.New(reason.CorruptState, "%s: %w", asdd.Key, err)
+		return nil, false, nil, reason.New(reason.CorruptState, "%s: %w", asdd.Key, err)
 	}
 	exact := bytes.Equal(e.Raw, bytes.TrimRight(cur.Value, " \t\r\n"))
-	s.asdd.put(cur.Revision, e, exact, true)
-	return e, exact, nil
+	s.asdd.put(cur.Revision, e, exact, true, nil)
+	return e, exact, nil, nil
 }
 
 func (s *Server) manifestAt(cur store.Document) (*asdd.Manifest, error) {
-	e, _, err := s.encodedAt(cur)
+	e, _, _, err := s.encodedAt(cur)
 	if err != nil {
 		return nil, err
 	}
@@ -191,16 +195,23 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 		var e *asdd.Encoded
 		exact := false
 		var m *asdd.Manifest
+		var finalizedWith *asdd.Config
 		if cur.Exists() {
-			de, ex, err := s.encodedAt(cur)
+			de, ex, fcfg, err := s.encodedAt(cur)
 			if err != nil {
 				return store.Change{}, err
 			}
-			e, exact, m = de, ex, de.Manifest
+			e, exact, m, finalizedWith = de, ex, de.Manifest, fcfg
 		} else if !create {
 			return store.Change{}, errNoManifest
 		}
-		o, err := asdd.Apply(m, op, cfg, s.o.Now())
+		apply := asdd.Apply
+		if finalizedWith != nil && finalizedWith == cfg {
+			// The daemon's own previous result under the same rules:
+			// only what the operation touches needs finalizing.
+			apply = asdd.ApplyFinalized
+		}
+		o, err := apply(m, op, cfg, s.o.Now())
 		if err != nil {
 			return store.Change{}, err
 		}
@@ -225,7 +236,7 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 		}
 		// The next operation most likely runs on this value: keep it
 		// (used only if the store commits exactly these bytes).
-		s.asdd.put(cur.Revision+1, ne, true, false)
+		s.asdd.put(cur.Revision+1, ne, true, false, cfg)
 		events := make([]store.Event, 0, len(o.Events))
 		for _, e := range o.Events {
 			data, err := json.Marshal(e)

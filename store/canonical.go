@@ -7,10 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // writeCanonical writes v — a tree decoded by decode (maps, slices,
@@ -211,4 +213,105 @@ func escapePointer(s string) string {
 		return s
 	}
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// SumCache makes canonical sums of successive versions of one document
+// cheap to compute: it remembers, by identity, the canonical form of each
+// container two levels under the root (the elements of the root's arrays
+// and objects, such as the ASDD manifest's slices and heartbeats). Trees
+// made by PatchTree share every container a patch did not touch with the
+// tree they came from, so the next sum re-encodes only what changed (the
+// SHA-256 still reads the whole canonical form). Trees must not be changed
+// in place once summed. A SumCache is for one goroutine at a time; its zero
+// value is ready to use.
+type SumCache struct {
+	memo map[memoKey]memoEntry
+}
+
+type memoKey struct {
+	p unsafe.Pointer
+	n int
+}
+
+type memoEntry struct {
+	obj any // keeps the container alive, so its address is not reused
+	b   []byte
+}
+
+// Sum returns the canonical sum of tree, as SumTree does.
+func (c *SumCache) Sum(tree any) (string, error) {
+	next := make(map[memoKey]memoEntry, len(c.memo))
+	h := sha256.New()
+	w := bufio.NewWriterSize(h, 64<<10)
+	if err := c.write(w, tree, 0, next); err != nil {
+		return "", err
+	}
+	if err := w.Flush(); err != nil {
+		return "", err
+	}
+	c.memo = next
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func (c *SumCache) write(w *bufio.Writer, v any, depth int, next map[memoKey]memoEntry) error {
+	switch x := v.(type) {
+	case map[string]any:
+		if depth == 2 {
+			return c.memoized(w, x, memoKey{reflect.ValueOf(x).UnsafePointer(), len(x)}, next)
+		}
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		w.WriteByte('{')
+		for i, k := range keys {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			writeString(w, k)
+			w.WriteByte(':')
+			if err := c.write(w, x[k], depth+1, next); err != nil {
+				return err
+			}
+		}
+		w.WriteByte('}')
+		return nil
+	case []any:
+		if depth == 2 && len(x) > 0 {
+			return c.memoized(w, x, memoKey{unsafe.Pointer(unsafe.SliceData(x)), len(x)}, next)
+		}
+		w.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			if err := c.write(w, e, depth+1, next); err != nil {
+				return err
+			}
+		}
+		w.WriteByte(']')
+		return nil
+	}
+	return writeCanonical(w, v)
+}
+
+func (c *SumCache) memoized(w *bufio.Writer, v any, k memoKey, next map[memoKey]memoEntry) error {
+	if e, ok := c.memo[k]; ok {
+		next[k] = e
+		w.Write(e.b)
+		return nil
+	}
+	var sb strings.Builder
+	bw := bufio.NewWriter(&sb)
+	if err := writeCanonical(bw, v); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	b := []byte(sb.String())
+	next[k] = memoEntry{obj: v, b: b}
+	w.Write(b)
+	return nil
 }

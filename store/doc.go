@@ -8,7 +8,9 @@
 // Every commit appends one Record to the document's journal: revision, time,
 // actor, reason, the RFC 6902 patch from the previous value, the domain
 // events, the SHA-256 of the new value in canonical form, and a SHA-256 hash
-// chained to the previous record. History, diffs, reads at a past revision,
+// chained to the previous record. A Change may carry the RFC 6902 patch
+// from the current value (Change.Patch), which a backend may apply to its
+// decoded value instead of diffing the whole document. History, diffs, reads at a past revision,
 // rollback (a new commit restoring an old value) and watch all come from the
 // journal.
 //
@@ -25,7 +27,11 @@
 //	 "prev":"sha256:<hex>","hash":"sha256:<hex>"}
 //
 // sum is the SHA-256 of the document's canonical form after the commit
-// (compact JSON, object keys sorted). hash is the SHA-256 of the record's
+// (compact JSON, object keys sorted). It may be "": the file backend's
+// daemon mode computes it once per group write, on the group's last record
+// only. Replay and Verify check every non-empty sum (an empty one through
+// the next record that has one), and recovery identifies a snapshot's
+// revision by the last record whose sum matches it. hash is the SHA-256 of the record's
 // own line as written with hash set to "" — so changing any byte of any
 // earlier record breaks every later link. prev is "" for revision 1.
 package store

@@ -57,7 +57,8 @@ type Change struct {
 	// Value, as the proposer computed it (add, replace and remove of
 	// members). A backend may apply it to its decoded current value
 	// instead of parsing and diffing all of Value, and records it as the
-	// commit's patch; the proposer vouches that it matches Value.
+	// commit's patch; the proposer vouches that it matches Value, and
+	// must not modify Value afterwards (the backend may keep it as is).
 	Patch  json.RawMessage
 	Actor  string  // who proposed it (an agent, a role, "custodian")
 	Reason string  // why, in a sentence

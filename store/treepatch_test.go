@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/custodian-dev/custodian/store"
@@ -108,4 +110,52 @@ func FuzzPatchTree(f *testing.F) {
 			t.Fatalf("PatchTree and ApplyPatch disagree on %s", patch)
 		}
 	})
+}
+
+// Indent writes exactly what encoding/json.Indent writes.
+func FuzzIndent(f *testing.F) {
+	for _, s := range []string{`{}`, `[]`, `{"a":[1,{"b":[]},{}],"c":"x\"y\\"}`, " { \"a\" : [ 1 , 2 ] } \n", `"s"`, `[[],[[]],{"k":{}}]`, `{"<":"&"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		got, err := store.Indent(raw)
+		var want bytes.Buffer
+		werr := json.Indent(&want, raw, "", "  ")
+		if (err == nil) != (werr == nil) {
+			t.Fatalf("Indent error %v, json.Indent error %v", err, werr)
+		}
+		if err != nil {
+			return
+		}
+		want.WriteByte('\n')
+		if !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("Indent(%q) = %q, want %q", raw, got, want.Bytes())
+		}
+	})
+}
+
+// A SumCache gives SumTree's sums over a run of patched trees.
+func TestSumCache(t *testing.T) {
+	tree := treeOf(t, `{"slices":[{"id":"S1","n":1},{"id":"S2","n":2}],"hb":{"a":{"s":"x"},"b":[1]},"rev":1}`)
+	var c store.SumCache
+	for i, p := range []string{
+		`[{"op":"replace","path":"/rev","value":2}]`,
+		`[{"op":"replace","path":"/slices/1","value":{"id":"S2","n":3}}]`,
+		`[{"op":"add","path":"/slices/2","value":{"id":"S3"}},{"op":"add","path":"/hb/c","value":{"s":"y"}}]`,
+		`[{"op":"replace","path":"/slices/0/n","value":9},{"op":"remove","path":"/hb/b"}]`,
+		`[{"op":"add","path":"/hb/b","value":[2]}]`,
+	} {
+		next, err := store.PatchTree(tree, []byte(p), store.Limits{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range []any{tree, next} {
+			want, _ := store.SumTree(v)
+			got, err := c.Sum(v)
+			if err != nil || got != want {
+				t.Fatalf("step %d: cached sum %s (%v), want %s", i, got, err, want)
+			}
+		}
+		tree = next
+	}
 }

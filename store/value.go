@@ -208,13 +208,84 @@ func ApplyPatch(doc []byte, patch []byte) ([]byte, error) {
 }
 
 // Indent formats a value as the snapshot file holds it: two-space indent,
-// object key order kept, a trailing newline.
+// object key order kept, a trailing newline — byte for byte what
+// encoding/json.Indent writes, in one pass without its scanner (the daemon
+// indents the whole document at every snapshot). Input that is not valid
+// JSON is refused.
 func Indent(raw []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(len(raw) + len(raw)/4)
-	if err := json.Indent(&buf, raw, "", "  "); err != nil {
-		return nil, fmt.Errorf("indent: %w", err)
+	if !json.Valid(raw) {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, raw, "", "  "); err != nil {
+			return nil, fmt.Errorf("indent: %w", err)
+		}
+		return nil, errors.New("indent: invalid JSON")
 	}
-	buf.WriteByte('\n')
-	return buf.Bytes(), nil
+	return indentValid(raw), nil
 }
+
+// IndentValid is Indent for input known to be valid JSON (a value that was
+// parsed, or written by encoding/json): it skips the validation.
+func IndentValid(raw []byte) []byte { return indentValid(raw) }
+
+// indentValid is Indent for input known to be valid JSON.
+func indentValid(raw []byte) []byte {
+	out := make([]byte, 0, len(raw)+len(raw)/3+1)
+	depth := 0
+	newline := func() {
+		out = append(out, '\n')
+		for range depth {
+			out = append(out, ' ', ' ')
+		}
+	}
+	n := len(raw)
+	// Trailing white space is kept, as encoding/json.Indent keeps it.
+	end := n
+	for end > 0 && isSpace(raw[end-1]) {
+		end--
+	}
+	for i := 0; i < end; i++ {
+		c := raw[i]
+		switch c {
+		case ' ', '\t', '\n', '\r':
+		case '"':
+			j := i + 1
+			for ; j < end; j++ {
+				if raw[j] == '\\' {
+					j++
+				} else if raw[j] == '"' {
+					break
+				}
+			}
+			out = append(out, raw[i:j+1]...)
+			i = j
+		case '{', '[':
+			out = append(out, c)
+			k := i + 1
+			for k < end && isSpace(raw[k]) {
+				k++
+			}
+			if k < end && (raw[k] == '}' || raw[k] == ']') {
+				out = append(out, raw[k])
+				i = k
+				continue
+			}
+			depth++
+			newline()
+		case '}', ']':
+			depth--
+			newline()
+			out = append(out, c)
+		case ',':
+			out = append(out, c)
+			newline()
+		case ':':
+			out = append(out, ':', ' ')
+		default:
+			out = append(out, c)
+		}
+	}
+	out = append(out, raw[end:]...)
+	return append(out, '\n')
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -48,11 +48,18 @@
 // lifetime: Open takes an exclusive flock on .asdd/state/custodian.pid and
 // writes its pid there (a second daemon is refused with CONFLICT naming that
 // pid); each document's lock is taken on first use and kept until Close.
-// Reads are served from memory. A commit appends its journal line without
-// syncing and waits; the first waiter to find no fsync in flight syncs
-// everything written so far for all of them (group commit), and only then
-// are the commits acknowledged, readable and delivered to watchers. The
-// snapshot is rewritten in the background with the latest synced value at
+// Reads are served from memory, and the values handed out (Get, the
+// current Document an UpdateFunc sees) are the ones in memory, not copies:
+// callers must not modify them. A commit queues its journal record and
+// waits; the first waiter to find no write in flight takes every queued
+// record, seals them (hash links; the canonical sum on the last record
+// only, "" on the others), writes them in one append and fsyncs (group
+// commit), and only then are the commits acknowledged, readable and
+// delivered to watchers. A Change that carries its Patch is applied to the
+// decoded value in memory (store.PatchTree) instead of parsed and diffed;
+// Options.CheckPatches checks such patches against their values (tests). The
+// snapshot is rewritten in the background with the latest synced value (the
+// last of a group write, whose record carries its sum) at
 // most once per SnapshotInterval (50 ms by default) and on Close, so after a
 // crash it may be behind the journal by the commits of that interval — the
 // recovery rule for a snapshot behind its journal replays them. The file

@@ -180,7 +180,7 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		if d.value == nil {
 			return notFound(key)
 		}
-		out = store.Document{Key: key, Revision: d.rev, Value: clone(d.value)}
+		out = store.Document{Key: key, Revision: d.rev, Value: d.share(d.value)}
 		return nil
 	})
 	if err == nil {
@@ -317,7 +317,7 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if d.value == nil && !o.Create {
 			return notFound(key)
 		}
-		cur := store.Document{Key: key, Revision: d.rev, Value: clone(d.value)}
+		cur := store.Document{Key: key, Revision: d.rev, Value: d.share(d.value)}
 		if d.value == nil {
 			cur.Value = nil
 		}
@@ -336,7 +336,8 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if rec == nil {
 			return nil
 		}
-		res = store.Result{Document: store.Document{Key: key, Revision: d.rev, Value: clone(d.value)}, Changed: true, Record: rec}
+		res = store.Result{Document: store.Document{Key: key, Revision: d.rev}, Changed: true, Record: rec}
+		res.Value = d.share(d.value)
 		return nil
 	})
 	if err == nil {
@@ -349,6 +350,17 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		}
 	}
 	return res, err
+}
+
+// share returns the current value for a caller: a copy, except in Hold
+// mode, where values in memory are never changed in place (each commit
+// makes a new one), so the caller gets the value itself and must not modify
+// it (see the package doc).
+func (d *doc) share(b []byte) []byte {
+	if d.held.locked {
+		return b
+	}
+	return clone(b)
 }
 
 func clone(b []byte) []byte {

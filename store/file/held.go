@@ -40,13 +40,30 @@ type version struct {
 	size  int64  // journal bytes up to and including this revision
 }
 
+// pendingRec is a commit's record waiting to be written.
+type pendingRec struct {
+	rec   *store.Record // unsealed until written
+	tree  any           // the value after rec, decoded (nil for all but a commit's last record)
+	value []byte
+}
+
 // heldState is a document's Hold-mode state.
 type heldState struct {
 	locked bool // the document's flock is held (guarded by doc.mu)
 	closed bool // the store closed (guarded by doc.mu)
 
-	jf   *os.File // the journal, open for appending (guarded by doc.mu)
-	size int64    // bytes written to jf (guarded by doc.mu)
+	jf *os.File // the journal, open for appending (opened under doc.mu)
+
+	// Commits waiting for the next journal write, in revision order. Their
+	// records are sealed (prev, hash, and the sum of the batch's last
+	// record) by the sync leader when it writes them.
+	pmu     sync.Mutex
+	pending []pendingRec // guarded by pmu
+
+	// Owned by the sync leader (the goroutine with syncing set).
+	size     int64          // bytes written to jf
+	lastHash string         // hash of the last record written
+	sums     store.SumCache // for the sum of each batch's last value
 
 	active  atomic.Bool             // the document is loaded in Hold mode
 	latest  atomic.Pointer[version] // the last written revision
@@ -172,12 +189,17 @@ func (d *doc) heldInit() {
 	d.held.durable.Store(v)
 	d.held.snapRev = d.rev
 	d.held.size = d.jID.size
+	d.held.lastHash = ""
+	if d.last != nil {
+		d.held.lastHash = d.last.Hash
+	}
 	d.held.active.Store(true)
 }
 
-// heldAppend writes a commit's journal lines without syncing them and makes
-// it the latest value (under doc.mu). The caller waits for the sync.
-func (d *doc) heldAppend(lines []byte, rec *store.Record, value []byte, tree any, sum string) (*store.Record, error) {
+// heldAppend queues a commit's records (unsealed) for the next journal
+// write and makes its value the latest (under doc.mu). The caller waits for
+// the sync, whose leader writes and seals the records.
+func (d *doc) heldAppend(recs []*store.Record, value []byte, tree any, sum string) (*store.Record, error) {
 	h := &d.held
 	if h.closed {
 		return nil, errClosed
@@ -197,21 +219,59 @@ func (d *doc) heldAppend(lines []byte, rec *store.Record, value []byte, tree any
 		}
 		h.jf = f
 	}
+	last := recs[len(recs)-1]
+	h.pmu.Lock()
+	for _, r := range recs {
+		pr := pendingRec{rec: r}
+		if r == last {
+			pr.tree, pr.value = tree, value
+		}
+		h.pending = append(h.pending, pr)
+	}
+	h.pmu.Unlock()
+	d.rev, d.last = last.Rev, last
+	d.value, d.tree, d.sum, d.adopted = value, tree, sum, false
+	h.latest.Store(&version{rev: last.Rev, value: value})
+	return last, nil
+}
+
+// writeBatch seals and writes the queued records (sync leader only): the
+// batch's last record gets the canonical sum of its value — computed once
+// per batch, the others leave it empty — and every record its hash link.
+// It returns the version of the batch's last record.
+func (d *doc) writeBatch(batch []pendingRec) (*version, error) {
+	h := &d.held
+	last := batch[len(batch)-1]
+	if last.rec.Sum == "" {
+		sum, err := h.sums.Sum(last.tree)
+		if err != nil {
+			return nil, err
+		}
+		last.rec.Sum = sum
+	}
+	prev := h.lastHash
+	var buf []byte
+	for _, p := range batch {
+		line, err := p.rec.Seal(prev)
+		if err != nil {
+			return nil, err
+		}
+		buf = append(buf, line...)
+		prev = p.rec.Hash
+	}
 	err := d.fault("journal.write")
 	if err == nil {
-		_, err = h.jf.Write(lines)
+		_, err = h.jf.Write(buf)
 	}
 	if err != nil {
 		if terr := h.jf.Truncate(h.size); terr != nil {
-			d.broken = fmt.Errorf("write failed (%v) and could not be cut back: %w", err, terr)
+			err = fmt.Errorf("%w (and the partial write could not be cut back: %v)", err, terr)
 		}
 		return nil, fmt.Errorf("append to journal %s: %w", d.p.journal, err)
 	}
-	h.size += int64(len(lines))
-	d.rev, d.last = rec.Rev, rec
-	d.value, d.tree, d.sum, d.adopted = value, tree, sum, false
-	h.latest.Store(&version{rev: rec.Rev, value: value, size: h.size})
-	return rec, nil
+	h.size += int64(len(buf))
+	h.lastHash = prev
+	return &version{rev: last.rec.Rev, value: last.value, size: h.size}, nil
 }
 
 // durableRev is the last revision watchers may see: in Hold mode the last
@@ -263,19 +323,32 @@ func (d *doc) awaitDurable(rev uint64) error {
 			continue
 		}
 		h.syncing = true
-		target, before := h.latest.Load(), h.durable.Load()
+		before := h.durable.Load()
 		h.smu.Unlock()
 		start := time.Now()
-		err := d.fault("journal.sync")
+		h.pmu.Lock()
+		batch := h.pending
+		h.pending = nil
+		h.pmu.Unlock()
+		var target *version
+		var err error
+		if len(batch) == 0 {
+			err = fmt.Errorf("revision %d is neither written nor queued", rev)
+		} else {
+			// jf was opened before the batch was queued (pmu orders it).
+			target, err = d.writeBatch(batch)
+		}
 		if err == nil {
-			// jf was set before target was published (atomic order).
-			if jf := d.heldFile(); jf != nil {
-				err = jf.Sync()
-			}
+			err = d.fault("journal.sync")
+		}
+		if err == nil {
+			err = h.jf.Sync()
 		}
 		h.smu.Lock()
 		h.syncing = false
 		if err != nil {
+			// A failed write or sync leaves the journal's tail unknown:
+			// fail every waiter and refuse writes until reopened.
 			h.syncErr = err
 		} else {
 			h.durable.Store(target)
@@ -288,11 +361,6 @@ func (d *doc) awaitDurable(rev uint64) error {
 	}
 }
 
-// heldFile returns the journal file of Hold mode. It is written under
-// doc.mu before the revision it carries is published through held.latest,
-// which the caller loaded first.
-func (d *doc) heldFile() *os.File { return d.held.jf }
-
 // flushSnapshot rewrites the snapshot with the latest synced value if it is
 // behind.
 func (d *doc) flushSnapshot() error {
@@ -303,11 +371,9 @@ func (d *doc) flushSnapshot() error {
 	if v == nil || v.value == nil || v.rev <= h.snapRev {
 		return nil
 	}
-	b, err := store.Indent(v.value)
-	if err != nil {
-		return err
-	}
-	if err := d.writeSnapshot(b); err != nil {
+	// Every value in memory was parsed or vouched for by its patch's
+	// proposer (json.Marshal output): indent without validating again.
+	if err := d.writeSnapshot(store.IndentValid(v.value)); err != nil {
 		return err
 	}
 	h.snapRev = v.rev

@@ -268,6 +268,20 @@ func TestHoldPatchedCommits(t *testing.T) {
 	if err != nil || len(h) != 1 || !strings.Contains(string(h[0].Patch), `"op":"add"`) {
 		t.Fatalf("record 2: %v %v", h, err)
 	}
+	all, err := s.History(ctx, "doc.json", 1, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	empty := 0
+	for _, r := range all {
+		if r.Sum == "" {
+			empty++
+		}
+	}
+	if all[len(all)-1].Sum == "" {
+		t.Fatal("the last record of a group write has no sum")
+	}
+	t.Logf("%d of %d records left their sum to a later record of their group", empty, len(all))
 	_, err = s.Update(ctx, "doc.json", func(cur store.Document) (store.Change, error) {
 		return store.Change{Value: []byte(`{"w00":99}`), Patch: json.RawMessage(`[{"op":"replace","path":"/w00","value":98}]`)}, nil
 	})

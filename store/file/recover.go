@@ -337,6 +337,13 @@ func (d *doc) readJournal(repair bool) (parsedJournal, error) {
 
 // readAll returns the journal records up to the loaded revision.
 func (d *doc) readAll() ([]store.Record, error) {
+	if d.held.active.Load() {
+		// Hold mode: commits queued for the next group write are not in
+		// the file yet.
+		if err := d.awaitDurable(d.rev); err != nil {
+			return nil, err
+		}
+	}
 	pj, err := d.readJournal(false)
 	if err != nil {
 		return nil, err
@@ -358,15 +365,11 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.value != nil && nv.Sum == d.sum && !d.adopted {
+	if d.value != nil && nv.Sum == d.currentSum() && !d.adopted {
 		return nil, nil
 	}
 	now := d.s.opts.Now().UTC()
-	var lines []byte
-	prev := ""
-	if d.last != nil {
-		prev = d.last.Hash
-	}
+	var recs []*store.Record
 	rev := d.rev
 	var from any
 	if d.adopted {
@@ -376,16 +379,10 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 			return nil, err
 		}
 		rev++
-		g := store.Record{Rev: rev, Time: now, Actor: "custodian", Reason: "adopted " + d.p.key + " as found on disk", Patch: patch, Sum: d.sum}
-		line, err := g.Seal(prev)
-		if err != nil {
-			return nil, err
-		}
-		lines = append(lines, line...)
-		prev = g.Hash
+		recs = append(recs, &store.Record{Rev: rev, Time: now, Actor: "custodian", Reason: "adopted " + d.p.key + " as found on disk", Patch: patch, Sum: d.sum})
 		if nv.Sum == d.sum {
 			// Nothing to change beyond adopting.
-			return d.appendAndApply(lines, &g, d.value, d.tree, d.sum)
+			return d.appendAndApply(recs, d.value, d.tree, d.sum)
 		}
 	}
 	if d.value != nil {
@@ -396,30 +393,35 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 		return nil, err
 	}
 	rev++
-	rec := store.Record{Rev: rev, Time: now, Actor: ch.Actor, Reason: ch.Reason, Patch: patch, Events: ch.Events, Sum: nv.Sum}
-	line, err := rec.Seal(prev)
-	if err != nil {
-		return nil, err
-	}
-	lines = append(lines, line...)
+	recs = append(recs, &store.Record{Rev: rev, Time: now, Actor: ch.Actor, Reason: ch.Reason, Patch: patch, Events: ch.Events, Sum: nv.Sum})
 	if d.held.locked {
 		// Hold mode keeps the value as given; the background snapshot
 		// writer indents it.
-		return d.appendAndApply(lines, &rec, bytes.Clone(bytes.TrimRight(nv.Raw, " \t\r\n")), nv.Tree, nv.Sum)
+		return d.appendAndApply(recs, bytes.Clone(bytes.TrimRight(nv.Raw, " \t\r\n")), nv.Tree, nv.Sum)
 	}
 	snap, err := store.Indent(bytes.TrimRight(nv.Raw, " \t\r\n"))
 	if err != nil {
 		return nil, reason.New(reason.InvalidInput, "%v", err)
 	}
-	return d.appendAndApply(lines, &rec, snap, nv.Tree, nv.Sum)
+	return d.appendAndApply(recs, snap, nv.Tree, nv.Sum)
+}
+
+// currentSum is the canonical sum of the current value. In Hold mode a
+// value committed through its patch has its sum computed only when its
+// record is the last of a journal write (or here, when asked).
+func (d *doc) currentSum() string {
+	if d.sum == "" && d.tree != nil {
+		d.sum, _ = store.SumTree(d.tree)
+	}
+	return d.sum
 }
 
 // commitPatch is commit for a change that carries its patch, in Hold mode:
 // the patch is applied to the decoded current value, so the cost is the
-// patch's plus the canonical sum, not a parse and a diff of the whole
-// document. ok is false when the change must take the full path instead
-// (no patch, no current value, an adopted file, or a patch the tree
-// applier refuses).
+// patch's, not a parse and a diff of the whole document; the canonical sum
+// is left to the journal write (once per batch). ok is false when the
+// change must take the full path instead (no patch, no current value, an
+// adopted file, or a patch the tree applier refuses).
 func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 	if ch.Patch == nil || !d.held.locked || d.value == nil || d.tree == nil || d.adopted {
 		return nil, false, nil
@@ -428,40 +430,46 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 	if max := lim.MaxBytes; max > 0 && len(ch.Value) > max || max <= 0 && len(ch.Value) > store.DefaultMaxBytes {
 		return nil, false, nil // the full path names the problem
 	}
+	if p := bytes.TrimSpace(ch.Patch); bytes.Equal(p, []byte("[]")) {
+		return nil, true, nil // nothing changes
+	}
 	tree, err := store.PatchTree(d.tree, ch.Patch, lim)
 	if err != nil {
 		return nil, false, nil
 	}
-	sum, err := store.SumTree(tree)
-	if err != nil {
-		return nil, false, nil
-	}
 	if d.s.opts.CheckPatches {
-		full, err := store.SumOf(ch.Value)
-		if err != nil || full != sum {
-			return nil, true, fmt.Errorf("%s: the change's patch does not produce its value (sum %s, value %s, %v)", d.p.key, sum, full, err)
+		sum, err := store.SumTree(tree)
+		full, ferr := store.SumOf(ch.Value)
+		if err != nil || ferr != nil || full != sum {
+			return nil, true, fmt.Errorf("%s: the change's patch does not produce its value (sum %s, value %s, %v %v)", d.p.key, sum, full, err, ferr)
 		}
 	}
-	if sum == d.sum {
-		return nil, true, nil
+	rec := &store.Record{Rev: d.rev + 1, Time: d.s.opts.Now().UTC(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
+	// Kept without a copy: Change.Patch's contract.
+	r, err := d.heldAppend([]*store.Record{rec}, bytes.TrimRight(ch.Value, " \t\r\n"), tree, "")
+	return r, true, err
+}
+
+// appendAndApply journals recs (in Hold mode: queues them for the next
+// group write) and makes snap the current value.
+func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum string) (*store.Record, error) {
+	if d.held.locked {
+		return d.heldAppend(recs, snap, tree, sum)
 	}
 	prev := ""
 	if d.last != nil {
 		prev = d.last.Hash
 	}
-	rec := store.Record{Rev: d.rev + 1, Time: d.s.opts.Now().UTC(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events, Sum: sum}
-	line, err := rec.Seal(prev)
-	if err != nil {
-		return nil, true, err
+	var lines []byte
+	for _, r := range recs {
+		line, err := r.Seal(prev)
+		if err != nil {
+			return nil, err
+		}
+		lines = append(lines, line...)
+		prev = r.Hash
 	}
-	r, err := d.heldAppend(line, &rec, bytes.Clone(bytes.TrimRight(ch.Value, " \t\r\n")), tree, sum)
-	return r, true, err
-}
-
-func (d *doc) appendAndApply(lines []byte, rec *store.Record, snap []byte, tree any, sum string) (*store.Record, error) {
-	if d.held.locked {
-		return d.heldAppend(lines, rec, snap, tree, sum)
-	}
+	rec := recs[len(recs)-1]
 	if err := d.appendJournal(lines); err != nil {
 		return nil, err
 	}
