@@ -43,7 +43,7 @@ var ansiRE = regexp.MustCompile("\x1b\\[[0-9;]*m")
 func statusGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", "status", name)
-	if asddUpdateFlag.String() == "true" {
+	if updating() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,20 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
 )
-
-// asddUpdateFlag shares -update with the package's other golden tests.
-var asddUpdateFlag = func() flag.Value {
-	if f := flag.Lookup("update"); f != nil {
-		return f.Value
-	}
-	flag.Bool("update", false, "rewrite the golden files under testdata/")
-	return flag.Lookup("update").Value
-}()
 
 // asddEnv is a project directory and a clock that moves a minute per command.
 type asddEnv struct {
@@ -134,20 +122,7 @@ func (e *asddEnv) manifest() *asdd.Manifest {
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "asdd", name)
-	if asddUpdateFlag.String() == "true" {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update)", err, t.Name())
-	}
-	if d := cmp.Diff(string(want), got); d != "" {
-		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, d)
-	}
+	checkGolden(t, filepath.Join("testdata", "asdd", name), got)
 }
 
 // A small pipeline in-process: the transcript, the board as text and JSON,

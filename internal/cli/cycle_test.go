@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -19,18 +18,6 @@ import (
 	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/reason"
 )
-
-// cycleUpdateFlag shares -update with the package's other golden tests:
-// whichever file registers it first, the others look it up.
-var cycleUpdateFlag = func() flag.Value {
-	if f := flag.Lookup("update"); f != nil {
-		return f.Value
-	}
-	flag.Bool("update", false, "rewrite the golden files under testdata/")
-	return flag.Lookup("update").Value
-}()
-
-func cycleUpdating() bool { return cycleUpdateFlag.String() == "true" }
 
 // countingReader yields 0, 1, 2, … so that cycle ids are predictable.
 type countingReader struct{ n byte }
@@ -143,25 +130,9 @@ func (e *cycleEnv) state(id string) cycle.State {
 	return s
 }
 
-func checkGolden(t *testing.T, name string, got []byte) {
+func cycleGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "cycle", name)
-	if cycleUpdating() {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/cli -run %s -update)", err, t.Name())
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file (-want +got):\n%s", path, cmp.Diff(string(want), string(got)))
-	}
+	checkGolden(t, filepath.Join("testdata", "cycle", name), string(got))
 }
 
 // TestCycleTranscript runs every cycle command through the seed's OAuth
@@ -238,13 +209,13 @@ func TestCycleTranscript(t *testing.T) {
 	step("", "cycle", "stop", other, "--reason", "superseded")
 	step("", "cycle", "signal", other)
 	step("", "--json", "cycle", "pause", other)
-	checkGolden(t, "transcript.golden", tr.Bytes())
+	cycleGolden(t, "transcript.golden", tr.Bytes())
 
 	doc, err := os.ReadFile(filepath.Join(e.dir, filepath.FromSlash(cycle.Key(id))))
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkGolden(t, "state.json.golden", doc)
+	cycleGolden(t, "state.json.golden", doc)
 	var files bytes.Buffer
 	tree := e.tree()
 	names := make([]string, 0, len(tree))
@@ -257,7 +228,7 @@ func TestCycleTranscript(t *testing.T) {
 	for _, p := range names {
 		fmt.Fprintf(&files, "=== %s\n%s", p, tree[p])
 	}
-	checkGolden(t, "progress.golden", files.Bytes())
+	cycleGolden(t, "progress.golden", files.Bytes())
 }
 
 func quoteArgs(args []string) []string {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,26 +16,6 @@ import (
 	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/reason"
 )
-
-// updateGolden is the -update flag. Any test file of the package may be
-// the first to register it; the others look it up.
-var updateGolden = func() *bool {
-	if f := flag.Lookup("update"); f != nil {
-		if g, ok := f.Value.(flag.Getter); ok {
-			if b, ok := g.Get().(bool); ok {
-				return &b
-			}
-		}
-	}
-	return flag.Bool("update", false, "rewrite the golden files under testdata/")
-}()
-
-func goldenUpdating() bool {
-	if f := flag.Lookup("update"); f != nil {
-		return f.Value.String() == "true"
-	}
-	return *updateGolden
-}
 
 // implExec runs one custodian command line in-process against project dir
 // with a fixed clock, as Main would, and returns its output and exit code.
@@ -147,7 +126,7 @@ func (tr *transcript) check(name string) {
 	tr.t.Helper()
 	path := filepath.Join("testdata", filepath.FromSlash(name)+".golden")
 	got := tr.buf.Bytes()
-	if goldenUpdating() {
+	if updating() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			tr.t.Fatal(err)
 		}

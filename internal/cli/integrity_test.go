@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,15 +23,6 @@ import (
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
 )
-
-// integrityUpdate is the -update flag (registered by whichever test file of
-// the package comes first).
-var integrityUpdate = func() func() bool {
-	if flag.Lookup("update") == nil {
-		flag.Bool("update", false, "rewrite the golden files under testdata/")
-	}
-	return func() bool { return flag.Lookup("update").Value.String() == "true" }
-}()
 
 var volatileStats = regexp.MustCompile(`"(hashed|from_stat_cache|bytes_hashed)": \d+`)
 
@@ -125,7 +115,7 @@ func (p *ip) golden(name string) {
 	// ran (the racy window); the findings do not.
 	got = volatileStats.ReplaceAllString(got, `"$1": N`)
 	path := filepath.Join("testdata", "integrity", name+".golden")
-	if integrityUpdate() {
+	if updating() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			p.t.Fatal(err)
 		}

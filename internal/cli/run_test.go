@@ -17,7 +17,7 @@ import (
 func runGolden(t *testing.T, name, got string) {
 	t.Helper()
 	path := filepath.Join("testdata", "run", name)
-	if asddUpdateFlag.String() == "true" {
+	if updating() {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}

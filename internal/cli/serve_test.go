@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -37,20 +34,7 @@ func TestCheckBind(t *testing.T) {
 
 func serveGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "serve", name)
-	if asddUpdateFlag.String() == "true" {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run %s -update)", err, t.Name())
-	}
-	if d := cmp.Diff(string(want), got); d != "" {
-		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, d)
-	}
+	checkGolden(t, filepath.Join("testdata", "serve", name), got)
 }
 
 // custodian watch prints the commits after --from, in order, as text or

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,8 +10,6 @@ import (
 	"testing"
 	"time"
 )
-
-var updateStoreGolden = flag.Bool("update-store", false, "rewrite internal/cli/testdata/store golden files")
 
 // storeTranscript runs commands in-process against one project with a
 // fixed clock and records what a user sees: the command, stdout, stderr and
@@ -77,30 +74,13 @@ func TestStoreVerbsGolden(t *testing.T) {
 	// Volatile parts: process ids in values, hashes.
 	got := pidRE.ReplaceAllString(s.buf.String(), `"PID/`)
 	got = hashRE.ReplaceAllString(got, "sha256:HASH")
-	goldenFile(t, filepath.Join("testdata", "store", "transcript.golden"), got, *updateStoreGolden)
+	checkGolden(t, filepath.Join("testdata", "store", "transcript.golden"), got)
 }
 
 var (
 	pidRE  = regexp.MustCompile(`"[0-9]+/`)
 	hashRE = regexp.MustCompile(`sha256:[0-9a-f]+`)
 )
-
-func goldenFile(t *testing.T, path, got string, update bool) {
-	t.Helper()
-	if update {
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update-store to create it)", err)
-	}
-	if string(want) != got {
-		t.Errorf("%s differs (run with -update-store to accept):\n--- want\n%s\n--- got\n%s", path, want, got)
-	}
-}
 
 // TestRollbackKeepsDomainRules: a generic rollback cannot do what the
 // domain's own commands refuse — here, shorten a cycle's append-only change

@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// update is the package's one -update flag: go test ./internal/cli -update
+// rewrites the golden files under testdata/.
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
+
+// updating reports whether golden files are being rewritten.
+func updating() bool { return *update }
+
+// checkGolden compares got with the golden file at path (under testdata/),
+// or rewrites it with -update.
+func checkGolden(t *testing.T, path, got string) {
+	t.Helper()
+	if updating() {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run %s -update)", err, t.Name())
+	}
+	if d := cmp.Diff(string(want), got); d != "" {
+		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, d)
+	}
+}
