@@ -75,10 +75,12 @@ func (e *Encoded) assemble() error {
 	buf.WriteString(`{"project_context":`)
 	buf.Write(pc)
 	buf.WriteString(`,"slices":[`)
+	offs := make([]int, len(e.slices))
 	for i, s := range e.slices {
 		if i > 0 {
 			buf.WriteByte(',')
 		}
+		offs[i] = buf.Len()
 		buf.Write(s)
 	}
 	buf.WriteString(`],"agent_heartbeats":`)
@@ -102,6 +104,11 @@ func (e *Encoded) assemble() error {
 	}
 	buf.WriteByte('}')
 	e.Raw = buf.Bytes()
+	// Each slice's encoding is kept as the part of Raw that holds it, so
+	// the manifest's bytes are in memory once.
+	for i, s := range e.slices {
+		e.slices[i] = e.Raw[offs[i] : offs[i]+len(s) : offs[i]+len(s)]
+	}
 	return nil
 }
 
