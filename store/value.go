@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -229,17 +230,25 @@ func IndentValid(raw []byte) []byte { return indentValid(raw) }
 
 // indentValid is Indent for input known to be valid JSON.
 func indentValid(raw []byte) []byte {
-	out := make([]byte, 0, len(raw)+len(raw)/3+1)
+	var buf bytes.Buffer
+	buf.Grow(len(raw) + len(raw)/3 + 1)
+	w := bufio.NewWriterSize(&buf, 64<<10)
+	_ = IndentValidTo(w, raw) // a bytes.Buffer does not fail
+	return buf.Bytes()
+}
+
+// IndentValidTo writes IndentValid(raw) to w and flushes it, without
+// holding the indented copy in memory (the daemon's snapshots).
+func IndentValidTo(w *bufio.Writer, raw []byte) error {
 	depth := 0
 	newline := func() {
-		out = append(out, '\n')
+		w.WriteByte('\n')
 		for range depth {
-			out = append(out, ' ', ' ')
+			w.WriteString("  ")
 		}
 	}
-	n := len(raw)
 	// Trailing white space is kept, as encoding/json.Indent keeps it.
-	end := n
+	end := len(raw)
 	for end > 0 && isSpace(raw[end-1]) {
 		end--
 	}
@@ -256,16 +265,16 @@ func indentValid(raw []byte) []byte {
 					break
 				}
 			}
-			out = append(out, raw[i:j+1]...)
+			w.Write(raw[i : j+1])
 			i = j
 		case '{', '[':
-			out = append(out, c)
+			w.WriteByte(c)
 			k := i + 1
 			for k < end && isSpace(raw[k]) {
 				k++
 			}
 			if k < end && (raw[k] == '}' || raw[k] == ']') {
-				out = append(out, raw[k])
+				w.WriteByte(raw[k])
 				i = k
 				continue
 			}
@@ -274,18 +283,19 @@ func indentValid(raw []byte) []byte {
 		case '}', ']':
 			depth--
 			newline()
-			out = append(out, c)
+			w.WriteByte(c)
 		case ',':
-			out = append(out, c)
+			w.WriteByte(c)
 			newline()
 		case ':':
-			out = append(out, ':', ' ')
+			w.WriteString(": ")
 		default:
-			out = append(out, c)
+			w.WriteByte(c)
 		}
 	}
-	out = append(out, raw[end:]...)
-	return append(out, '\n')
+	w.Write(raw[end:])
+	w.WriteByte('\n')
+	return w.Flush()
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -373,7 +374,10 @@ func (d *doc) flushSnapshot() error {
 	}
 	// Every value in memory was parsed or vouched for by its patch's
 	// proposer (json.Marshal output): indent without validating again.
-	if err := d.writeSnapshot(store.IndentValid(v.value)); err != nil {
+	// Streamed: the indented copy is never held in memory whole.
+	if err := d.writeSnapshotWith(func(f *os.File) error {
+		return store.IndentValidTo(bufio.NewWriterSize(f, 256<<10), v.value)
+	}); err != nil {
 		return err
 	}
 	h.snapRev = v.rev

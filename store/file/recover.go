@@ -532,6 +532,14 @@ func (d *doc) appendJournal(lines []byte) error {
 // writeSnapshot replaces the snapshot durably: temp file in the same
 // directory, fsync, rename, fsync the directory.
 func (d *doc) writeSnapshot(b []byte) error {
+	return d.writeSnapshotWith(func(f *os.File) error {
+		_, err := f.Write(b)
+		return err
+	})
+}
+
+// writeSnapshotWith is writeSnapshot with the content written by write.
+func (d *doc) writeSnapshotWith(write func(f *os.File) error) error {
 	err := d.fault("snapshot.write")
 	var f *os.File
 	if err == nil {
@@ -540,7 +548,7 @@ func (d *doc) writeSnapshot(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("write %s: %w", d.p.tmp, err)
 	}
-	_, err = f.Write(b)
+	err = write(f)
 	if err == nil {
 		if err = d.fault("snapshot.sync"); err == nil {
 			err = f.Sync()
