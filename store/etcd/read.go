@@ -177,7 +177,7 @@ func (s *Store) Verify(ctx context.Context, key string) error {
 	if err != nil {
 		return reason.New(reason.CorruptState, "%s: the stored value does not parse: %v", key, err)
 	}
-	if sum != last.Sum || sum != st.sum {
+	if (last.Sum != "" && sum != last.Sum) || sum != st.sum {
 		return reason.New(reason.CorruptState, "%s: the stored value does not match revision %d of its journal", key, last.Rev)
 	}
 	if want, _ := store.SumOf(v); want != sum {
