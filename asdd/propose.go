@@ -221,6 +221,11 @@ func (p Proposal) apply(t *tx) error {
 	}
 	t.gate(s, ag, p.Score, minimum)
 	from := s.Status
+	if target == Done {
+		if err := unhashedArtifacts(s); err != nil {
+			return err
+		}
+	}
 	if target != "" {
 		s.Status = target
 	}
@@ -560,6 +565,9 @@ func (t *tx) proposeQuick(s *Slice, ag *Agent, p Proposal) error {
 	s.ConfidenceChain = append(s.ConfidenceChain, entry)
 	from := s.Status
 	if p.To == Done {
+		if err := unhashedArtifacts(s); err != nil {
+			return err
+		}
 		s.Status = Done
 	}
 	t.touch(s)
@@ -705,4 +713,17 @@ func mergeRouting(a, b Routing) Routing {
 		}
 	}
 	return out
+}
+
+// unhashedArtifacts refuses to call a slice DONE while an artifact it names
+// has no recorded hash: nothing could then tell a later edit (drift) or a
+// lost file from the accepted one (seed 000: a DONE slice must not point at
+// an artifact the custodian cannot vouch for).
+func unhashedArtifacts(s *Slice) error {
+	for _, p := range s.Artifacts() {
+		if s.ArtifactHashes[p] == "" {
+			return reason.New(reason.StateInconsistency, "slice %s cannot be DONE: artifact %s has no recorded hash (propose it again, or have it reviewed)", s.SliceID, p)
+		}
+	}
+	return nil
 }
