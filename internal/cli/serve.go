@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"syscall"
@@ -43,6 +44,9 @@ type ServeOptions struct {
 	SnapshotInterval time.Duration
 	MonitorEvery     time.Duration
 	LogLevel         string
+	// MemoryLimit is the Go runtime's soft memory limit ("160MB"; "0" for
+	// none). $GOMEMLIMIT, when set, wins.
+	MemoryLimit string
 }
 
 func newServeCmd(app *App) *cobra.Command {
@@ -92,6 +96,7 @@ file stay one per project directory. --snapshot-interval does not apply.`,
 	f.DurationVar(&o.SnapshotInterval, "snapshot-interval", 50*time.Millisecond, "least time between two rewrites of a snapshot file")
 	f.DurationVar(&o.MonitorEvery, "monitor-every", time.Minute, "heartbeat monitor interval (0 disables it)")
 	f.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	f.StringVar(&o.MemoryLimit, "memory-limit", "160MB", "soft memory `limit` for the daemon's garbage collector (0: none; $GOMEMLIMIT wins)")
 	return cmd
 }
 
@@ -105,6 +110,9 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		return reason.Usage("--log-level %q: want debug, info, warn or error", o.LogLevel)
 	}
 	log := slog.New(slog.NewTextHandler(app.Err, &slog.HandlerOptions{Level: level}))
+	if err := setMemoryLimit(o.MemoryLimit); err != nil {
+		return err
+	}
 	if o.Addr == "" && o.Socket == "" {
 		return reason.Usage("nothing to listen on: give --addr or --socket")
 	}
@@ -308,4 +316,19 @@ func cachedConfig(app *App, root string) func() (*asdd.Config, error) {
 		key, last = k, cfg
 		return cfg, nil
 	}
+}
+
+// setMemoryLimit applies --memory-limit unless $GOMEMLIMIT is set. The
+// daemon keeps the whole state in memory; without a limit the collector
+// lets the heap grow to twice the live data before it runs.
+func setMemoryLimit(v string) error {
+	if os.Getenv("GOMEMLIMIT") != "" || v == "0" || v == "" {
+		return nil
+	}
+	sizes, err := parseSizes(v)
+	if err != nil || len(sizes) != 1 {
+		return reason.Usage("--memory-limit %q: want a size such as 160MB, or 0", v)
+	}
+	debug.SetMemoryLimit(int64(sizes[0]))
+	return nil
 }
