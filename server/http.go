@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
 )
 
 func tokenOK(r *http.Request, token string) bool {
@@ -70,7 +71,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	if err != nil {
 		return nil, reason.New(reason.InvalidInput, "read request body: %v", err)
 	}
-	if d, ok := depth(body); !ok {
+	if d, err := store.Depth(body); err != nil {
 		return nil, reason.New(reason.InvalidInput, "malformed JSON: unbalanced brackets")
 	} else if d > s.o.MaxDepth {
 		return nil, reason.New(reason.InvalidInput, "JSON nested %d levels deep, over the limit of %d", d, s.o.MaxDepth)
@@ -90,36 +91,4 @@ func decodeStrict(body []byte, v any) error {
 		return reason.New(reason.InvalidInput, "malformed request: data after the JSON value")
 	}
 	return nil
-}
-
-// depth returns the deepest nesting of objects and arrays in b without
-// decoding it; ok is false for unbalanced brackets.
-func depth(b []byte) (int, bool) {
-	d, maxD, inStr, esc := 0, 0, false, false
-	for _, c := range b {
-		if inStr {
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inStr = true
-		case '{', '[':
-			d++
-			maxD = max(maxD, d)
-		case '}', ']':
-			d--
-			if d < 0 {
-				return 0, false
-			}
-		}
-	}
-	return maxD, d == 0
 }

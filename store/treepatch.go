@@ -40,7 +40,7 @@ func PatchTree(tree any, patch []byte, lim Limits) (any, error) {
 			if op.Value == nil {
 				return nil, fmt.Errorf("patch: %s %s without a value", op.Op, op.Path)
 			}
-			d, err := depth(op.Value)
+			d, err := Depth(op.Value)
 			if err != nil {
 				return nil, fmt.Errorf("patch: %w", err)
 			}

@@ -28,7 +28,7 @@ func ParseValue(raw []byte, lim Limits) (Value, error) {
 	if len(raw) > lim.maxBytes() {
 		return Value{}, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(raw), lim.maxBytes())
 	}
-	if d, err := depth(raw); err != nil {
+	if d, err := Depth(raw); err != nil {
 		return Value{}, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
 	} else if d > lim.maxDepth() {
 		return Value{}, reason.New(reason.InvalidInput, "JSON nested %d levels deep, over the limit of %d", d, lim.maxDepth())
@@ -57,9 +57,10 @@ func decode(raw []byte) (any, error) {
 	return v, nil
 }
 
-// depth returns the deepest nesting of objects and arrays in raw, without
-// decoding it, so that absurd inputs are refused cheaply.
-func depth(raw []byte) (int, error) {
+// Depth returns the deepest nesting of objects and arrays in raw, without
+// decoding it, so that absurd inputs are refused cheaply; unbalanced
+// brackets are an error.
+func Depth(raw []byte) (int, error) {
 	d, maxD, inStr, esc := 0, 0, false, false
 	for _, c := range raw {
 		if inStr {
