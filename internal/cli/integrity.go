@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/custodian-dev/custodian/board"
 	"io"
 	"io/fs"
 	"os"
@@ -28,29 +29,8 @@ func init() {
 }
 
 // sliceArtifacts lists what the manifest says about one slice's files, as
-// reconcile takes it: phase data, reasoning traces and halted drafts, each
-// with the hash recorded at its last commit.
-func sliceArtifacts(s *asdd.Slice) []reconcile.Artifact {
-	var out []reconcile.Artifact
-	seen := map[string]bool{}
-	add := func(name, p string) {
-		if p == "" || p == asdd.NeedsHumanReview || seen[p] {
-			return
-		}
-		seen[p] = true
-		out = append(out, reconcile.Artifact{Slice: s.SliceID, SliceStatus: s.Status, Name: name, Path: p, Hash: s.ArtifactHashes[p]})
-	}
-	for _, name := range sortedKeys(s.PhaseData) {
-		add(name, s.PhaseData[name])
-	}
-	for _, p := range s.ReasoningTraces {
-		add("trace", p)
-	}
-	for _, name := range sortedKeys(s.HaltedArtifacts) {
-		add(name+" (halted draft)", s.HaltedArtifacts[name])
-	}
-	return out
-}
+// reconcile takes it (the board shows the same list).
+func sliceArtifacts(s *asdd.Slice) []reconcile.Artifact { return board.Artifacts(s) }
 
 // CheckReport is what `custodian check --json` prints.
 type CheckReport struct {
