@@ -173,7 +173,7 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		return store.Document{}, err
 	}
 	var out store.Document
-	err = d.locked(ctx, func() error {
+	err = d.lockedRead(ctx, func() error {
 		if err := d.refresh(); err != nil {
 			return err
 		}
@@ -201,7 +201,7 @@ func (s *Store) GetAt(ctx context.Context, key string, rev uint64) (store.Docume
 		return store.Document{}, err
 	}
 	var out store.Document
-	err = d.locked(ctx, func() error {
+	err = d.lockedRead(ctx, func() error {
 		if err := d.refresh(); err != nil {
 			return err
 		}
@@ -239,7 +239,7 @@ func (s *Store) History(ctx context.Context, key string, from, to uint64) ([]sto
 		return nil, err
 	}
 	var out []store.Record
-	err = d.locked(ctx, func() error {
+	err = d.lockedRead(ctx, func() error {
 		if err := d.refresh(); err != nil {
 			return err
 		}
@@ -419,6 +419,36 @@ func (d *doc) wake() <-chan struct{} {
 }
 
 // locked runs f holding the in-process mutex and the cross-process lock.
+// lockedRead is locked for operations that only read: a document with no
+// file at all is NOT_FOUND at once, without creating its directory or lock
+// file (a read must leave the project as it was).
+func (d *doc) lockedRead(ctx context.Context, f func() error) error {
+	d.mu.Lock()
+	known := d.loaded || d.held.locked
+	d.mu.Unlock()
+	if !known {
+		exists := false
+		for _, name := range []string{d.p.snap, d.p.tmp, d.p.journal} {
+			id, err := d.stat(name)
+			if err != nil {
+				if reason.CodeOf(err) == reason.InvalidInput {
+					return err
+				}
+				exists = true // let the locked path report it
+				break
+			}
+			if id.exists {
+				exists = true
+				break
+			}
+		}
+		if !exists {
+			return notFound(d.p.key)
+		}
+	}
+	return d.locked(ctx, f)
+}
+
 func (d *doc) locked(ctx context.Context, f func() error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -394,3 +394,23 @@ func TestTwoStoresInterleave(t *testing.T) {
 	}
 	storetest.VerifyAll(t, a)
 }
+
+// A read of a document that does not exist leaves the project as it was:
+// no directory, no lock file.
+func TestReadOfMissingDocumentCreatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, file.Options{})
+	for _, read := range []func() error{
+		func() error { _, err := s.Get(ctx, ".workflow/.cycle/nope.json"); return err },
+		func() error { _, err := s.GetAt(ctx, ".workflow/.cycle/nope.json", 1); return err },
+		func() error { _, err := s.History(ctx, ".workflow/.cycle/nope.json", 0, 0); return err },
+		func() error { return s.Verify(ctx, ".workflow/.cycle/nope.json") },
+	} {
+		if err := read(); reason.CodeOf(err) != reason.NotFound {
+			t.Fatalf("got %v, want NOT_FOUND", err)
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("a read created %v", ents)
+	}
+}

@@ -21,7 +21,7 @@ func (s *Store) Verify(ctx context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	return d.locked(ctx, func() error {
+	return d.lockedRead(ctx, func() error {
 		if d.held.locked {
 			// Hold mode: make the files whole first (journal synced,
 			// snapshot at the latest revision), then check them as usual.
