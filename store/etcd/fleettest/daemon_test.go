@@ -58,7 +58,7 @@ func storeURL(srv *etcdtest.Server, prefix string) string {
 
 // serveCmd is `custodian serve` on the etcd store in dir, on an ephemeral
 // loopback port and no socket.
-func serveCmd(t *testing.T, dir, url string) *exec.Cmd {
+func serveCmd(t testing.TB, dir, url string) *exec.Cmd {
 	cmd := exec.Command(testbin.Path(t), "serve", "--store", url, "--addr", "127.0.0.1:0", "--socket", "",
 		"--monitor-every", "0", "--admin-token", "fleet-admin")
 	cmd.Dir = dir
@@ -68,7 +68,7 @@ func serveCmd(t *testing.T, dir, url string) *exec.Cmd {
 
 // startDaemon starts `custodian serve --store etcd://…` in a fresh project
 // directory and waits until it listens.
-func startDaemon(t *testing.T, srv *etcdtest.Server, prefix string) *proc {
+func startDaemon(t testing.TB, srv *etcdtest.Server, prefix string) *proc {
 	t.Helper()
 	p := &proc{dir: t.TempDir(), log: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd = serveCmd(t, p.dir, storeURL(srv, prefix))
