@@ -18,6 +18,10 @@ const ModeAgentTimeout = "AGENT_TIMEOUT"
 // any halt). An agent that is not stale is an INVALID_TRANSITION.
 type AgentTimeout struct {
 	Agent string
+	// Cause, when the caller saw the failure itself (the runner: the agent
+	// crashed, or ran past its own timeout), is the block reason's account
+	// of it instead of the heartbeat's silence.
+	Cause string
 }
 
 // Actor is the monitor.
@@ -67,9 +71,16 @@ func (o AgentTimeout) apply(t *tx) error {
 	}
 	t.halt(s, haltSpec{
 		mode: ModeAgentTimeout, agent: ag.Name, phase: s.Status, resume: s.Status,
-		reason: fmt.Sprintf("the %s agent has been ACTIVE without progress since %s (timeout %s, %d retry)", ag.Name, h.LastExecution, timeout, t.cfg.Heartbeat.Retries),
+		reason: o.reason(ag.Name, h.LastExecution, timeout, t.cfg.Heartbeat.Retries),
 		action: "Retry once; then escalate to TL", route: t.cfg.Escalation,
 	})
 	t.out.Verdict = reason.New(reason.Halted, "slice %s halted: %s timed out", s.SliceID, key).With("escalation", s.EscalationID)
 	return nil
+}
+
+func (o AgentTimeout) reason(agent, since string, timeout time.Duration, retries int) string {
+	if o.Cause != "" {
+		return fmt.Sprintf("the %s agent failed: %s (%d retry)", agent, o.Cause, retries)
+	}
+	return fmt.Sprintf("the %s agent has been ACTIVE without progress since %s (timeout %s, %d retry)", agent, since, timeout, retries)
 }

@@ -629,7 +629,7 @@ func (r *Runner) runAgent(ctx context.Context, id string, ag *asdd.Agent, task *
 		}
 		r.count(func(x *Summary) { x.Escalations++ })
 		why := fmt.Sprintf("%s after %d attempts", fail.why, attempt)
-		if err := r.escalate(ctx, ag, id, timeout); err != nil {
+		if err := r.escalate(ctx, ag, id, timeout, why); err != nil {
 			return stepOutcome{OutcomeError, fmt.Sprintf("%s; escalation failed: %v", why, err)}
 		}
 		r.emit(Event{Kind: EvEscalate, Slice: id, Agent: ag.Name, Task: taskID(task), Detail: why + ": escalated, slice halted (AGENT_TIMEOUT)"})
@@ -961,7 +961,7 @@ func (r *Runner) markRetry(ctx context.Context, ag *asdd.Agent, id string, timeo
 // "Retry once; then escalate to TL"), through asdd.AgentTimeout: the
 // escalation notice, the failure-log row and the paused downstream agents
 // are the custodian's, as for the heartbeat monitor's escalations.
-func (r *Runner) escalate(ctx context.Context, ag *asdd.Agent, id string, timeout time.Duration) error {
+func (r *Runner) escalate(ctx context.Context, ag *asdd.Agent, id string, timeout time.Duration, why string) error {
 	ctx = context.WithoutCancel(ctx)
 	var last error
 	for range 5 {
@@ -986,7 +986,7 @@ func (r *Runner) escalate(ctx context.Context, ag *asdd.Agent, id string, timeou
 		if h.RetryRequestedAt != "" {
 			since, retries = h.RetryRequestedAt, r.cfg.Heartbeat.Retries
 		}
-		out, err := r.o.State.Apply(ctx, asdd.AgentTimeout{Agent: ag.Name}, r.timeoutConfig(since, timeout, retries))
+		out, err := r.o.State.Apply(ctx, asdd.AgentTimeout{Agent: ag.Name, Cause: why}, r.timeoutConfig(since, timeout, retries))
 		if err != nil {
 			last = err
 			if reason.CodeOf(err) == reason.InvalidTransition {

@@ -105,7 +105,7 @@ func TestTimeoutRetriedThenEscalated(t *testing.T) {
 		t.Fatalf("spec ran %d times, want 2", n)
 	}
 	s := st.slice("S")
-	if s.Status != asdd.Blocked || s.FailureMode != asdd.ModeAgentTimeout || !strings.Contains(s.BlockReason, "1 retry") {
+	if s.Status != asdd.Blocked || s.FailureMode != asdd.ModeAgentTimeout || !strings.Contains(s.BlockReason, "1 retry") || !strings.Contains(s.BlockReason, "no result within 40ms") {
 		t.Fatalf("slice %s %s %q", s.Status, s.FailureMode, s.BlockReason)
 	}
 	if sum.Timeouts != 2 || sum.Retries != 1 || sum.Escalations != 1 || sum.OK() {
