@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -29,26 +28,9 @@ func newASDDEnv(t *testing.T) *asddEnv {
 
 func (e *asddEnv) run(args ...string) (string, string, int) {
 	e.t.Helper()
-	var out, errb bytes.Buffer
 	now := e.now
 	e.now = e.now.Add(time.Minute)
-	app := &App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: func() time.Time { return now }}
-	root := NewRoot(app)
-	root.SetArgs(append([]string{"-C", e.dir}, args...))
-	err := root.Execute()
-	if cerr := app.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	code := 0
-	var exit *ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		code = exit.Code
-	default:
-		code = reason.ExitCode(err)
-		printError(app, err)
-	}
+	stdout, stderr, code := runCLI(e.dir, "", now, args...)
 	quoted := make([]string, len(args))
 	for i, a := range args {
 		quoted[i] = a
@@ -58,8 +40,8 @@ func (e *asddEnv) run(args ...string) (string, string, int) {
 	}
 	fmtKey := "$ custodian " + strings.Join(quoted, " ") + "\n"
 	e.log.WriteString(fmtKey)
-	e.log.WriteString(out.String())
-	for _, l := range strings.SplitAfter(errb.String(), "\n") {
+	e.log.WriteString(stdout)
+	for _, l := range strings.SplitAfter(stderr, "\n") {
 		if l != "" {
 			e.log.WriteString("stderr: " + l)
 		}
@@ -68,7 +50,7 @@ func (e *asddEnv) run(args ...string) (string, string, int) {
 		e.log.WriteString("exit " + itoa(code) + "\n")
 	}
 	e.log.WriteString("\n")
-	return out.String(), errb.String(), code
+	return stdout, stderr, code
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -50,27 +49,9 @@ func newCycleEnv(t *testing.T) *cycleEnv {
 // stderr and the exit code.
 func (e *cycleEnv) run(stdin string, args ...string) (string, string, int) {
 	e.t.Helper()
-	var out, errb bytes.Buffer
 	now := e.now
 	e.now = e.now.Add(time.Minute)
-	app := &App{In: strings.NewReader(stdin), Out: &out, Err: &errb, Now: func() time.Time { return now }}
-	root := NewRoot(app)
-	root.SetArgs(append([]string{"-C", e.dir}, args...))
-	err := root.Execute()
-	if cerr := app.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	code := 0
-	var exit *ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		code = exit.Code
-	default:
-		code = reason.ExitCode(err)
-		printError(app, err)
-	}
-	return out.String(), errb.String(), code
+	return runCLI(e.dir, stdin, now, args...)
 }
 
 // must runs a command that has to succeed and returns its stdout.

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -36,4 +39,14 @@ func checkGolden(t *testing.T, path, got string) {
 	if d := cmp.Diff(string(want), got); d != "" {
 		t.Errorf("%s differs (-want +got; go test -update rewrites it):\n%s", path, d)
 	}
+}
+
+// runCLI runs one custodian command line in-process against project dir
+// with the clock fixed at now, exactly as the binary's main does (Run), and
+// returns what it printed and its exit code.
+func runCLI(dir, stdin string, now time.Time, args ...string) (stdout, stderr string, code int) {
+	var out, errb bytes.Buffer
+	app := &App{In: strings.NewReader(stdin), Out: &out, Err: &errb, Now: func() time.Time { return now }}
+	code = Run(app, append([]string{"-C", dir}, args...))
+	return out.String(), errb.String(), code
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,33 +13,13 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/impl"
-	"github.com/custodian-dev/custodian/reason"
 )
 
 // implExec runs one custodian command line in-process against project dir
 // with a fixed clock, as Main would, and returns its output and exit code.
 func implExec(t testing.TB, dir string, now time.Time, stdin string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	app := &App{In: strings.NewReader(stdin), Out: &out, Err: &errb, Now: func() time.Time { return now }}
-	root := NewRoot(app)
-	root.SetArgs(append([]string{"-C", dir}, args...))
-	err := root.Execute()
-	if cerr := app.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	switch {
-	case err == nil:
-		code = 0
-	case errors.As(err, new(*ExitError)):
-		var e *ExitError
-		errors.As(err, &e)
-		code = e.Code
-	default:
-		code = reason.ExitCode(err)
-		printError(app, err)
-	}
-	return out.String(), errb.String(), code
+	return runCLI(dir, stdin, now, args...)
 }
 
 var plainArg = regexp.MustCompile(`^[A-Za-z0-9._/,:=+-]+$`)

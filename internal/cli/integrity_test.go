@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -46,25 +45,7 @@ func newIP(t *testing.T) *ip {
 // exit code.
 func (p *ip) run(args ...string) (string, string, int) {
 	p.t.Helper()
-	var out, errb bytes.Buffer
-	app := &App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: func() time.Time { return p.now }}
-	root := NewRoot(app)
-	root.SetArgs(append([]string{"-C", p.dir}, args...))
-	err := root.Execute()
-	if cerr := app.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
-	code := 0
-	var exit *ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		code = exit.Code
-	default:
-		code = reason.ExitCode(err)
-		printError(app, err)
-	}
-	return out.String(), errb.String(), code
+	return runCLI(p.dir, "", p.now, args...)
 }
 
 // must runs a command that must succeed.
