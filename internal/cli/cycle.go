@@ -988,45 +988,35 @@ func signalExit(action string) int {
 }
 
 func (c *cycleCLI) pauseCmd() *cobra.Command {
-	var why string
-	cmd := &cobra.Command{
-		Use:   "pause ID",
-		Short: "Pause a running cycle (agents get signal pause)",
-		Args:  exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.apply(cmd, args[0], cycle.Pause{Reason: why}, c.actorOr(""))
-		},
-	}
-	cmd.Flags().StringVar(&why, "reason", "", "why, for the journal")
-	return cmd
+	return c.controlCmd("pause ID", "Pause a running cycle (agents get signal pause)", "why, for the journal",
+		func(why string) cycle.Op { return cycle.Pause{Reason: why} })
 }
 
 func (c *cycleCLI) resumeCmd() *cobra.Command {
-	var why string
-	cmd := &cobra.Command{
-		Use:   "resume ID",
-		Short: "Resume a paused cycle (agents get signal continue)",
-		Args:  exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.apply(cmd, args[0], cycle.Resume{Reason: why}, c.actorOr(""))
-		},
-	}
-	cmd.Flags().StringVar(&why, "reason", "", "why, for the journal")
-	return cmd
+	return c.controlCmd("resume ID", "Resume a paused cycle (agents get signal continue)", "why, for the journal",
+		func(why string) cycle.Op { return cycle.Resume{Reason: why} })
 }
 
 func (c *cycleCLI) stopCmd() *cobra.Command {
+	cmd := c.controlCmd("stop ID --reason TEXT", "Stop a cycle for good: status failed (agents get signal stop)", "why the cycle stops (recorded as failure_reason)",
+		func(why string) cycle.Op { return cycle.Stop{Reason: why} })
+	markRequired(cmd, "reason")
+	return cmd
+}
+
+// controlCmd is a control-signal command (pause, resume, stop): a cycle id
+// and a --reason for the journal.
+func (c *cycleCLI) controlCmd(use, short, reasonHelp string, op func(why string) cycle.Op) *cobra.Command {
 	var why string
 	cmd := &cobra.Command{
-		Use:   "stop ID --reason TEXT",
-		Short: "Stop a cycle for good: status failed (agents get signal stop)",
+		Use:   use,
+		Short: short,
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return c.apply(cmd, args[0], cycle.Stop{Reason: why}, c.actorOr(""))
+			return c.apply(cmd, args[0], op(why), c.actorOr(""))
 		},
 	}
-	cmd.Flags().StringVar(&why, "reason", "", "why the cycle stops (recorded as failure_reason)")
-	markRequired(cmd, "reason")
+	cmd.Flags().StringVar(&why, "reason", "", reasonHelp)
 	return cmd
 }
 
