@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"reflect"
 	"slices"
 	"strconv"
@@ -110,8 +109,6 @@ func canonicalJSON(v any) ([]byte, error) {
 	}
 	return []byte(sb.String()), nil
 }
-
-var _ io.Writer = (*bufio.Writer)(nil)
 
 // diffTrees appends to ops the operations turning a into b at path.
 func diffTrees(path string, a, b any, ops []Op) ([]Op, error) {
