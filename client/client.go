@@ -259,9 +259,10 @@ func (c *Client) Update(ctx context.Context, key string, fn store.UpdateFunc, op
 		if err != nil {
 			return store.Result{}, err
 		}
-		if ch.Value == nil {
+		if ch.Empty() {
 			return store.Result{Document: cur}, nil
 		}
+		ch.Value = ch.Bytes()
 		res, err := c.Put(ctx, key, cur, ch, o.Create)
 		if reason.CodeOf(err) == reason.Conflict && o.IfRevision == nil {
 			continue

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -54,79 +55,65 @@ func decodeOp[T asdd.Op](body []byte) (asdd.Op, error) {
 	return op, nil
 }
 
-// manifestCache keeps the latest manifest decoded and encoded
-// (asdd.Encoded), so an operation neither decodes the whole manifest again
-// nor re-encodes, re-validates or lets the store re-diff the slices it did
-// not change (asdd.Apply works on a copy and never changes its input). An
-// entry is used only for a document whose revision and bytes are exactly
-// the ones it was made from, so a value that was computed but never
-// committed (a failed commit) is never mistaken for the committed one.
+// manifestMemo is what the daemon commits with each manifest it makes
+// (store.Change.Memo): the manifest decoded and encoded (asdd.Encoded) and
+// the configuration asdd.Apply finalized it under. A store that keeps memos
+// (store/file in Hold mode) hands it to the next operation, which then
+// neither decodes the manifest nor has its bytes made: an operation costs
+// what it changes, not the size of the manifest. Never changed once made.
+type manifestMemo struct {
+	e   *asdd.Encoded
+	cfg *asdd.Config
+}
+
+// manifestCache keeps the last manifest the daemon decoded from a value
+// that carried no memo (a store without memos, or a value written through
+// PUT /v1/doc), so that such a value is decoded once, not per operation.
+// An entry is used only for a document whose revision and bytes are
+// exactly the ones it was made from.
 type manifestCache struct {
 	mu  sync.Mutex
 	rev uint64
 	e   *asdd.Encoded
-	// exact is true when e.Raw is byte for byte the stored value, so a
-	// patch from e.Raw is a patch from the store's value.
+	// exact is true when e's bytes are byte for byte the stored value, so
+	// a patch from them is a patch from the store's value.
 	exact bool
-	// committed is true once the entry is known to be the committed value
-	// of revision rev (decoded from it, or its commit returned): then a
-	// revision number alone identifies it.
-	committed bool
-	// cfg is the configuration asdd.Apply finalized the entry under (nil
-	// for a manifest decoded from the store).
-	cfg *asdd.Config
 }
 
-func (c *manifestCache) get(doc store.Document) (*asdd.Encoded, *asdd.Config, bool) {
+func (c *manifestCache) get(doc store.Document) (*asdd.Encoded, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.e == nil || c.rev != doc.Revision {
-		return nil, nil, false
+	if c.e == nil || c.rev != doc.Revision || !c.exact {
+		return nil, false
 	}
-	v := bytes.TrimRight(doc.Value, " \t\r\n")
-	if c.exact && bytes.Equal(c.e.Raw, v) {
-		return c.e, c.cfg, true
+	if v := bytes.TrimRight(doc.Value, " \t\r\n"); len(v) != c.e.Len() || !bytes.Equal(c.e.Bytes(), v) {
+		return nil, false
 	}
-	return nil, nil, false
+	return c.e, true
 }
 
-// committedAt returns the entry if it is the committed value of rev.
-func (c *manifestCache) committedAt(rev uint64) *asdd.Manifest {
+func (c *manifestCache) put(rev uint64, e *asdd.Encoded, exact bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.e != nil && c.committed && c.rev == rev {
-		return c.e.Manifest
-	}
-	return nil
+	c.rev, c.e, c.exact = rev, e, exact
 }
 
-func (c *manifestCache) put(rev uint64, e *asdd.Encoded, exact, committed bool, cfg *asdd.Config) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.rev, c.e, c.exact, c.committed, c.cfg = rev, e, exact, committed, cfg
-}
-
-// confirm marks the entry of rev as committed.
-func (c *manifestCache) confirm(rev uint64, e *asdd.Encoded) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.rev == rev && c.e == e {
-		c.committed = true
-	}
-}
-
-// revisioner is what a store offers when it can tell a document's latest
-// durable revision without copying its value (store/file in Hold mode).
-type revisioner interface {
-	Revision(ctx context.Context, key string) (uint64, bool)
+// memoStore is what a store offers when it keeps memos: the latest durable
+// revision of a document and its memo, without making the value's bytes
+// (store/file in Hold mode).
+type memoStore interface {
+	Latest(ctx context.Context, key string) (rev uint64, memo any, ok bool)
 }
 
 // encodedAt returns the manifest of cur, decoded and encoded, whether its
-// Raw is exactly cur's bytes, and the configuration asdd.Apply finalized
-// it under (nil: unknown).
+// bytes are exactly cur's, and the configuration asdd.Apply finalized it
+// under (nil: unknown).
 func (s *Server) encodedAt(cur store.Document) (*asdd.Encoded, bool, *asdd.Config, error) {
-	if e, cfg, ok := s.asdd.get(cur); ok {
-		return e, true, cfg, nil
+	if mm, ok := cur.Memo.(*manifestMemo); ok {
+		return mm.e, true, mm.cfg, nil
+	}
+	if e, ok := s.asdd.get(cur); ok {
+		return e, true, nil, nil
 	}
 	m, err := asdd.Decode(cur.Value)
 	if err != nil {
@@ -137,9 +124,34 @@ func (s *Server) encodedAt(cur store.Document) (*asdd.Encoded, bool, *asdd.Confi
 	if err != nil {
 		return nil, false, nil, reason.New(reason.CorruptState, "%s: %w", asdd.Key, err)
 	}
-	exact := bytes.Equal(e.Raw, bytes.TrimRight(cur.Value, " \t\r\n"))
-	s.asdd.put(cur.Revision, e, exact, true, nil)
+	v := bytes.TrimRight(cur.Value, " \t\r\n")
+	exact := e.Len() == len(v) && bytes.Equal(e.Bytes(), v)
+	s.asdd.put(cur.Revision, e, exact)
 	return e, exact, nil, nil
+}
+
+// latest returns the latest committed manifest and its revision: from the
+// store's memo when it keeps one, else decoded from the value.
+func (s *Server) latest(ctx context.Context) (*asdd.Encoded, uint64, error) {
+	if ms, ok := s.st.(memoStore); ok {
+		if rev, memo, ok := ms.Latest(ctx, asdd.Key); ok {
+			if mm, ok := memo.(*manifestMemo); ok {
+				return mm.e, rev, nil
+			}
+		}
+	}
+	doc, err := s.st.Get(ctx, asdd.Key)
+	if reason.CodeOf(err) == reason.NotFound {
+		err = errNoManifest
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	e, _, _, err := s.encodedAt(doc)
+	if err != nil {
+		return nil, 0, err
+	}
+	return e, doc.Revision, nil
 }
 
 func (s *Server) manifestAt(cur store.Document) (*asdd.Manifest, error) {
@@ -188,9 +200,9 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 	if create {
 		opts = append(opts, store.Create())
 	}
+	opts = append(opts, store.WithMemo())
 	start := time.Now()
 	var out *asdd.Outcome
-	var outE *asdd.Encoded
 	res, err := s.st.Update(r.Context(), asdd.Key, func(cur store.Document) (store.Change, error) {
 		var e *asdd.Encoded
 		exact := false
@@ -231,12 +243,6 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 				return store.Change{}, err
 			}
 		}
-		if !exact {
-			patch = nil
-		}
-		// The next operation most likely runs on this value: keep it
-		// (used only if the store commits exactly these bytes).
-		s.asdd.put(cur.Revision+1, ne, true, false, cfg)
 		events := make([]store.Event, 0, len(o.Events))
 		for _, e := range o.Events {
 			data, err := json.Marshal(e)
@@ -245,16 +251,21 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 			}
 			events = append(events, store.Event{Type: e.Type, Data: data})
 		}
-		out, outE = o, ne
-		return store.Change{Value: ne.Raw, Patch: patch, Actor: op.Actor(), Reason: o.Summary, Events: events}, nil
+		out = o
+		ch := store.Change{Memo: &manifestMemo{e: ne, cfg: cfg}, Actor: op.Actor(), Reason: o.Summary, Events: events}
+		if exact && patch != nil {
+			// The store applies the patch to its own copy and makes the
+			// bytes only if someone reads them.
+			ch.Lazy, ch.Patch = ne, patch
+		} else {
+			ch.Value = ne.Bytes()
+		}
+		return ch, nil
 	}, opts...)
 	s.observeCommit(start, res, err)
 	if err != nil {
 		writeError(w, err)
 		return
-	}
-	if res.Changed {
-		s.asdd.confirm(res.Revision, outE)
 	}
 	resp := client.OpResponse{Revision: res.Revision, Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
 	if resp.Events == nil {
@@ -315,12 +326,10 @@ func (s *Server) observe(r *http.Request, p asdd.Proposal, cfg *asdd.Config) (as
 		p.Trace = &t
 	}
 	if p.Observed == nil {
-		if doc, err := s.st.Get(r.Context(), asdd.Key); err == nil && doc.Exists() {
-			if m, err := s.manifestAt(doc); err == nil {
-				if sl := m.Slice(p.Slice); sl != nil {
-					if p.Observed, err = proj.Observe(sl.Artifacts()); err != nil {
-						return nil, err
-					}
+		if e, _, err := s.latest(r.Context()); err == nil {
+			if sl := e.Manifest.Slice(p.Slice); sl != nil {
+				if p.Observed, err = proj.Observe(sl.Artifacts()); err != nil {
+					return nil, err
 				}
 			}
 		}
@@ -380,46 +389,26 @@ func derivedEffects(out *asdd.Outcome) []asdd.Effect {
 	return effs
 }
 
-// getSlice returns one slice of the latest manifest, from the decoded
-// manifest the daemon keeps.
+// getSlice returns one slice of the latest manifest, as the daemon keeps
+// it encoded: no copy of the manifest, no encoding.
 func (s *Server) getSlice(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	if rv, ok := s.st.(revisioner); ok {
-		// Fast path: the latest durable revision is the one the daemon
-		// keeps decoded, so no copy of the whole manifest is needed.
-		if rev, ok := rv.Revision(r.Context(), asdd.Key); ok {
-			if m := s.asdd.committedAt(rev); m != nil {
-				sl, err := m.Find(r.PathValue("id"))
-				if err != nil {
-					writeError(w, err)
-					return
-				}
-				s.m.reads.Observe(time.Since(start).Seconds())
-				w.Header().Set("ETag", fmt.Sprintf("%q", fmt.Sprint(rev)))
-				writeJSON(w, http.StatusOK, sl)
-				return
-			}
-		}
-	}
-	doc, err := s.st.Get(r.Context(), asdd.Key)
-	if reason.CodeOf(err) == reason.NotFound {
-		err = errNoManifest
-	}
+	e, rev, err := s.latest(r.Context())
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	m, err := s.manifestAt(doc)
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	sl, err := m.Find(r.PathValue("id"))
-	if err != nil {
+	id := r.PathValue("id")
+	i := slices.IndexFunc(e.Manifest.Slices, func(sl *asdd.Slice) bool { return sl.SliceID == id })
+	if i < 0 {
+		_, err := e.Manifest.Find(id)
 		writeError(w, err)
 		return
 	}
 	s.m.reads.Observe(time.Since(start).Seconds())
-	w.Header().Set("ETag", fmt.Sprintf("%q", fmt.Sprint(doc.Revision)))
-	writeJSON(w, http.StatusOK, sl)
+	w.Header().Set("ETag", fmt.Sprintf("%q", fmt.Sprint(rev)))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(e.Slice(i))
+	w.Write([]byte{'\n'})
 }

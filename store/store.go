@@ -45,14 +45,29 @@ type Document struct {
 	Key      string          `json:"key"`
 	Revision uint64          `json:"revision"`
 	Value    json.RawMessage `json:"value"` // nil when the document does not exist (revision 0)
+	// Memo is, for an Update run WithMemo on a backend that keeps memos,
+	// the Memo of the Change that made this version; Value is then nil
+	// unless its bytes were already made. Never serialized.
+	Memo any `json:"-"`
 }
 
 // Exists reports whether the document has a value.
-func (d Document) Exists() bool { return d.Value != nil }
+func (d Document) Exists() bool { return d.Value != nil || d.Memo != nil }
 
 // Change is what an UpdateFunc proposes.
 type Change struct {
-	Value json.RawMessage // the complete next value; nil commits nothing
+	Value json.RawMessage // the complete next value; nil (and no Lazy) commits nothing
+	// Lazy, set instead of Value together with Patch, is the complete next
+	// value made only when someone needs its bytes: a backend that applies
+	// the patch to its own decoded copy (store/file in Hold mode) keeps it
+	// unmade until a read, a snapshot or a watcher asks; any other backend
+	// makes it at once (Change.Bytes).
+	Lazy LazyValue
+	// Memo is the proposer's own decoded form of the next value. A backend
+	// that keeps memos (store/file in Hold mode) hands it back to the next
+	// Update run WithMemo in Document.Memo, so the proposer neither parses
+	// the value again nor has its bytes made. It must never be changed.
+	Memo any
 	// Patch, when set, is the RFC 6902 patch from the current value to
 	// Value, as the proposer computed it (add, replace and remove of
 	// members). A backend may apply it to its decoded current value
@@ -63,6 +78,36 @@ type Change struct {
 	Actor  string  // who proposed it (an agent, a role, "custodian")
 	Reason string  // why, in a sentence
 	Events []Event // domain events the change produced
+}
+
+// LazyValue is a complete document value whose bytes are made on demand.
+type LazyValue interface {
+	// Len is the length of the bytes, known without making them.
+	Len() int
+	// Bytes makes (once; later calls return the same slice) and returns
+	// the value's JSON. Safe for concurrent use; the result must not be
+	// modified.
+	Bytes() []byte
+}
+
+// Bytes returns the change's complete next value: Value, or else Lazy's
+// bytes (nil when neither is set: nothing to commit).
+func (c Change) Bytes() json.RawMessage {
+	if c.Value == nil && c.Lazy != nil {
+		return c.Lazy.Bytes()
+	}
+	return c.Value
+}
+
+// Empty reports whether the change commits nothing (no value at all).
+func (c Change) Empty() bool { return c.Value == nil && c.Lazy == nil }
+
+// Size is the length of the complete next value.
+func (c Change) Size() int {
+	if c.Value == nil && c.Lazy != nil {
+		return c.Lazy.Len()
+	}
+	return len(c.Value)
 }
 
 // Event is a domain event recorded with the commit that produced it.
@@ -108,6 +153,9 @@ type UpdateOptions struct {
 	// Create allows the update to create a document that does not exist yet.
 	// Without it, updating a missing document is NOT_FOUND.
 	Create bool
+	// Memo lets the update function receive the current version as its
+	// Memo (Document.Memo) with no bytes, when the backend kept one.
+	Memo bool
 }
 
 // IfRevision makes the update conditional on the current revision
@@ -118,6 +166,13 @@ func IfRevision(rev uint64) UpdateOption {
 
 // Create lets the update create the document.
 func Create() UpdateOption { return func(o *UpdateOptions) { o.Create = true } }
+
+// WithMemo lets the update function receive, for a version made by a
+// Change with a Memo, that Memo in Document.Memo instead of the value's
+// bytes (Value nil unless already made), on backends that keep memos; the
+// function must accept either form. The Result then carries the new
+// version's Memo, and its Value only if already made.
+func WithMemo() UpdateOption { return func(o *UpdateOptions) { o.Memo = true } }
 
 // ApplyOptions folds opts into an UpdateOptions.
 func ApplyOptions(opts []UpdateOption) UpdateOptions {

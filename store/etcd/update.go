@@ -335,10 +335,10 @@ func (s *Store) step(d *doc, w work, r *request) (store.Result, *store.Record, [
 		return store.Result{}, nil, nil, w, err
 	}
 	unchanged := store.Result{Document: store.Document{Key: d.key, Revision: st.rev, Value: bytes.Clone(st.value)}}
-	if ch.Value == nil {
+	if ch.Empty() {
 		return unchanged, nil, nil, w, nil
 	}
-	nv, err := store.ParseValue(ch.Value, s.opts.Limits)
+	nv, err := store.ParseValue(ch.Bytes(), s.opts.Limits)
 	if err != nil {
 		return store.Result{}, nil, nil, w, err
 	}

@@ -177,10 +177,10 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		if err := d.refresh(); err != nil {
 			return err
 		}
-		if d.value == nil {
+		if !d.has() {
 			return notFound(key)
 		}
-		out = store.Document{Key: key, Revision: d.rev, Value: d.share(d.value)}
+		out = store.Document{Key: key, Revision: d.rev, Value: d.share(d.bytes())}
 		return nil
 	})
 	if err == nil {
@@ -205,14 +205,14 @@ func (s *Store) GetAt(ctx context.Context, key string, rev uint64) (store.Docume
 		if err := d.refresh(); err != nil {
 			return err
 		}
-		if d.rev == 0 && d.value == nil {
+		if d.rev == 0 && !d.has() {
 			return notFound(key)
 		}
 		if rev > d.rev {
 			return reason.New(reason.NotFound, "%s has no revision %d (latest is %d)", key, rev, d.rev)
 		}
 		if rev == d.rev {
-			out = store.Document{Key: key, Revision: rev, Value: clone(d.value)}
+			out = store.Document{Key: key, Revision: rev, Value: clone(d.bytes())}
 			return nil
 		}
 		recs, err := d.readAll()
@@ -243,7 +243,7 @@ func (s *Store) History(ctx context.Context, key string, from, to uint64) ([]sto
 		if err := d.refresh(); err != nil {
 			return err
 		}
-		if d.rev == 0 && d.value == nil {
+		if d.rev == 0 && !d.has() {
 			return notFound(key)
 		}
 		recs, err := d.readAll()
@@ -314,19 +314,22 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if o.IfRevision != nil && *o.IfRevision != d.rev {
 			return reason.New(reason.Conflict, "%s is at revision %d, not %d", key, d.rev, *o.IfRevision)
 		}
-		if d.value == nil && !o.Create {
+		if !d.has() && !o.Create {
 			return notFound(key)
 		}
-		cur := store.Document{Key: key, Revision: d.rev, Value: d.share(d.value)}
-		if d.value == nil {
-			cur.Value = nil
+		cur := store.Document{Key: key, Revision: d.rev}
+		switch {
+		case o.Memo && d.memo != nil:
+			cur.Memo, cur.Value = d.memo, d.value // no bytes made for it
+		case d.has():
+			cur.Value = d.share(d.bytes())
 		}
 		ch, err := fn(cur)
 		if err != nil {
 			return err
 		}
 		res = store.Result{Document: cur}
-		if ch.Value == nil {
+		if ch.Empty() {
 			return nil
 		}
 		rec, err := d.commit(ch)
@@ -337,7 +340,11 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 			return nil
 		}
 		res = store.Result{Document: store.Document{Key: key, Revision: d.rev}, Changed: true, Record: rec}
-		res.Value = d.share(d.value)
+		if o.Memo && d.memo != nil {
+			res.Memo, res.Value = d.memo, d.value
+		} else {
+			res.Value = d.share(d.bytes())
+		}
 		return nil
 	})
 	if err == nil {
@@ -363,6 +370,17 @@ func (d *doc) share(b []byte) []byte {
 	return clone(b)
 }
 
+// has reports whether the document has a value (made or lazy).
+func (d *doc) has() bool { return d.value != nil || d.lazy != nil }
+
+// bytes returns the current value, made now if it was left lazy.
+func (d *doc) bytes() []byte {
+	if d.value == nil && d.lazy != nil {
+		d.value = d.lazy.Bytes()
+	}
+	return d.value
+}
+
 func clone(b []byte) []byte {
 	if b == nil {
 		return nil
@@ -379,13 +397,18 @@ type doc struct {
 	mu sync.Mutex // serialises this process's goroutines; flock the processes
 
 	// The view of the files as of the last refresh or commit.
-	loaded  bool
-	jID     fileID // journal identity and size read so far
-	sID     fileID // snapshot identity as last read or written
-	rev     uint64
-	last    *store.Record
-	value   []byte // current value as stored in the snapshot (nil: none)
-	tree    any    // value decoded, for diffs
+	loaded bool
+	jID    fileID // journal identity and size read so far
+	sID    fileID // snapshot identity as last read or written
+	rev    uint64
+	last   *store.Record
+	value  []byte // current value as stored in the snapshot (nil: none, or lazy)
+	tree   any    // value decoded, for diffs
+	// Hold mode: a value committed as a store.Change.Lazy is kept unmade
+	// (value nil) until something needs its bytes, and its proposer's
+	// Memo is kept for the next Update run WithMemo.
+	lazy    store.LazyValue
+	memo    any
 	sum     string // canonical sum of value
 	adopted bool   // value came from a snapshot with no journal
 

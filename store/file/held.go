@@ -37,15 +37,30 @@ type daemon struct {
 // version is one revision of a document's value, as kept in memory.
 type version struct {
 	rev   uint64
-	value []byte // compact or as given; nil: no document
-	size  int64  // journal bytes up to and including this revision
+	value []byte          // compact or as given; nil: not made yet (lazy) or no document
+	lazy  store.LazyValue // the value when the proposer left it to be made on demand
+	tree  any             // the value decoded (nil when unknown)
+	hash  string          // hash of the revision's journal record ("" when not written yet)
+	sum   string          // canonical sum of the value when known
+	memo  any             // the Memo of the change that made it
+	size  int64           // journal bytes up to and including this revision
+}
+
+// exists reports whether the version has a value.
+func (v *version) exists() bool { return v != nil && (v.value != nil || v.lazy != nil) }
+
+// bytes returns the version's value, made now if it was left lazy.
+func (v *version) bytes() []byte {
+	if v.value == nil && v.lazy != nil {
+		return v.lazy.Bytes()
+	}
+	return v.value
 }
 
 // pendingRec is a commit's record waiting to be written.
 type pendingRec struct {
-	rec   *store.Record // unsealed until written
-	tree  any           // the value after rec, decoded (nil for all but a commit's last record)
-	value []byte
+	rec  *store.Record // unsealed until written
+	last *version      // the value after rec (nil for all but a commit's last record)
 }
 
 // heldState is a document's Hold-mode state.
@@ -65,6 +80,8 @@ type heldState struct {
 	size     int64          // bytes written to jf
 	lastHash string         // hash of the last record written
 	sums     store.SumCache // for the sum of each batch's last value
+	sumAt    time.Time      // when a batch last carried a sum
+	forceSum bool           // the next batch carries a sum whatever the time (guarded by pmu)
 
 	active  atomic.Bool             // the document is loaded in Hold mode
 	latest  atomic.Pointer[version] // the last written revision
@@ -75,8 +92,10 @@ type heldState struct {
 	syncing bool
 	syncErr error
 
-	snapMu  sync.Mutex // one snapshot rewrite at a time
-	snapRev uint64     // revision the snapshot file holds
+	snapMu   sync.Mutex     // one snapshot rewrite at a time
+	snapRev  uint64         // revision the snapshot file holds
+	snapNext time.Time      // no background rewrite before this (paced by the last one's cost)
+	snapSums store.SumCache // for sums of snapshots whose record carries none
 }
 
 // startDaemon takes the daemon lock and starts the snapshot writer.
@@ -139,7 +158,7 @@ func (s *Store) snapshotLoop() {
 			if !d.held.active.Load() {
 				continue
 			}
-			if err := d.flushSnapshot(); err != nil {
+			if err := d.flushSnapshot(false); err != nil {
 				d.logf("snapshot not rewritten; the journal holds every commit and the next open replays it", "error", err)
 			}
 		}
@@ -155,9 +174,14 @@ func (s *Store) stopDaemon(docs []*doc) error {
 		d.mu.Lock()
 		if d.held.locked {
 			if v := d.held.latest.Load(); v != nil {
+				// The last group write carries a sum, so the final snapshot
+				// needs no mark when anything is still queued.
+				d.held.pmu.Lock()
+				d.held.forceSum = true
+				d.held.pmu.Unlock()
 				if err := d.awaitDurable(v.rev); err != nil {
 					errs = append(errs, err)
-				} else if err := d.flushSnapshot(); err != nil {
+				} else if err := d.flushSnapshot(true); err != nil {
 					errs = append(errs, err)
 				}
 			}
@@ -185,7 +209,10 @@ func (s *Store) stopDaemon(docs []*doc) error {
 
 // heldInit starts Hold mode for a freshly loaded document (under doc.mu).
 func (d *doc) heldInit() {
-	v := &version{rev: d.rev, value: d.value, size: d.jID.size}
+	v := &version{rev: d.rev, value: d.value, tree: d.tree, sum: d.sum, size: d.jID.size}
+	if d.last != nil {
+		v.hash = d.last.Hash
+	}
 	d.held.latest.Store(v)
 	d.held.durable.Store(v)
 	d.held.snapRev = d.rev
@@ -200,7 +227,7 @@ func (d *doc) heldInit() {
 // heldAppend queues a commit's records (unsealed) for the next journal
 // write and makes its value the latest (under doc.mu). The caller waits for
 // the sync, whose leader writes and seals the records.
-func (d *doc) heldAppend(recs []*store.Record, value []byte, tree any, sum string) (*store.Record, error) {
+func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Record, error) {
 	h := &d.held
 	if h.closed {
 		return nil, errClosed
@@ -221,34 +248,41 @@ func (d *doc) heldAppend(recs []*store.Record, value []byte, tree any, sum strin
 		h.jf = f
 	}
 	last := recs[len(recs)-1]
+	v.rev, v.memo = last.Rev, memo
 	h.pmu.Lock()
 	for _, r := range recs {
 		pr := pendingRec{rec: r}
 		if r == last {
-			pr.tree, pr.value = tree, value
+			pr.last = v
 		}
 		h.pending = append(h.pending, pr)
 	}
 	h.pmu.Unlock()
 	d.rev, d.last = last.Rev, last
-	d.value, d.tree, d.sum, d.adopted = value, tree, sum, false
-	h.latest.Store(&version{rev: last.Rev, value: value})
+	d.value, d.lazy, d.memo, d.tree, d.sum, d.adopted = v.value, v.lazy, memo, v.tree, v.sum, false
+	h.latest.Store(v)
 	return last, nil
 }
 
-// writeBatch seals and writes the queued records (sync leader only): the
-// batch's last record gets the canonical sum of its value — computed once
-// per batch, the others leave it empty — and every record its hash link.
-// It returns the version of the batch's last record.
-func (d *doc) writeBatch(batch []pendingRec) (*version, error) {
+// writeBatch seals and writes the queued records (sync leader only): every
+// record gets its hash link, and the batch's last record the canonical sum
+// of its value when one is due — at most once per SnapshotInterval (a sum
+// reads the whole document), or when asked (forceSum); the others leave it
+// empty. It returns the version of the batch's last record.
+func (d *doc) writeBatch(batch []pendingRec, force bool) (*version, error) {
 	h := &d.held
 	last := batch[len(batch)-1]
-	if last.rec.Sum == "" {
-		sum, err := h.sums.Sum(last.tree)
+	now := time.Now()
+	if last.rec.Sum == "" && (force || now.Sub(h.sumAt) >= d.s.opts.SnapshotInterval) && last.last.tree != nil {
+		sum, err := h.sums.Sum(last.last.tree)
 		if err != nil {
 			return nil, err
 		}
 		last.rec.Sum = sum
+	}
+	if last.rec.Sum != "" {
+		h.sumAt = now
+		last.last.sum = last.rec.Sum
 	}
 	prev := h.lastHash
 	var buf []byte
@@ -272,7 +306,8 @@ func (d *doc) writeBatch(batch []pendingRec) (*version, error) {
 	}
 	h.size += int64(len(buf))
 	h.lastHash = prev
-	return &version{rev: last.rec.Rev, value: last.value, size: h.size}, nil
+	last.last.hash, last.last.size = prev, h.size
+	return last.last, nil
 }
 
 // durableRev is the last revision watchers may see: in Hold mode the last
@@ -328,8 +363,8 @@ func (d *doc) awaitDurable(rev uint64) error {
 		h.smu.Unlock()
 		start := time.Now()
 		h.pmu.Lock()
-		batch := h.pending
-		h.pending = nil
+		batch, force := h.pending, h.forceSum
+		h.pending, h.forceSum = nil, false
 		h.pmu.Unlock()
 		var target *version
 		var err error
@@ -337,7 +372,7 @@ func (d *doc) awaitDurable(rev uint64) error {
 			err = fmt.Errorf("revision %d is neither written nor queued", rev)
 		} else {
 			// jf was opened before the batch was queued (pmu orders it).
-			target, err = d.writeBatch(batch)
+			target, err = d.writeBatch(batch, force)
 		}
 		if err == nil {
 			err = d.fault("journal.sync")
@@ -363,43 +398,77 @@ func (d *doc) awaitDurable(rev uint64) error {
 }
 
 // flushSnapshot rewrites the snapshot with the latest synced value if it is
-// behind.
-func (d *doc) flushSnapshot() error {
+// behind. The background writer (force false) also waits for its pacing:
+// a rewrite starts at least SnapshotInterval after the previous one started
+// and at least four times the previous one's duration after it ended, so
+// rewriting a large document never takes more than about a fifth of the
+// time; Verify and shutdown force it.
+//
+// A value whose journal record carries no sum (group commits leave it to
+// one batch per SnapshotInterval) is summed here, off the commit path, and
+// that sum is recorded in the document's mark file before the snapshot
+// replaces the old one, so recovery can tell which revision the snapshot
+// holds.
+func (d *doc) flushSnapshot(force bool) error {
 	h := &d.held
 	h.snapMu.Lock()
 	defer h.snapMu.Unlock()
 	v := h.durable.Load()
-	if v == nil || v.value == nil || v.rev <= h.snapRev {
+	if !v.exists() || v.rev <= h.snapRev {
 		return nil
 	}
+	start := time.Now()
+	if !force && start.Before(h.snapNext) {
+		return nil
+	}
+	var before func() error
+	if v.sum == "" {
+		var sum string
+		var err error
+		if v.tree != nil {
+			sum, err = h.snapSums.Sum(v.tree)
+		} else {
+			sum, err = store.SumOf(v.bytes())
+		}
+		if err != nil {
+			return fmt.Errorf("snapshot of %s at revision %d: %w", d.p.key, v.rev, err)
+		}
+		before = func() error { return d.writeMark(mark{Rev: v.rev, Hash: v.hash, Sum: sum}) }
+	}
 	// Every value in memory was parsed or vouched for by its patch's
-	// proposer (json.Marshal output): indent without validating again.
-	// Streamed: the indented copy is never held in memory whole.
+	// proposer: indent without validating again. Streamed: the indented
+	// copy is never held in memory whole.
 	if err := d.writeSnapshotWith(func(f *os.File) error {
-		return store.IndentValidTo(bufio.NewWriterSize(f, 256<<10), v.value)
-	}); err != nil {
+		return store.IndentValidTo(bufio.NewWriterSize(f, 256<<10), v.bytes())
+	}, before); err != nil {
 		return err
 	}
 	h.snapRev = v.rev
+	end := time.Now()
+	h.snapNext = start.Add(d.s.opts.SnapshotInterval)
+	if t := end.Add(4 * end.Sub(start)); t.After(h.snapNext) {
+		h.snapNext = t
+	}
 	return nil
 }
 
-// Revision returns, in Hold mode, the latest durable revision of a document
-// already in memory, without copying its value or taking its lock; ok is
-// false outside Hold mode or before the document was first used.
-func (s *Store) Revision(ctx context.Context, key string) (uint64, bool) {
+// Latest returns, in Hold mode, the latest durable revision of a document
+// already in memory and the Memo of the change that made it (nil when it
+// had none), without making its bytes or taking its lock; ok is false
+// outside Hold mode or before the document was first used.
+func (s *Store) Latest(ctx context.Context, key string) (rev uint64, memo any, ok bool) {
 	if s.daemon == nil {
-		return 0, false
+		return 0, nil, false
 	}
 	s.mu.Lock()
 	d, found := s.docs[key]
 	s.mu.Unlock()
 	if !found || !d.held.active.Load() {
-		return 0, false
+		return 0, nil, false
 	}
 	v := d.held.durable.Load()
-	if v == nil || v.value == nil {
-		return 0, false
+	if !v.exists() {
+		return 0, nil, false
 	}
-	return v.rev, true
+	return v.rev, v.memo, true
 }

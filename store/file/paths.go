@@ -8,7 +8,7 @@ import (
 // paths are the files of one document, relative to the project root, in
 // slash form (os.Root accepts them on every platform we support).
 type paths struct {
-	key, dir, snap, tmp, journal, lock string
+	key, dir, snap, tmp, journal, lock, marks string
 }
 
 func pathsFor(key string) paths {
@@ -22,9 +22,11 @@ func pathsFor(key string) paths {
 	if base == "manifest.json" {
 		p.journal = path.Join(dir, "journal.ndjson")
 		p.lock = path.Join(dir, ".lock")
+		p.marks = path.Join(dir, ".marks")
 	} else {
 		p.journal = path.Join(dir, stem+".journal.ndjson")
 		p.lock = path.Join(dir, "."+stem+".lock")
+		p.marks = path.Join(dir, "."+stem+".marks")
 	}
 	return p
 }

@@ -120,7 +120,7 @@ func (d *doc) catchUp(jid, sid fileID) (bool, error) {
 	// reading it is one parse, where replaying is one per record.
 	if snap, err := d.readFile(d.p.snap); err == nil && snap != nil {
 		if pv, err := store.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}); err == nil && pv.Sum == last.Sum {
-			d.value, d.tree, d.sum = snap, pv.Tree, pv.Sum
+			d.value, d.lazy, d.memo, d.tree, d.sum = snap, nil, nil, pv.Tree, pv.Sum
 			d.rev, d.last, d.jID = last.Rev, &pj.recs[len(pj.recs)-1], jid
 			d.sID, _ = d.stat(d.p.snap)
 			return true, nil
@@ -141,7 +141,7 @@ func (d *doc) catchUp(jid, sid fileID) (bool, error) {
 }
 
 func (d *doc) setValue(v []byte) error {
-	d.value = v
+	d.value, d.lazy, d.memo = v, nil, nil
 	d.tree = nil
 	d.sum = ""
 	if v == nil {
@@ -213,7 +213,19 @@ func (d *doc) load() error {
 					break
 				}
 			}
-			if k >= 0 {
+			if k < 0 {
+				// A daemon's snapshot of a revision whose record carries
+				// no sum is named by a mark.
+				k = d.markFor(pv.Sum, func(rev uint64) (string, bool) {
+					if rev > uint64(len(recs)) {
+						return "", false
+					}
+					return recs[rev-1].Hash, true
+				})
+			}
+			if k == len(recs)-1 {
+				value = snap
+			} else if k >= 0 {
 				if value, err = store.Replay(snap, recs[k+1:]); err != nil {
 					return err
 				}
@@ -228,7 +240,7 @@ func (d *doc) load() error {
 					return err
 				}
 			}
-			rewrite = true
+			rewrite = k != len(recs)-1
 		}
 	}
 	if rewrite {
@@ -361,11 +373,11 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	if rec, ok, err := d.commitPatch(ch); ok || err != nil {
 		return rec, err
 	}
-	nv, err := store.ParseValue(ch.Value, d.s.opts.Limits)
+	nv, err := store.ParseValue(ch.Bytes(), d.s.opts.Limits)
 	if err != nil {
 		return nil, err
 	}
-	if d.value != nil && nv.Sum == d.currentSum() && !d.adopted {
+	if d.has() && nv.Sum == d.currentSum() && !d.adopted {
 		return nil, nil
 	}
 	now := d.s.opts.Now().UTC()
@@ -385,7 +397,7 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 			return d.appendAndApply(recs, d.value, d.tree, d.sum)
 		}
 	}
-	if d.value != nil {
+	if d.has() {
 		from = d.tree
 	}
 	patch, err := store.DiffTrees(from, nv.Tree)
@@ -423,11 +435,11 @@ func (d *doc) currentSum() string {
 // change must take the full path instead (no patch, no current value, an
 // adopted file, or a patch the tree applier refuses).
 func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
-	if ch.Patch == nil || !d.held.locked || d.value == nil || d.tree == nil || d.adopted {
+	if ch.Patch == nil || !d.held.locked || !d.has() || d.tree == nil || d.adopted {
 		return nil, false, nil
 	}
 	lim := d.s.opts.Limits
-	if max := lim.MaxBytes; max > 0 && len(ch.Value) > max || max <= 0 && len(ch.Value) > store.DefaultMaxBytes {
+	if max := lim.MaxBytes; max > 0 && ch.Size() > max || max <= 0 && ch.Size() > store.DefaultMaxBytes {
 		return nil, false, nil // the full path names the problem
 	}
 	if p := bytes.TrimSpace(ch.Patch); bytes.Equal(p, []byte("[]")) {
@@ -439,14 +451,20 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 	}
 	if d.s.opts.CheckPatches {
 		sum, err := store.SumTree(tree)
-		full, ferr := store.SumOf(ch.Value)
+		full, ferr := store.SumOf(ch.Bytes())
 		if err != nil || ferr != nil || full != sum {
 			return nil, true, fmt.Errorf("%s: the change's patch does not produce its value (sum %s, value %s, %v %v)", d.p.key, sum, full, err, ferr)
 		}
 	}
 	rec := &store.Record{Rev: d.rev + 1, Time: d.s.opts.Now().UTC(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
 	// Kept without a copy: Change.Patch's contract.
-	r, err := d.heldAppend([]*store.Record{rec}, bytes.TrimRight(ch.Value, " \t\r\n"), tree, "")
+	v := &version{tree: tree}
+	if ch.Value != nil {
+		v.value = bytes.TrimRight(ch.Value, " \t\r\n")
+	} else {
+		v.lazy = ch.Lazy
+	}
+	r, err := d.heldAppend([]*store.Record{rec}, v, ch.Memo)
 	return r, true, err
 }
 
@@ -454,7 +472,7 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 // group write) and makes snap the current value.
 func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum string) (*store.Record, error) {
 	if d.held.locked {
-		return d.heldAppend(recs, snap, tree, sum)
+		return d.heldAppend(recs, &version{value: snap, tree: tree, sum: sum}, nil)
 	}
 	prev := ""
 	if d.last != nil {
@@ -475,7 +493,7 @@ func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum st
 	}
 	// Committed: the journal holds it durably.
 	d.rev, d.last = rec.Rev, rec
-	d.value, d.tree, d.sum, d.adopted = snap, tree, sum, false
+	d.value, d.lazy, d.memo, d.tree, d.sum, d.adopted = snap, nil, nil, tree, sum, false
 	var err error
 	if d.jID, err = d.stat(d.p.journal); err != nil {
 		d.loaded = false
@@ -535,11 +553,13 @@ func (d *doc) writeSnapshot(b []byte) error {
 	return d.writeSnapshotWith(func(f *os.File) error {
 		_, err := f.Write(b)
 		return err
-	})
+	}, nil)
 }
 
-// writeSnapshotWith is writeSnapshot with the content written by write.
-func (d *doc) writeSnapshotWith(write func(f *os.File) error) error {
+// writeSnapshotWith is writeSnapshot with the content written by write;
+// beforeRename, when set, runs once the new content is synced and before
+// it replaces the snapshot (it must make what it writes durable itself).
+func (d *doc) writeSnapshotWith(write func(f *os.File) error, beforeRename func() error) error {
 	err := d.fault("snapshot.write")
 	var f *os.File
 	if err == nil {
@@ -556,6 +576,9 @@ func (d *doc) writeSnapshotWith(write func(f *os.File) error) error {
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if err == nil && beforeRename != nil {
+		err = beforeRename()
 	}
 	if err == nil {
 		if err = d.fault("snapshot.rename"); err == nil {

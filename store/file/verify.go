@@ -28,7 +28,7 @@ func (s *Store) Verify(ctx context.Context, key string) error {
 			if err := d.awaitDurable(d.rev); err != nil {
 				return err
 			}
-			if err := d.flushSnapshot(); err != nil {
+			if err := d.flushSnapshot(true); err != nil {
 				return err
 			}
 		}

@@ -1,0 +1,86 @@
+package file
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// A document's mark file (<dir>/.<name>.marks; .marks beside manifest.json)
+// names the revisions of the last few snapshots the daemon wrote whose
+// journal record carries no sum: each mark binds a value's canonical sum to
+// a revision and to that revision's record hash, so recovery can tell which
+// revision such a snapshot holds (a record's own sum does that for the
+// others). A mark is a hint checked against the journal: one that is
+// missing, unreadable or names another journal's record identifies nothing.
+type mark struct {
+	Rev  uint64 `json:"rev"`
+	Hash string `json:"hash"`
+	Sum  string `json:"sum"`
+}
+
+// keepMarks is how many marks the file keeps: the snapshot on disk may be
+// any of the last few written if a crash cut a rewrite short.
+const keepMarks = 4
+
+// readMarks returns the marks, nil when there are none to trust.
+func (d *doc) readMarks() []mark {
+	b, err := d.readFile(d.p.marks)
+	if err != nil || b == nil {
+		return nil
+	}
+	var ms []mark
+	if json.Unmarshal(b, &ms) != nil {
+		return nil
+	}
+	return ms
+}
+
+// markFor returns the index of the record that a snapshot with canonical
+// sum sum holds according to the marks, or -1.
+func (d *doc) markFor(sum string, hashes func(rev uint64) (string, bool)) int {
+	ms := d.readMarks()
+	for i := len(ms) - 1; i >= 0; i-- {
+		m := ms[i]
+		if m.Sum != sum || m.Rev == 0 {
+			continue
+		}
+		if h, ok := hashes(m.Rev); ok && h == m.Hash {
+			return int(m.Rev - 1)
+		}
+	}
+	return -1
+}
+
+// writeMark adds m to the mark file durably (temp, fsync, rename, directory
+// fsync), keeping the last keepMarks.
+func (d *doc) writeMark(m mark) error {
+	ms := append(d.readMarks(), m)
+	if len(ms) > keepMarks {
+		ms = ms[len(ms)-keepMarks:]
+	}
+	b, err := json.Marshal(ms)
+	if err != nil {
+		return fmt.Errorf("marks of %s: %w", d.p.key, err)
+	}
+	tmp := d.p.marks + ".tmp"
+	f, err := d.s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = d.s.root.Rename(tmp, d.p.marks)
+	}
+	if err != nil {
+		_ = d.s.root.Remove(tmp)
+		return fmt.Errorf("write %s: %w", d.p.marks, err)
+	}
+	return d.syncDir()
+}
