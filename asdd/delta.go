@@ -5,36 +5,75 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
 )
 
-// Encoded is a manifest together with its compact JSON encoding and the
-// encoding of each slice, so that the next manifest an operation produces
-// (Apply shares every slice and heartbeat it did not change with its input)
-// is encoded, validated and diffed by looking only at what changed. The
-// daemon keeps the latest one in memory. An Encoded is never changed once
-// made, so it may be shared between goroutines.
+// Encoded is a manifest together with the compact JSON encoding of each of
+// its parts (project context, every slice, every heartbeat, the unknown
+// members), so that the next manifest an operation produces (Apply shares
+// every slice and heartbeat it did not change with its input) is encoded,
+// validated and diffed by looking only at what changed. The whole
+// document's bytes are made only when asked for (Bytes, WriteTo), and its
+// length is known without making them (Len): an Encoded is a
+// store.LazyValue. The daemon keeps the latest one in memory. An Encoded is
+// never changed once made (Bytes only fills in its cache), so it may be
+// shared between goroutines; the encodings of unchanged parts are shared
+// between successive Encodeds.
 type Encoded struct {
 	Manifest *Manifest
-	// Raw is the compact JSON of Manifest: byte for byte json.Marshal's.
-	Raw    []byte
-	slices [][]byte // compact JSON of Manifest.Slices[i]
-	head   []byte   // `{"project_context":…,"slices":[`
+
+	pc        []byte   // compact JSON of Manifest.ProjectContext
+	slices    encList  // compact JSON of Manifest.Slices[i]
+	slicesLen int      // sum of len(slices.at(i))
+	hbs       []member // Manifest.AgentHeartbeats, in json.Marshal's key order
+	hbsLen    int      // sum of len(hbs[i].enc)
+	extra     []byte   // `,"key":value` for each of Manifest.Extra, in key order
+	n         int      // length of the whole document
+
+	once sync.Once
+	made atomic.Bool // raw is set
+	raw  []byte
 }
 
-// NewEncoded encodes m in full (every slice). It does not validate m: use
+// member is one member of a JSON object: its key and its encoding
+// `"key":value`, the value starting at enc[at].
+type member struct {
+	key string
+	enc []byte
+	at  int
+}
+
+func (m member) value() []byte { return m.enc[m.at:] }
+
+var _ store.LazyValue = (*Encoded)(nil)
+
+// The fixed text around the parts of a manifest's JSON.
+const (
+	openContext = `{"project_context":`
+	openSlices  = `,"slices":[`
+	openHBs     = `],"agent_heartbeats":{`
+	openRev     = `},"revision":`
+	closeDoc    = `}`
+)
+
+// NewEncoded encodes m in full (every part). It does not validate m: use
 // it on a manifest that came from Decode or passed Encode.
 func NewEncoded(m *Manifest) (*Encoded, error) {
-	e := &Encoded{Manifest: m, slices: make([][]byte, len(m.Slices))}
+	e := &Encoded{Manifest: m}
+	e.slices = e.slices.grow(len(m.Slices))
 	for i, s := range m.Slices {
 		if s == nil {
 			return nil, reason.New(reason.InvalidInput, "manifest: slices[%d] is null", i)
@@ -43,97 +82,254 @@ func NewEncoded(m *Manifest) (*Encoded, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode manifest: slice %s: %w", s.SliceID, err)
 		}
-		e.slices[i] = b
+		e.slices.set(encList{}, i, b)
+		e.slicesLen += len(b)
 	}
-	if err := e.assemble(); err != nil {
-		return nil, err
+	pc, err := json.Marshal(m.ProjectContext)
+	if err != nil {
+		return nil, fmt.Errorf("encode manifest: project_context: %w", err)
 	}
+	e.pc = pc
+	e.hbs = make([]member, 0, len(m.AgentHeartbeats))
+	for k, h := range m.AgentHeartbeats {
+		mb, err := encodeMember(k, h)
+		if err != nil {
+			return nil, fmt.Errorf("encode manifest: heartbeat %s: %w", k, err)
+		}
+		e.hbs = append(e.hbs, mb)
+		e.hbsLen += len(mb.enc)
+	}
+	slices.SortFunc(e.hbs, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	if len(m.Extra) > 0 {
+		var buf bytes.Buffer
+		for _, k := range slices.Sorted(maps.Keys(m.Extra)) {
+			// json.Marshal writes a RawMessage as the manifest's own
+			// MarshalJSON output is written: compacted, HTML-escaped.
+			mb, err := encodeMember(k, json.RawMessage(m.Extra[k]))
+			if err != nil {
+				return nil, fmt.Errorf("encode manifest: unknown member %q holds invalid JSON: %w", k, err)
+			}
+			buf.WriteByte(',')
+			buf.Write(mb.enc)
+		}
+		e.extra = buf.Bytes()
+	}
+	e.n = e.length()
 	return e, nil
 }
 
-// assemble builds Raw from the slice encodings and the small members.
-func (e *Encoded) assemble() error {
-	m := e.Manifest
-	pc, err := json.Marshal(m.ProjectContext)
+// encodeMember encodes the object member k: v as json.Marshal writes it in
+// a map or after a struct's fields.
+func encodeMember(k string, v any) (member, error) {
+	kb, err := json.Marshal(k)
 	if err != nil {
-		return fmt.Errorf("encode manifest: project_context: %w", err)
+		return member{}, err
 	}
-	hbs := m.AgentHeartbeats
-	if hbs == nil {
-		hbs = map[string]*Heartbeat{}
-	}
-	hb, err := json.Marshal(hbs)
+	vb, err := json.Marshal(v)
 	if err != nil {
-		return fmt.Errorf("encode manifest: agent_heartbeats: %w", err)
+		return member{}, err
 	}
-	n := len(pc) + len(hb) + 128
-	for _, s := range e.slices {
-		n += len(s) + 1
+	enc := make([]byte, 0, len(kb)+1+len(vb))
+	enc = append(append(append(enc, kb...), ':'), vb...)
+	return member{key: k, enc: enc, at: len(kb) + 1}, nil
+}
+
+// length is the length of the document from the part lengths.
+func (e *Encoded) length() int {
+	n := len(openContext) + len(e.pc) + len(openSlices) + e.slicesLen + len(openHBs) + e.hbsLen +
+		len(openRev) + digits(e.Manifest.Revision) + len(e.extra) + len(closeDoc)
+	if e.slices.n > 1 {
+		n += e.slices.n - 1 // commas
 	}
-	var buf bytes.Buffer
-	buf.Grow(n)
-	buf.WriteString(`{"project_context":`)
-	buf.Write(pc)
-	buf.WriteString(`,"slices":[`)
-	offs := make([]int, len(e.slices))
-	for i, s := range e.slices {
+	if len(e.hbs) > 1 {
+		n += len(e.hbs) - 1
+	}
+	return n
+}
+
+func digits(v uint64) int {
+	n := 1
+	for v >= 10 {
+		v /= 10
+		n++
+	}
+	return n
+}
+
+// Len is the length of the manifest's compact JSON (Bytes), known without
+// making it.
+func (e *Encoded) Len() int { return e.n }
+
+// Bytes returns the compact JSON of Manifest, byte for byte json.Marshal's.
+// It is made on the first call; every call returns the same slice, which
+// must not be modified. Safe for concurrent use.
+func (e *Encoded) Bytes() []byte {
+	e.once.Do(func() {
+		var buf bytes.Buffer
+		buf.Grow(e.n)
+		if _, err := e.writeParts(&buf); err != nil {
+			panic(err) // bytes.Buffer does not fail
+		}
+		if buf.Len() != e.n {
+			// Len has been promised to the store: a mismatch is a bug
+			// that would corrupt what it writes.
+			panic(fmt.Sprintf("asdd: encoded manifest is %d bytes, Len said %d", buf.Len(), e.n))
+		}
+		e.raw = buf.Bytes()
+		e.made.Store(true)
+	})
+	return e.raw
+}
+
+// WriteTo writes Bytes to w, from the parts when Bytes was not made yet
+// (without making the whole document: small parts are gathered in a
+// buffer of a few tens of kilobytes).
+func (e *Encoded) WriteTo(w io.Writer) (int64, error) {
+	if e.made.Load() {
+		n, err := w.Write(e.raw)
+		if err == nil && n < len(e.raw) {
+			err = io.ErrShortWrite
+		}
+		return int64(n), err
+	}
+	bw := writeBufs.Get().(*gatherWriter)
+	bw.w, bw.n, bw.err = w, 0, nil
+	defer func() {
+		bw.w, bw.buf = nil, bw.buf[:0]
+		writeBufs.Put(bw)
+	}()
+	if _, err := e.writeParts(bw); err != nil {
+		return bw.n, err
+	}
+	bw.flush()
+	return bw.n, bw.err
+}
+
+// writeParts writes the document to w part by part.
+func (e *Encoded) writeParts(w io.Writer) (int64, error) {
+	var n int64
+	write := func(b []byte) error {
+		k, err := w.Write(b)
+		n += int64(k)
+		return err
+	}
+	var rev [20]byte
+	for _, b := range [][]byte{[]byte(openContext), e.pc, []byte(openSlices)} {
+		if err := write(b); err != nil {
+			return n, err
+		}
+	}
+	for i := range e.slices.n {
 		if i > 0 {
-			buf.WriteByte(',')
-		}
-		offs[i] = buf.Len()
-		buf.Write(s)
-	}
-	buf.WriteString(`],"agent_heartbeats":`)
-	buf.Write(hb)
-	buf.WriteString(`,"revision":`)
-	buf.WriteString(strconv.FormatUint(m.Revision, 10))
-	if len(m.Extra) > 0 {
-		keys := slices.Sorted(maps.Keys(m.Extra))
-		for _, k := range keys {
-			kb, err := json.Marshal(k)
-			if err != nil {
-				return fmt.Errorf("encode manifest: %w", err)
-			}
-			buf.WriteByte(',')
-			buf.Write(kb)
-			buf.WriteByte(':')
-			if err := json.Compact(&buf, m.Extra[k]); err != nil {
-				return fmt.Errorf("encode manifest: unknown member %q holds invalid JSON: %w", k, err)
+			if err := write(comma); err != nil {
+				return n, err
 			}
 		}
+		if err := write(e.slices.at(i)); err != nil {
+			return n, err
+		}
 	}
-	buf.WriteByte('}')
-	e.Raw = buf.Bytes()
-	// Each slice's encoding is kept as the part of Raw that holds it, so
-	// the manifest's bytes are in memory once.
-	for i, s := range e.slices {
-		e.slices[i] = e.Raw[offs[i] : offs[i]+len(s) : offs[i]+len(s)]
+	if err := write([]byte(openHBs)); err != nil {
+		return n, err
 	}
-	return nil
+	for i, h := range e.hbs {
+		if i > 0 {
+			if err := write(comma); err != nil {
+				return n, err
+			}
+		}
+		if err := write(h.enc); err != nil {
+			return n, err
+		}
+	}
+	for _, b := range [][]byte{[]byte(openRev), strconv.AppendUint(rev[:0], e.Manifest.Revision, 10), e.extra, []byte(closeDoc)} {
+		if err := write(b); err != nil {
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+var comma = []byte{','}
+
+// gatherWriter gathers small writes into buf and passes large ones
+// through, so that WriteTo makes a few large writes whatever the number of
+// parts.
+type gatherWriter struct {
+	w   io.Writer
+	buf []byte
+	n   int64
+	err error
+}
+
+const gatherSize = 32 << 10
+
+var writeBufs = sync.Pool{New: func() any { return &gatherWriter{buf: make([]byte, 0, gatherSize)} }}
+
+func (g *gatherWriter) Write(p []byte) (int, error) {
+	if g.err != nil {
+		return 0, g.err
+	}
+	if len(g.buf)+len(p) > cap(g.buf) {
+		g.flush()
+		if g.err != nil {
+			return 0, g.err
+		}
+	}
+	if len(p) >= cap(g.buf) {
+		k, err := g.w.Write(p)
+		g.n += int64(k)
+		if err == nil && k < len(p) {
+			err = io.ErrShortWrite
+		}
+		g.err = err
+		return k, err
+	}
+	g.buf = append(g.buf, p...)
+	return len(p), nil
+}
+
+func (g *gatherWriter) flush() {
+	if g.err != nil || len(g.buf) == 0 {
+		return
+	}
+	k, err := g.w.Write(g.buf)
+	g.n += int64(k)
+	if err == nil && k < len(g.buf) {
+		err = io.ErrShortWrite
+	}
+	g.err = err
+	g.buf = g.buf[:0]
 }
 
 // Next encodes next, a manifest Apply made from e.Manifest, re-encoding
 // only the slices, heartbeats and members whose values are not shared with
 // e.Manifest, and checks those against the manifest schema (the rest passed
 // when e was made). It returns next encoded and the RFC 6902 patch from
-// e.Raw to its Raw. When next does not share its structure with e.Manifest
-// the way Apply's output does, it falls back to the full path: the whole
-// manifest is encoded and validated, and the patch is nil (the caller diffs).
+// e.Bytes() to its Bytes(), without making either. Its cost is that of
+// the changed parts plus a pointer comparison per slice and heartbeat.
+// When next does not share its structure with e.Manifest the way Apply's
+// output does, it falls back to the full path: the whole manifest is
+// encoded and validated, and the patch is nil (the caller diffs).
 func (e *Encoded) Next(next *Manifest) (*Encoded, json.RawMessage, error) {
 	prev := e.Manifest
 	if len(next.Slices) < len(prev.Slices) || !sameMap(prev.Extra, next.Extra) {
 		return fullEncoded(next)
 	}
-	ne := &Encoded{Manifest: next, slices: make([][]byte, len(next.Slices))}
+	ne := &Encoded{Manifest: next, slices: e.slices.grow(len(next.Slices)), slicesLen: e.slicesLen, extra: e.extra}
 	var ops []patchOp
 	var added []int
-	for i, s := range next.Slices {
+	for i := 0; i < len(next.Slices); i++ {
+		if i%encChunkSize == 0 && i+encChunkSize <= len(prev.Slices) && samePointers(next.Slices[i:i+encChunkSize], prev.Slices[i:i+encChunkSize]) {
+			i += encChunkSize - 1
+			continue // all shared (and not nil: prev's were not), so are their encodings
+		}
+		s := next.Slices[i]
 		if s == nil {
 			return nil, nil, reason.New(reason.InvalidInput, "encoded manifest fails its schema: slices[%d] is null", i)
 		}
 		if i < len(prev.Slices) && s == prev.Slices[i] {
-			ne.slices[i] = e.slices[i]
-			continue
+			continue // shared: so is its encoding
 		}
 		b, err := json.Marshal(s)
 		if err != nil {
@@ -142,11 +338,14 @@ func (e *Encoded) Next(next *Manifest) (*Encoded, json.RawMessage, error) {
 		if err := validatePart(partSlice, b, "/slices/"+strconv.Itoa(i)); err != nil {
 			return nil, nil, err
 		}
-		ne.slices[i] = b
+		ne.slices.set(e.slices, i, b)
+		ne.slicesLen += len(b)
 		op := "replace"
 		if i >= len(prev.Slices) {
 			op = "add"
 			added = append(added, i)
+		} else {
+			ne.slicesLen -= len(e.slices.at(i))
 		}
 		ops = append(ops, patchOp{Op: op, Path: "/slices/" + strconv.Itoa(i), Value: b})
 	}
@@ -159,49 +358,28 @@ func (e *Encoded) Next(next *Manifest) (*Encoded, json.RawMessage, error) {
 			seen[s.SliceID] = true
 		}
 	}
-	pcPrev, err := json.Marshal(prev.ProjectContext)
+	pc, err := json.Marshal(next.ProjectContext)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode manifest: project_context: %w", err)
 	}
-	pcNext, err := json.Marshal(next.ProjectContext)
+	if bytes.Equal(pc, e.pc) {
+		ne.pc = e.pc
+	} else {
+		if err := validatePart(partContext, pc, "/project_context"); err != nil {
+			return nil, nil, err
+		}
+		ne.pc = pc
+		ops = append(ops, patchOp{Op: "replace", Path: "/project_context", Value: pc})
+	}
+	hbOps, err := ne.nextHeartbeats(e)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode manifest: project_context: %w", err)
+		return nil, nil, err
 	}
-	if !bytes.Equal(pcPrev, pcNext) {
-		if err := validatePart(partContext, pcNext, "/project_context"); err != nil {
-			return nil, nil, err
-		}
-		ops = append(ops, patchOp{Op: "replace", Path: "/project_context", Value: pcNext})
-	}
-	keys := slices.Sorted(maps.Keys(next.AgentHeartbeats))
-	for _, k := range keys {
-		h := next.AgentHeartbeats[k]
-		if h == nil {
-			return nil, nil, reason.New(reason.InvalidInput, "encoded manifest fails its schema: agent_heartbeats.%s is null", k)
-		}
-		if old, ok := prev.AgentHeartbeats[k]; ok && old == h {
-			continue
-		}
-		b, err := json.Marshal(h)
-		if err != nil {
-			return nil, nil, fmt.Errorf("encode manifest: heartbeat %s: %w", k, err)
-		}
-		if err := validatePart(partHeartbeat, b, "/agent_heartbeats/"+k); err != nil {
-			return nil, nil, err
-		}
-		ops = append(ops, patchOp{Op: "add", Path: "/agent_heartbeats/" + escapePointer(k), Value: b})
-	}
-	for _, k := range slices.Sorted(maps.Keys(prev.AgentHeartbeats)) {
-		if _, ok := next.AgentHeartbeats[k]; !ok {
-			ops = append(ops, patchOp{Op: "remove", Path: "/agent_heartbeats/" + escapePointer(k)})
-		}
-	}
+	ops = append(ops, hbOps...)
 	if next.Revision != prev.Revision {
 		ops = append(ops, patchOp{Op: "replace", Path: "/revision", Value: json.RawMessage(strconv.FormatUint(next.Revision, 10))})
 	}
-	if err := ne.assemble(); err != nil {
-		return nil, nil, err
-	}
+	ne.n = ne.length()
 	if len(ops) == 0 {
 		return ne, json.RawMessage("[]"), nil
 	}
@@ -212,20 +390,140 @@ func (e *Encoded) Next(next *Manifest) (*Encoded, json.RawMessage, error) {
 	return ne, patch, nil
 }
 
+// nextHeartbeats sets ne's heartbeat encodings from e's, encoding only the
+// heartbeats whose pointers changed, and returns the patch operations for
+// them (adds in key order, then removals in key order).
+func (ne *Encoded) nextHeartbeats(e *Encoded) ([]patchOp, error) {
+	prev, next := e.Manifest.AgentHeartbeats, ne.Manifest.AgentHeartbeats
+	var changed []member   // new encodings, sorted below
+	kept, replaced := 0, 0 // keys of next also in prev; those changed
+	for k, h := range next {
+		if h == nil {
+			return nil, reason.New(reason.InvalidInput, "encoded manifest fails its schema: agent_heartbeats.%s is null", k)
+		}
+		old, ok := prev[k]
+		if ok {
+			kept++
+			if old == h {
+				continue
+			}
+			replaced++
+		}
+		mb, err := encodeMember(k, h)
+		if err != nil {
+			return nil, fmt.Errorf("encode manifest: heartbeat %s: %w", k, err)
+		}
+		if err := validatePart(partHeartbeat, mb.value(), "/agent_heartbeats/"+k); err != nil {
+			return nil, err
+		}
+		changed = append(changed, mb)
+	}
+	slices.SortFunc(changed, func(a, b member) int { return strings.Compare(a.key, b.key) })
+	var ops []patchOp
+	for _, mb := range changed {
+		ops = append(ops, patchOp{Op: "add", Path: "/agent_heartbeats/" + escapePointer(mb.key), Value: mb.value()})
+	}
+	added, removed := len(changed)-replaced, len(prev)-kept
+	if len(changed) == 0 && removed == 0 {
+		ne.hbs, ne.hbsLen = e.hbs, e.hbsLen
+		return ops, nil
+	}
+	if added == 0 && removed == 0 {
+		// Only replacements: the key order is unchanged.
+		ne.hbs, ne.hbsLen = slices.Clone(e.hbs), e.hbsLen
+		for _, mb := range changed {
+			i, _ := slices.BinarySearchFunc(ne.hbs, mb.key, func(m member, k string) int { return strings.Compare(m.key, k) })
+			ne.hbsLen += len(mb.enc) - len(ne.hbs[i].enc)
+			ne.hbs[i] = mb
+		}
+		return ops, nil
+	}
+	// Keys added or removed: merge the kept encodings with the new ones.
+	ne.hbs = make([]member, 0, len(next))
+	c := 0
+	for _, mb := range e.hbs {
+		for c < len(changed) && changed[c].key < mb.key {
+			ne.hbs = append(ne.hbs, changed[c])
+			c++
+		}
+		switch {
+		case c < len(changed) && changed[c].key == mb.key:
+			ne.hbs = append(ne.hbs, changed[c])
+			c++
+		case next[mb.key] != nil:
+			ne.hbs = append(ne.hbs, mb)
+		default:
+			ops = append(ops, patchOp{Op: "remove", Path: "/agent_heartbeats/" + escapePointer(mb.key)})
+		}
+	}
+	ne.hbs = append(ne.hbs, changed[c:]...)
+	for _, mb := range ne.hbs {
+		ne.hbsLen += len(mb.enc)
+	}
+	return ops, nil
+}
+
 // fullEncoded is Next's fallback: everything encoded and validated.
 func fullEncoded(m *Manifest) (*Encoded, json.RawMessage, error) {
 	e, err := NewEncoded(m)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := Validate(e.Raw); err != nil {
+	if err := Validate(e.Bytes()); err != nil {
 		return nil, nil, fmt.Errorf("encoded manifest fails its schema: %w", err)
 	}
 	return e, nil, nil
 }
 
-// Slice returns the compact JSON of slice i, as in Raw.
-func (e *Encoded) Slice(i int) []byte { return e.slices[i] }
+// Slice returns the compact JSON of slice i, as in Bytes.
+func (e *Encoded) Slice(i int) []byte { return e.slices.at(i) }
+
+// samePointers reports whether a and b (of equal length) hold the same
+// pointers. It compares their memory as bytes (memequal is vectorized),
+// several times faster than a loop: Next runs it over every slice.
+func samePointers(a, b []*Slice) bool {
+	size := len(a) * int(unsafe.Sizeof((*Slice)(nil)))
+	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(a))), size),
+		unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b))), size))
+}
+
+// encList is a list of encodings kept in chunks of a fixed size, so that
+// a list that differs from another in a few entries shares every other
+// chunk with it: deriving one with k entries changed costs
+// O(len/encChunkSize + k·encChunkSize) pointer copies, not O(len). A
+// list is never changed once its Encoded is made.
+type encList struct {
+	chunks []*encChunk
+	n      int
+}
+
+const encChunkSize = 64
+
+type encChunk [encChunkSize][]byte
+
+func (l encList) at(i int) []byte { return l.chunks[i/encChunkSize][i%encChunkSize] }
+
+// grow returns a list of n ≥ l.n entries whose first l.n are l's, sharing
+// its chunks.
+func (l encList) grow(n int) encList {
+	chunks := make([]*encChunk, (n+encChunkSize-1)/encChunkSize)
+	copy(chunks, l.chunks)
+	return encList{chunks: chunks, n: n}
+}
+
+// set sets entry i of l, a list grown from prev, copying its chunk first
+// if l still shares it with prev.
+func (l *encList) set(prev encList, i int, b []byte) {
+	c := i / encChunkSize
+	switch {
+	case l.chunks[c] == nil:
+		l.chunks[c] = new(encChunk)
+	case c < len(prev.chunks) && l.chunks[c] == prev.chunks[c]:
+		cp := *prev.chunks[c]
+		l.chunks[c] = &cp
+	}
+	l.chunks[c][i%encChunkSize] = b
+}
 
 type patchOp struct {
 	Op    string          `json:"op"`

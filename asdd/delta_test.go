@@ -1,8 +1,15 @@
 package asdd
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -11,12 +18,11 @@ import (
 	"github.com/custodian-dev/custodian/store"
 )
 
-// Encoding a manifest step by step (and ApplyFinalized gives what Apply
-// gives on a manifest Apply made).
-//
 // Encoding a manifest step by step (Encoded.Next) gives exactly what a full
-// encoding gives, and the patch it returns turns the previous value into the
-// next one, for random sequences of operations.
+// encoding gives (Bytes, Len and WriteTo agree with json.Marshal), and the
+// patch it returns turns the previous value into the next one, for random
+// sequences of operations; and ApplyFinalized gives what Apply gives on a
+// manifest Apply made.
 func TestPropertyEncodedNext(t *testing.T) {
 	cfg := DefaultConfig()
 	rapid.Check(t, func(t *rapid.T) {
@@ -26,6 +32,8 @@ func TestPropertyEncodedNext(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		want, _ := json.Marshal(m)
+		checkEncoded(t, e, want)
 		now := fixedNow
 		for range rapid.IntRange(1, maxSteps).Draw(t, "steps") {
 			op := genOp(t, e.Manifest)
@@ -55,13 +63,11 @@ func TestPropertyEncodedNext(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(ne.Raw) != string(want) {
-				t.Fatalf("%T: Next encoded\n%s\nwant\n%s", op, ne.Raw, want)
-			}
+			checkEncoded(t, ne, want)
 			if patch == nil {
 				t.Fatalf("%T: no patch for an Apply result", op)
 			}
-			got, err := store.ApplyPatch(e.Raw, patch)
+			got, err := store.ApplyPatch(e.Bytes(), patch)
 			if err != nil {
 				t.Fatalf("%T: patch %s: %v", op, patch, err)
 			}
@@ -91,3 +97,342 @@ func TestEncodedNextValidatesChangedSlice(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// checkEncoded fails unless e's WriteTo (run first, so that it streams the
+// parts), Bytes and Len all give want.
+func checkEncoded(t fataler, e *Encoded, want []byte) {
+	t.Helper()
+	var buf bytes.Buffer
+	n, err := e.WriteTo(&buf)
+	if err != nil || n != int64(buf.Len()) {
+		t.Fatalf("WriteTo = %d, %v; wrote %d bytes", n, err, buf.Len())
+	}
+	if buf.String() != string(want) {
+		t.Fatalf("WriteTo wrote\n%s\nwant\n%s", buf.Bytes(), want)
+	}
+	if e.Len() != len(want) {
+		t.Fatalf("Len = %d, want %d", e.Len(), len(want))
+	}
+	if got := e.Bytes(); string(got) != string(want) {
+		t.Fatalf("Bytes =\n%s\nwant\n%s", got, want)
+	}
+	buf.Reset()
+	if n, err := e.WriteTo(&buf); err != nil || n != int64(len(want)) || buf.String() != string(want) {
+		t.Fatalf("WriteTo after Bytes = %d, %v, %q", n, err, buf.Bytes())
+	}
+	for i := range e.Manifest.Slices {
+		w, _ := json.Marshal(e.Manifest.Slices[i])
+		if string(e.Slice(i)) != string(w) {
+			t.Fatalf("Slice(%d) = %s, want %s", i, e.Slice(i), w)
+		}
+	}
+}
+
+// fataler is what checkEncoded needs of *testing.T and *rapid.T.
+type fataler interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// Heartbeats added, replaced and removed under keys that need escaping
+// (in JSON, HTML-safe JSON and JSON pointers) are encoded in
+// json.Marshal's key order, and the patch names them correctly.
+func TestEncodedNextHeartbeatKeys(t *testing.T) {
+	hb := func(status string) *Heartbeat {
+		return &Heartbeat{LastExecution: "2026-04-20T14:00:00Z", Status: status}
+	}
+	keep := hb(HeartbeatIdle)
+	base := map[string]*Heartbeat{"b/c": hb(HeartbeatActive), "a~1": hb(HeartbeatIdle), "<x>": keep, "é": hb(HeartbeatIdle), "m": hb(HeartbeatIdle)}
+	cases := []struct {
+		name string
+		edit func(map[string]*Heartbeat)
+	}{
+		{"none", func(map[string]*Heartbeat) {}},
+		{"replace one", func(m map[string]*Heartbeat) { m["b/c"] = hb(HeartbeatIdle) }},
+		{"replace all", func(m map[string]*Heartbeat) {
+			for k := range m {
+				m[k] = hb(HeartbeatActive)
+			}
+		}},
+		{"add first", func(m map[string]*Heartbeat) { m[" "] = hb(HeartbeatActive) }},
+		{"add middle and last", func(m map[string]*Heartbeat) { m["b"] = hb(HeartbeatActive); m["zz&"] = hb(HeartbeatIdle) }},
+		{"remove one", func(m map[string]*Heartbeat) { delete(m, "a~1") }},
+		{"remove all", func(m map[string]*Heartbeat) { clear(m) }},
+		{"add, replace and remove", func(m map[string]*Heartbeat) {
+			delete(m, "<x>")
+			delete(m, "é")
+			m["m"] = hb(HeartbeatActive)
+			m["a"] = hb(HeartbeatActive)
+			m["n"] = keep
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := New()
+			m.AgentHeartbeats = maps.Clone(base)
+			e, err := NewEncoded(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := json.Marshal(m)
+			checkEncoded(t, e, want)
+			next := *m
+			next.AgentHeartbeats = maps.Clone(base)
+			c.edit(next.AgentHeartbeats)
+			next.Revision++
+			ne, patch, err := e.Next(&next)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ = json.Marshal(&next)
+			checkEncoded(t, ne, want)
+			got, err := store.ApplyPatch(e.Bytes(), patch)
+			if err != nil {
+				t.Fatalf("patch %s: %v", patch, err)
+			}
+			if gs, ws := mustSum(t, got), mustSum(t, want); gs != ws {
+				t.Fatalf("patch %s gives\n%s\nwant\n%s", patch, got, want)
+			}
+		})
+	}
+}
+
+// The unknown members and every part are written as json.Marshal writes
+// them: compacted, with <, > and & escaped; an empty manifest (no slices,
+// no heartbeats, nil maps) too.
+func TestNewEncodedMatchesMarshal(t *testing.T) {
+	big := strings.Repeat("long name <&> ", 5000) // a part larger than WriteTo's buffer
+	cases := map[string]*Manifest{
+		"empty":     New(),
+		"nil parts": {},
+		"extra": {Extra: Extra{"zz": json.RawMessage(" { \"a\" : [ 1 , \"<&>\u2028\" ] } "), "aa": json.RawMessage(`null`)},
+			ProjectContext: ProjectContext{CurrentSprint: "<s>", Extra: Extra{"k": json.RawMessage(`"&"`)}}},
+		"big": {Slices: []*Slice{{SliceID: "S1", Name: big}, {SliceID: "S2"}, {SliceID: "S3", Name: big}},
+			AgentHeartbeats: map[string]*Heartbeat{"a": {Status: "x"}}, Revision: 18446744073709551615},
+	}
+	for name, m := range cases {
+		t.Run(name, func(t *testing.T) {
+			e, err := NewEncoded(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := json.Marshal(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkEncoded(t, e, want)
+		})
+	}
+}
+
+// WriteTo stops at the first failed write and reports how much was
+// written; a short write without an error is io.ErrShortWrite.
+func TestEncodedWriteToErrors(t *testing.T) {
+	m := New()
+	for i := range 2000 {
+		m.Slices = append(m.Slices, &Slice{SliceID: fmt.Sprintf("S%04d", i), Name: "slice"})
+	}
+	want, _ := json.Marshal(m)
+	boom := errors.New("disk full")
+	for _, limit := range []int{0, 1, 40000, len(want) - 1} {
+		for _, short := range []bool{false, true} {
+			for _, made := range []bool{false, true} {
+				e := mustEncoded(t, m)
+				if made {
+					e.Bytes()
+				}
+				w := &limitWriter{limit: limit, err: boom, short: short}
+				n, err := e.WriteTo(w)
+				wantErr := boom
+				if short {
+					wantErr = io.ErrShortWrite
+				}
+				if !errors.Is(err, wantErr) || n != int64(w.buf.Len()) || !bytes.HasPrefix(want, w.buf.Bytes()) {
+					t.Fatalf("limit %d short %v made %v: WriteTo = %d, %v after writing %d bytes", limit, short, made, n, err, w.buf.Len())
+				}
+			}
+		}
+	}
+}
+
+func mustEncoded(t *testing.T, m *Manifest) *Encoded {
+	t.Helper()
+	e, err := NewEncoded(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// limitWriter accepts limit bytes, then fails with err, or (short) returns
+// fewer bytes than given without an error.
+type limitWriter struct {
+	buf   bytes.Buffer
+	limit int
+	err   error
+	short bool
+}
+
+func (w *limitWriter) Write(p []byte) (int, error) {
+	room := w.limit - w.buf.Len()
+	if len(p) <= room {
+		return w.buf.Write(p)
+	}
+	w.buf.Write(p[:room])
+	if w.short {
+		return room, nil
+	}
+	return room, w.err
+}
+
+// Concurrent Bytes callers (and WriteTo callers) all get the same slice,
+// made once (go test -race checks the rest).
+func TestEncodedBytesConcurrent(t *testing.T) {
+	m := New()
+	for i := range 200 {
+		m.Slices = append(m.Slices, &Slice{SliceID: fmt.Sprintf("S%03d", i)})
+	}
+	e := mustEncoded(t, m)
+	want, _ := json.Marshal(m)
+	const n = 8
+	got := make([][]byte, n)
+	written := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			var buf bytes.Buffer
+			if _, err := e.WriteTo(&buf); err != nil {
+				t.Error(err)
+			}
+			written[i] = buf.String()
+			got[i] = e.Bytes()
+		})
+	}
+	wg.Wait()
+	for i := range n {
+		if &got[i][0] != &got[0][0] || len(got[i]) != len(got[0]) {
+			t.Fatalf("caller %d got a different slice", i)
+		}
+		if written[i] != string(want) {
+			t.Fatalf("WriteTo %d wrote %q", i, written[i])
+		}
+	}
+	if string(got[0]) != string(want) {
+		t.Fatalf("Bytes = %s, want %s", got[0], want)
+	}
+}
+
+// NewEncoded on any manifest Decode accepts gives json.Marshal's bytes
+// through Bytes, Len and WriteTo.
+func FuzzNewEncoded(f *testing.F) {
+	f.Add(readSeedF(f))
+	f.Add([]byte(`{"project_context":{"x":"<>"},"slices":[],"agent_heartbeats":{"a/b":{"last_execution":"x","status":"IDLE"}},"zz":{ "a" : 1 }}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		m, err := Decode(raw)
+		if err != nil {
+			return
+		}
+		e, err := NewEncoded(m)
+		if err != nil {
+			t.Fatalf("decoded manifest does not encode: %v", err)
+		}
+		want, err := json.Marshal(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkEncoded(t, e, want)
+	})
+}
+
+// A manifest that does not share its structure with the previous one the
+// way Apply's output does (fewer slices, other unknown members) is encoded
+// and validated in full, with no patch; an invalid one is refused.
+func TestEncodedNextFallback(t *testing.T) {
+	m := New()
+	m.Slices = []*Slice{{SliceID: "S1", Status: Spec}, {SliceID: "S2", Status: Spec}}
+	e := mustEncoded(t, m)
+	fewer := &Manifest{Slices: m.Slices[:1], AgentHeartbeats: m.AgentHeartbeats, Revision: 1}
+	extra := &Manifest{Slices: m.Slices, AgentHeartbeats: m.AgentHeartbeats, Revision: 1, Extra: Extra{"x": json.RawMessage(`1`)}}
+	for name, next := range map[string]*Manifest{"fewer slices": fewer, "other extra": extra} {
+		ne, patch, err := e.Next(next)
+		if err != nil || patch != nil {
+			t.Fatalf("%s: Next = patch %s, %v; want the full path", name, patch, err)
+		}
+		want, _ := json.Marshal(next)
+		checkEncoded(t, ne, want)
+	}
+	bad := &Manifest{Slices: []*Slice{{SliceID: "S1", Status: Spec, CCS: ptr(2.0)}}}
+	if _, _, err := e.Next(bad); err == nil || !strings.Contains(err.Error(), "ccs") {
+		t.Fatalf("Next accepted a CCS of 2 on the full path or did not name it: %v", err)
+	}
+}
+
+// On manifests of hundreds of slices (encodings kept in chunks), Next
+// with slices replaced anywhere and added past the end, chained over
+// several steps, gives json.Marshal's bytes and a patch that applies; the
+// Encodeds it started from still give theirs.
+func TestPropertyEncodedNextManySlices(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		m := New()
+		for i := range rapid.IntRange(0, 300).Draw(t, "slices") {
+			m.Slices = append(m.Slices, &Slice{SliceID: fmt.Sprintf("S%04d", i), Status: Spec})
+		}
+		e, err := NewEncoded(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type kept struct {
+			e    *Encoded
+			want []byte
+		}
+		var history []kept
+		for step := range rapid.IntRange(1, 6).Draw(t, "steps") {
+			prev := e.Manifest
+			next := &Manifest{Slices: slices.Clone(prev.Slices), AgentHeartbeats: maps.Clone(prev.AgentHeartbeats), Revision: prev.Revision + 1}
+			for range rapid.IntRange(0, 5).Draw(t, "replaced") {
+				if len(next.Slices) == 0 {
+					break
+				}
+				i := rapid.IntRange(0, len(next.Slices)-1).Draw(t, "index")
+				if rapid.Bool().Draw(t, "edge") { // next to a chunk boundary
+					i = min(len(next.Slices)-1, encChunkSize*rapid.IntRange(1, 4).Draw(t, "chunk")+rapid.IntRange(-1, 1).Draw(t, "offset"))
+				}
+				c := *next.Slices[i]
+				c.Name = fmt.Sprintf("step %d <%d>", step, i)
+				next.Slices[i] = &c
+			}
+			for range rapid.IntRange(0, 70).Draw(t, "added") {
+				next.Slices = append(next.Slices, &Slice{SliceID: fmt.Sprintf("N%d-%d", step, len(next.Slices)), Status: Spec})
+			}
+			if rapid.Bool().Draw(t, "beat") {
+				next.AgentHeartbeats[rapid.SampledFrom(propAgents).Draw(t, "agent")] = &Heartbeat{LastExecution: "2026-04-20T14:00:00Z", Status: HeartbeatActive}
+			}
+			ne, patch, err := e.Next(next)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := json.Marshal(next)
+			checkEncoded(t, ne, want)
+			got, err := store.ApplyPatch(e.Bytes(), patch)
+			if err != nil {
+				t.Fatalf("patch %s: %v", patch, err)
+			}
+			if gs, _ := store.SumOf(got); gs != mustSum(t, want) {
+				t.Fatalf("patch %s gives\n%s\nwant\n%s", patch, got, want)
+			}
+			history = append(history, kept{ne, want})
+			e = ne
+		}
+		for _, h := range history {
+			checkEncoded(t, h.e, h.want)
+		}
+	})
+}
+
+func mustSum(t fataler, raw []byte) string {
+	s, err := store.SumOf(raw)
+	if err != nil {
+		t.Fatalf("sum: %v", err)
+	}
+	return s
+}
