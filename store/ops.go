@@ -47,34 +47,3 @@ func Rollback(ctx context.Context, s Store, key string, rev uint64, actor, why s
 		}, nil
 	})
 }
-
-// Replay rebuilds a document value by applying records in order to base (the
-// value before the first record; nil for none), checking each record's sum
-// (a record whose sum is empty — all but the last of a daemon's group write
-// — is checked through the next record that has one). It returns the value
-// after the last record.
-func Replay(base []byte, recs []Record) ([]byte, error) {
-	v := base
-	for _, r := range recs {
-		next, err := ApplyPatch(v, r.Patch)
-		if err != nil {
-			return nil, reason.New(reason.CorruptState, "replay revision %d: %v", r.Rev, err)
-		}
-		if r.Sum == "" {
-			if _, err := SumOf(next); err != nil {
-				return nil, reason.New(reason.CorruptState, "replay revision %d: %v", r.Rev, err)
-			}
-			v = next
-			continue
-		}
-		sum, err := SumOf(next)
-		if err != nil {
-			return nil, reason.New(reason.CorruptState, "replay revision %d: %v", r.Rev, err)
-		}
-		if sum != r.Sum {
-			return nil, reason.New(reason.CorruptState, "replay of revision %d does not reproduce its recorded value", r.Rev)
-		}
-		v = next
-	}
-	return v, nil
-}

@@ -1,0 +1,286 @@
+package store
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/custodian-dev/custodian/reason"
+)
+
+// Replay rebuilds a document value by applying records in order to base (the
+// value before the first record; nil for none), checking the sum of each
+// record that has one (a record whose sum is empty — all but the last of a
+// daemon's group write — is checked through the next record that has one).
+// It returns the value after the last record (nil when there is none).
+//
+// The cost is one decode of base, the patches themselves, one canonical
+// hash per record with a sum (encoding only what changed since the last
+// one; see SumCache), and one pass over the bytes at the end: base is
+// decoded once and each record's patch is applied to the decoded tree
+// (PatchTree), so the many records of a crash recovery do not each parse,
+// re-encode and hash the whole document. A patch PatchTree does not apply
+// (operations other than add, replace and remove, or edge cases it refuses)
+// goes through the byte-level ApplyPatch for that record — slower, same
+// result — and so does a base that does not decode.
+//
+// The result keeps base's member order: it is base (or, after a
+// whole-document replace such as revision 1's, that value's bytes) with
+// the difference to the final tree applied by ApplyPatch. It is the same
+// value, with the same canonical sum, as applying every record to the
+// bytes in turn (except where that went wrong: the patch library ignores
+// an operation whose path goes through a member named "", PatchTree
+// applies it), but member order can differ from that: members the records
+// added to an object come after its own in key order rather than in the
+// order of their records, a member removed and added again keeps its old
+// place, and values the records added or replaced — including array
+// elements that an insertion or removal before them shifted — are written
+// with their keys sorted (the canonical form). The bytes are checked
+// against the tree: where they differ (base names a member twice in one
+// object, or the patch library mishandles a path, as it does paths through
+// a member named "") the result is the final value's canonical form.
+func Replay(base []byte, recs []Record) ([]byte, error) {
+	if len(recs) == 0 {
+		return base, nil
+	}
+	var r replayer
+	if base != nil {
+		t, err := decode(base)
+		if err != nil {
+			// Not a value: the byte path fails where it always did (or
+			// a whole-document replace makes the base irrelevant).
+			return replayBytes(base, recs)
+		}
+		r.exists, r.tree = true, t
+		r.anchor, r.anchorTree = base, t
+	}
+	for i := range recs {
+		if err := r.apply(&recs[i]); err != nil {
+			return nil, err
+		}
+	}
+	out, err := r.bytes()
+	if err != nil {
+		return nil, reason.New(reason.CorruptState, "replay to revision %d: %v", recs[len(recs)-1].Rev, err)
+	}
+	return out, nil
+}
+
+// replayLimits lets Replay apply to trees whatever the byte path would
+// apply: what a journal holds was within the limits when it was written.
+var replayLimits = Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}
+
+// replayer is the state of one Replay: the current tree, and the bytes
+// (anchor) the final value is made from, with their tree.
+type replayer struct {
+	exists     bool // false: no document (tree is nil)
+	tree       any
+	anchor     []byte // nil exactly when !exists
+	anchorTree any
+	sums       SumCache
+}
+
+// apply applies one record to the tree and checks its sum.
+func (r *replayer) apply(rec *Record) error {
+	applied := false
+	if r.exists && exactOpKeys(rec.Patch) {
+		if next, err := PatchTree(r.tree, rec.Patch, replayLimits); err == nil {
+			r.tree, applied = next, true
+		}
+	}
+	if !applied {
+		if op, ok := wholeDocument(rec.Patch); ok {
+			if err := r.replaceAll(op); err != nil {
+				return reason.New(reason.CorruptState, "replay revision %d: %v", rec.Rev, err)
+			}
+		} else if err := r.applyBytes(rec.Patch); err != nil {
+			return reason.New(reason.CorruptState, "replay revision %d: %v", rec.Rev, err)
+		}
+	}
+	if rec.Sum == "" {
+		return nil
+	}
+	sum := ""
+	if r.exists {
+		var err error
+		if sum, err = r.sums.Sum(r.tree); err != nil {
+			return reason.New(reason.CorruptState, "replay revision %d: %v", rec.Rev, err)
+		}
+	}
+	if sum != rec.Sum {
+		return reason.New(reason.CorruptState, "replay of revision %d does not reproduce its recorded value", rec.Rev)
+	}
+	return nil
+}
+
+// wholeDocument returns the patch's operation when it is the single
+// whole-document add, replace or remove that ApplyPatch handles itself.
+func wholeDocument(patch []byte) (rootOp, bool) {
+	var ops []rootOp
+	if err := json.Unmarshal(patch, &ops); err != nil || len(ops) != 1 || ops[0].Path != "" {
+		return rootOp{}, false
+	}
+	switch ops[0].Op {
+	case "add", "replace", "remove":
+		return ops[0], true
+	}
+	return rootOp{}, false
+}
+
+// replaceAll applies a whole-document operation as ApplyPatch does; the new
+// value's bytes become the anchor.
+func (r *replayer) replaceAll(op rootOp) error {
+	if op.Op == "remove" || op.Value == nil || (string(op.Value) == "null" && !r.exists) {
+		r.exists, r.tree, r.anchor, r.anchorTree = false, nil, nil, nil
+		return nil
+	}
+	t, err := decodeValue(op.Value)
+	if err != nil {
+		return err
+	}
+	r.exists, r.tree, r.anchor, r.anchorTree = true, t, op.Value, t
+	return nil
+}
+
+// applyBytes applies a patch through the byte path: the tree's canonical
+// form, ApplyPatch, and a decode of the result. The anchor stays: the final
+// difference is taken from it whatever path the records took.
+func (r *replayer) applyBytes(patch []byte) error {
+	var cur []byte
+	if r.exists {
+		var err error
+		if cur, err = canonicalJSON(r.tree); err != nil {
+			return err
+		}
+	}
+	out, err := ApplyPatch(cur, patch)
+	if err != nil {
+		return err
+	}
+	if out == nil {
+		r.exists, r.tree, r.anchor, r.anchorTree = false, nil, nil, nil
+		return nil
+	}
+	t, err := decodeValue(out)
+	if err != nil {
+		return err
+	}
+	if !r.exists {
+		// Only ApplyPatch's whole-document cases make a document where
+		// there was none, and those are handled before; keep the
+		// invariant anyway.
+		r.anchor, r.anchorTree = out, t
+	}
+	r.exists, r.tree = true, t
+	return nil
+}
+
+// decodeValue decodes a value the byte path made, failing as SumOf does.
+func decodeValue(raw []byte) (any, error) {
+	t, err := decode(raw)
+	if err != nil {
+		return nil, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
+	}
+	return t, nil
+}
+
+// bytes returns the final value: the anchor with the difference from its
+// tree to the final tree applied, if that gives the final tree; otherwise
+// (a member named twice in the anchor, or a path the patch library
+// mishandles, such as one through a member named "") its canonical form.
+func (r *replayer) bytes() ([]byte, error) {
+	if !r.exists {
+		return nil, nil
+	}
+	diff, err := DiffTrees(r.anchorTree, r.tree)
+	if err != nil {
+		return nil, err
+	}
+	if string(diff) == "[]" {
+		return r.anchor, nil
+	}
+	if out, err := ApplyPatch(r.anchor, diff); err == nil {
+		if t, err := decode(out); err == nil && equalTrees(t, r.tree) {
+			return out, nil
+		}
+	}
+	return canonicalJSON(r.tree)
+}
+
+// equalTrees reports whether two decoded trees are the same value (numbers
+// compared as written, as the canonical form writes them).
+func equalTrees(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !equalTrees(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalTrees(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return scalarEqual(a, b)
+}
+
+// exactOpKeys reports whether every member name of the patch's operations
+// that encoding/json would take for op, path, value or from is spelled
+// exactly so. PatchTree's decoding matches them case-insensitively, the
+// byte path's JSON patch library does not; a patch spelled otherwise goes
+// through the byte path so that both replays agree.
+func exactOpKeys(patch []byte) bool {
+	var ops []map[string]json.RawMessage
+	if err := json.Unmarshal(patch, &ops); err != nil {
+		return true // PatchTree refuses it too
+	}
+	for _, op := range ops {
+		for k := range op {
+			switch k {
+			case "op", "path", "value", "from":
+				continue
+			}
+			for _, name := range [...]string{"op", "path", "value", "from"} {
+				if strings.EqualFold(k, name) {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+// replayBytes is the record-by-record byte path: each patch applied to the
+// bytes, each value decoded and checked. Replay uses it for a base that
+// does not decode.
+func replayBytes(base []byte, recs []Record) ([]byte, error) {
+	v := base
+	for _, r := range recs {
+		next, err := ApplyPatch(v, r.Patch)
+		if err != nil {
+			return nil, reason.New(reason.CorruptState, "replay revision %d: %v", r.Rev, err)
+		}
+		sum, err := SumOf(next)
+		if err != nil {
+			return nil, reason.New(reason.CorruptState, "replay revision %d: %v", r.Rev, err)
+		}
+		if r.Sum != "" && sum != r.Sum {
+			return nil, reason.New(reason.CorruptState, "replay of revision %d does not reproduce its recorded value", r.Rev)
+		}
+		v = next
+	}
+	return v, nil
+}
