@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -11,19 +14,124 @@ import (
 // Seal sets r.Prev to prev and r.Hash to the hash of the record's line, and
 // returns the line (with its trailing newline) to append to the journal.
 func (r *Record) Seal(prev string) ([]byte, error) {
-	r.Prev = prev
+	r.Prev = validUTF8(prev)
 	r.Hash = ""
 	r.Time = r.Time.UTC()
-	body, err := json.Marshal(r)
+	// Invalid UTF-8 would be written as U+FFFD and read back differently,
+	// breaking the record's own hash: store what will be read.
+	r.Actor, r.Reason, r.Sum = validUTF8(r.Actor), validUTF8(r.Reason), validUTF8(r.Sum)
+	for i := range r.Events {
+		r.Events[i].Type = validUTF8(r.Events[i].Type)
+	}
+	body, err := r.encode(nil)
 	if err != nil {
 		return nil, fmt.Errorf("encode journal record %d: %w", r.Rev, err)
 	}
 	r.Hash = HashBytes(body)
-	line, err := json.Marshal(r)
-	if err != nil {
-		return nil, fmt.Errorf("encode journal record %d: %w", r.Rev, err)
-	}
+	// "hash" is the record's last member: the line is the body with it
+	// filled in.
+	line := make([]byte, 0, len(body)+len(r.Hash)+1)
+	line = append(line, body[:len(body)-len(`""}`)]...)
+	line = append(line, '"')
+	line = append(line, r.Hash...)
+	line = append(line, `"}`...)
 	return append(line, '\n'), nil
+}
+
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// encode appends the record's JSON to b, byte for byte as json.Marshal
+// writes it (the hash is computed over those bytes), without reflection:
+// the members that are plain (ASCII strings with nothing to escape, patches
+// already compact, as json.Marshal makes them) are copied, anything else
+// goes through encoding/json.
+func (r *Record) encode(b []byte) ([]byte, error) {
+	b = append(b, `{"rev":`...)
+	b = strconv.AppendUint(b, r.Rev, 10)
+	b = append(b, `,"time":`...)
+	t, err := r.Time.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, t...)
+	if r.Actor != "" {
+		b = append(b, `,"actor":`...)
+		b = appendJSONString(b, r.Actor)
+	}
+	if r.Reason != "" {
+		b = append(b, `,"reason":`...)
+		b = appendJSONString(b, r.Reason)
+	}
+	b = append(b, `,"patch":`...)
+	if b, err = appendRaw(b, r.Patch); err != nil {
+		return nil, err
+	}
+	if len(r.Events) > 0 {
+		b = append(b, `,"events":[`...)
+		for i, e := range r.Events {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":`...)
+			b = appendJSONString(b, e.Type)
+			if len(e.Data) > 0 {
+				b = append(b, `,"data":`...)
+				if b, err = appendRaw(b, e.Data); err != nil {
+					return nil, err
+				}
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	b = append(b, `,"sum":`...)
+	b = appendJSONString(b, r.Sum)
+	b = append(b, `,"prev":`...)
+	b = appendJSONString(b, r.Prev)
+	b = append(b, `,"hash":`...)
+	b = appendJSONString(b, r.Hash)
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as json.Marshal quotes it.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
+// appendRaw appends a json.RawMessage as json.Marshal does (compacted, with
+// <, >, & and U+2028/2029 escaped); null when empty.
+func appendRaw(b []byte, raw json.RawMessage) ([]byte, error) {
+	if raw == nil {
+		return append(b, "null"...), nil
+	}
+	for _, c := range raw {
+		switch c {
+		case ' ', '\t', '\n', '\r', '<', '>', '&', 0xE2:
+			m, err := json.Marshal(raw)
+			if err != nil {
+				return nil, err
+			}
+			return append(b, m...), nil
+		}
+	}
+	if !json.Valid(raw) {
+		_, err := json.Marshal(raw)
+		return nil, err
+	}
+	return append(b, raw...), nil
 }
 
 // DecodeRecord parses one journal line (without its newline) and checks that
@@ -44,7 +152,7 @@ func DecodeRecord(line []byte) (Record, error) {
 	}
 	c := r
 	c.Hash = ""
-	body, err := json.Marshal(&c)
+	body, err := c.encode(nil)
 	if err != nil {
 		return Record{}, fmt.Errorf("journal record %d: %w", r.Rev, err)
 	}

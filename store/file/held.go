@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -76,21 +77,22 @@ type heldState struct {
 	pmu     sync.Mutex
 	pending []pendingRec // guarded by pmu
 
-	// Owned by the sync leader (the goroutine with syncing set).
+	// Owned by the writer (the leader holding wmu).
+	wmu      sync.Mutex     // orders journal writes
+	written  atomic.Uint64  // the last revision written to jf (not yet synced maybe)
 	size     int64          // bytes written to jf
 	lastHash string         // hash of the last record written
-	sums     store.SumCache // for the sum of each batch's last value
-	sumAt    time.Time      // when a batch last carried a sum
-	forceSum bool           // the next batch carries a sum whatever the time (guarded by pmu)
+	sums     store.SumCache // for the sum of the last value on shutdown
+	forceSum bool           // the next batch's last record carries a sum (guarded by pmu)
 
 	active  atomic.Bool             // the document is loaded in Hold mode
 	latest  atomic.Pointer[version] // the last written revision
 	durable atomic.Pointer[version] // the last synced revision
 
-	smu     sync.Mutex // guards syncing and syncErr; cond waits on it
-	cond    *sync.Cond
-	syncing bool
-	syncErr error
+	smu      sync.Mutex // guards inflight and syncErr; cond waits on it
+	cond     *sync.Cond
+	inflight int // leaders between taking a batch and publishing its sync
+	syncErr  error
 
 	snapMu   sync.Mutex     // one snapshot rewrite at a time
 	snapRev  uint64         // revision the snapshot file holds
@@ -216,6 +218,7 @@ func (d *doc) heldInit() {
 	d.held.latest.Store(v)
 	d.held.durable.Store(v)
 	d.held.snapRev = d.rev
+	d.held.written.Store(d.rev)
 	d.held.size = d.jID.size
 	d.held.lastHash = ""
 	if d.last != nil {
@@ -264,16 +267,17 @@ func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Rec
 	return last, nil
 }
 
-// writeBatch seals and writes the queued records (sync leader only): every
-// record gets its hash link, and the batch's last record the canonical sum
-// of its value when one is due — at most once per SnapshotInterval (a sum
-// reads the whole document), or when asked (forceSum); the others leave it
-// empty. It returns the version of the batch's last record.
+// writeBatch seals and writes the queued records (under wmu): every record
+// gets its hash link. A commit made through its patch carries no sum (a sum
+// reads the whole document: it is left to the snapshot writer, off the
+// commit path, which names each snapshot's revision with a mark), except the
+// last record of the group written on shutdown (force), so that the journal
+// itself names the final snapshot. It returns the version of the batch's
+// last record.
 func (d *doc) writeBatch(batch []pendingRec, force bool) (*version, error) {
 	h := &d.held
 	last := batch[len(batch)-1]
-	now := time.Now()
-	if last.rec.Sum == "" && (force || now.Sub(h.sumAt) >= d.s.opts.SnapshotInterval) && last.last.tree != nil {
+	if last.rec.Sum == "" && force && last.last.tree != nil {
 		sum, err := h.sums.Sum(last.last.tree)
 		if err != nil {
 			return nil, err
@@ -281,7 +285,6 @@ func (d *doc) writeBatch(batch []pendingRec, force bool) (*version, error) {
 		last.rec.Sum = sum
 	}
 	if last.rec.Sum != "" {
-		h.sumAt = now
 		last.last.sum = last.rec.Sum
 	}
 	prev := h.lastHash
@@ -335,11 +338,20 @@ func (d *doc) brokenErr() error {
 	return d.held.syncErr
 }
 
+// maxInflight bounds the group writes whose fsync may be in flight at once.
+const maxInflight = 4
+
 // awaitDurable returns once revision rev is synced to the journal. In Hold
-// mode the first waiter to find no sync in flight becomes the leader: it
-// syncs everything written so far, for itself and every writer that came
-// meanwhile (group commit). Outside Hold mode commits are synced before they
-// are applied, so it returns at once.
+// mode a waiter whose revision is neither synced nor being synced becomes a
+// leader: it takes every commit queued so far (its own and those of writers
+// that came meanwhile: group commit), writes them in one append (writes are
+// ordered by wmu) and fsyncs. Up to maxInflight leaders may be in their
+// fsync at once, so a new group does not wait for the previous one's sync
+// (nor for its leader to be scheduled again after the system call); an
+// fsync makes durable everything written before it began, so a leader
+// publishes its group's last revision as soon as its own fsync returns.
+// Outside Hold mode commits are synced before they are applied, so it
+// returns at once.
 func (d *doc) awaitDurable(rev uint64) error {
 	h := &d.held
 	if !h.active.Load() {
@@ -354,47 +366,63 @@ func (d *doc) awaitDurable(rev uint64) error {
 		if v := h.durable.Load(); v != nil && v.rev >= rev {
 			return nil
 		}
-		if h.syncing {
-			h.cond.Wait()
+		if h.written.Load() >= rev || h.inflight >= maxInflight {
+			h.cond.Wait() // its sync is in flight, or enough are
 			continue
 		}
-		h.syncing = true
-		before := h.durable.Load()
+		h.inflight++
 		h.smu.Unlock()
 		start := time.Now()
-		h.pmu.Lock()
-		batch, force := h.pending, h.forceSum
-		h.pending, h.forceSum = nil, false
-		h.pmu.Unlock()
-		var target *version
-		var err error
-		if len(batch) == 0 {
-			err = fmt.Errorf("revision %d is neither written nor queued", rev)
-		} else {
-			// jf was opened before the batch was queued (pmu orders it).
-			target, err = d.writeBatch(batch, force)
-		}
-		if err == nil {
-			err = d.fault("journal.sync")
-		}
-		if err == nil {
-			err = h.jf.Sync()
+		target, err := d.writePending()
+		if target != nil && err == nil {
+			if err = d.fault("journal.sync"); err == nil {
+				err = h.jf.Sync()
+			}
 		}
 		h.smu.Lock()
-		h.syncing = false
-		if err != nil {
+		h.inflight--
+		switch {
+		case err != nil:
 			// A failed write or sync leaves the journal's tail unknown:
 			// fail every waiter and refuse writes until reopened.
-			h.syncErr = err
-		} else {
-			h.durable.Store(target)
-			d.notify()
-			if f := d.s.opts.OnSync; f != nil {
-				f(int(target.rev-before.rev), target.size-before.size, time.Since(start))
+			if h.syncErr == nil {
+				h.syncErr = err
+			}
+		case target == nil:
+			// Someone else took the queue first; look again.
+		default:
+			if before := h.durable.Load(); target.rev > before.rev {
+				h.durable.Store(target)
+				d.notify()
+				if f := d.s.opts.OnSync; f != nil {
+					f(int(target.rev-before.rev), target.size-before.size, time.Since(start))
+				}
 			}
 		}
 		h.cond.Broadcast()
 	}
+}
+
+// writePending writes the queued commits as one group (under wmu) and
+// returns the version of its last record, nil when the queue was empty.
+func (d *doc) writePending() (*version, error) {
+	h := &d.held
+	h.wmu.Lock()
+	defer h.wmu.Unlock()
+	h.pmu.Lock()
+	batch, force := h.pending, h.forceSum
+	h.pending, h.forceSum = nil, false
+	h.pmu.Unlock()
+	if len(batch) == 0 {
+		return nil, nil
+	}
+	// jf was opened before the batch was queued (pmu orders it).
+	v, err := d.writeBatch(batch, force)
+	if err != nil {
+		return nil, err
+	}
+	h.written.Store(v.rev)
+	return v, nil
 }
 
 // flushSnapshot rewrites the snapshot with the latest synced value if it is
@@ -439,6 +467,14 @@ func (d *doc) flushSnapshot(force bool) error {
 	// proposer: indent without validating again. Streamed: the indented
 	// copy is never held in memory whole.
 	if err := d.writeSnapshotWith(func(f *os.File) error {
+		if wt, ok := v.lazy.(io.WriterTo); ok && v.value == nil {
+			// A lazy value streams its bytes: they are never made whole.
+			iw := store.NewIndentWriter(f)
+			if _, err := wt.WriteTo(iw); err != nil {
+				return err
+			}
+			return iw.Close()
+		}
 		return store.IndentValidTo(bufio.NewWriterSize(f, 256<<10), v.bytes())
 	}, before); err != nil {
 		return err

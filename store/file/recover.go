@@ -394,7 +394,7 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 		recs = append(recs, &store.Record{Rev: rev, Time: now, Actor: "custodian", Reason: "adopted " + d.p.key + " as found on disk", Patch: patch, Sum: d.sum})
 		if nv.Sum == d.sum {
 			// Nothing to change beyond adopting.
-			return d.appendAndApply(recs, d.value, d.tree, d.sum)
+			return d.appendAndApply(recs, d.value, d.tree, d.sum, nil)
 		}
 	}
 	if d.has() {
@@ -409,13 +409,13 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	if d.held.locked {
 		// Hold mode keeps the value as given; the background snapshot
 		// writer indents it.
-		return d.appendAndApply(recs, bytes.Clone(bytes.TrimRight(nv.Raw, " \t\r\n")), nv.Tree, nv.Sum)
+		return d.appendAndApply(recs, bytes.Clone(bytes.TrimRight(nv.Raw, " \t\r\n")), nv.Tree, nv.Sum, ch.Memo)
 	}
 	snap, err := store.Indent(bytes.TrimRight(nv.Raw, " \t\r\n"))
 	if err != nil {
 		return nil, reason.New(reason.InvalidInput, "%v", err)
 	}
-	return d.appendAndApply(recs, snap, nv.Tree, nv.Sum)
+	return d.appendAndApply(recs, snap, nv.Tree, nv.Sum, nil)
 }
 
 // currentSum is the canonical sum of the current value. In Hold mode a
@@ -470,9 +470,9 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 
 // appendAndApply journals recs (in Hold mode: queues them for the next
 // group write) and makes snap the current value.
-func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum string) (*store.Record, error) {
+func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum string, memo any) (*store.Record, error) {
 	if d.held.locked {
-		return d.heldAppend(recs, &version{value: snap, tree: tree, sum: sum}, nil)
+		return d.heldAppend(recs, &version{value: snap, tree: tree, sum: sum}, memo)
 	}
 	prev := ""
 	if d.last != nil {
