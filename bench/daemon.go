@@ -111,13 +111,16 @@ func (d *Daemon) Close() error {
 	return errors.Join(err, d.st.Close())
 }
 
-var beatSeq atomic.Int64
+var (
+	beatSeq    atomic.Int64
+	beatAgents = asdd.DefaultConfig().Agents
+)
 
 // beat is one proposal of the daemon benchmarks: an agent's heartbeat
 // with a new tasks-completed count, run by the daemon through the ASDD rules
 // (asdd.Apply) and committed durably.
 func beat(ctx context.Context, c *client.Client, w int) error {
-	agents := asdd.DefaultConfig().Agents
+	agents := beatAgents
 	n := int(beatSeq.Add(1))
 	_, err := c.Heartbeat(ctx, asdd.Beat{Agent: agents[w%len(agents)].Name, Status: asdd.HeartbeatActive, Completed: &n})
 	return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -86,7 +87,7 @@ func (c *manifestCache) get(doc store.Document) (*asdd.Encoded, bool) {
 	if c.e == nil || c.rev != doc.Revision || !c.exact {
 		return nil, false
 	}
-	if v := bytes.TrimRight(doc.Value, " \t\r\n"); len(v) != c.e.Len() || !bytes.Equal(c.e.Bytes(), v) {
+	if !sameBytes(c.e, doc.Value) {
 		return nil, false
 	}
 	return c.e, true
@@ -96,6 +97,37 @@ func (c *manifestCache) put(rev uint64, e *asdd.Encoded, exact bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rev, c.e, c.exact = rev, e, exact
+}
+
+// sameBytes reports whether e encodes to exactly v (trailing white space
+// aside), streaming e's bytes rather than making them.
+func sameBytes(e *asdd.Encoded, v []byte) bool {
+	v = bytes.TrimRight(v, " \t\r\n")
+	if e.Len() != len(v) {
+		return false
+	}
+	c := &compareWriter{want: v}
+	if _, err := e.WriteTo(c); err != nil {
+		return false
+	}
+	return c.ok && len(c.want) == 0
+}
+
+// compareWriter checks that what is written to it is want, in order.
+type compareWriter struct {
+	want []byte
+	ok   bool
+}
+
+var errDiffers = errors.New("differs")
+
+func (c *compareWriter) Write(p []byte) (int, error) {
+	if len(p) > len(c.want) || !bytes.Equal(p, c.want[:len(p)]) {
+		c.ok = false
+		return 0, errDiffers
+	}
+	c.want, c.ok = c.want[len(p):], true
+	return len(p), nil
 }
 
 // memoStore is what a store offers when it keeps memos: the latest durable
@@ -124,8 +156,7 @@ func (s *Server) encodedAt(cur store.Document) (*asdd.Encoded, bool, *asdd.Confi
 	if err != nil {
 		return nil, false, nil, reason.New(reason.CorruptState, "%s: %w", asdd.Key, err)
 	}
-	v := bytes.TrimRight(cur.Value, " \t\r\n")
-	exact := e.Len() == len(v) && bytes.Equal(e.Bytes(), v)
+	exact := sameBytes(e, cur.Value)
 	s.asdd.put(cur.Revision, e, exact)
 	return e, exact, nil, nil
 }

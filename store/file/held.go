@@ -2,7 +2,9 @@ package file
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -211,6 +213,16 @@ func (s *Store) stopDaemon(docs []*doc) error {
 
 // heldInit starts Hold mode for a freshly loaded document (under doc.mu).
 func (d *doc) heldInit() {
+	// Values in memory are kept compact, as proposers write them: the
+	// snapshot's indentation would double a large document's size, and a
+	// proposer that re-encodes the value it read gets the same bytes.
+	if d.value != nil {
+		var buf bytes.Buffer
+		buf.Grow(len(d.value))
+		if json.Compact(&buf, d.value) == nil {
+			d.value = buf.Bytes()
+		}
+	}
 	v := &version{rev: d.rev, value: d.value, tree: d.tree, sum: d.sum, size: d.jID.size}
 	if d.last != nil {
 		v.hash = d.last.Hash
