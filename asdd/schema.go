@@ -3,8 +3,10 @@ package asdd
 import (
 	"bytes"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -55,6 +57,52 @@ func Validate(raw []byte) error {
 	if err != nil {
 		return err
 	}
+	// The slices are validated one at a time against their part of the
+	// schema (the manifest's items are exactly that part), so that a large
+	// manifest is never held whole in the validator's generic form, several
+	// times its size. Anything that is not an object with a slices array
+	// takes the whole-document path, which names the problem.
+	var top map[string]json.RawMessage
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &top) != nil || json.Unmarshal(top["slices"], &items) != nil || items == nil {
+		return validateWhole(sch, raw)
+	}
+	top["slices"] = json.RawMessage("[]")
+	rest, err := json.Marshal(top)
+	if err != nil {
+		return validateWhole(sch, raw)
+	}
+	if err := validateWhole(sch, rest); err != nil {
+		return err
+	}
+	ps, err := compiledParts()
+	if err != nil {
+		return err
+	}
+	seen := make(map[string]bool, len(items))
+	for i, item := range items {
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(item))
+		if err != nil {
+			return reason.New(reason.InvalidInput, "manifest is not valid JSON: %v", err)
+		}
+		if err := ps[partSlice].Validate(v); err != nil {
+			var ve *jsonschema.ValidationError
+			if errors.As(err, &ve) {
+				return reason.New(reason.InvalidInput, "manifest does not match its schema: %s", describeAt(ve, "/slices/"+strconv.Itoa(i)))
+			}
+			return reason.New(reason.InvalidInput, "manifest does not match its schema: %v", err)
+		}
+		id, _ := v.(map[string]any)["slice_id"].(string)
+		if seen[id] {
+			return reason.New(reason.InvalidInput, "manifest does not match its schema: slices[%d]: duplicate slice_id %q", i, id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
+// validateWhole checks raw against the whole schema in one piece.
+func validateWhole(sch *jsonschema.Schema, raw []byte) error {
 	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
 		return reason.New(reason.InvalidInput, "manifest is not valid JSON: %v", err)

@@ -52,10 +52,11 @@ func Manifest(n, tasksPer int) ([]byte, error) {
 		}
 		m.Slices = append(m.Slices, s)
 	}
+	m.Revision = 1 // as after `custodian init`: Seed makes it revision 1
 	return asdd.Encode(m)
 }
 
-// Seed writes manifest as the first commit of the project at dir, directly
+// Seed writes manifest (made by Manifest) as the first commit of the project at dir, directly
 // through the file store.
 func Seed(dir string, manifest []byte) error {
 	s, err := file.Open(dir, file.Options{})

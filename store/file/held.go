@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"os"
 	"path"
@@ -80,12 +83,10 @@ type heldState struct {
 	pending []pendingRec // guarded by pmu
 
 	// Owned by the writer (the leader holding wmu).
-	wmu      sync.Mutex     // orders journal writes
-	written  atomic.Uint64  // the last revision written to jf (not yet synced maybe)
-	size     int64          // bytes written to jf
-	lastHash string         // hash of the last record written
-	sums     store.SumCache // for the sum of the last value on shutdown
-	forceSum bool           // the next batch's last record carries a sum (guarded by pmu)
+	wmu      sync.Mutex    // orders journal writes
+	written  atomic.Uint64 // the last revision written to jf (not yet synced maybe)
+	size     int64         // bytes written to jf
+	lastHash string        // hash of the last record written
 
 	active  atomic.Bool             // the document is loaded in Hold mode
 	latest  atomic.Pointer[version] // the last written revision
@@ -96,10 +97,9 @@ type heldState struct {
 	inflight int // leaders between taking a batch and publishing its sync
 	syncErr  error
 
-	snapMu   sync.Mutex     // one snapshot rewrite at a time
-	snapRev  uint64         // revision the snapshot file holds
-	snapNext time.Time      // no background rewrite before this (paced by the last one's cost)
-	snapSums store.SumCache // for sums of snapshots whose record carries none
+	snapMu   sync.Mutex // one snapshot rewrite at a time
+	snapRev  uint64     // revision the snapshot file holds
+	snapNext time.Time  // no background rewrite before this (paced by the last one's cost)
 }
 
 // startDaemon takes the daemon lock and starts the snapshot writer.
@@ -178,11 +178,6 @@ func (s *Store) stopDaemon(docs []*doc) error {
 		d.mu.Lock()
 		if d.held.locked {
 			if v := d.held.latest.Load(); v != nil {
-				// The last group write carries a sum, so the final snapshot
-				// needs no mark when anything is still queued.
-				d.held.pmu.Lock()
-				d.held.forceSum = true
-				d.held.pmu.Unlock()
 				if err := d.awaitDurable(v.rev); err != nil {
 					errs = append(errs, err)
 				} else if err := d.flushSnapshot(true); err != nil {
@@ -281,21 +276,12 @@ func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Rec
 
 // writeBatch seals and writes the queued records (under wmu): every record
 // gets its hash link. A commit made through its patch carries no sum (a sum
-// reads the whole document: it is left to the snapshot writer, off the
-// commit path, which names each snapshot's revision with a mark), except the
-// last record of the group written on shutdown (force), so that the journal
-// itself names the final snapshot. It returns the version of the batch's
-// last record.
-func (d *doc) writeBatch(batch []pendingRec, force bool) (*version, error) {
+// reads the whole document); the snapshot writer names the revision of each
+// snapshot it writes with a mark instead. It returns the version of the
+// batch's last record.
+func (d *doc) writeBatch(batch []pendingRec) (*version, error) {
 	h := &d.held
 	last := batch[len(batch)-1]
-	if last.rec.Sum == "" && force && last.last.tree != nil {
-		sum, err := h.sums.Sum(last.last.tree)
-		if err != nil {
-			return nil, err
-		}
-		last.rec.Sum = sum
-	}
 	if last.rec.Sum != "" {
 		last.last.sum = last.rec.Sum
 	}
@@ -422,14 +408,14 @@ func (d *doc) writePending() (*version, error) {
 	h.wmu.Lock()
 	defer h.wmu.Unlock()
 	h.pmu.Lock()
-	batch, force := h.pending, h.forceSum
-	h.pending, h.forceSum = nil, false
+	batch := h.pending
+	h.pending = nil
 	h.pmu.Unlock()
 	if len(batch) == 0 {
 		return nil, nil
 	}
 	// jf was opened before the batch was queued (pmu orders it).
-	v, err := d.writeBatch(batch, force)
+	v, err := d.writeBatch(batch)
 	if err != nil {
 		return nil, err
 	}
@@ -444,11 +430,10 @@ func (d *doc) writePending() (*version, error) {
 // rewriting a large document never takes more than about a fifth of the
 // time; Verify and shutdown force it.
 //
-// A value whose journal record carries no sum (group commits leave it to
-// one batch per SnapshotInterval) is summed here, off the commit path, and
-// that sum is recorded in the document's mark file before the snapshot
-// replaces the old one, so recovery can tell which revision the snapshot
-// holds.
+// A value whose journal record carries no sum (commits made through their
+// patch) is named by a mark: the SHA-256 of the snapshot file's bytes as
+// written, bound to the revision and its record's hash, made durable before
+// the snapshot replaces the old one (recovery reads it back; see mark.go).
 func (d *doc) flushSnapshot(force bool) error {
 	h := &d.held
 	h.snapMu.Lock()
@@ -462,32 +447,31 @@ func (d *doc) flushSnapshot(force bool) error {
 		return nil
 	}
 	var before func() error
+	var fh hash.Hash
 	if v.sum == "" {
-		var sum string
-		var err error
-		if v.tree != nil {
-			sum, err = h.snapSums.Sum(v.tree)
-		} else {
-			sum, err = store.SumOf(v.bytes())
+		fh = sha256.New()
+		before = func() error {
+			return d.writeMark(mark{Rev: v.rev, Hash: v.hash, File: "sha256:" + hex.EncodeToString(fh.Sum(nil))})
 		}
-		if err != nil {
-			return fmt.Errorf("snapshot of %s at revision %d: %w", d.p.key, v.rev, err)
-		}
-		before = func() error { return d.writeMark(mark{Rev: v.rev, Hash: v.hash, Sum: sum}) }
 	}
 	// Every value in memory was parsed or vouched for by its patch's
 	// proposer: indent without validating again. Streamed: the indented
 	// copy is never held in memory whole.
 	if err := d.writeSnapshotWith(func(f *os.File) error {
+		var w io.Writer = f
+		if fh != nil {
+			w = io.MultiWriter(f, fh)
+		}
 		if wt, ok := v.lazy.(io.WriterTo); ok && v.value == nil {
 			// A lazy value streams its bytes: they are never made whole.
-			iw := store.NewIndentWriter(f)
+			iw := store.NewIndentWriter(w)
 			if _, err := wt.WriteTo(iw); err != nil {
 				return err
 			}
 			return iw.Close()
 		}
-		return store.IndentValidTo(bufio.NewWriterSize(f, 256<<10), v.bytes())
+		bw := bufio.NewWriterSize(w, 256<<10)
+		return store.IndentValidTo(bw, v.bytes())
 	}, before); err != nil {
 		return err
 	}

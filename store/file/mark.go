@@ -4,19 +4,23 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+
+	"github.com/custodian-dev/custodian/store"
 )
 
 // A document's mark file (<dir>/.<name>.marks; .marks beside manifest.json)
 // names the revisions of the last few snapshots the daemon wrote whose
-// journal record carries no sum: each mark binds a value's canonical sum to
-// a revision and to that revision's record hash, so recovery can tell which
-// revision such a snapshot holds (a record's own sum does that for the
-// others). A mark is a hint checked against the journal: one that is
-// missing, unreadable or names another journal's record identifies nothing.
+// journal record carries no sum: each mark binds the SHA-256 of a snapshot
+// file's bytes, as written, to a revision and to that revision's record
+// hash, so recovery can tell which revision such a snapshot holds (a
+// record's own sum does that for the others). A mark is a hint checked
+// against the journal: one that is missing, unreadable or names another
+// journal's record identifies nothing, and a snapshot changed by a single
+// byte matches no mark.
 type mark struct {
 	Rev  uint64 `json:"rev"`
-	Hash string `json:"hash"`
-	Sum  string `json:"sum"`
+	Hash string `json:"hash"` // the hash of revision Rev's journal record
+	File string `json:"file"` // "sha256:<hex>" of the snapshot file's bytes
 }
 
 // keepMarks is how many marks the file keeps: the snapshot on disk may be
@@ -36,13 +40,17 @@ func (d *doc) readMarks() []mark {
 	return ms
 }
 
-// markFor returns the index of the record that a snapshot with canonical
-// sum sum holds according to the marks, or -1.
-func (d *doc) markFor(sum string, hashes func(rev uint64) (string, bool)) int {
+// markFor returns the index of the record that the snapshot file whose
+// bytes are snap holds according to the marks, or -1.
+func (d *doc) markFor(snap []byte, hashes func(rev uint64) (string, bool)) int {
 	ms := d.readMarks()
+	if len(ms) == 0 {
+		return -1
+	}
+	file := store.HashBytes(snap)
 	for i := len(ms) - 1; i >= 0; i-- {
 		m := ms[i]
-		if m.Sum != sum || m.Rev == 0 {
+		if m.File != file || m.Rev == 0 {
 			continue
 		}
 		if h, ok := hashes(m.Rev); ok && h == m.Hash {

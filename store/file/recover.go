@@ -216,7 +216,7 @@ func (d *doc) load() error {
 			if k < 0 {
 				// A daemon's snapshot of a revision whose record carries
 				// no sum is named by a mark.
-				k = d.markFor(pv.Sum, func(rev uint64) (string, bool) {
+				k = d.markFor(snap, func(rev uint64) (string, bool) {
 					if rev > uint64(len(recs)) {
 						return "", false
 					}
@@ -377,6 +377,9 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := d.ensureTree(); err != nil {
+		return nil, err
+	}
 	if d.has() && nv.Sum == d.currentSum() && !d.adopted {
 		return nil, nil
 	}
@@ -418,12 +421,33 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	return d.appendAndApply(recs, snap, nv.Tree, nv.Sum, nil)
 }
 
+// ensureTree decodes the current value when it is not held decoded: in
+// Hold mode a commit made through a proposer's memo keeps no decoded copy
+// (the proposer has its own), so the first commit after it that needs one
+// (a whole value to diff, a patch to check) decodes it once.
+func (d *doc) ensureTree() error {
+	if d.tree != nil || !d.has() {
+		return nil
+	}
+	pv, err := store.ParseValue(d.bytes(), store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
+	if err != nil {
+		return reason.New(reason.CorruptState, "%s: %v", d.p.key, err)
+	}
+	d.tree, d.sum = pv.Tree, pv.Sum
+	return nil
+}
+
 // currentSum is the canonical sum of the current value. In Hold mode a
 // value committed through its patch has its sum computed only when its
 // record is the last of a journal write (or here, when asked).
 func (d *doc) currentSum() string {
-	if d.sum == "" && d.tree != nil {
-		d.sum, _ = store.SumTree(d.tree)
+	if d.sum == "" {
+		if d.ensureTree() != nil {
+			return ""
+		}
+		if d.tree != nil {
+			d.sum, _ = store.SumTree(d.tree)
+		}
 	}
 	return d.sum
 }
@@ -435,7 +459,7 @@ func (d *doc) currentSum() string {
 // change must take the full path instead (no patch, no current value, an
 // adopted file, or a patch the tree applier refuses).
 func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
-	if ch.Patch == nil || !d.held.locked || !d.has() || d.tree == nil || d.adopted {
+	if ch.Patch == nil || !d.held.locked || !d.has() || d.adopted {
 		return nil, false, nil
 	}
 	lim := d.s.opts.Limits
@@ -444,6 +468,20 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 	}
 	if p := bytes.TrimSpace(ch.Patch); bytes.Equal(p, []byte("[]")) {
 		return nil, true, nil // nothing changes
+	}
+	if ch.Memo != nil && ch.Lazy != nil && !d.s.opts.CheckPatches {
+		// The proposer keeps the value decoded (its memo) and encoded (its
+		// lazy bytes) and vouches for the patch: the store keeps neither
+		// a decoded copy nor bytes, and the commit costs the patch.
+		if max := lim.MaxBytes; max > 0 && len(ch.Patch) > max || max <= 0 && len(ch.Patch) > store.DefaultMaxBytes {
+			return nil, false, nil
+		}
+		rec := &store.Record{Rev: d.rev + 1, Time: d.s.opts.Now().UTC(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
+		r, err := d.heldAppend([]*store.Record{rec}, &version{lazy: ch.Lazy}, ch.Memo)
+		return r, true, err
+	}
+	if err := d.ensureTree(); err != nil {
+		return nil, true, err
 	}
 	tree, err := store.PatchTree(d.tree, ch.Patch, lim)
 	if err != nil {
