@@ -426,8 +426,8 @@ func (d *doc) writePending() (*version, error) {
 // flushSnapshot rewrites the snapshot with the latest synced value if it is
 // behind. The background writer (force false) also waits for its pacing:
 // a rewrite starts at least SnapshotInterval after the previous one started
-// and at least four times the previous one's duration after it ended, so
-// rewriting a large document never takes more than about a fifth of the
+// and at least nine times the previous one's duration after it ended, so
+// rewriting a large document never takes more than about a tenth of the
 // time; Verify and shutdown force it.
 //
 // A value whose journal record carries no sum (commits made through their
@@ -478,7 +478,7 @@ func (d *doc) flushSnapshot(force bool) error {
 	h.snapRev = v.rev
 	end := time.Now()
 	h.snapNext = start.Add(d.s.opts.SnapshotInterval)
-	if t := end.Add(4 * end.Sub(start)); t.After(h.snapNext) {
+	if t := end.Add(9 * end.Sub(start)); t.After(h.snapNext) {
 		h.snapNext = t
 	}
 	return nil
