@@ -30,6 +30,10 @@ type Manifest struct {
 	Revision uint64 `json:"revision"`
 
 	Extra Extra `json:"-"`
+
+	// agg is kept by Apply and ApplyFinalized for the next ApplyFinalized;
+	// nil on a manifest they did not make. Never serialized.
+	agg *aggregate
 }
 
 // ProjectContext is the manifest's project_context.
@@ -483,6 +487,9 @@ func (m *Manifest) Find(id string) (*Slice, error) {
 func (m *Manifest) NeedsReview() bool {
 	if len(m.ProjectContext.NeedsHumanReview) > 0 {
 		return true
+	}
+	if a := m.agg; a != nil && sameList(a.list, m.Slices) {
+		return a.review > 0 // counted by Apply, without reading the slices
 	}
 	return slices.ContainsFunc(m.Slices, func(s *Slice) bool { return len(s.NeedsHumanReview) > 0 })
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -180,7 +181,8 @@ func TestCloneIsDeep(t *testing.T) {
 	for _, orig := range []*Manifest{w.m, m} {
 		before, _ := Encode(orig)
 		c := orig.Clone()
-		if d := cmp.Diff(orig, c); d != "" {
+		// The aggregate Apply keeps is not copied (Clone's copy may change).
+		if d := cmp.Diff(orig, c, cmpopts.IgnoreUnexported(Manifest{})); d != "" {
 			t.Fatalf("clone differs:\n%s", d)
 		}
 		for _, s := range c.Slices {

@@ -56,13 +56,25 @@ type tx struct {
 	in      []*Slice            // the input manifest's slices
 	owned   map[*Slice]bool     // slices copied in this transaction
 	ownedHB map[*Heartbeat]bool // heartbeats copied in this transaction
+	// base is the input's aggregate (ApplyFinalized), nil to finalize
+	// and count every slice (Apply).
+	base *aggregate
+	// locks bounds the lock expiries of the input's slices (after
+	// expireLocks): the input aggregate's bound, or the exact one when
+	// expireLocks scanned them.
+	locks lockBound
+	ids   *sliceIndex // with base: base's, or one made by index
 }
 
 // own returns slice i of the next manifest, copied first if it is still
-// shared with the input.
+// shared with the input (and the slice list with it, if it is still the
+// input's).
 func (t *tx) own(i int) *Slice {
 	s := t.m.Slices[i]
 	if !t.owned[s] {
+		if sameList(t.m.Slices, t.in) {
+			t.m.Slices = slices.Clone(t.m.Slices)
+		}
 		s = deepCopy(reflect.ValueOf(s)).Interface().(*Slice)
 		t.m.Slices[i] = s
 		t.owned[s] = true
@@ -70,15 +82,91 @@ func (t *tx) own(i int) *Slice {
 	return s
 }
 
+// addSlice appends a new slice to the next manifest.
+func (t *tx) addSlice(s *Slice) {
+	// The list is clipped (or already this transaction's): append never
+	// writes into the input's array.
+	t.m.Slices = append(t.m.Slices, s)
+	t.owned[s] = true
+}
+
+// sameList reports whether a and b are the same list (same array, same
+// length).
+func sameList(a, b []*Slice) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
 // find returns the slice with the given id, owned by this transaction, or
-// a NOT_FOUND error.
+// a NOT_FOUND error. An operation that only reads the slice uses lookup.
 func (t *tx) find(id string) (*Slice, error) {
-	for i, s := range t.m.Slices {
-		if s.SliceID == id {
-			return t.own(i), nil
+	i := t.index(id)
+	if i < 0 {
+		return nil, notFound(id)
+	}
+	return t.own(i), nil
+}
+
+// lookup returns the slice with the given id without copying it (it may be
+// the input's: do not change it), or a NOT_FOUND error.
+func (t *tx) lookup(id string) (*Slice, error) {
+	i := t.index(id)
+	if i < 0 {
+		return nil, notFound(id)
+	}
+	return t.m.Slices[i], nil
+}
+
+func notFound(id string) error {
+	return reason.New(reason.NotFound, "no slice %q in the manifest", id)
+}
+
+// index returns the position of the slice with the given id, or -1. Apply
+// reads the slices' ids in turn; ApplyFinalized looks the id up in an
+// index of the slices' positions, made once and shared by the manifests
+// that follow (slices are only ever added at the end, and keep their id),
+// and reads only the slices added since it was made.
+func (t *tx) index(id string) int {
+	from := 0
+	if t.base != nil {
+		if t.ids == nil || len(t.m.Slices)-t.ids.n > maxUnindexed {
+			t.ids = newSliceIndex(t.m.Slices)
+		}
+		i, ok := t.ids.pos[id]
+		switch {
+		case ok && int(i) < len(t.m.Slices) && t.m.Slices[i].SliceID == id:
+			return int(i)
+		case !ok && t.ids.n <= len(t.m.Slices):
+			from = t.ids.n // not among the indexed slices
 		}
 	}
-	return nil, reason.New(reason.NotFound, "no slice %q in the manifest", id)
+	for i := from; i < len(t.m.Slices); i++ {
+		if t.m.Slices[i].SliceID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// maxUnindexed is how many slices may be added after a sliceIndex was made
+// before a lookup makes a new one.
+const maxUnindexed = 64
+
+// sliceIndex maps the ids of a manifest's first n slices to their
+// positions (the first, should an id appear twice, as a scan finds it).
+// Never changed once made.
+type sliceIndex struct {
+	pos map[string]int32
+	n   int
+}
+
+func newSliceIndex(list []*Slice) *sliceIndex {
+	x := &sliceIndex{pos: make(map[string]int32, len(list)), n: len(list)}
+	for i, s := range list {
+		if _, dup := x.pos[s.SliceID]; !dup {
+			x.pos[s.SliceID] = int32(i)
+		}
+	}
+	return x
 }
 
 // heartbeat returns the heartbeat under key, owned by this transaction;
@@ -101,16 +189,26 @@ func (t *tx) heartbeat(key string, create bool) *Heartbeat {
 // Apply runs op on a copy of m (nil: an empty manifest) under cfg at time
 // now. It returns the outcome, or a *reason.Error rejection with m
 // untouched. Apply is pure: no I/O, no clock but now.
+//
+// The outcome's manifest shares with m every slice and heartbeat the
+// operation did not change, and its slice list too when the operation
+// changed no slice: treat both manifests as read-only (Clone makes a copy
+// to change).
 func Apply(m *Manifest, op Op, cfg *Config, now time.Time) (*Outcome, error) {
 	return apply(m, op, cfg, now, false)
 }
 
 // ApplyFinalized is Apply for a manifest that Apply (or ApplyFinalized)
 // produced under the same cfg, and that nobody changed since — the
-// daemon's latest manifest: every slice it did not touch is already
-// finalized (CCS, stale artifact hashes), so only the slices the operation
-// touches are finalized again, and the cost does not grow with the number
-// of slices. On any other manifest use Apply.
+// daemon's latest manifest. Every slice it did not touch is already
+// finalized (CCS, stale artifact hashes), and the manifest carries an
+// aggregate of its slices (the exact sum behind the global score, a lower
+// bound of the lock expiries): only the slices the operation touches are
+// finalized and re-counted, and locks are scanned for expiry only once
+// that bound has passed, so the cost does not grow with the number of
+// slices beyond a comparison of their pointers. The outcome is exactly
+// Apply's. On a manifest without the aggregate (decoded, cloned, built by
+// hand) it is Apply.
 func ApplyFinalized(m *Manifest, op Op, cfg *Config, now time.Time) (*Outcome, error) {
 	return apply(m, op, cfg, now, true)
 }
@@ -122,15 +220,22 @@ func apply(m *Manifest, op Op, cfg *Config, now time.Time, finalized bool) (*Out
 	if m == nil {
 		m = New()
 	}
+	var base *aggregate // nil: finalize and count every slice
+	if finalized && m.agg != nil && sameList(m.agg.list, m.Slices) {
+		base = m.agg
+	}
 	// Copy on write: the slices and heartbeats an operation changes are
-	// copied when it first touches them (t.find, t.own, t.heartbeat); the
-	// rest is shared with m, which is never changed.
+	// copied when it first touches them (t.find, t.own, t.heartbeat), and
+	// the slice list when the first slice is (t.own) or added (t.addSlice:
+	// the list is clipped, so append copies it); the rest is shared with m,
+	// which is never changed.
 	next := &Manifest{
 		ProjectContext:  deepCopy(reflect.ValueOf(m.ProjectContext)).Interface().(ProjectContext),
-		Slices:          slices.Clone(m.Slices),
+		Slices:          slices.Clip(m.Slices),
 		AgentHeartbeats: maps.Clone(m.AgentHeartbeats),
 		Revision:        m.Revision,
 		Extra:           m.Extra,
+		agg:             base, // until finalize: NeedsReview uses it while the list is the input's
 	}
 	if next.Slices == nil {
 		next.Slices = []*Slice{}
@@ -140,13 +245,20 @@ func apply(m *Manifest, op Op, cfg *Config, now time.Time, finalized bool) (*Out
 	}
 	now = now.UTC()
 	t := &tx{m: next, cfg: cfg, now: now, ts: Timestamp(now), rev: next.Revision + 1, out: &Outcome{},
-		owned: map[*Slice]bool{}, ownedHB: map[*Heartbeat]bool{}, in: m.Slices}
-	t.expireLocks()
+		owned: map[*Slice]bool{}, ownedHB: map[*Heartbeat]bool{}, in: next.Slices, base: base}
+	if base != nil {
+		t.ids = base.ids
+	}
+	if base != nil && !base.locks.due(now) {
+		t.locks = base.locks // no lease can have expired
+	} else {
+		t.locks = t.expireLocks()
+	}
 	if err := op.apply(t); err != nil {
 		return nil, err
 	}
 	next.Revision = t.rev
-	t.finalize(finalized)
+	t.finalize()
 	t.out.Manifest = next
 	return t.out, nil
 }
@@ -167,15 +279,27 @@ func (t *tx) event(typ, slice, agent string, data map[string]any) {
 
 func (t *tx) summary(format string, args ...any) { t.out.Summary = fmt.Sprintf(format, args...) }
 
-// expireLocks frees every lease past its expiry.
-func (t *tx) expireLocks() {
-	for i, s := range t.m.Slices {
-		if s.Lock != nil && lockExpired(s.Lock, t.now) {
+// expireLocks frees every lease past its expiry, and returns the exact
+// bound of the leases left.
+func (t *tx) expireLocks() lockBound {
+	var b lockBound
+	for i := range t.m.Slices {
+		s := t.m.Slices[i]
+		if s.Lock == nil {
+			continue
+		}
+		exp, ok := ParseTimestamp(s.Lock.Expires)
+		switch {
+		case !ok: // never expires
+		case !t.now.Before(exp): // as lockExpired
 			s = t.own(i)
 			t.event("lock_expired", s.SliceID, "", map[string]any{"holder": s.Lock.Holder, "expired": s.Lock.Expires})
 			s.Lock = nil
+		case !b.any || exp.Before(b.at):
+			b.at, b.any = exp, true
 		}
 	}
+	return b
 }
 
 func lockExpired(l *Lock, now time.Time) bool {
@@ -183,48 +307,183 @@ func lockExpired(l *Lock, now time.Time) bool {
 	return ok && !now.Before(exp)
 }
 
-// finalize recomputes what is derived: every CCS, the global score, and
-// drops hashes of paths no slice names any more.
-func (t *tx) finalize(onlyOwned bool) {
-	for i, s := range t.m.Slices {
-		if onlyOwned && i < len(t.in) && t.in[i] == s {
-			continue // untouched: finalized when it was made
+// finalize recomputes what is derived — every CCS, stale artifact hashes
+// dropped, the global score — and the next manifest's aggregate. Without
+// a base aggregate (Apply) it does so for every slice; with the input's
+// (ApplyFinalized), only for the slices the transaction changed or added
+// (the others are shared with the input, finalized when it was made),
+// updating the base from them.
+func (t *tx) finalize() {
+	var agg *aggregate
+	if t.base == nil {
+		agg = &aggregate{conf: new(ccsSum)}
+		for i := range t.m.Slices {
+			s := t.finalizeSlice(i)
+			agg.count(s, 1)
+			agg.locks.include(s)
 		}
-		v, ok := ComputeCCS(s.ConfidenceChain, t.cfg)
-		if ok != (s.CCS != nil) || (ok && *s.CCS != v) {
-			s = t.own(i)
-			if ok {
-				s.CCS = &v
-			} else {
-				s.CCS = nil
-			}
-		}
-		if len(s.ArtifactHashes) > 0 {
-			named := s.Artifacts()
-			stale := func(p, _ string) bool {
-				_, found := slices.BinarySearch(named, p)
-				return !found
-			}
-			for p, h := range s.ArtifactHashes {
-				if stale(p, h) {
-					s = t.own(i)
-					maps.DeleteFunc(s.ArtifactHashes, stale)
-					break
-				}
-			}
-			if len(s.ArtifactHashes) == 0 {
-				s = t.own(i)
-				s.ArtifactHashes = nil
-			}
-		}
+		agg.list = t.m.Slices // after finalizeSlice, which may copy it
+		agg.global, agg.hasGlobal = agg.conf.mean()
+	} else {
+		agg = t.update()
 	}
-	if g, ok := GlobalConfidence(t.m); ok {
-		g = round4(g)
+	t.m.agg = agg
+	if agg.hasGlobal {
+		g := round4(agg.global)
 		t.m.ProjectContext.GlobalConfidenceScore = &g
 	} else {
 		t.m.ProjectContext.GlobalConfidenceScore = nil
 	}
 }
+
+// update finalizes the slices the transaction changed or added and returns
+// the base aggregate updated from them (the base itself when nothing
+// changed).
+func (t *tx) update() *aggregate {
+	base := t.base
+	if sameList(t.m.Slices, t.in) && t.locks.equal(base.locks) && t.ids == base.ids {
+		return base // no slice changed or added
+	}
+	agg := *base
+	agg.list, agg.locks, agg.ids = t.m.Slices, t.locks, t.ids
+	if sameList(t.m.Slices, t.in) {
+		return &agg // only the lock bound or the index changed
+	}
+	if len(t.m.Slices) < len(t.in) {
+		agg.ids = nil // no operation removes a slice; if one did, the positions changed
+	}
+	copied := false
+	common := min(len(t.m.Slices), len(t.in))
+	for i := 0; i < max(len(t.m.Slices), len(t.in)); i++ {
+		if i%encChunkSize == 0 && i+encChunkSize <= common && samePointers(t.m.Slices[i:i+encChunkSize], t.in[i:i+encChunkSize]) {
+			i += encChunkSize - 1
+			continue // a run of shared slices, compared as memory
+		}
+		var old, s *Slice
+		if i < len(t.in) {
+			old = t.in[i]
+		}
+		if i < len(t.m.Slices) {
+			s = t.m.Slices[i]
+		}
+		if s == old {
+			continue // shared: finalized and counted when it was made
+		}
+		if s != nil {
+			s = t.finalizeSlice(i)
+		}
+		if old != nil && (s == nil || s.SliceID != old.SliceID) {
+			agg.ids = nil // no operation renames a slice; if one did, the index is stale
+		}
+		agg.locks.include(s)
+		if !sameContribution(old, s) {
+			if !copied {
+				c := *agg.conf
+				agg.conf, copied = &c, true
+			}
+			agg.conf.add(old, -1)
+			agg.conf.add(s, 1)
+		}
+		agg.review += needsReview(s) - needsReview(old)
+	}
+	agg.list = t.m.Slices
+	if agg.conf != base.conf {
+		agg.global, agg.hasGlobal = agg.conf.mean()
+	}
+	return &agg
+}
+
+// finalizeSlice recomputes slice i's CCS and drops hashes of paths it no
+// longer names, copying it first if that changes it; it returns the slice.
+func (t *tx) finalizeSlice(i int) *Slice {
+	s := t.m.Slices[i]
+	v, ok := ComputeCCS(s.ConfidenceChain, t.cfg)
+	if ok != (s.CCS != nil) || (ok && *s.CCS != v) {
+		s = t.own(i)
+		if ok {
+			s.CCS = &v
+		} else {
+			s.CCS = nil
+		}
+	}
+	if len(s.ArtifactHashes) > 0 {
+		named := s.Artifacts()
+		stale := func(p, _ string) bool {
+			_, found := slices.BinarySearch(named, p)
+			return !found
+		}
+		for p, h := range s.ArtifactHashes {
+			if stale(p, h) {
+				s = t.own(i)
+				maps.DeleteFunc(s.ArtifactHashes, stale)
+				break
+			}
+		}
+		if len(s.ArtifactHashes) == 0 {
+			s = t.own(i)
+			s.ArtifactHashes = nil
+		}
+	}
+	return s
+}
+
+// aggregate is what a manifest made by Apply or ApplyFinalized keeps about
+// its slices so that ApplyFinalized need not read every one of them: the
+// exact sum behind the global score, a bound of the lock expiries, how
+// many slices are marked for review, and an index of the slices' ids. It
+// is never serialized (a decoded or cloned manifest has none) and never
+// changed once made: successive manifests share it while nothing it
+// holds changes.
+type aggregate struct {
+	// list is the slice list it describes: ApplyFinalized uses it only on
+	// a manifest with that very list.
+	list      []*Slice
+	conf      *ccsSum // the active slices' CCS; shared while they do not change
+	global    float64 // conf.mean(), before rounding
+	hasGlobal bool
+	locks     lockBound
+	review    int         // slices with needs_human_review marks
+	ids       *sliceIndex // nil until ApplyFinalized looks a slice up
+}
+
+// count adds the slice's contributions (sign 1) or removes them (-1).
+func (a *aggregate) count(s *Slice, sign int) {
+	a.conf.add(s, sign)
+	a.review += sign * needsReview(s)
+}
+
+func needsReview(s *Slice) int {
+	if s != nil && len(s.NeedsHumanReview) > 0 {
+		return 1
+	}
+	return 0
+}
+
+// lockBound is a lower bound of the expiries of a manifest's leases
+// (those with a readable expiry: the others never expire): no lease
+// expires before at. It is exact when computed over every slice; a lease
+// removed or renewed since may leave it too low, which costs one full scan
+// of the leases when it passes (expireLocks), and that scan makes it exact
+// again.
+type lockBound struct {
+	at  time.Time
+	any bool // false: no lease
+}
+
+// include lowers b to the expiry of s's lease, if it has one.
+func (b *lockBound) include(s *Slice) {
+	if s == nil || s.Lock == nil {
+		return
+	}
+	if exp, ok := ParseTimestamp(s.Lock.Expires); ok && (!b.any || exp.Before(b.at)) {
+		b.at, b.any = exp, true
+	}
+}
+
+func (b lockBound) equal(o lockBound) bool { return b.any == o.any && b.at.Equal(o.at) }
+
+// due reports whether a lease may have expired at now.
+func (b lockBound) due(now time.Time) bool { return b.any && !now.Before(b.at) }
 
 func (t *tx) touch(s *Slice) { s.UpdatedAt = t.ts }
 
@@ -359,7 +618,7 @@ func (o AddSlice) apply(t *tx) error {
 	if !sliceIDRE.MatchString(o.ID) {
 		return reason.New(reason.InvalidInput, "slice id %q is not valid (letters, digits, '.', '_', '-'; at most 128)", o.ID)
 	}
-	if t.m.Slice(o.ID) != nil {
+	if t.index(o.ID) >= 0 {
 		return reason.New(reason.InvalidInput, "slice %s already exists", o.ID)
 	}
 	typ := orDefault(o.Type, TypeFeature)
@@ -386,7 +645,7 @@ func (o AddSlice) apply(t *tx) error {
 		s.RequirementsValidated, s.RequirementsCorrected, s.RequirementsMissing = zero(), zero(), zero()
 		s.ValidationStatus = "PENDING"
 	}
-	t.m.Slices = append(t.m.Slices, s)
+	t.addSlice(s)
 	t.event("slice_added", o.ID, "", map[string]any{"type": typ, "status": status})
 	t.summary("add slice %s (%s) in %s", o.ID, typ, status)
 	return nil
@@ -414,7 +673,7 @@ func (o Quick) apply(t *tx) error {
 	if id == "" {
 		for n := 1; ; n++ {
 			id = fmt.Sprintf("QUICK-%03d", n)
-			if t.m.Slice(id) == nil {
+			if t.index(id) < 0 {
 				break
 			}
 		}
@@ -422,7 +681,7 @@ func (o Quick) apply(t *tx) error {
 	if !sliceIDRE.MatchString(id) {
 		return reason.New(reason.InvalidInput, "slice id %q is not valid", id)
 	}
-	if t.m.Slice(id) != nil {
+	if t.index(id) >= 0 {
 		return reason.New(reason.InvalidInput, "slice %s already exists", id)
 	}
 	if o.Agent != "" {
@@ -438,7 +697,7 @@ func (o Quick) apply(t *tx) error {
 	for _, a := range o.Artifacts {
 		recordArtifact(s, a)
 	}
-	t.m.Slices = append(t.m.Slices, s)
+	t.addSlice(s)
 	t.event("quick_fix", id, o.Agent, map[string]any{"description": desc})
 	t.summary("record quick fix %s: %s", id, desc)
 	return nil
@@ -553,7 +812,7 @@ func (o Beat) apply(t *tx) error {
 		}
 	}
 	if o.Slice != "" {
-		if _, err := t.find(o.Slice); err != nil {
+		if _, err := t.lookup(o.Slice); err != nil { // named, not changed
 			return err
 		}
 	}

@@ -95,7 +95,11 @@ func genOp(t *rapid.T, m *Manifest) Op {
 			return AgentTimeout{Agent: rapid.SampledFrom(propAgents).Draw(t, "agent")}
 		}
 		wave := rapid.IntRange(0, 3).Draw(t, "wave")
-		return Beat{Agent: rapid.SampledFrom(propAgents).Draw(t, "agent"), Status: rapid.SampledFrom([]string{HeartbeatActive, HeartbeatIdle}).Draw(t, "status"), Wave: &wave}
+		b := Beat{Agent: rapid.SampledFrom(propAgents).Draw(t, "agent"), Status: rapid.SampledFrom([]string{HeartbeatActive, HeartbeatIdle}).Draw(t, "status"), Wave: &wave}
+		if rapid.Bool().Draw(t, "onSlice") {
+			b.Slice = slice
+		}
+		return b
 	case 10:
 		id := rapid.SampledFrom([]string{"T1", "T2", "T3", "T4"}).Draw(t, "task")
 		if rapid.Bool().Draw(t, "add") {
