@@ -29,6 +29,9 @@ type Result struct {
 	// Ratio is PerSecond divided by the baseline's.
 	Baseline string  `json:"baseline,omitempty"`
 	Ratio    float64 `json:"ratio,omitempty"`
+	// VsHTTP is PerSecond divided by the bare HTTP round trip's with as
+	// many clients (daemon results only).
+	VsHTTP float64 `json:"vs_http,omitempty"`
 }
 
 // Stats turns latencies measured over elapsed into a Result.

@@ -140,6 +140,15 @@ func DaemonProposals(d *Daemon, name string, clients int, budget time.Duration) 
 	return Stats(name, clients, 0, lat, el), err
 }
 
+// HTTPRoundTrips measures the daemon's HTTP round trip alone (GET
+// /v1/health: no store, no rules) with clients concurrent clients, on the
+// same client and socket as the proposals: the ceiling of any operation.
+func HTTPRoundTrips(d *Daemon, clients int, budget time.Duration) (Result, error) {
+	ctx := context.Background()
+	lat, el, err := Run(clients, budget, 2*clients, func(w, i int) error { return d.Client.Health(ctx) })
+	return Stats(fmt.Sprintf("HTTP round trip alone (GET /v1/health), %d client(s)", clients), clients, 0, lat, el), err
+}
+
 // SliceReads measures reading one slice over the API, one client.
 func SliceReads(d *Daemon, name string, slices int, budget time.Duration) (Result, error) {
 	ctx := context.Background()

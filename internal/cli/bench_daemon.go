@@ -21,6 +21,10 @@ type DaemonBenchReport struct {
 	// Writes are commits of a small document with no domain rules: the
 	// daemon's own cost (HTTP, store, group commit).
 	Writes []bench.Result `json:"raw_writes"`
+	// HTTP is the round trip alone (GET /v1/health, no store, no rules)
+	// with each client count: the ceiling any operation through the
+	// daemon's HTTP API has on this machine.
+	HTTP []bench.Result `json:"http_round_trips"`
 	Reads  bench.Result   `json:"slice_reads"`
 	// Small and Big are single-client commits on manifests of --slices and
 	// --big slices; CostRatio is Big's p50 over Small's.
@@ -119,6 +123,18 @@ Scratch files live under the project root (-C) and are removed.`,
 				}
 				rep.Daemon = append(rep.Daemon, r)
 			}
+			for i, c := range cs {
+				progress("measuring the HTTP round trip alone, %d client(s)…", c)
+				r, err := bench.HTTPRoundTrips(d, c, duration)
+				if err != nil {
+					d.Close()
+					return err
+				}
+				rep.HTTP = append(rep.HTTP, r)
+				if r.PerSecond > 0 {
+					rep.Daemon[i].VsHTTP = rep.Daemon[i].PerSecond / r.PerSecond
+				}
+			}
 			for _, c := range cs {
 				progress("measuring raw 1 KB document writes through the daemon, %d client(s)…", c)
 				r, err := bench.DaemonWrites(d, c, duration)
@@ -188,22 +204,29 @@ Scratch files live under the project root (-C) and are removed.`,
 
 func printDaemonBench(w io.Writer, r *DaemonBenchReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "WHAT\tOPS/S\tP50\tP99\tVS CLI MODE\t")
-	row := func(x bench.Result, ratio string) {
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t\n", x.Name, x.PerSecond, ms(x.P50), ms(x.P99), ratio)
+	fmt.Fprintln(tw, "WHAT\tOPS/S\tP50\tP99\tVS CLI MODE\tVS HTTP ALONE\t")
+	row := func(x bench.Result, ratio, vsHTTP string) {
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%s\t\n", x.Name, x.PerSecond, ms(x.P50), ms(x.P99), ratio, vsHTTP)
 	}
-	row(r.Baseline, "")
-	row(r.CLI, "1.00×")
+	row(r.Baseline, "", "")
+	row(r.CLI, "1.00×", "")
+	for _, x := range r.HTTP {
+		row(x, "", "1.00×")
+	}
 	for _, x := range r.Daemon {
-		row(x, fmt.Sprintf("%.1f×", x.Ratio))
+		vs := ""
+		if x.VsHTTP > 0 {
+			vs = fmt.Sprintf("%.2f×", x.VsHTTP)
+		}
+		row(x, fmt.Sprintf("%.1f×", x.Ratio), vs)
 	}
 	for _, x := range r.Writes {
-		row(x, "")
+		row(x, "", "")
 	}
-	row(r.Reads, "")
-	row(r.Small, "")
-	row(r.Big, "")
-	row(r.MemoryRun, "")
+	row(r.Reads, "", "")
+	row(r.Small, "", "")
+	row(r.Big, "", "")
+	row(r.MemoryRun, "", "")
 	if err := tw.Flush(); err != nil {
 		return err
 	}

@@ -337,7 +337,7 @@ func (d *doc) brokenErr() error {
 }
 
 // maxInflight bounds the group writes whose fsync may be in flight at once.
-const maxInflight = 2
+const maxInflight = 1
 
 // awaitDurable returns once revision rev is synced to the journal. In Hold
 // mode a waiter whose revision is neither synced nor being synced becomes a
