@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -358,11 +359,11 @@ func (e *Encoded) Next(next *Manifest) (*Encoded, json.RawMessage, error) {
 			seen[s.SliceID] = true
 		}
 	}
-	pc, err := json.Marshal(next.ProjectContext)
-	if err != nil {
+	if sameContext(&prev.ProjectContext, &next.ProjectContext) {
+		ne.pc = e.pc
+	} else if pc, err := json.Marshal(next.ProjectContext); err != nil {
 		return nil, nil, fmt.Errorf("encode manifest: project_context: %w", err)
-	}
-	if bytes.Equal(pc, e.pc) {
+	} else if bytes.Equal(pc, e.pc) {
 		ne.pc = e.pc
 	} else {
 		if err := validatePart(partContext, pc, "/project_context"); err != nil {
@@ -636,4 +637,16 @@ func describeAt(ve *jsonschema.ValidationError, at string) string {
 func heartbeatSurelyValid(h *Heartbeat) bool {
 	nonNeg := func(p *int) bool { return p == nil || *p >= 0 }
 	return h.Status != "" && len(h.Extra) == 0 && nonNeg(h.CurrentWave) && nonNeg(h.TasksCompleted) && nonNeg(h.TasksRemaining)
+}
+
+// sameContext reports whether two project contexts certainly encode alike
+// (Apply copies the context on every operation, so pointers say nothing).
+func sameContext(a, b *ProjectContext) bool {
+	scoreEq := a.GlobalConfidenceScore == b.GlobalConfidenceScore ||
+		a.GlobalConfidenceScore != nil && b.GlobalConfidenceScore != nil &&
+			math.Float64bits(*a.GlobalConfidenceScore) == math.Float64bits(*b.GlobalConfidenceScore)
+	return scoreEq && a.CurrentSprint == b.CurrentSprint && slices.Equal(a.ProductGoals, b.ProductGoals) &&
+		slices.Equal(a.NeedsHumanReview, b.NeedsHumanReview) && (a.ProductGoals == nil) == (b.ProductGoals == nil) &&
+		(a.NeedsHumanReview == nil) == (b.NeedsHumanReview == nil) &&
+		(a.Extra == nil) == (b.Extra == nil) && maps.EqualFunc(a.Extra, b.Extra, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
 }
