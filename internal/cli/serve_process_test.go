@@ -280,6 +280,13 @@ func TestServeKill9UnderLoad(t *testing.T) {
 		}
 	}
 	t.Logf("%d acknowledged commits before SIGKILL, all present", len(acks))
+	// The snapshot the killed daemon left (its revision named by a mark,
+	// not by a sum) was recognised, not taken for a hand edit.
+	for _, pat := range []string{"*.unjournaled-*", "*.corrupt-*"} {
+		if aside, _ := filepath.Glob(filepath.Join(dir, ".asdd", "state", pat)); len(aside) > 0 {
+			t.Fatalf("recovery moved a daemon snapshot aside: %v\n%s", aside, d2.out.String())
+		}
+	}
 	if err := d2.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
