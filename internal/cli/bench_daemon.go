@@ -24,8 +24,8 @@ type DaemonBenchReport struct {
 	// HTTP is the round trip alone (GET /v1/health, no store, no rules)
 	// with each client count: the ceiling any operation through the
 	// daemon's HTTP API has on this machine.
-	HTTP []bench.Result `json:"http_round_trips"`
-	Reads  bench.Result   `json:"slice_reads"`
+	HTTP  []bench.Result `json:"http_round_trips"`
+	Reads bench.Result   `json:"slice_reads"`
 	// Small and Big are single-client commits on manifests of --slices and
 	// --big slices; CostRatio is Big's p50 over Small's.
 	Small     bench.Result `json:"commit_small"`
