@@ -160,7 +160,6 @@ func (s *Store) doc(key string) (*doc, error) {
 	if !ok {
 		p := pathsFor(key)
 		d = &doc{s: s, p: p, flock: flock.New(filepath.Join(s.dir, filepath.FromSlash(p.lock))), changed: make(chan struct{})}
-		d.held.cond = sync.NewCond(&d.held.smu)
 		s.docs[key] = d
 	}
 	return d, nil

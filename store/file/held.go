@@ -82,20 +82,26 @@ type heldState struct {
 	pmu     sync.Mutex
 	pending []pendingRec // guarded by pmu
 
-	// Owned by the writer (the leader holding wmu).
-	wmu      sync.Mutex    // orders journal writes
-	written  atomic.Uint64 // the last revision written to jf (not yet synced maybe)
-	size     int64         // bytes written to jf
-	lastHash string        // hash of the last record written
+	// The groups: commits wait on the channel of the group that holds
+	// their record, closed once it is synced (guarded by pmu).
+	open   chan struct{} // the group being queued
+	flight chan struct{} // the group the syncer took last
+	taken  uint64        // the last revision the syncer took
+
+	// The syncer goroutine writes and syncs the groups, one at a time; it
+	// owns size and lastHash.
+	kick       chan struct{} // wakes the syncer (buffered)
+	quit       chan struct{} // stops it
+	syncerDone chan struct{}
+	size       int64  // bytes written to jf
+	lastHash   string // hash of the last record written
 
 	active  atomic.Bool             // the document is loaded in Hold mode
-	latest  atomic.Pointer[version] // the last written revision
+	latest  atomic.Pointer[version] // the last queued revision
 	durable atomic.Pointer[version] // the last synced revision
 
-	smu      sync.Mutex // guards inflight and syncErr; cond waits on it
-	cond     *sync.Cond
-	inflight int // leaders between taking a batch and publishing its sync
-	syncErr  error
+	smu     sync.Mutex // guards syncErr
+	syncErr error
 
 	snapMu   sync.Mutex // one snapshot rewrite at a time
 	snapRev  uint64     // revision the snapshot file holds
@@ -184,6 +190,11 @@ func (s *Store) stopDaemon(docs []*doc) error {
 					errs = append(errs, err)
 				}
 			}
+			if d.held.quit != nil {
+				close(d.held.quit)
+				<-d.held.syncerDone
+				d.held.quit = nil
+			}
 			if d.held.jf != nil {
 				if err := d.held.jf.Close(); err != nil {
 					errs = append(errs, err)
@@ -225,12 +236,17 @@ func (d *doc) heldInit() {
 	d.held.latest.Store(v)
 	d.held.durable.Store(v)
 	d.held.snapRev = d.rev
-	d.held.written.Store(d.rev)
+	d.held.taken = d.rev
 	d.held.size = d.jID.size
 	d.held.lastHash = ""
 	if d.last != nil {
 		d.held.lastHash = d.last.Hash
 	}
+	d.held.open = make(chan struct{})
+	d.held.kick = make(chan struct{}, 1)
+	d.held.quit = make(chan struct{})
+	d.held.syncerDone = make(chan struct{})
+	go d.syncLoop()
 	d.held.active.Store(true)
 }
 
@@ -259,6 +275,9 @@ func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Rec
 	}
 	last := recs[len(recs)-1]
 	v.rev, v.memo = last.Rev, memo
+	if last.Sum != "" {
+		v.sum = last.Sum
+	}
 	h.pmu.Lock()
 	for _, r := range recs {
 		pr := pendingRec{rec: r}
@@ -274,7 +293,7 @@ func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Rec
 	return last, nil
 }
 
-// writeBatch seals and writes the queued records (under wmu): every record
+// writeBatch seals and writes the queued records (the syncer): every record
 // gets its hash link. A commit made through its patch carries no sum (a sum
 // reads the whole document); the snapshot writer names the revision of each
 // snapshot it writes with a mark instead. It returns the version of the
@@ -282,9 +301,6 @@ func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Rec
 func (d *doc) writeBatch(batch []pendingRec) (*version, error) {
 	h := &d.held
 	last := batch[len(batch)-1]
-	if last.rec.Sum != "" {
-		last.last.sum = last.rec.Sum
-	}
 	prev := h.lastHash
 	var buf []byte
 	for _, p := range batch {
@@ -331,96 +347,108 @@ func (d *doc) brokenErr() error {
 	if !d.held.active.Load() {
 		return nil
 	}
-	d.held.smu.Lock()
-	defer d.held.smu.Unlock()
-	return d.held.syncErr
+	return d.syncFailure()
 }
 
-// maxInflight bounds the group writes whose fsync may be in flight at once.
-const maxInflight = 1
-
 // awaitDurable returns once revision rev is synced to the journal. In Hold
-// mode a waiter whose revision is neither synced nor being synced becomes a
-// leader: it takes every commit queued so far (its own and those of writers
-// that came meanwhile: group commit), writes them in one append (writes are
-// ordered by wmu) and fsyncs. Up to maxInflight leaders may be in their
-// fsync at once, so a new group does not wait for the previous one's sync
-// (nor for its leader to be scheduled again after the system call); an
-// fsync makes durable everything written before it began, so a leader
-// publishes its group's last revision as soon as its own fsync returns.
-// Outside Hold mode commits are synced before they are applied, so it
-// returns at once.
+// mode the document's syncer goroutine takes every commit queued so far as
+// one group (its own and those of writers that came meanwhile: group
+// commit), writes them in one append and fsyncs; each waiter sleeps on the
+// channel of the group that holds its record and is woken once, when that
+// group is synced. Outside Hold mode commits are synced before they are
+// applied, so it returns at once.
 func (d *doc) awaitDurable(rev uint64) error {
 	h := &d.held
 	if !h.active.Load() {
 		return nil
 	}
-	h.smu.Lock()
-	defer h.smu.Unlock()
 	for {
-		if h.syncErr != nil {
-			return fmt.Errorf("sync journal %s (commit outcome unknown until reopened): %w", d.p.journal, h.syncErr)
+		if err := d.syncFailure(); err != nil {
+			return fmt.Errorf("sync journal %s (commit outcome unknown until reopened): %w", d.p.journal, err)
 		}
+		h.pmu.Lock()
 		if v := h.durable.Load(); v != nil && v.rev >= rev {
+			h.pmu.Unlock()
 			return nil
 		}
-		if h.written.Load() >= rev || h.inflight >= maxInflight {
-			h.cond.Wait() // its sync is in flight, or enough are
-			continue
-		}
-		h.inflight++
-		h.smu.Unlock()
-		start := time.Now()
-		target, err := d.writePending()
-		if target != nil && err == nil {
-			if err = d.fault("journal.sync"); err == nil {
-				err = h.jf.Sync()
+		// The syncer handles one group at a time and publishes it before
+		// it takes the next: a taken revision not yet durable is in the
+		// group in flight; any other is queued for the next one.
+		ch := h.flight
+		if rev > h.taken {
+			ch = h.open
+			select {
+			case h.kick <- struct{}{}:
+			default: // already woken
 			}
 		}
-		h.smu.Lock()
-		h.inflight--
-		switch {
-		case err != nil:
-			// A failed write or sync leaves the journal's tail unknown:
-			// fail every waiter and refuse writes until reopened.
-			if h.syncErr == nil {
-				h.syncErr = err
-			}
-		case target == nil:
-			// Someone else took the queue first; look again.
-		default:
-			if before := h.durable.Load(); target.rev > before.rev {
-				h.durable.Store(target)
-				d.notify()
-				if f := d.s.opts.OnSync; f != nil {
-					f(int(target.rev-before.rev), target.size-before.size, time.Since(start))
-				}
-			}
-		}
-		h.cond.Broadcast()
+		h.pmu.Unlock()
+		<-ch
 	}
 }
 
-// writePending writes the queued commits as one group (under wmu) and
-// returns the version of its last record, nil when the queue was empty.
-func (d *doc) writePending() (*version, error) {
+func (d *doc) syncFailure() error {
+	d.held.smu.Lock()
+	defer d.held.smu.Unlock()
+	return d.held.syncErr
+}
+
+// syncLoop is the document's syncer: woken when commits are queued, it
+// takes them all as one group, writes and fsyncs it, publishes it as
+// durable and wakes its waiters, until the store stops.
+func (d *doc) syncLoop() {
 	h := &d.held
-	h.wmu.Lock()
-	defer h.wmu.Unlock()
-	h.pmu.Lock()
-	batch := h.pending
-	h.pending = nil
-	h.pmu.Unlock()
-	if len(batch) == 0 {
-		return nil, nil
+	defer close(h.syncerDone)
+	for {
+		select {
+		case <-h.kick:
+		case <-h.quit:
+			return
+		}
+		h.pmu.Lock()
+		batch := h.pending
+		h.pending = nil
+		done := h.open
+		h.open, h.flight = make(chan struct{}), done
+		if len(batch) > 0 {
+			h.taken = batch[len(batch)-1].rec.Rev
+		}
+		h.pmu.Unlock()
+		if len(batch) > 0 && d.syncFailure() == nil {
+			if err := d.syncGroup(batch); err != nil {
+				// A failed write or sync leaves the journal's tail unknown:
+				// fail every waiter and refuse writes until reopened.
+				h.smu.Lock()
+				h.syncErr = err
+				h.smu.Unlock()
+			}
+		}
+		close(done)
 	}
+}
+
+// syncGroup writes a group and fsyncs it, then publishes it as durable.
+func (d *doc) syncGroup(batch []pendingRec) error {
+	h := &d.held
+	start := time.Now()
 	// jf was opened before the batch was queued (pmu orders it).
-	v, err := d.writeBatch(batch)
+	target, err := d.writeBatch(batch)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	h.written.Store(v.rev)
-	return v, nil
+	if err := d.fault("journal.sync"); err != nil {
+		return err
+	}
+	if err := h.jf.Sync(); err != nil {
+		return err
+	}
+	before := h.durable.Load()
+	h.durable.Store(target)
+	d.notify()
+	if f := d.s.opts.OnSync; f != nil {
+		f(int(target.rev-before.rev), target.size-before.size, time.Since(start))
+	}
+	return nil
 }
 
 // flushSnapshot rewrites the snapshot with the latest synced value if it is
