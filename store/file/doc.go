@@ -51,19 +51,23 @@
 // Reads are served from memory, and the values handed out (Get, the
 // current Document an UpdateFunc sees) are the ones in memory, not copies:
 // callers must not modify them. A commit queues its journal record and
-// waits; the first waiter to find no write in flight takes every queued
-// record, seals them (hash links; the canonical sum on the last record
-// only, "" on the others), writes them in one append and fsyncs (group
-// commit), and only then are the commits acknowledged, readable and
-// delivered to watchers. A Change that carries its Patch is applied to the
-// decoded value in memory (store.PatchTree) instead of parsed and diffed;
-// Options.CheckPatches checks such patches against their values (tests). The
-// snapshot is rewritten in the background with the latest synced value (the
-// last of a group write, whose record carries its sum) at
-// most once per SnapshotInterval (50 ms by default) and on Close, so after a
-// crash it may be behind the journal by the commits of that interval — the
-// recovery rule for a snapshot behind its journal replays them. The file
-// format is the same in both modes.
+// waits on its group; the document's syncer goroutine takes every queued
+// record, seals them (hash links), writes them in one append and fsyncs
+// (group commit), and only then are the commits acknowledged, readable and
+// delivered to watchers. A Change that carries its Patch is journaled with
+// it instead of a diff; one that also carries a Memo and a Lazy value (the
+// daemon's ASDD operations) is kept as given — no decoded copy, no bytes
+// until someone reads them — and the next Update run WithMemo gets the memo
+// back; other patches are applied to the decoded value in memory
+// (store.PatchTree), and Options.CheckPatches checks them against their
+// values (tests). Records committed through a patch carry no canonical sum.
+// The snapshot is rewritten in the background with the latest synced value
+// at most once per SnapshotInterval (50 ms by default), never more than a
+// tenth of the time, and on Close; when its revision's record has no sum, a
+// mark (mark.go) binds the snapshot file's SHA-256 to the revision first.
+// After a crash the snapshot may be behind the journal by the commits of an
+// interval — the recovery rule for a snapshot behind its journal replays
+// them. The file format is the same in both modes.
 //
 // The lock is advisory flock(2): all writers must go through Custodian, and
 // network file systems (NFS) are not supported.
