@@ -61,16 +61,23 @@ func (m *Metrics) ObserveSync(commits int, bytes int64, took time.Duration) {
 }
 
 func (s *Server) observeCommit(start time.Time, res store.Result, err error) {
+	s.m.ObserveCommit(start, res.Changed, err)
+}
+
+// ObserveCommit records one proposal that arrived at start: a rejection by
+// its reason code when err is set, else a commit when changed (the daemon's
+// own commits, such as the heartbeat monitor's, are counted through it).
+func (m *Metrics) ObserveCommit(start time.Time, changed bool, err error) {
 	if err != nil {
 		code := reason.CodeOf(err)
 		if code == "" {
 			code = "INTERNAL"
 		}
-		s.m.rejections.WithLabelValues(string(code)).Inc()
+		m.rejections.WithLabelValues(string(code)).Inc()
 		return
 	}
-	if res.Changed {
-		s.m.commits.Inc()
-		s.m.commitSecs.Observe(time.Since(start).Seconds())
+	if changed {
+		m.commits.Inc()
+		m.commitSecs.Observe(time.Since(start).Seconds())
 	}
 }

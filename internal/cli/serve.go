@@ -233,13 +233,16 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 			return
 		}
 		_ = monitor.Loop(ctx, o.MonitorEvery, nil, func(context.Context) error {
+			start := time.Now()
 			res, err := monitorOnce(app, cmd)
 			switch {
 			case reason.CodeOf(err) == reason.NotFound:
 				// No manifest yet: nothing to watch over.
 			case err != nil:
+				metrics.ObserveCommit(start, false, err)
 				log.Warn("heartbeat monitor", "error", err)
 			case len(res.Actions) > 0:
+				metrics.ObserveCommit(start, true, nil)
 				log.Info("heartbeat monitor acted", "revision", res.Revision, "actions", len(res.Actions))
 			}
 			return nil
