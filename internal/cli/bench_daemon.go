@@ -124,25 +124,21 @@ Scratch files live under the project root (-C) and are removed.`,
 				rep.Daemon = append(rep.Daemon, r)
 			}
 			for i, c := range cs {
-				progress("measuring the HTTP round trip alone, %d client(s)…", c)
-				r, err := bench.HTTPRoundTrips(d, c, duration)
+				progress("measuring the HTTP round trip alone and raw 1 KB document writes, %d client(s)…", c)
+				h, err := bench.HTTPRoundTrips(d, c, duration)
+				if err == nil {
+					rep.HTTP = append(rep.HTTP, h)
+					var wr bench.Result
+					wr, err = bench.DaemonWrites(d, c, duration)
+					rep.Writes = append(rep.Writes, wr)
+				}
 				if err != nil {
 					d.Close()
 					return err
 				}
-				rep.HTTP = append(rep.HTTP, r)
-				if r.PerSecond > 0 {
-					rep.Daemon[i].VsHTTP = rep.Daemon[i].PerSecond / r.PerSecond
+				if h.PerSecond > 0 {
+					rep.Daemon[i].VsHTTP = rep.Daemon[i].PerSecond / h.PerSecond
 				}
-			}
-			for _, c := range cs {
-				progress("measuring raw 1 KB document writes through the daemon, %d client(s)…", c)
-				r, err := bench.DaemonWrites(d, c, duration)
-				if err != nil {
-					d.Close()
-					return err
-				}
-				rep.Writes = append(rep.Writes, r)
 			}
 			progress("measuring one-slice reads over the API…")
 			if rep.Reads, err = bench.SliceReads(d, "read one slice over the API", slices, duration); err != nil {
