@@ -256,8 +256,6 @@ the project context given with --sprint and --goal.`,
 const stateGitignore = `# Written by custodian init: files local to this machine.
 .lock
 .*.lock
-.marks
-.*.marks
 statcache
 checkcache
 custodian.sock
