@@ -410,6 +410,11 @@ type doc struct {
 	memo    any
 	sum     string // canonical sum of value
 	adopted bool   // value came from a snapshot with no journal
+	// snapMark is the file hash of the snapshot on disk when a mark names
+	// it ("" when its record's sum does); writeMark never drops that
+	// mark. Set by load (under mu) and, in Hold mode, by the snapshot
+	// writer (under held.snapMu).
+	snapMark string
 
 	broken  error         // a sync failed: the state on disk is unknown
 	cmu     sync.Mutex    // guards changed

@@ -360,6 +360,12 @@ func (d *doc) brokenErr() error {
 func (d *doc) awaitDurable(rev uint64) error {
 	h := &d.held
 	if !h.active.Load() {
+		// Outside Hold mode, or after Close, which made every queued
+		// commit durable — unless a write or sync failed: a commit that
+		// reaches here only after Close must not be acknowledged then.
+		if err := d.syncFailure(); err != nil {
+			return fmt.Errorf("sync journal %s (commit outcome unknown until reopened): %w", d.p.journal, err)
+		}
 		return nil
 	}
 	for {
@@ -476,10 +482,12 @@ func (d *doc) flushSnapshot(force bool) error {
 	}
 	var before func() error
 	var fh hash.Hash
+	file := "" // the mark's file hash, when a mark names the new snapshot
 	if v.sum == "" {
 		fh = sha256.New()
 		before = func() error {
-			return d.writeMark(mark{Rev: v.rev, Hash: v.hash, File: "sha256:" + hex.EncodeToString(fh.Sum(nil))})
+			file = "sha256:" + hex.EncodeToString(fh.Sum(nil))
+			return d.writeMark(mark{Rev: v.rev, Hash: v.hash, File: file})
 		}
 	}
 	// Every value in memory was parsed or vouched for by its patch's
@@ -503,7 +511,7 @@ func (d *doc) flushSnapshot(force bool) error {
 	}, before); err != nil {
 		return err
 	}
-	h.snapRev = v.rev
+	h.snapRev, d.snapMark = v.rev, file
 	end := time.Now()
 	h.snapNext = start.Add(d.s.opts.SnapshotInterval)
 	if t := end.Add(9 * end.Sub(start)); t.After(h.snapNext) {

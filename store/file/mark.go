@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 
 	"github.com/custodian-dev/custodian/store"
 )
@@ -17,6 +18,14 @@ import (
 // against the journal: one that is missing, unreadable or names another
 // journal's record identifies nothing, and a snapshot changed by a single
 // byte matches no mark.
+//
+// Whoever writes such a snapshot marks it first: the daemon's snapshot
+// writer, and a recovery that rebuilt the snapshot from the journal. The
+// marks are local to the machine (the project ignores them), so a snapshot
+// that neither a sum nor a mark names — a fresh clone of a project the
+// daemon served — is compared with the replay of the whole journal (which
+// rebuilding it needs anyway): when it holds that value it is kept and
+// marked, not moved aside.
 type mark struct {
 	Rev  uint64 `json:"rev"`
 	Hash string `json:"hash"` // the hash of revision Rev's journal record
@@ -24,7 +33,8 @@ type mark struct {
 }
 
 // keepMarks is how many marks the file keeps: the snapshot on disk may be
-// any of the last few written if a crash cut a rewrite short.
+// any of the last few written if a crash cut a rewrite short (writeMark
+// also keeps the mark of the snapshot on disk, however old).
 const keepMarks = 4
 
 // readMarks returns the marks, nil when there are none to trust.
@@ -60,12 +70,37 @@ func (d *doc) markFor(snap []byte, hashes func(rev uint64) (string, bool)) int {
 	return -1
 }
 
+// markedElsewhere reports whether a mark names the snapshot file whose
+// bytes are snap (as markFor found, with a record hash this journal does
+// not have).
+func (d *doc) markedElsewhere(snap []byte) bool {
+	file := store.HashBytes(snap)
+	for _, m := range d.readMarks() {
+		if m.File == file {
+			return true
+		}
+	}
+	return false
+}
+
 // writeMark adds m to the mark file durably (temp, fsync, rename, directory
-// fsync), keeping the last keepMarks.
+// fsync), keeping the last keepMarks, and always the mark that names the
+// snapshot on disk (d.snapMark): rewrites that failed after writing their
+// mark never push it out.
 func (d *doc) writeMark(m mark) error {
 	ms := append(d.readMarks(), m)
 	if len(ms) > keepMarks {
-		ms = ms[len(ms)-keepMarks:]
+		kept := ms[len(ms)-keepMarks:]
+		onDisk := func(x mark) bool { return x.File == d.snapMark }
+		if d.snapMark != "" && !slices.ContainsFunc(kept, onDisk) {
+			for i := len(ms) - keepMarks - 1; i >= 0; i-- {
+				if onDisk(ms[i]) {
+					kept = append([]mark{ms[i]}, kept...)
+					break
+				}
+			}
+		}
+		ms = kept
 	}
 	b, err := json.Marshal(ms)
 	if err != nil {

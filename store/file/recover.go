@@ -174,6 +174,7 @@ func (d *doc) load() error {
 	if err != nil {
 		return err
 	}
+	d.snapMark = ""
 	var value []byte
 	adopted := false
 	rewrite := false
@@ -222,6 +223,9 @@ func (d *doc) load() error {
 					}
 					return recs[rev-1].Hash, true
 				})
+				if k >= 0 {
+					d.snapMark = store.HashBytes(snap)
+				}
 			}
 			if k == len(recs)-1 {
 				value = snap
@@ -231,13 +235,32 @@ func (d *doc) load() error {
 				}
 				d.logf("snapshot behind the journal: replayed", "from", recs[k].Rev, "to", last.Rev)
 			} else {
-				aside, err := d.moveAside(d.p.snap, "unjournaled")
-				if err != nil {
-					return err
-				}
-				d.logf("snapshot was changed outside the custodian: moved aside and rebuilt from the journal", "aside", aside)
+				// Rebuild from the journal; but a snapshot that holds the
+				// value it rebuilds is good although nothing named it —
+				// the marks are local to the machine, so a clone of the
+				// project has the daemon's snapshot but not its mark — and
+				// stays (and gets a mark), unless a mark names these very
+				// bytes as another journal's record.
 				if value, err = store.Replay(nil, recs); err != nil {
 					return err
+				}
+				if sum, err := store.SumOf(value); err == nil && sum == pv.Sum && !d.markedElsewhere(snap) {
+					value, k = snap, len(recs)-1
+					d.logf("snapshot named by no record or mark holds the journal's latest value: kept", "revision", last.Rev)
+					if last.Sum == "" {
+						m := mark{Rev: last.Rev, Hash: last.Hash, File: store.HashBytes(snap)}
+						if err := d.writeMark(m); err != nil {
+							d.logf("mark not written; the next open replays the journal again", "error", err)
+						} else {
+							d.snapMark = m.File
+						}
+					}
+				} else {
+					aside, err := d.moveAside(d.p.snap, "unjournaled")
+					if err != nil {
+						return err
+					}
+					d.logf("snapshot was changed outside the custodian: moved aside and rebuilt from the journal", "aside", aside)
 				}
 			}
 			rewrite = k != len(recs)-1
@@ -248,7 +271,7 @@ func (d *doc) load() error {
 		if err != nil {
 			return err
 		}
-		if err := d.writeSnapshot(b); err != nil {
+		if err := d.writeSnapshotFor(b, last); err != nil {
 			return err
 		}
 		value = b
@@ -592,6 +615,29 @@ func (d *doc) writeSnapshot(b []byte) error {
 		_, err := f.Write(b)
 		return err
 	}, nil)
+}
+
+// writeSnapshotFor is writeSnapshot of b, the value after rec: when rec
+// carries no sum (a daemon's commit made through its patch), a mark binds
+// the file to rec first, as the daemon's snapshot writer does, so the next
+// open knows which revision the file holds instead of moving it aside.
+func (d *doc) writeSnapshotFor(b []byte, rec *store.Record) error {
+	if rec == nil || rec.Sum != "" {
+		if err := d.writeSnapshot(b); err != nil {
+			return err
+		}
+		d.snapMark = ""
+		return nil
+	}
+	m := mark{Rev: rec.Rev, Hash: rec.Hash, File: store.HashBytes(b)}
+	if err := d.writeSnapshotWith(func(f *os.File) error {
+		_, err := f.Write(b)
+		return err
+	}, func() error { return d.writeMark(m) }); err != nil {
+		return err
+	}
+	d.snapMark = m.File
+	return nil
 }
 
 // writeSnapshotWith is writeSnapshot with the content written by write;
