@@ -70,19 +70,6 @@ func (d *doc) markFor(snap []byte, hashes func(rev uint64) (string, bool)) int {
 	return -1
 }
 
-// markedElsewhere reports whether a mark names the snapshot file whose
-// bytes are snap (as markFor found, with a record hash this journal does
-// not have).
-func (d *doc) markedElsewhere(snap []byte) bool {
-	file := store.HashBytes(snap)
-	for _, m := range d.readMarks() {
-		if m.File == file {
-			return true
-		}
-	}
-	return false
-}
-
 // writeMark adds m to the mark file durably (temp, fsync, rename, directory
 // fsync), keeping the last keepMarks, and always the mark that names the
 // snapshot on disk (d.snapMark): rewrites that failed after writing their

@@ -244,7 +244,7 @@ func (d *doc) load() error {
 				if value, err = store.Replay(nil, recs); err != nil {
 					return err
 				}
-				if sum, err := store.SumOf(value); err == nil && sum == pv.Sum && !d.markedElsewhere(snap) {
+				if sum, err := store.SumOf(value); err == nil && sum == pv.Sum {
 					value, k = snap, len(recs)-1
 					d.logf("snapshot named by no record or mark holds the journal's latest value: kept", "revision", last.Rev)
 					if last.Sum == "" {
