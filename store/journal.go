@@ -23,19 +23,20 @@ func (r *Record) Seal(prev string) ([]byte, error) {
 	for i := range r.Events {
 		r.Events[i].Type = validUTF8(r.Events[i].Type)
 	}
-	body, err := r.encode(nil)
+	// One buffer holds the body and then the line: "hash" is the record's
+	// last member, so the line is the body with it filled in.
+	size := 256 + len(r.Actor) + len(r.Reason) + len(r.Patch) + len(r.Sum) + len(r.Prev)
+	for _, e := range r.Events {
+		size += 32 + len(e.Type) + len(e.Data)
+	}
+	body, err := r.encode(make([]byte, 0, size))
 	if err != nil {
 		return nil, fmt.Errorf("encode journal record %d: %w", r.Rev, err)
 	}
 	r.Hash = HashBytes(body)
-	// "hash" is the record's last member: the line is the body with it
-	// filled in.
-	line := make([]byte, 0, len(body)+len(r.Hash)+1)
-	line = append(line, body[:len(body)-len(`""}`)]...)
-	line = append(line, '"')
+	line := append(body[:len(body)-len(`""}`)], '"')
 	line = append(line, r.Hash...)
-	line = append(line, `"}`...)
-	return append(line, '\n'), nil
+	return append(line, "\"}\n"...), nil
 }
 
 func validUTF8(s string) string {

@@ -303,12 +303,19 @@ func (d *doc) writeBatch(batch []pendingRec) (*version, error) {
 	last := batch[len(batch)-1]
 	prev := h.lastHash
 	var buf []byte
+	if len(batch) > 1 {
+		buf = make([]byte, 0, len(batch)*512)
+	}
 	for _, p := range batch {
 		line, err := p.rec.Seal(prev)
 		if err != nil {
 			return nil, err
 		}
-		buf = append(buf, line...)
+		if len(batch) == 1 {
+			buf = line
+		} else {
+			buf = append(buf, line...)
+		}
 		prev = p.rec.Hash
 	}
 	err := d.fault("journal.write")
