@@ -395,7 +395,7 @@ func TestRunResumeAfterSIGKILL(t *testing.T) {
 	}
 	t.Parallel()
 	tasks := `[{"id":"Q1","wave":1},{"id":"Q2","wave":1},{"id":"Q3","wave":1},{"id":"L1","wave":1},{"id":"L2","wave":1},{"id":"L3","wave":1},{"id":"Z1","wave":2}]`
-	p := newRunProject(t, nil, "TASKS="+tasks, "TASK_SLEEP=0.05", "SLEEP_L1=1.2", "SLEEP_L2=1.2", "SLEEP_L3=1.2")
+	p := newRunProject(t, nil, "TASKS="+tasks, "TASK_SLEEP=0.05", "SLEEP_L1=4", "SLEEP_L2=4", "SLEEP_L3=4")
 	p.want(0, "slice", "add", "K")
 	cmd, out := p.command("run", "K", "--max-parallel", "3")
 	if err := cmd.Start(); err != nil {
@@ -454,7 +454,9 @@ func TestRunResumeAfterSIGKILL(t *testing.T) {
 		}
 	}
 	// The dead run's long sub-agents were killed: each long task ended once
-	// (its resumed run), never twice.
+	// (its resumed run), never twice. (They sleep 4 s: the refused run and
+	// the resume must start before they would end by themselves, also on a
+	// loaded CI machine.)
 	for _, id := range []string{"L1", "L2", "L3"} {
 		ends := 0
 		for _, e := range es {
