@@ -108,13 +108,3 @@ func encodeWithExtra(plain any, extra Extra) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func cloneExtra(e Extra) Extra {
-	if e == nil {
-		return nil
-	}
-	c := make(Extra, len(e))
-	for k, v := range e {
-		c[k] = append(json.RawMessage(nil), v...)
-	}
-	return c
-}

@@ -185,14 +185,6 @@ func (s *Server) latest(ctx context.Context) (*asdd.Encoded, uint64, error) {
 	return e, doc.Revision, nil
 }
 
-func (s *Server) manifestAt(cur store.Document) (*asdd.Manifest, error) {
-	e, _, _, err := s.encodedAt(cur)
-	if err != nil {
-		return nil, err
-	}
-	return e.Manifest, nil
-}
-
 var errNoManifest = reason.New(reason.NotFound, "no ASDD manifest at %s: run `custodian init` first", asdd.Key)
 
 // asddOp runs one ASDD operation inside the daemon: the same rule function

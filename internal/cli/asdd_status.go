@@ -155,13 +155,8 @@ func (st boardStyle) writeTable(w io.Writer, indent string, rows [][]cell) {
 	}
 }
 
-// writeBoard is the plain text board.
-func writeBoard(w io.Writer, b asdd.Board) error {
-	return writeBoardStyled(w, b, boardStyle{})
-}
-
-// writeBoardStyled is the text board, coloured when st says so; without
-// colour it is exactly writeBoard's text.
+// writeBoardStyled is the text board, coloured when st says so (the zero
+// boardStyle writes the plain text).
 func writeBoardStyled(w io.Writer, b asdd.Board, st boardStyle) error {
 	head := fmt.Sprintf("ASDD board — revision %d", b.Revision)
 	if b.Sprint != "" {

@@ -187,7 +187,7 @@ func encodeDoc(h header, value []byte) ([]byte, error) {
 		return nil, fmt.Errorf("encode document header: %w", err)
 	}
 	out := make([]byte, 0, len(hb)+1+len(value))
-	out = append(append(hb, '\n'), value...)
+	out = append(append(append(out, hb...), '\n'), value...)
 	return out, nil
 }
 
