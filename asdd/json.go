@@ -107,4 +107,3 @@ func encodeWithExtra(plain any, extra Extra) ([]byte, error) {
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
 }
-
