@@ -48,7 +48,9 @@ func newBenchDaemonCmd(app *App) *cobra.Command {
 bare append+fsync rate (the physical limit of a durable commit); CLI mode,
 one custodian process per proposal with no daemon; the daemon (in this
 process, over its unix socket, exactly as custodian serve runs it) with each
---clients count; reading one slice over the API; the cost of one commit on
+--clients count, next to the bare HTTP round trip (GET /v1/health: the
+ceiling of any operation over the API) and raw 1 KB document writes without
+rules with as many clients; reading one slice over the API; the cost of one commit on
 --big slices against --slices; and the memory the daemon uses with --tasks
 tasks in the manifest. A proposal here is an agent heartbeat: it runs through
 the ASDD rules inside the daemon and is committed durably (group commit).
