@@ -325,19 +325,7 @@ func TestHeldCrashKillNine(t *testing.T) {
 		t.Skip("runs in the full (non -short) pass")
 	}
 	dir := t.TempDir()
-	// The document, made in direct mode: crashMembers members.
-	seed := map[string]json.RawMessage{}
-	for i := range crashMembers {
-		seed[fmt.Sprintf("m%04d", i)] = crashMember(-1, i)
-	}
-	sb, _ := json.Marshal(seed)
-	s0 := open(t, dir, file.Options{})
-	if _, err := s0.Update(ctx, key, func(store.Document) (store.Change, error) {
-		return store.Change{Value: sb, Actor: "seed"}, nil
-	}, store.Create()); err != nil {
-		t.Fatal(err)
-	}
-	s0.Close()
+	seedCrashDoc(t, dir, crashMembers)
 
 	minRounds, maxRounds, slow := 30, 120, 1
 	if raceEnabled {
@@ -507,4 +495,21 @@ func (p *prefixed) Write(b []byte) (int, error) {
 		}
 	}
 	return len(b), nil
+}
+
+// seedCrashDoc commits the crash tests' document in direct mode: n members.
+func seedCrashDoc(t *testing.T, dir string, n int) {
+	t.Helper()
+	seed := map[string]json.RawMessage{}
+	for i := range n {
+		seed[fmt.Sprintf("m%04d", i)] = crashMember(-1, i)
+	}
+	sb, _ := json.Marshal(seed)
+	s0 := open(t, dir, file.Options{})
+	if _, err := s0.Update(t.Context(), key, func(store.Document) (store.Change, error) {
+		return store.Change{Value: sb, Actor: "seed"}, nil
+	}, store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	s0.Close()
 }

@@ -2,7 +2,6 @@ package file_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -156,18 +155,7 @@ func TestFailedRewritesKeepTheMarkOfTheSnapshotOnDisk(t *testing.T) {
 // without moving anything aside.
 func TestHoldCrashImages(t *testing.T) {
 	dir := t.TempDir()
-	seed := map[string]json.RawMessage{}
-	for i := range 200 {
-		seed[fmt.Sprintf("m%04d", i)] = crashMember(-1, i)
-	}
-	sb, _ := json.Marshal(seed)
-	s0 := open(t, dir, file.Options{})
-	if _, err := s0.Update(ctx, key, func(store.Document) (store.Change, error) {
-		return store.Change{Value: sb, Actor: "seed"}, nil
-	}, store.Create()); err != nil {
-		t.Fatal(err)
-	}
-	s0.Close()
+	seedCrashDoc(t, dir, 200)
 
 	type ack struct {
 		rev   uint64
