@@ -51,6 +51,15 @@ type OpResponse struct {
 	Verdict  *reason.Error `json:"verdict,omitempty"`
 	Slice    *asdd.Slice   `json:"slice,omitempty"`
 	Warnings []string      `json:"warnings,omitempty"`
+	// Effects are the file side effects the operation itself produced
+	// (markers, notices, log rows), which the daemon applied.
+	Effects []EffectSummary `json:"effects,omitempty"`
+}
+
+// EffectSummary names one file side effect of an operation.
+type EffectSummary struct {
+	Kind string `json:"kind"`
+	Path string `json:"path"`
 }
 
 // ErrorResponse is the body of every error.

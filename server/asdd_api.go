@@ -294,8 +294,11 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 	if resp.Events == nil {
 		resp.Events = []asdd.Event{}
 	}
-	if id := sliceOf(op); id != "" {
+	if id := sliceOf(op, out); id != "" {
 		resp.Slice = out.Manifest.Slice(id)
+	}
+	for _, e := range out.Effects {
+		resp.Effects = append(resp.Effects, client.EffectSummary{Kind: e.Kind, Path: e.Path})
 	}
 	if effs := derivedEffects(out); len(effs) > 0 && s.o.Root != "" {
 		if err := s.applyEffects(effs); err != nil {
@@ -360,8 +363,17 @@ func (s *Server) observe(r *http.Request, p asdd.Proposal, cfg *asdd.Config) (as
 	return p, nil
 }
 
-func sliceOf(op asdd.Op) string {
+// sliceOf is the slice an operation is about (a quick fix's, from its
+// event: its id may be the one Apply chose).
+func sliceOf(op asdd.Op, out *asdd.Outcome) string {
 	switch o := op.(type) {
+	case asdd.Quick:
+		for _, e := range out.Events {
+			if e.Type == "quick_fix" {
+				return e.Slice
+			}
+		}
+		return o.ID
 	case asdd.Proposal:
 		return o.Slice
 	case asdd.AddSlice:

@@ -14,6 +14,7 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/asdd/effects"
+	"github.com/custodian-dev/custodian/client"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -102,6 +103,11 @@ func applyOp(app *App, cmd *cobra.Command, op asdd.Op, create bool) (*asdd.Outco
 	if err != nil {
 		return nil, nil, err
 	}
+	if c, ok := st.(*client.Client); ok {
+		if name, ok := daemonOp(op); ok {
+			return applyDaemonOp(app, cmd, c, name, op)
+		}
+	}
 	var out *asdd.Outcome
 	var opts []store.UpdateOption
 	if create {
@@ -164,6 +170,57 @@ func applyOp(app *App, cmd *cobra.Command, op asdd.Op, create bool) (*asdd.Outco
 		for _, e := range out.Effects {
 			r.Effects = append(r.Effects, effectSummary{Kind: e.Kind, Path: e.Path})
 		}
+	}
+	return out, r, nil
+}
+
+// daemonOp names the operations a daemon runs itself (POST /v1/asdd/{op}):
+// the rules run where the manifest is kept, and a command costs what the
+// operation changes, not a read and a compare-and-swap of the whole
+// manifest. init stays local (it writes the configuration first).
+func daemonOp(op asdd.Op) (string, bool) {
+	switch op.(type) {
+	case asdd.AddSlice:
+		return "add-slice", true
+	case asdd.Quick:
+		return "quick", true
+	case asdd.LockSlice:
+		return "lock", true
+	case asdd.UnlockSlice:
+		return "unlock", true
+	case asdd.Beat:
+		return "heartbeat", true
+	case asdd.Proposal:
+		return "propose", true
+	case asdd.AddTask:
+		return "add-task", true
+	case asdd.CompleteTask:
+		return "complete-task", true
+	}
+	// resolve, approve and clear-review are the human actions the daemon
+	// keeps behind its admin token over TCP: they take the
+	// compare-and-swap path, as before, with the agents' token.
+	return "", false
+}
+
+// applyDaemonOp is applyOp through the daemon: it runs the rules, commits
+// and applies the file effects; its answer becomes the same result. The
+// outcome carries no manifest (the result's Slice is the daemon's).
+func applyDaemonOp(app *App, cmd *cobra.Command, c *client.Client, name string, op asdd.Op) (*asdd.Outcome, *commitResult, error) {
+	resp, err := c.Op(app.Context(cmd), name, op)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := &asdd.Outcome{Summary: resp.Summary, Events: resp.Events, Verdict: resp.Verdict}
+	r := &commitResult{Revision: resp.Revision, Summary: resp.Summary, Events: resp.Events, Verdict: resp.Verdict, Slice: resp.Slice, Warnings: resp.Warnings}
+	if r.Events == nil {
+		r.Events = []asdd.Event{}
+	}
+	for _, w := range resp.Warnings {
+		fmt.Fprintf(app.Err, "custodian: warning: committed revision %d, but: %s\n", resp.Revision, w)
+	}
+	for _, e := range resp.Effects {
+		r.Effects = append(r.Effects, effectSummary{Kind: e.Kind, Path: e.Path})
 	}
 	return out, r, nil
 }
