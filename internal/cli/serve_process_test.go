@@ -387,3 +387,34 @@ func TestServeRunsTheMonitor(t *testing.T) {
 		t.Fatalf("serve exit %d after SIGINT\n%s", code, d.out.String())
 	}
 }
+
+// The agents' ASDD commands run as the daemon's own operations: a
+// heartbeat or a lock through the daemon is one POST /v1/asdd/{op}, not a
+// read and a compare-and-swap of the whole manifest.
+func TestServeRunsAgentCommandsAsOperations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	p := &proc{t: t, bin: testbin.Path(t), dir: t.TempDir()}
+	p.want(0, "init")
+	p.want(0, "slice", "add", "S-1")
+	d := startServe(t, p.dir, "--log-level", "debug")
+	p.want(0, "heartbeat", "--agent", "spec", "--status", "ACTIVE")
+	p.want(0, "lock", "S-1", "--holder", "alice")
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := d.wait(t); code != 0 {
+		t.Fatalf("serve exit %d\n%s", code, d.out.String())
+	}
+	log := d.out.String()
+	for _, want := range []string{"path=/v1/asdd/heartbeat", "path=/v1/asdd/lock"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the daemon's log has no %s:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "method=PUT") {
+		t.Errorf("an agent command wrote the whole manifest:\n%s", log)
+	}
+}
