@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -114,35 +115,9 @@ func applyOp(app *App, cmd *cobra.Command, op asdd.Op, create bool) (*asdd.Outco
 		opts = append(opts, store.Create())
 	}
 	res, err := st.Update(app.Context(cmd), asdd.Key, func(cur store.Document) (store.Change, error) {
-		var m *asdd.Manifest
-		if cur.Exists() {
-			dm, err := asdd.Decode(cur.Value)
-			if err != nil {
-				return store.Change{}, corrupt(err)
-			}
-			m = dm
-			m.Revision = cur.Revision
-		} else if !create {
-			return store.Change{}, errNoASDDManifest
-		}
-		o, err := asdd.Apply(m, op, cfg, app.Now())
-		if err != nil {
-			return store.Change{}, err
-		}
-		raw, err := asdd.Encode(o.Manifest)
-		if err != nil {
-			return store.Change{}, err
-		}
-		events := make([]store.Event, 0, len(o.Events))
-		for _, e := range o.Events {
-			data, err := json.Marshal(e)
-			if err != nil {
-				return store.Change{}, fmt.Errorf("encode event: %w", err)
-			}
-			events = append(events, store.Event{Type: e.Type, Data: data})
-		}
+		ch, o, err := manifestChange(cur, op, cfg, app.Now(), op.Actor(), create)
 		out = o
-		return store.Change{Value: raw, Actor: op.Actor(), Reason: o.Summary, Events: events}, nil
+		return ch, err
 	}, opts...)
 	if err != nil {
 		return nil, nil, err
@@ -172,6 +147,40 @@ func applyOp(app *App, cmd *cobra.Command, op asdd.Op, create bool) (*asdd.Outco
 		}
 	}
 	return out, r, nil
+}
+
+// manifestChange runs op's rules on the committed manifest cur and returns
+// the change to commit (by actor) and the outcome. A missing manifest is
+// an error unless create.
+func manifestChange(cur store.Document, op asdd.Op, cfg *asdd.Config, now time.Time, actor string, create bool) (store.Change, *asdd.Outcome, error) {
+	var m *asdd.Manifest
+	if cur.Exists() {
+		dm, err := asdd.Decode(cur.Value)
+		if err != nil {
+			return store.Change{}, nil, corrupt(err)
+		}
+		m = dm
+		m.Revision = cur.Revision
+	} else if !create {
+		return store.Change{}, nil, errNoASDDManifest
+	}
+	o, err := asdd.Apply(m, op, cfg, now)
+	if err != nil {
+		return store.Change{}, nil, err
+	}
+	raw, err := asdd.Encode(o.Manifest)
+	if err != nil {
+		return store.Change{}, nil, err
+	}
+	events := make([]store.Event, 0, len(o.Events))
+	for _, e := range o.Events {
+		data, err := json.Marshal(e)
+		if err != nil {
+			return store.Change{}, nil, fmt.Errorf("encode event: %w", err)
+		}
+		events = append(events, store.Event{Type: e.Type, Data: data})
+	}
+	return store.Change{Value: raw, Actor: actor, Reason: o.Summary, Events: events}, o, nil
 }
 
 // daemonOp names the operations a daemon runs itself (POST /v1/asdd/{op}):

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -348,32 +347,9 @@ func (s *runState) Apply(ctx context.Context, op asdd.Op, cfg *asdd.Config) (*as
 	}
 	var out *asdd.Outcome
 	res, err := s.st.Update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
-		if !cur.Exists() {
-			return store.Change{}, errNoASDDManifest
-		}
-		m, err := asdd.Decode(cur.Value)
-		if err != nil {
-			return store.Change{}, corrupt(err)
-		}
-		m.Revision = cur.Revision
-		o, err := asdd.Apply(m, op, cfg, s.app.Now())
-		if err != nil {
-			return store.Change{}, err
-		}
-		raw, err := asdd.Encode(o.Manifest)
-		if err != nil {
-			return store.Change{}, err
-		}
-		events := make([]store.Event, 0, len(o.Events))
-		for _, e := range o.Events {
-			data, err := json.Marshal(e)
-			if err != nil {
-				return store.Change{}, fmt.Errorf("encode event: %w", err)
-			}
-			events = append(events, store.Event{Type: e.Type, Data: data})
-		}
+		ch, o, err := manifestChange(cur, op, cfg, s.app.Now(), "runner:"+op.Actor(), false)
 		out = o
-		return store.Change{Value: raw, Actor: "runner:" + op.Actor(), Reason: o.Summary, Events: events}, nil
+		return ch, err
 	})
 	if err != nil {
 		return nil, err
