@@ -300,7 +300,7 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 	for _, e := range out.Effects {
 		resp.Effects = append(resp.Effects, client.EffectSummary{Kind: e.Kind, Path: e.Path})
 	}
-	if effs := derivedEffects(out); len(effs) > 0 && s.o.Root != "" {
+	if effs := asdd.CommitEffects(out); len(effs) > 0 && s.o.Root != "" {
 		if err := s.applyEffects(effs); err != nil {
 			// The commit stands; the effects are derived again by the next
 			// operation on the slice.
@@ -392,36 +392,6 @@ func sliceOf(op asdd.Op, out *asdd.Outcome) string {
 		return o.Slice
 	}
 	return ""
-}
-
-// derivedEffects is the outcome's effects plus the escalation notices and
-// failure-log rows of every slice the commit touched, as the CLI applies
-// them (idempotent: a file already right is not rewritten).
-func derivedEffects(out *asdd.Outcome) []asdd.Effect {
-	effs := append([]asdd.Effect(nil), out.Effects...)
-	seen := map[string]bool{}
-	for _, e := range effs {
-		seen[e.Kind+" "+e.Path+" "+e.Key] = true
-	}
-	touched := map[string]bool{}
-	for _, ev := range out.Events {
-		if ev.Slice == "" || touched[ev.Slice] {
-			continue
-		}
-		touched[ev.Slice] = true
-		sl := out.Manifest.Slice(ev.Slice)
-		if sl == nil {
-			continue
-		}
-		for i := range sl.Escalations {
-			for _, e := range asdd.EscalationEffects(sl, &sl.Escalations[i]) {
-				if !seen[e.Kind+" "+e.Path+" "+e.Key] {
-					effs = append(effs, e)
-				}
-			}
-		}
-	}
-	return effs
 }
 
 // getSlice returns one slice of the latest manifest, as the daemon keeps
