@@ -612,7 +612,7 @@ func describeAt(ve *jsonschema.ValidationError, at string) string {
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
 			loc := at
-			if len(e.InstanceLocation) > 0 {
+			if len(e.InstanceLocation) > 0 || loc == "" {
 				loc += "/" + strings.Join(e.InstanceLocation, "/")
 			}
 			leaves = append(leaves, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(printer)))

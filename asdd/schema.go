@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -131,22 +130,4 @@ func validateWhole(sch *jsonschema.Schema, raw []byte) error {
 
 // describe returns the deepest, most specific causes of a validation error
 // as "at /slices/0/ccs: maximum: got 1.2, want 1" lines joined by "; ".
-func describe(ve *jsonschema.ValidationError) string {
-	var leaves []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			loc := "/" + strings.Join(e.InstanceLocation, "/")
-			leaves = append(leaves, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(printer)))
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	if len(leaves) > 3 {
-		leaves = append(leaves[:3], fmt.Sprintf("and %d more", len(leaves)-3))
-	}
-	return strings.Join(leaves, "; ")
-}
+func describe(ve *jsonschema.ValidationError) string { return describeAt(ve, "") }
