@@ -366,18 +366,14 @@ func (d *doc) brokenErr() error {
 // applied, so it returns at once.
 func (d *doc) awaitDurable(rev uint64) error {
 	h := &d.held
-	if !h.active.Load() {
-		// Outside Hold mode, or after Close, which made every queued
-		// commit durable — unless a write or sync failed: a commit that
-		// reaches here only after Close must not be acknowledged then.
+	for {
+		// A failed write or sync fails every commit not yet durable, also
+		// one that reaches here only after Close.
 		if err := d.syncFailure(); err != nil {
 			return fmt.Errorf("sync journal %s (commit outcome unknown until reopened): %w", d.p.journal, err)
 		}
-		return nil
-	}
-	for {
-		if err := d.syncFailure(); err != nil {
-			return fmt.Errorf("sync journal %s (commit outcome unknown until reopened): %w", d.p.journal, err)
+		if !h.active.Load() {
+			return nil // outside Hold mode, or after Close, which synced every queued commit
 		}
 		h.pmu.Lock()
 		if v := h.durable.Load(); v != nil && v.rev >= rev {

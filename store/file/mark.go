@@ -20,12 +20,11 @@ import (
 // byte matches no mark.
 //
 // Whoever writes such a snapshot marks it first: the daemon's snapshot
-// writer, and a recovery that rebuilt the snapshot from the journal. The
-// marks are local to the machine (the project ignores them), so a snapshot
-// that neither a sum nor a mark names — a fresh clone of a project the
-// daemon served — is compared with the replay of the whole journal (which
-// rebuilding it needs anyway): when it holds that value it is kept and
-// marked, not moved aside.
+// writer, and a recovery that rebuilt the snapshot from the journal. A
+// snapshot that neither a sum nor a mark names (the marks deleted, or a
+// copy of the project without them) is compared with the replay of the
+// whole journal (which rebuilding it needs anyway): when it holds that
+// value it is kept and marked, not moved aside.
 type mark struct {
 	Rev  uint64 `json:"rev"`
 	Hash string `json:"hash"` // the hash of revision Rev's journal record
@@ -93,24 +92,8 @@ func (d *doc) writeMark(m mark) error {
 	if err != nil {
 		return fmt.Errorf("marks of %s: %w", d.p.key, err)
 	}
-	tmp := d.p.marks + ".tmp"
-	f, err := d.s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", tmp, err)
-	}
-	_, err = f.Write(append(b, '\n'))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = d.s.root.Rename(tmp, d.p.marks)
-	}
-	if err != nil {
-		_ = d.s.root.Remove(tmp)
-		return fmt.Errorf("write %s: %w", d.p.marks, err)
-	}
-	return d.syncDir()
+	return d.replaceFile(d.p.marks, d.p.marks+".tmp", "marks", func(f *os.File) error {
+		_, err := f.Write(append(b, '\n'))
+		return err
+	}, nil)
 }

@@ -644,17 +644,26 @@ func (d *doc) writeSnapshotFor(b []byte, rec *store.Record) error {
 // beforeRename, when set, runs once the new content is synced and before
 // it replaces the snapshot (it must make what it writes durable itself).
 func (d *doc) writeSnapshotWith(write func(f *os.File) error, beforeRename func() error) error {
-	err := d.fault("snapshot.write")
+	return d.replaceFile(d.p.snap, d.p.tmp, "snapshot", write, beforeRename)
+}
+
+// replaceFile replaces name with what write writes, atomically and
+// durably: tmp is written and synced, beforeRename (when set) runs, tmp is
+// renamed over name and the directory synced. A failure removes tmp and
+// leaves name as it was. The fault points are point+".write", ".sync" and
+// ".rename" (and "dir.sync").
+func (d *doc) replaceFile(name, tmp, point string, write func(f *os.File) error, beforeRename func() error) error {
+	err := d.fault(point + ".write")
 	var f *os.File
 	if err == nil {
-		f, err = d.s.root.OpenFile(d.p.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		f, err = d.s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	}
 	if err != nil {
-		return fmt.Errorf("write %s: %w", d.p.tmp, err)
+		return fmt.Errorf("write %s: %w", tmp, err)
 	}
 	err = write(f)
 	if err == nil {
-		if err = d.fault("snapshot.sync"); err == nil {
+		if err = d.fault(point + ".sync"); err == nil {
 			err = f.Sync()
 		}
 	}
@@ -665,13 +674,13 @@ func (d *doc) writeSnapshotWith(write func(f *os.File) error, beforeRename func(
 		err = beforeRename()
 	}
 	if err == nil {
-		if err = d.fault("snapshot.rename"); err == nil {
-			err = d.s.root.Rename(d.p.tmp, d.p.snap)
+		if err = d.fault(point + ".rename"); err == nil {
+			err = d.s.root.Rename(tmp, name)
 		}
 	}
 	if err != nil {
-		_ = d.s.root.Remove(d.p.tmp)
-		return fmt.Errorf("replace %s: %w", d.p.snap, err)
+		_ = d.s.root.Remove(tmp)
+		return fmt.Errorf("replace %s: %w", name, err)
 	}
 	return d.syncDir()
 }
