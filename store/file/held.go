@@ -77,8 +77,7 @@ type heldState struct {
 	jf *os.File // the journal, open for appending (opened under doc.mu)
 
 	// Commits waiting for the next journal write, in revision order. Their
-	// records are sealed (prev, hash, and the sum of the batch's last
-	// record) by the sync leader when it writes them.
+	// records are sealed (prev, hash) by the syncer when it writes them.
 	pmu     sync.Mutex
 	pending []pendingRec // guarded by pmu
 
@@ -252,7 +251,7 @@ func (d *doc) heldInit() {
 
 // heldAppend queues a commit's records (unsealed) for the next journal
 // write and makes its value the latest (under doc.mu). The caller waits for
-// the sync, whose leader writes and seals the records.
+// the syncer, which seals and writes the records (awaitDurable).
 func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Record, error) {
 	h := &d.held
 	if h.closed {
