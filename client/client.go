@@ -61,10 +61,19 @@ func New(addr string, o Options) (*Client, error) {
 		return nil, fmt.Errorf("daemon address %q: %w", addr, err)
 	}
 	switch u.Scheme {
-	case "http", "https":
+	case "https":
 		c.base = strings.TrimSuffix(u.Scheme+"://"+u.Host+u.Path, "/")
 		if c.hc == nil {
 			c.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 90 * time.Second}}
+		}
+	case "http":
+		c.base = strings.TrimSuffix(u.Scheme+"://"+u.Host+u.Path, "/")
+		if c.hc == nil {
+			host := u.Host
+			if u.Port() == "" {
+				host = net.JoinHostPort(u.Hostname(), "80")
+			}
+			c.hc = pooled("tcp", host)
 		}
 	case "unix":
 		sock := u.Path
@@ -73,19 +82,24 @@ func New(addr string, o Options) (*Client, error) {
 		}
 		c.base = "http://custodian"
 		if c.hc == nil {
-			var d net.Dialer
-			c.hc = &http.Client{Transport: &http.Transport{
-				DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-					return d.DialContext(ctx, "unix", sock)
-				},
-				MaxIdleConnsPerHost: 256,
-				IdleConnTimeout:     90 * time.Second,
-			}}
+			c.hc = pooled("unix", sock)
 		}
 	default:
 		return nil, fmt.Errorf("daemon address %q: want http://, https:// or unix://", addr)
 	}
 	return c, nil
+}
+
+// pooled is an HTTP client on a connTransport to one address.
+func pooled(network, addr string) *http.Client {
+	var d net.Dialer
+	return &http.Client{Transport: &connTransport{
+		dial: func(ctx context.Context) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		},
+		maxIdle:     256,
+		idleTimeout: 30 * time.Second,
+	}}
 }
 
 // Close releases idle connections.

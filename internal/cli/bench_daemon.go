@@ -103,9 +103,9 @@ Scratch files live under the project root (-C) and are removed.`,
 			if rep.CLI, err = bench.CLIProposals(exe, dir, duration, cliOps); err != nil {
 				return err
 			}
-			// The in-process daemon gets custodian serve's collector
-			// settings (--memory-limit's default).
-			if err := setMemoryLimit("160MB"); err != nil {
+			// The in-process daemon gets custodian serve's runtime
+			// settings (--memory-limit's default, the spare P).
+			if err := daemonRuntime("160MB"); err != nil {
 				return err
 			}
 			d, err := bench.StartDaemon(dir)

