@@ -9,7 +9,9 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -36,7 +38,7 @@ type Options struct {
 	// Fault, when set, is called at each named point of the persistence path
 	// ("journal.write", "journal.sync", "snapshot.write", "snapshot.sync",
 	// "snapshot.rename", "marks.write", "marks.sync", "marks.rename",
-	// "dir.sync") and a non-nil result fails that step as
+	// "segment.rename", "dir.sync") and a non-nil result fails that step as
 	// the operating system would. For crash and fault-injection tests only.
 	Fault func(point string) error
 
@@ -58,6 +60,12 @@ type Options struct {
 	// many commits and bytes it made durable and how long it took (the
 	// daemon's group-commit metrics).
 	OnSync func(commits int, bytes int64, took time.Duration)
+	// SegmentBytes is the size past which a document's live journal is
+	// sealed as a segment and a new one started (segment.go: the rule,
+	// the names, what recovery reads). 0 takes
+	// $CUSTODIAN_JOURNAL_SEGMENT_BYTES when set, else
+	// DefaultSegmentBytes; a negative value never rotates.
+	SegmentBytes int64
 	// CheckPatches makes a commit whose Change carries a Patch also parse
 	// its Value in full and refuse the commit when the two disagree: a
 	// check of the proposer's patches, for tests.
@@ -66,6 +74,15 @@ type Options struct {
 
 // DefaultPidFile is the daemon lock file of Hold mode.
 const DefaultPidFile = ".asdd/state/custodian.pid"
+
+// DefaultSegmentBytes is the default of Options.SegmentBytes: 64 MiB.
+const DefaultSegmentBytes = 64 << 20
+
+// SegmentBytesEnv names the environment variable that sets
+// Options.SegmentBytes when it is 0 (a number of bytes; negative: never
+// rotate). It reaches every process that opens a store, tests' children
+// included.
+const SegmentBytesEnv = "CUSTODIAN_JOURNAL_SEGMENT_BYTES"
 
 // Store is the file backend. It is safe for concurrent use by many
 // goroutines and, through the lock files, by many processes.
@@ -102,6 +119,17 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 100 * time.Millisecond
+	}
+	if opts.SegmentBytes == 0 {
+		opts.SegmentBytes = DefaultSegmentBytes
+		if v := os.Getenv(SegmentBytesEnv); v != "" {
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			if err != nil || n == 0 {
+				r.Close()
+				return nil, reason.New(reason.InvalidInput, "$%s=%q: want a number of bytes (negative: never rotate)", SegmentBytesEnv, v)
+			}
+			opts.SegmentBytes = n
+		}
 	}
 	s := &Store{dir: abs, root: r, opts: opts, docs: map[string]*doc{}}
 	if opts.Hold {
@@ -215,11 +243,11 @@ func (s *Store) GetAt(ctx context.Context, key string, rev uint64) (store.Docume
 			out = store.Document{Key: key, Revision: rev, Value: clone(d.bytes())}
 			return nil
 		}
-		recs, err := d.readAll()
+		recs, err := d.readRecords(1, rev)
 		if err != nil {
 			return err
 		}
-		v, err := store.Replay(nil, recs[:rev])
+		v, err := store.Replay(nil, recs)
 		if err != nil {
 			return err
 		}
@@ -246,16 +274,12 @@ func (s *Store) History(ctx context.Context, key string, from, to uint64) ([]sto
 		if d.rev == 0 && !d.has() {
 			return notFound(key)
 		}
-		recs, err := d.readAll()
-		if err != nil {
-			return err
+		if to == 0 || to > d.rev {
+			to = d.rev
 		}
-		for _, r := range recs {
-			if r.Rev >= from && (to == 0 || r.Rev <= to) {
-				out = append(out, r)
-			}
-		}
-		return nil
+		recs, err := d.readRecords(from, to)
+		out = recs
+		return err
 	})
 	if err == nil && len(out) > 0 {
 		err = d.awaitDurable(out[len(out)-1].Rev)
@@ -292,7 +316,7 @@ func (s *Store) Keys(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("list documents: %w", err)
 	}
 	sort.Strings(keys)
-	return keys, nil
+	return slices.Compact(keys), nil // a journal's segments name its key too
 }
 
 // Update runs fn against the latest value under the document's lock and
@@ -399,11 +423,15 @@ type doc struct {
 	// The view of the files as of the last refresh or commit.
 	loaded bool
 	jID    fileID // journal identity and size read so far
-	sID    fileID // snapshot identity as last read or written
-	rev    uint64
-	last   *store.Record
-	value  []byte // current value as stored in the snapshot (nil: none, or lazy)
-	tree   any    // value decoded, for diffs
+	// liveFirst is the first revision of the live journal (when it does
+	// not exist yet: the revision its first record will have).
+	liveFirst uint64
+	rotateAt  int64  // after a failed rotation: the journal size at which to try again
+	sID       fileID // snapshot identity as last read or written
+	rev       uint64
+	last      *store.Record
+	value     []byte // current value as stored in the snapshot (nil: none, or lazy)
+	tree      any    // value decoded, for diffs
 	// Hold mode: a value committed as a store.Change.Lazy is kept unmade
 	// (value nil) until something needs its bytes, and its proposer's
 	// Memo is kept for the next Update run WithMemo.
@@ -469,6 +497,14 @@ func (d *doc) lockedRead(ctx context.Context, f func() error) error {
 				exists = true
 				break
 			}
+		}
+		if !exists {
+			// A journal sealed whole, with no snapshot left beside it.
+			segs, err := d.segments()
+			if err != nil {
+				return err
+			}
+			exists = len(segs) > 0
 		}
 		if !exists {
 			return notFound(d.p.key)
@@ -545,11 +581,7 @@ func (d *doc) stat(name string) (fileID, error) {
 			return fileID{}, pathError(d.p.key, err)
 		}
 	}
-	id := fileID{exists: true, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		id.dev, id.ino = uint64(st.Dev), st.Ino
-	}
-	return id, nil
+	return idOf(fi), nil
 }
 
 func (d *doc) logf(msg string, args ...any) {

@@ -74,7 +74,7 @@ type heldState struct {
 	locked bool // the document's flock is held (guarded by doc.mu)
 	closed bool // the store closed (guarded by doc.mu)
 
-	jf *os.File // the journal, open for appending (opened under doc.mu)
+	jf *os.File // the live journal, open for appending (the syncer's)
 
 	// Commits waiting for the next journal write, in revision order. Their
 	// records are sealed (prev, hash) by the syncer when it writes them.
@@ -87,13 +87,19 @@ type heldState struct {
 	flight chan struct{} // the group the syncer took last
 	taken  uint64        // the last revision the syncer took
 
-	// The syncer goroutine writes and syncs the groups, one at a time; it
-	// owns size and lastHash.
+	// The syncer goroutine writes and syncs the groups, one at a time,
+	// and seals the live journal as a segment when it is past
+	// SegmentBytes; it owns jf and the fields below.
 	kick       chan struct{} // wakes the syncer (buffered)
 	quit       chan struct{} // stops it
 	syncerDone chan struct{}
-	size       int64  // bytes written to jf
+	jExists    bool   // the live journal exists (else opening it creates it)
+	size       int64  // bytes in the live journal
+	written    int64  // bytes written since the document was loaded
 	lastHash   string // hash of the last record written
+	lastRev    uint64 // revision of the last record written
+	fileFirst  uint64 // the first revision of the live journal
+	rotateAt   int64  // after a failed rotation: the size at which to try again
 
 	active  atomic.Bool             // the document is loaded in Hold mode
 	latest  atomic.Pointer[version] // the last queued revision
@@ -105,6 +111,9 @@ type heldState struct {
 	snapMu   sync.Mutex // one snapshot rewrite at a time
 	snapRev  uint64     // revision the snapshot file holds
 	snapNext time.Time  // no background rewrite before this (paced by the last one's cost)
+	// snapDisk is snapRev for the syncer, which seals a journal file
+	// only once the snapshot holds one of its revisions.
+	snapDisk atomic.Uint64
 }
 
 // startDaemon takes the daemon lock and starts the snapshot writer.
@@ -228,15 +237,20 @@ func (d *doc) heldInit() {
 			d.value = buf.Bytes()
 		}
 	}
-	v := &version{rev: d.rev, value: d.value, tree: d.tree, sum: d.sum, size: d.jID.size}
+	v := &version{rev: d.rev, value: d.value, tree: d.tree, sum: d.sum}
 	if d.last != nil {
 		v.hash = d.last.Hash
 	}
 	d.held.latest.Store(v)
 	d.held.durable.Store(v)
 	d.held.snapRev = d.rev
+	d.held.snapDisk.Store(d.rev)
 	d.held.taken = d.rev
+	d.held.jExists = d.jID.exists
 	d.held.size = d.jID.size
+	d.held.written = 0
+	d.held.lastRev = d.rev
+	d.held.fileFirst = d.liveFirst
 	d.held.lastHash = ""
 	if d.last != nil {
 		d.held.lastHash = d.last.Hash
@@ -256,21 +270,6 @@ func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Rec
 	h := &d.held
 	if h.closed {
 		return nil, errClosed
-	}
-	if h.jf == nil {
-		created := !d.jID.exists
-		f, err := d.s.root.OpenFile(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-		if err != nil {
-			return nil, pathError(d.p.key, err)
-		}
-		if created {
-			if err := d.syncDir(); err != nil {
-				f.Close()
-				return nil, err
-			}
-			d.jID.exists = true
-		}
-		h.jf = f
 	}
 	last := recs[len(recs)-1]
 	v.rev, v.memo = last.Rev, memo
@@ -317,19 +316,24 @@ func (d *doc) writeBatch(batch []pendingRec) (*version, error) {
 		}
 		prev = p.rec.Hash
 	}
-	err := d.fault("journal.write")
+	jf, err := d.openLive()
+	if err != nil {
+		return nil, fmt.Errorf("append to journal %s: %w", d.p.journal, err)
+	}
+	err = d.fault("journal.write")
 	if err == nil {
-		_, err = h.jf.Write(buf)
+		_, err = jf.Write(buf)
 	}
 	if err != nil {
-		if terr := h.jf.Truncate(h.size); terr != nil {
+		if terr := jf.Truncate(h.size); terr != nil {
 			err = fmt.Errorf("%w (and the partial write could not be cut back: %v)", err, terr)
 		}
 		return nil, fmt.Errorf("append to journal %s: %w", d.p.journal, err)
 	}
 	h.size += int64(len(buf))
-	h.lastHash = prev
-	last.last.hash, last.last.size = prev, h.size
+	h.written += int64(len(buf))
+	h.lastHash, h.lastRev = prev, last.rec.Rev
+	last.last.hash, last.last.size = prev, h.written
 	return last.last, nil
 }
 
@@ -422,6 +426,7 @@ func (d *doc) syncLoop() {
 			h.taken = batch[len(batch)-1].rec.Rev
 		}
 		h.pmu.Unlock()
+		synced := false
 		if len(batch) > 0 && d.syncFailure() == nil {
 			if err := d.syncGroup(batch); err != nil {
 				// A failed write or sync leaves the journal's tail unknown:
@@ -429,10 +434,41 @@ func (d *doc) syncLoop() {
 				h.smu.Lock()
 				h.syncErr = err
 				h.smu.Unlock()
+			} else {
+				synced = true
 			}
 		}
 		close(done)
+		if synced {
+			d.maybeRotate()
+		}
 	}
+}
+
+// maybeRotate seals the live journal as a segment (the syncer, between two
+// group writes, everything written synced) when it is past SegmentBytes
+// and the snapshot on disk holds one of its revisions or a later one — so
+// that recovery never needs more than the newest segment (segment.go). The
+// next group write starts a new live journal.
+func (d *doc) maybeRotate() {
+	h := &d.held
+	n := d.s.segmentBytes()
+	if n <= 0 || h.jf == nil || h.size < max(n, h.rotateAt) || h.lastRev < h.fileFirst {
+		return
+	}
+	if h.snapDisk.Load() < h.fileFirst {
+		return // the snapshot writer catches up first
+	}
+	if err := d.rotate(h.fileFirst, h.lastRev); err != nil {
+		h.rotateAt = h.size + n/4 // not again at every group
+		d.logf("journal not sealed as a segment; tried again after another quarter of the threshold", "error", err)
+		return
+	}
+	h.rotateAt = 0
+	if err := h.jf.Close(); err != nil {
+		d.logf("closing a sealed journal segment", "error", err)
+	}
+	h.jf, h.jExists, h.size, h.fileFirst = nil, false, 0, h.lastRev+1
 }
 
 // syncGroup writes a group and fsyncs it, then publishes it as durable.
@@ -514,6 +550,7 @@ func (d *doc) flushSnapshot(force bool) error {
 		return err
 	}
 	h.snapRev, d.snapMark = v.rev, file
+	h.snapDisk.Store(v.rev)
 	end := time.Now()
 	h.snapNext = start.Add(d.s.opts.SnapshotInterval)
 	if t := end.Add(9 * end.Sub(start)); t.After(h.snapNext) {

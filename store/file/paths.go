@@ -1,7 +1,9 @@
 package file
 
 import (
+	"fmt"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -9,6 +11,10 @@ import (
 // slash form (os.Root accepts them on every platform we support).
 type paths struct {
 	key, dir, snap, tmp, journal, lock, marks string
+	// segPrefix is the base name of the journal's sealed segments up to
+	// their revision range: "journal." beside manifest.json,
+	// "<stem>.journal." otherwise (segment.go).
+	segPrefix string
 }
 
 func pathsFor(key string) paths {
@@ -28,10 +34,60 @@ func pathsFor(key string) paths {
 		p.lock = path.Join(dir, "."+stem+".lock")
 		p.marks = path.Join(dir, "."+stem+".marks")
 	}
+	p.segPrefix = strings.TrimSuffix(path.Base(p.journal), "ndjson")
 	return p
 }
 
-// keyForJournal maps a journal file name back to its document's key.
+// segDigits is the least number of digits of a revision in a segment's
+// name (zero-padded, so that names sort by revision up to 10^12).
+const segDigits = 12
+
+// segmentName is the name of the sealed segment holding revisions from to
+// to of the journal at p.journal.
+func (p paths) segmentName(from, to uint64) string {
+	return path.Join(p.dir, fmt.Sprintf("%s%0*d-%0*d.ndjson", p.segPrefix, segDigits, from, segDigits, to))
+}
+
+// parseSegmentName reads the revision range of a sealed segment's base
+// name with the given prefix ("journal." or "<stem>.journal."): the rest
+// must be <from>-<to>.ndjson with 12 to 20 digits each and 1 <= from <= to.
+// No live journal's name has this form (they end in "journal.ndjson"), so
+// a segment is never mistaken for another document's journal.
+func parseSegmentName(base, prefix string) (from, to uint64, ok bool) {
+	rest, found := strings.CutPrefix(base, prefix)
+	if !found {
+		return 0, 0, false
+	}
+	rest, found = strings.CutSuffix(rest, ".ndjson")
+	if !found {
+		return 0, 0, false
+	}
+	a, b, found := strings.Cut(rest, "-")
+	if !found || !revDigits(a) || !revDigits(b) {
+		return 0, 0, false
+	}
+	from, errA := strconv.ParseUint(a, 10, 64)
+	to, errB := strconv.ParseUint(b, 10, 64)
+	if errA != nil || errB != nil || from == 0 || from > to {
+		return 0, 0, false
+	}
+	return from, to, true
+}
+
+func revDigits(s string) bool {
+	if len(s) < segDigits || len(s) > 20 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// keyForJournal maps a journal file name, live or sealed segment, back to
+// its document's key.
 func keyForJournal(rel string) (string, bool) {
 	dir, base := path.Split(rel)
 	switch {
@@ -39,6 +95,15 @@ func keyForJournal(rel string) (string, bool) {
 		return dir + "manifest.json", true
 	case strings.HasSuffix(base, ".journal.ndjson") && len(base) > len(".journal.ndjson"):
 		return dir + strings.TrimSuffix(base, ".journal.ndjson") + ".json", true
+	}
+	if _, _, ok := parseSegmentName(base, "journal."); ok {
+		return dir + "manifest.json", true
+	}
+	// <stem>.journal.<from>-<to>.ndjson
+	if i := strings.LastIndex(base, ".journal."); i > 0 {
+		if _, _, ok := parseSegmentName(base[i+1:], "journal."); ok {
+			return dir + base[:i] + ".json", true
+		}
 	}
 	return "", false
 }

@@ -20,7 +20,8 @@ type parsedJournal struct {
 }
 
 // parseJournal decodes journal bytes that start at offset base and continue
-// the chain after prev (nil: from the beginning). A bad complete line is a
+// the chain after prev (nil: from the beginning; loose: after a record in
+// a file not read, whose hash is taken from the first line). A bad complete line is a
 // CORRUPT_STATE error naming the revision; an unterminated tail is reported
 // as torn, never as an error.
 func parseJournal(name string, data []byte, base int64, prev *store.Record) (parsedJournal, error) {
@@ -47,7 +48,13 @@ func parseJournalUpTo(name string, data []byte, base int64, prev *store.Record, 
 		if err != nil {
 			return pj, reason.New(reason.CorruptState, "journal %s is corrupt at revision %d (byte %d): %v", name, want, base+int64(off), err)
 		}
-		if err := store.Chain(prev, r); err != nil {
+		if isLoose(prev) {
+			// The record before is in a file not read: only the
+			// revision can be checked.
+			if r.Rev != want {
+				return pj, reason.New(reason.CorruptState, "journal %s is corrupt at revision %d (byte %d): journal revision %d follows revision %d", name, want, base+int64(off), r.Rev, want-1)
+			}
+		} else if err := store.Chain(prev, r); err != nil {
 			return pj, reason.New(reason.CorruptState, "journal %s is corrupt at revision %d (byte %d): %v", name, want, base+int64(off), err)
 		}
 		if r.Rev > maxRev {
@@ -155,20 +162,25 @@ func (d *doc) setValue(v []byte) error {
 	return nil
 }
 
-// load reads everything from scratch, applying the recovery rules.
+// load reads the files from scratch, applying the recovery rules. It
+// reads the live journal and the last record of the newest segment, and
+// older records only as far back as it needs: to the snapshot's revision
+// (found by its sum or mark), or all of them when the snapshot must be
+// rebuilt from the journal (segment.go).
 func (d *doc) load() error {
 	d.loaded = false
 	if err := d.recoverTmp(); err != nil {
 		return err
 	}
-	pj, err := d.readJournal(true)
+	h, err := d.loadHistory()
 	if err != nil {
 		return err
 	}
-	recs := pj.recs
+	recs := h.recs
 	var last *store.Record
 	if len(recs) > 0 {
-		last = &recs[len(recs)-1]
+		l := recs[len(recs)-1] // a copy: d.last must not keep the records alive
+		last = &l
 	}
 	snap, err := d.readFile(d.p.snap)
 	if err != nil {
@@ -182,6 +194,9 @@ func (d *doc) load() error {
 	case snap == nil && last == nil:
 		// Nothing committed yet.
 	case snap == nil:
+		if recs, err = h.all(); err != nil {
+			return err
+		}
 		if value, err = store.Replay(nil, recs); err != nil {
 			return err
 		}
@@ -193,6 +208,9 @@ func (d *doc) load() error {
 		case perr != nil && last == nil:
 			return reason.New(reason.CorruptState, "%s does not parse and there is no journal to rebuild it from (the file is left as it is): %v", d.p.snap, perr)
 		case perr != nil:
+			if recs, err = h.all(); err != nil {
+				return err
+			}
 			aside, err := d.moveAside(d.p.snap, "corrupt")
 			if err != nil {
 				return err
@@ -207,25 +225,42 @@ func (d *doc) load() error {
 		case pv.Sum == last.Sum:
 			value = snap
 		default:
+			// The record the snapshot holds: the last whose sum is the
+			// snapshot's, or the one a mark names (a daemon's snapshot of
+			// a revision whose record carries no sum), searched from the
+			// newest record back, reading older segments only while it
+			// is not found.
 			k := -1
-			for i := len(recs) - 1; i >= 0; i-- {
-				if recs[i].Sum == pv.Sum {
-					k = i
+			for {
+				for i := len(recs) - 1; i >= 0; i-- {
+					if recs[i].Sum == pv.Sum {
+						k = i
+						break
+					}
+				}
+				if k < 0 {
+					k = d.markFor(snap, func(rev uint64) (string, bool) {
+						if rev < recs[0].Rev || rev > last.Rev {
+							return "", false
+						}
+						return recs[rev-recs[0].Rev].Hash, true
+					})
+					if k >= 0 {
+						k -= int(recs[0].Rev - 1)
+						d.snapMark = store.HashBytes(snap)
+					}
+				}
+				if k >= 0 {
 					break
 				}
-			}
-			if k < 0 {
-				// A daemon's snapshot of a revision whose record carries
-				// no sum is named by a mark.
-				k = d.markFor(snap, func(rev uint64) (string, bool) {
-					if rev > uint64(len(recs)) {
-						return "", false
-					}
-					return recs[rev-1].Hash, true
-				})
-				if k >= 0 {
-					d.snapMark = store.HashBytes(snap)
+				more, err := h.older()
+				if err != nil {
+					return err
 				}
+				if !more {
+					break
+				}
+				recs = h.recs
 			}
 			if k == len(recs)-1 {
 				value = snap
@@ -241,6 +276,9 @@ func (d *doc) load() error {
 				// project has the daemon's snapshot but not its mark — and
 				// stays (and gets a mark), unless a mark names these very
 				// bytes as another journal's record.
+				if recs, err = h.all(); err != nil {
+					return err
+				}
 				if value, err = store.Replay(nil, recs); err != nil {
 					return err
 				}
@@ -280,10 +318,11 @@ func (d *doc) load() error {
 		return err
 	}
 	d.rev = 0
-	d.last = nil
+	d.last = last
 	if last != nil {
-		d.rev, d.last = last.Rev, last
+		d.rev = last.Rev
 	}
+	d.liveFirst = h.liveFirst
 	d.adopted = adopted
 	if d.jID, err = d.stat(d.p.journal); err != nil {
 		return err
@@ -293,6 +332,88 @@ func (d *doc) load() error {
 	}
 	d.loaded = true
 	return nil
+}
+
+// history is what load has read of a document's journal: recs, contiguous,
+// end with the live journal's records; before them come the segments not
+// read yet. At first the newest segment is represented by its last record
+// alone (tail).
+type history struct {
+	d         *doc
+	recs      []store.Record
+	tail      bool      // recs[0] is the newest segment's last record, read alone
+	unread    []segment // the segments not read in full, oldest first
+	liveFirst uint64    // the first revision of the live journal (or of the next one)
+}
+
+// loadHistory reads the live journal (repairing a torn tail) and the last
+// record of the newest segment, which the live journal must continue.
+func (d *doc) loadHistory() (*history, error) {
+	segs, err := d.segments()
+	if err != nil {
+		return nil, err
+	}
+	h := &history{d: d, unread: segs, liveFirst: 1}
+	var tail *store.Record
+	if len(segs) > 0 {
+		r, err := d.readTail(segs[len(segs)-1])
+		if err != nil {
+			return nil, err
+		}
+		tail = &r
+		h.recs, h.tail, h.liveFirst = []store.Record{r}, true, r.Rev+1
+	}
+	pj, err := d.readJournal(true, tail)
+	if err != nil {
+		return nil, err
+	}
+	h.recs = append(h.recs, pj.recs...)
+	return h, nil
+}
+
+// older reads the newest unread segment in full and puts its records
+// before the ones held; false when there is none left.
+func (h *history) older() (bool, error) {
+	if len(h.unread) == 0 {
+		if len(h.recs) > 0 && h.recs[0].Rev != 1 {
+			return false, reason.New(reason.CorruptState, "the journal of %s starts at revision %d: no segment holds the revisions before it", h.d.p.key, h.recs[0].Rev)
+		}
+		return false, nil
+	}
+	s := h.unread[len(h.unread)-1]
+	h.unread = h.unread[:len(h.unread)-1]
+	recs, err := h.d.parseSegment(s, nil)
+	if err != nil {
+		return false, err
+	}
+	next := h.recs
+	if h.tail {
+		// The segment's last record was read alone: it must be the same.
+		if got := recs[len(recs)-1]; got.Hash != next[0].Hash {
+			return false, corruptSegment(s.name, got.Rev, "its last record changed while it was read")
+		}
+		next, h.tail = next[1:], false
+	}
+	if len(next) > 0 {
+		if err := store.Chain(&recs[len(recs)-1], next[0]); err != nil {
+			return false, corruptSegment(s.name, s.to, "the next file does not continue it: %v", err)
+		}
+	}
+	h.recs = append(recs, next...)
+	return true, nil
+}
+
+// all reads every segment not read yet: the whole journal from revision 1.
+func (h *history) all() ([]store.Record, error) {
+	for {
+		more, err := h.older()
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			return h.recs, nil
+		}
+	}
 }
 
 // recoverTmp applies seed 002's rules to a leftover <snapshot>.tmp.
@@ -331,14 +452,16 @@ func (d *doc) recoverTmp() error {
 	return d.syncDir()
 }
 
-// readJournal reads the whole journal. With repair (under the lock), a torn
-// tail is cut off after the journal is copied aside to .broken-<time>.
-func (d *doc) readJournal(repair bool) (parsedJournal, error) {
+// readJournal reads the live journal, whose first record follows prev
+// (the newest segment's last record; nil when there is no segment). With
+// repair (under the lock), a torn tail is cut off after the journal is
+// copied aside to .broken-<time>.
+func (d *doc) readJournal(repair bool, prev *store.Record) (parsedJournal, error) {
 	data, err := d.readFile(d.p.journal)
 	if err != nil {
 		return parsedJournal{}, err
 	}
-	pj, err := parseJournal(d.p.journal, data, 0, nil)
+	pj, err := parseJournal(d.p.journal, data, 0, prev)
 	if err != nil {
 		return pj, err
 	}
@@ -368,26 +491,6 @@ func (d *doc) readJournal(repair bool) (parsedJournal, error) {
 		pj.torn = false
 	}
 	return pj, nil
-}
-
-// readAll returns the journal records up to the loaded revision.
-func (d *doc) readAll() ([]store.Record, error) {
-	if d.held.active.Load() {
-		// Hold mode: commits queued for the next group write are not in
-		// the file yet.
-		if err := d.awaitDurable(d.rev); err != nil {
-			return nil, err
-		}
-	}
-	pj, err := d.readJournal(false)
-	if err != nil {
-		return nil, err
-	}
-	recs := pj.recs
-	if uint64(len(recs)) > d.rev {
-		recs = recs[:d.rev]
-	}
-	return recs, nil
 }
 
 // commit journals and applies a change. It returns nil when the change is
@@ -561,6 +664,14 @@ func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum st
 	}
 	if err := d.writeSnapshot(snap); err != nil {
 		d.logf("snapshot not rewritten; the journal holds the commit and the next open replays it", "revision", rec.Rev, "error", err)
+	} else if n := d.s.segmentBytes(); n > 0 && d.jID.exists && d.jID.size >= max(n, d.rotateAt) && d.loaded {
+		// The snapshot holds every record of the live journal: seal it.
+		if err := d.rotate(d.liveFirst, rec.Rev); err != nil {
+			d.rotateAt = d.jID.size + n/4 // not again at every commit
+			d.logf("journal not sealed as a segment; tried again after another quarter of the threshold", "error", err)
+		} else {
+			d.jID, d.liveFirst, d.rotateAt = fileID{}, rec.Rev+1, 0
+		}
 	}
 	if d.sID, err = d.stat(d.p.snap); err != nil {
 		d.loaded = false
@@ -574,6 +685,9 @@ func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum st
 // document.
 func (d *doc) appendJournal(lines []byte) error {
 	created := !d.jID.exists
+	if created {
+		d.liveFirst = d.rev + 1
+	}
 	f, err := d.s.root.OpenFile(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return pathError(d.p.key, err)

@@ -1,0 +1,451 @@
+package file
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strconv"
+
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+)
+
+// Journal segments.
+//
+// A document's journal is a sequence of files: its sealed segments, oldest
+// first, then the live journal that commits append to. A segment is a live
+// journal that grew past Options.SegmentBytes and was renamed, whole, to
+// <journal stem>.<from>-<to>.ndjson (journal.000000000001-000000052341.ndjson
+// beside manifest.json, state.journal.<from>-<to>.ndjson beside state.json):
+// the revisions it holds, 12 digits at least. Records are the same NDJSON
+// lines and the hash chain runs on across files: the first record of a file
+// has prev = the hash of the last record of the segment before it. Segments
+// are never written again, moved or deleted: together they are the audit
+// log.
+//
+// When a file is sealed (the rotation rule):
+//
+//   - Direct mode: right after a commit has replaced the snapshot, if the
+//     live journal is past the threshold. The snapshot then holds the
+//     segment's last revision, and the next commit starts a new live
+//     journal.
+//   - Hold mode: by the syncer, between two group writes, if the live
+//     journal is past the threshold and the snapshot on disk holds a
+//     revision of that file (or a later one). The snapshot writer keeps
+//     running behind the syncer, so the snapshot may be behind the new
+//     segment's last revision; it is never older than the segment's first.
+//
+// Either way the snapshot on disk always holds a revision of the newest
+// segment or of the live journal, so opening a document reads the live
+// journal, the last line of the newest segment, and — only when the
+// snapshot is behind it (a daemon that crashed soon after a rotation) —
+// the newest segment. Older segments are read only when the snapshot is
+// missing, damaged or names no record (the journal is then replayed from
+// revision 1), and by Verify, History, GetAt and Watch for the revisions
+// they are asked for.
+//
+// A crash at any point of a rotation leaves either the live journal under
+// its own name or the segment under its new one (rename(2) is atomic); the
+// directory is synced after the rename, and a new live journal's creation
+// is synced before its first record is acknowledged.
+
+// segment is one sealed journal file.
+type segment struct {
+	name     string // relative to the project root
+	from, to uint64 // the revisions it holds
+}
+
+// segments lists the document's sealed segments in revision order.
+func (d *doc) segments() ([]segment, error) {
+	ents, err := fs.ReadDir(d.s.root.FS(), d.p.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, pathError(d.p.key, err)
+	}
+	var segs []segment
+	for _, e := range ents {
+		if e.IsDir() {
+			continue
+		}
+		if from, to, ok := parseSegmentName(e.Name(), d.p.segPrefix); ok {
+			segs = append(segs, segment{name: path.Join(d.p.dir, e.Name()), from: from, to: to})
+		}
+	}
+	slices.SortFunc(segs, func(a, b segment) int {
+		if a.from != b.from {
+			return cmpU64(a.from, b.from)
+		}
+		return cmpU64(a.to, b.to)
+	})
+	return segs, nil
+}
+
+func cmpU64(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// loose is the stand-in for the unread record before revision rev+1: the
+// first record parsed after it must be revision rev+1, and its prev link
+// is taken as it is (the record it names is in a file not read).
+func loose(rev uint64) *store.Record {
+	if rev == 0 {
+		return nil
+	}
+	return &store.Record{Rev: rev}
+}
+
+// isLoose reports whether prev is a stand-in made by loose: real records
+// always carry a hash.
+func isLoose(prev *store.Record) bool { return prev != nil && prev.Hash == "" }
+
+// corruptSegment is the error for a damaged segment, naming it.
+func corruptSegment(name string, rev uint64, format string, args ...any) error {
+	return reason.New(reason.CorruptState, "journal segment %s is corrupt at revision %d: %s", name, rev, fmt.Sprintf(format, args...))
+}
+
+// readTail returns the last record of segment s, reading only the end of
+// the file. The record's own hash is checked; its link to the record
+// before it is not (it is read only when the segment is).
+func (d *doc) readTail(s segment) (store.Record, error) {
+	f, err := d.s.root.Open(s.name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return store.Record{}, corruptSegment(s.name, s.to, "the file disappeared")
+		}
+		return store.Record{}, pathError(d.p.key, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return store.Record{}, fmt.Errorf("read journal segment %s: %w", s.name, err)
+	}
+	size := fi.Size()
+	var last [1]byte
+	if size == 0 {
+		return store.Record{}, corruptSegment(s.name, s.from, "the file is empty")
+	}
+	if _, err := f.ReadAt(last[:], size-1); err != nil {
+		return store.Record{}, fmt.Errorf("read journal segment %s: %w", s.name, err)
+	}
+	if last[0] != '\n' {
+		return store.Record{}, corruptSegment(s.name, s.to, "it ends in a torn record")
+	}
+	// Read backwards from the final newline until the one before it.
+	end := size - 1
+	pos := end
+	var line []byte
+	for chunk := int64(16 << 10); ; chunk *= 2 {
+		n := min(chunk, pos)
+		pos -= n
+		b := make([]byte, n, n+int64(len(line)))
+		if _, err := f.ReadAt(b, pos); err != nil {
+			return store.Record{}, fmt.Errorf("read journal segment %s: %w", s.name, err)
+		}
+		i := bytes.LastIndexByte(b, '\n')
+		line = append(b, line...)
+		if i >= 0 {
+			line = line[i+1:]
+			break
+		}
+		if pos == 0 {
+			break
+		}
+	}
+	r, err := store.DecodeRecord(line)
+	if err != nil {
+		return store.Record{}, corruptSegment(s.name, s.to, "%v", err)
+	}
+	if r.Rev != s.to {
+		return store.Record{}, corruptSegment(s.name, r.Rev, "its last record is revision %d, its name says %d", r.Rev, s.to)
+	}
+	return r, nil
+}
+
+// parseSegment reads segment s whole: every line a record whose hash
+// matches, chained to prev (nil or loose: s.from is taken as the start),
+// holding exactly the revisions its name says.
+func (d *doc) parseSegment(s segment, prev *store.Record) ([]store.Record, error) {
+	data, err := d.readFile(s.name)
+	if err != nil {
+		return nil, err
+	}
+	if data == nil {
+		return nil, corruptSegment(s.name, s.from, "the file disappeared")
+	}
+	if prev == nil {
+		prev = loose(s.from - 1)
+	}
+	if prev != nil && prev.Rev+1 != s.from {
+		return nil, reason.New(reason.CorruptState, "journal segment %s starts at revision %d, but revision %d follows revision %d", s.name, s.from, prev.Rev+1, prev.Rev)
+	}
+	pj, err := parseJournal(s.name, data, 0, prev)
+	if err != nil {
+		return nil, err
+	}
+	if len(pj.recs) == 0 {
+		return nil, corruptSegment(s.name, s.from, "it holds no complete record")
+	}
+	if pj.torn {
+		return nil, corruptSegment(s.name, pj.recs[len(pj.recs)-1].Rev+1, "it ends in a torn record")
+	}
+	if got := pj.recs[len(pj.recs)-1].Rev; got != s.to {
+		return nil, corruptSegment(s.name, got, "it ends at revision %d, its name says %d", got, s.to)
+	}
+	return pj.recs, nil
+}
+
+// walk passes fn the records with from <= rev <= to (to 0: to the end of
+// the live journal) file by file, in revision order, reading only the
+// files that hold them and checking every hash link between the records it
+// reads (the first file read may start after revision 1: its first link
+// is taken as it is). A segment that is damaged, missing from the
+// sequence or out of line is a CORRUPT_STATE error naming the file and the
+// revision. It returns the last record read and whether the live journal
+// ends in a torn line (a write in progress, or an unacknowledged commit).
+//
+// It may run while a daemon's syncer seals the live journal (Hold mode):
+// segments never change once sealed, and a live journal that no longer
+// continues the segments listed means one was sealed meanwhile; the
+// listing is read again.
+func (d *doc) walk(from, to uint64, fn func(name string, recs []store.Record) error) (last *store.Record, torn bool, err error) {
+	from = max(from, 1)
+	var prev *store.Record // the last record read
+	emit := func(name string, recs []store.Record) error {
+		lo, hi := 0, len(recs)
+		for lo < hi && recs[lo].Rev < from {
+			lo++
+		}
+		for hi > lo && to != 0 && recs[hi-1].Rev > to {
+			hi--
+		}
+		if lo == hi {
+			return nil
+		}
+		return fn(name, recs[lo:hi])
+	}
+	done := func() bool { return prev != nil && to != 0 && prev.Rev >= to }
+	segs, err := d.segments()
+	if err != nil {
+		return nil, false, err
+	}
+	for round := 0; ; round++ {
+		for _, s := range segs {
+			if done() {
+				return prev, false, nil
+			}
+			if prev != nil && s.to <= prev.Rev || prev == nil && s.to < from {
+				continue // before what is wanted, or read in an earlier round
+			}
+			if prev != nil && s.from != prev.Rev+1 {
+				return nil, false, reason.New(reason.CorruptState, "journal segment %s starts at revision %d, but revision %d follows revision %d (a segment is missing or out of line)", s.name, s.from, prev.Rev+1, prev.Rev)
+			}
+			if prev == nil && s.from > from {
+				return nil, false, reason.New(reason.CorruptState, "no journal file of %s holds revision %d (the first segment, %s, starts at revision %d)", d.p.key, from, s.name, s.from)
+			}
+			recs, err := d.parseSegment(s, prev)
+			if err != nil {
+				return nil, false, err
+			}
+			if err := emit(s.name, recs); err != nil {
+				return nil, false, err
+			}
+			r := recs[len(recs)-1]
+			prev = &r
+		}
+		if done() {
+			return prev, false, nil
+		}
+		// The live journal continues the last segment (or starts at
+		// revision 1).
+		after := prev
+		if after == nil && len(segs) > 0 {
+			after = loose(segs[len(segs)-1].to)
+		}
+		data, err := d.readFile(d.p.journal)
+		if err != nil {
+			return nil, false, err
+		}
+		want := uint64(1)
+		if after != nil {
+			want = after.Rev + 1
+		}
+		if first, ok := firstRev(data); !ok || first != want {
+			// Empty, or not the continuation: if a segment was sealed
+			// since the listing, read it first.
+			again, err := d.segments()
+			if err != nil {
+				return nil, false, err
+			}
+			if len(again) > len(segs) && round < 1000 {
+				segs = again
+				continue
+			}
+			if !ok {
+				return prev, bytes.IndexByte(data, '\n') < 0 && len(data) > 0, nil
+			}
+			if prev == nil && len(segs) == 0 && first > 1 {
+				return nil, false, reason.New(reason.CorruptState, "journal %s starts at revision %d and no segment holds the revisions before it", d.p.journal, first)
+			}
+			// Parsing says what is wrong, naming the revision.
+		}
+		maxRev := uint64(1<<64 - 1)
+		if to != 0 {
+			maxRev = to
+		}
+		pj, err := parseJournalUpTo(d.p.journal, data, 0, after, maxRev)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := emit(d.p.journal, pj.recs); err != nil {
+			return nil, false, err
+		}
+		if len(pj.recs) > 0 {
+			r := pj.recs[len(pj.recs)-1]
+			prev = &r
+		}
+		return prev, pj.torn, nil
+	}
+}
+
+// firstRev returns the revision the first complete line of journal data
+// claims, without checking the record.
+func firstRev(data []byte) (uint64, bool) {
+	nl := bytes.IndexByte(data, '\n')
+	if nl < 0 {
+		return 0, false
+	}
+	line := data[:nl]
+	const p = `{"rev":`
+	if !bytes.HasPrefix(line, []byte(p)) {
+		return 0, true // not a record: parsing names the problem
+	}
+	line = line[len(p):]
+	i := 0
+	for i < len(line) && line[i] >= '0' && line[i] <= '9' {
+		i++
+	}
+	rev, err := strconv.ParseUint(string(line[:i]), 10, 64)
+	if err != nil {
+		return 0, true
+	}
+	return rev, true
+}
+
+// readRecords returns the records with from <= rev <= to (none when to is
+// 0), to at most the loaded revision, reading only the journal files that
+// hold them.
+func (d *doc) readRecords(from, to uint64) ([]store.Record, error) {
+	if d.held.active.Load() {
+		// Hold mode: commits queued for the next group write are not in
+		// the file yet.
+		if err := d.awaitDurable(d.rev); err != nil {
+			return nil, err
+		}
+	}
+	if to == 0 || from > to {
+		return nil, nil
+	}
+	var out []store.Record
+	if _, _, err := d.walk(from, to, func(_ string, recs []store.Record) error {
+		out = append(out, recs...)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 || out[0].Rev != max(from, 1) || out[len(out)-1].Rev != to {
+		return nil, reason.New(reason.CorruptState, "the journal of %s does not hold revisions %d to %d (the document is at revision %d)", d.p.key, max(from, 1), to, d.rev)
+	}
+	return out, nil
+}
+
+// segmentBytes is the rotation threshold in effect (0: never rotate).
+func (s *Store) segmentBytes() int64 {
+	if s.opts.SegmentBytes < 0 {
+		return 0
+	}
+	return s.opts.SegmentBytes
+}
+
+// rotate seals the live journal, which holds revisions first to last, as
+// a segment: a rename, then a directory sync. A segment of that name
+// already there is never replaced (the rotation is refused). A failed
+// directory sync is only logged: the rename is done, and the next live
+// journal's creation syncs the directory before its first record counts.
+func (d *doc) rotate(first, last uint64) error {
+	name := d.p.segmentName(first, last)
+	if id, err := d.stat(name); err != nil {
+		return err
+	} else if id.exists {
+		return reason.New(reason.CorruptState, "cannot seal journal %s: %s already exists", d.p.journal, name)
+	}
+	err := d.fault("segment.rename")
+	if err == nil {
+		err = d.s.root.Rename(d.p.journal, name)
+	}
+	if err != nil {
+		return fmt.Errorf("seal journal %s as %s: %w", d.p.journal, name, err)
+	}
+	if err := d.syncDir(); err != nil {
+		d.logf("journal sealed, directory not synced (the next journal's creation syncs it)", "segment", name, "error", err)
+	}
+	return nil
+}
+
+// JournalFiles lists the files that hold a document's journal, relative to
+// the project root: its sealed segments in revision order, then the live
+// journal (when it exists). A tool that moves a document's journal aside
+// must move all of them.
+func (s *Store) JournalFiles(key string) ([]string, error) {
+	d, err := s.doc(key)
+	if err != nil {
+		return nil, err
+	}
+	segs, err := d.segments()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, sg := range segs {
+		out = append(out, sg.name)
+	}
+	if id, err := d.stat(d.p.journal); err != nil {
+		return nil, err
+	} else if id.exists {
+		out = append(out, d.p.journal)
+	}
+	return out, nil
+}
+
+// openLive opens the live journal for appending in Hold mode (the
+// syncer), creating it, with a directory sync, if it does not exist.
+func (d *doc) openLive() (*os.File, error) {
+	h := &d.held
+	if h.jf != nil {
+		return h.jf, nil
+	}
+	f, err := d.s.root.OpenFile(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, pathError(d.p.key, err)
+	}
+	if !h.jExists {
+		if err := d.syncDir(); err != nil {
+			f.Close()
+			return nil, err
+		}
+		h.jExists = true
+	}
+	h.jf = f
+	return f, nil
+}
