@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/custodian-dev/custodian/internal/jsonenc"
 	"io"
 	"maps"
 	"math"
@@ -122,17 +123,16 @@ func NewEncoded(m *Manifest) (*Encoded, error) {
 // encodeMember encodes the object member k: v as json.Marshal writes it in
 // a map or after a struct's fields.
 func encodeMember(k string, v any) (member, error) {
-	kb, err := json.Marshal(k)
-	if err != nil {
-		return member{}, err
+	enc := append(jsonenc.String(make([]byte, 0, len(k)+160), k), ':')
+	at := len(enc)
+	if h, ok := v.(*Heartbeat); ok && h != nil && len(h.Extra) == 0 {
+		return member{key: k, enc: appendHeartbeat(enc, h), at: at}, nil
 	}
 	vb, err := json.Marshal(v)
 	if err != nil {
 		return member{}, err
 	}
-	enc := make([]byte, 0, len(kb)+1+len(vb))
-	enc = append(append(append(enc, kb...), ':'), vb...)
-	return member{key: k, enc: enc, at: len(kb) + 1}, nil
+	return member{key: k, enc: append(enc, vb...), at: at}, nil
 }
 
 // length is the length of the document from the part lengths.
@@ -384,11 +384,33 @@ func (e *Encoded) Next(next *Manifest) (*Encoded, json.RawMessage, error) {
 	if len(ops) == 0 {
 		return ne, json.RawMessage("[]"), nil
 	}
-	patch, err := json.Marshal(ops)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode patch: %w", err)
+	return ne, appendPatch(nil, ops), nil
+}
+
+// appendPatch appends the patch operations as json.Marshal encodes them:
+// their values are this package's own encodings, already compact and
+// escaped as Marshal would leave them.
+func appendPatch(b []byte, ops []patchOp) []byte {
+	n := 2
+	for _, op := range ops {
+		n += len(op.Op) + len(op.Path) + len(op.Value) + 32
 	}
-	return ne, patch, nil
+	if cap(b)-len(b) < n {
+		b = append(make([]byte, 0, len(b)+n), b...)
+	}
+	b = append(b, '[')
+	for i, op := range ops {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.String(append(b, `{"op":`...), op.Op)
+		b = jsonenc.String(append(b, `,"path":`...), op.Path)
+		if len(op.Value) > 0 {
+			b = append(append(b, `,"value":`...), op.Value...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }
 
 // nextHeartbeats sets ne's heartbeat encodings from e's, encoding only the

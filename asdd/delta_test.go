@@ -102,6 +102,13 @@ func TestPropertyEncodedNext(t *testing.T) {
 			if patch == nil {
 				t.Fatalf("%T: no patch for an Apply result", op)
 			}
+			var ops []patchOp
+			if err := json.Unmarshal(patch, &ops); err != nil {
+				t.Fatalf("%T: patch %s: %v", op, patch, err)
+			}
+			if re, _ := json.Marshal(ops); string(re) != string(patch) {
+				t.Fatalf("%T: patch\n%s\njson.Marshal writes\n%s", op, patch, re)
+			}
 			got, err := store.ApplyPatch(e.Bytes(), patch)
 			if err != nil {
 				t.Fatalf("%T: patch %s: %v", op, patch, err)
@@ -743,6 +750,68 @@ func TestApplyFinalizedManySlices(t *testing.T) {
 				}
 			}
 			full, fin = out.Manifest, fout.Manifest
+		}
+	})
+}
+
+// A heartbeat is encoded by hand, byte for byte as json.Marshal does.
+func FuzzHeartbeatMatchesMarshal(f *testing.F) {
+	f.Add("2026-11-22T04:25:02Z", "ACTIVE", "", -1, 3, -1, "", "", "")
+	f.Add("", "<&>", "SLICE-001", 2, 0, 7, "x\u2028", "\xff", `{"a":1}`)
+	f.Fuzz(func(t *testing.T, last, status, slice string, wave, done, left int, retry, esc, extra string) {
+		h := Heartbeat{LastExecution: last, Status: status, CurrentSlice: slice, RetryRequestedAt: retry, EscalatedAt: esc}
+		for _, p := range []struct {
+			v   int
+			dst **int
+		}{{wave, &h.CurrentWave}, {done, &h.TasksCompleted}, {left, &h.TasksRemaining}} {
+			if p.v >= 0 {
+				*p.dst = &p.v
+			}
+		}
+		if json.Valid([]byte(extra)) && extra != "" {
+			h.Extra = Extra{"zz": json.RawMessage(extra)}
+		}
+		want, err := json.Marshal(plainHeartbeat(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(h.Extra) > 0 {
+			if want, err = encodeWithExtra(plainHeartbeat(h), h.Extra); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := h.MarshalJSON()
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("MarshalJSON = %s, %v; want %s", got, err, want)
+		}
+		mb, err := encodeMember("k", &h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wm, _ := json.Marshal(&h); string(mb.value()) != string(wm) {
+			t.Fatalf("member value %s, json.Marshal %s", mb.value(), wm)
+		}
+	})
+}
+
+// Events are encoded by hand, byte for byte as encoding/json encodes the
+// struct.
+func FuzzEventMatchesMarshal(f *testing.F) {
+	f.Add("heartbeat", "", "spec", "status", "ACTIVE", 3, true)
+	f.Add("halt", "SLICE-001", "", "<why>", "a\u2028b", -1, false)
+	f.Fuzz(func(t *testing.T, typ, slice, agent, k, v string, n int, withData bool) {
+		e := Event{Type: typ, Slice: slice, Agent: agent}
+		if withData {
+			e.Data = map[string]any{k: v, k + "_n": n, k + "_f": float64(n) / 3, k + "_l": []any{v, nil, true}, k + "_m": map[string]any{v: n}}
+		}
+		type plain Event
+		want, err := json.Marshal(plain(e))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := e.MarshalJSON()
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("MarshalJSON = %s, %v\nwant %s", got, err, want)
 		}
 	})
 }

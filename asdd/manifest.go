@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/custodian-dev/custodian/internal/jsonenc"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/custodian-dev/custodian/reason"
@@ -413,7 +415,40 @@ func (h *Heartbeat) UnmarshalJSON(b []byte) error {
 
 // MarshalJSON encodes a heartbeat with its unknown members.
 func (h Heartbeat) MarshalJSON() ([]byte, error) {
+	if len(h.Extra) == 0 {
+		return appendHeartbeat(nil, &h), nil
+	}
 	return encodeWithExtra(plainHeartbeat(h), h.Extra)
+}
+
+// appendHeartbeat appends a heartbeat without unknown members as
+// json.Marshal encodes it (a heartbeat is encoded at every beat).
+func appendHeartbeat(b []byte, h *Heartbeat) []byte {
+	b = append(b, `{"last_execution":`...)
+	b = jsonenc.String(b, h.LastExecution)
+	b = append(b, `,"status":`...)
+	b = jsonenc.String(b, h.Status)
+	if h.CurrentSlice != "" {
+		b = append(b, `,"current_slice":`...)
+		b = jsonenc.String(b, h.CurrentSlice)
+	}
+	for _, f := range [...]struct {
+		name string
+		v    *int
+	}{{`,"current_wave":`, h.CurrentWave}, {`,"tasks_completed":`, h.TasksCompleted}, {`,"tasks_remaining":`, h.TasksRemaining}} {
+		if f.v != nil {
+			b = strconv.AppendInt(append(b, f.name...), int64(*f.v), 10)
+		}
+	}
+	if h.RetryRequestedAt != "" {
+		b = append(b, `,"retry_requested_at":`...)
+		b = jsonenc.String(b, h.RetryRequestedAt)
+	}
+	if h.EscalatedAt != "" {
+		b = append(b, `,"escalated_at":`...)
+		b = jsonenc.String(b, h.EscalatedAt)
+	}
+	return append(b, '}')
 }
 
 // New returns an empty manifest.

@@ -2,12 +2,14 @@ package client
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -111,6 +113,34 @@ func TestNewAddresses(t *testing.T) {
 		_, err := New(addr, Options{})
 		if (err == nil) != ok {
 			t.Errorf("New(%q): %v", addr, err)
+		}
+	}
+}
+
+// The daemon's operation responses are encoded by hand, byte for byte as
+// encoding/json encodes the struct.
+func TestOpResponseMatchesMarshal(t *testing.T) {
+	type plain OpResponse
+	n := 3
+	for _, r := range []OpResponse{
+		{},
+		{Revision: 7, Summary: "heartbeat from spec_agent (ACTIVE)", Events: []asdd.Event{{Type: "heartbeat", Agent: "spec", Data: map[string]any{"status": "ACTIVE", "n": 2}}}},
+		{Revision: 9, Summary: "<halt> & more", Events: []asdd.Event{}, Verdict: &reason.Error{Code: reason.BelowThreshold, Message: "0.5 < 0.7"},
+			Slice: &asdd.Slice{SliceID: "SLICE-001", Status: "SPEC"}, Warnings: []string{"w1", "w\"2"},
+			Effects: []EffectSummary{{Kind: "marker", Path: "docs/x.md"}}},
+		{Revision: 1, Slice: &asdd.Slice{SliceID: "S", Tasks: []asdd.Task{{ID: "T1", Wave: n, Title: "a<b"}}}},
+	} {
+		want, err := json.Marshal(plain(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.MarshalJSON()
+		if err != nil || string(got) != string(want) {
+			t.Errorf("MarshalJSON = %s, %v\nwant %s", got, err, want)
+		}
+		var back OpResponse
+		if err := json.Unmarshal(got, &back); err != nil || back.Revision != r.Revision || back.Summary != r.Summary {
+			t.Errorf("round trip of %s: %+v, %v", got, back, err)
 		}
 	}
 }

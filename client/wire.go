@@ -2,8 +2,10 @@ package client
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/jsonenc"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -54,6 +56,65 @@ type OpResponse struct {
 	// Effects are the file side effects the operation itself produced
 	// (markers, notices, log rows), which the daemon applied.
 	Effects []EffectSummary `json:"effects,omitempty"`
+}
+
+// MarshalJSON encodes the response as encoding/json encodes the struct,
+// with the events and the common fields written without reflection (the
+// daemon answers every operation with one).
+func (r OpResponse) MarshalJSON() ([]byte, error) {
+	b := strconv.AppendUint(append(make([]byte, 0, 256), `{"revision":`...), r.Revision, 10)
+	b = jsonenc.String(append(b, `,"summary":`...), r.Summary)
+	b = append(b, `,"events":`...)
+	if r.Events == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, '[')
+		for i, e := range r.Events {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			eb, err := e.MarshalJSON()
+			if err != nil {
+				return nil, err
+			}
+			b = append(b, eb...)
+		}
+		b = append(b, ']')
+	}
+	var err error
+	if r.Verdict != nil {
+		if b, err = jsonenc.Value(append(b, `,"verdict":`...), r.Verdict); err != nil {
+			return nil, err
+		}
+	}
+	if r.Slice != nil {
+		if b, err = jsonenc.Value(append(b, `,"slice":`...), r.Slice); err != nil {
+			return nil, err
+		}
+	}
+	if len(r.Warnings) > 0 {
+		b = append(b, `,"warnings":[`...)
+		for i, w := range r.Warnings {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonenc.String(b, w)
+		}
+		b = append(b, ']')
+	}
+	if len(r.Effects) > 0 {
+		b = append(b, `,"effects":[`...)
+		for i, e := range r.Effects {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = jsonenc.String(append(b, `{"kind":`...), e.Kind)
+			b = jsonenc.String(append(b, `,"path":`...), e.Path)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	return append(b, '}'), nil
 }
 
 // EffectSummary names one file side effect of an operation.

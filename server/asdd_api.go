@@ -268,7 +268,7 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 		}
 		events := make([]store.Event, 0, len(o.Events))
 		for _, e := range o.Events {
-			data, err := json.Marshal(e)
+			data, err := e.MarshalJSON()
 			if err != nil {
 				return store.Change{}, fmt.Errorf("encode event: %w", err)
 			}

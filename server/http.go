@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -19,6 +20,14 @@ func tokenOK(r *http.Request, token string) bool {
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
+	if m, ok := v.(json.Marshaler); ok {
+		// Written as is: its own encoding is already compact.
+		if b, err := m.MarshalJSON(); err == nil {
+			w.WriteHeader(status)
+			w.Write(append(b, '\n'))
+			return
+		}
+	}
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -82,7 +91,7 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 // decodeStrict decodes JSON into v, refusing unknown fields and trailing
 // data.
 func decodeStrict(body []byte, v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return reason.New(reason.InvalidInput, "malformed request: %v", err)

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -174,7 +173,7 @@ func manifestChange(cur store.Document, op asdd.Op, cfg *asdd.Config, now time.T
 	}
 	events := make([]store.Event, 0, len(o.Events))
 	for _, e := range o.Events {
-		data, err := json.Marshal(e)
+		data, err := e.MarshalJSON()
 		if err != nil {
 			return store.Change{}, nil, fmt.Errorf("encode event: %w", err)
 		}
