@@ -1,6 +1,9 @@
 package asdd
 
-import "reflect"
+import (
+	"reflect"
+	"slices"
+)
 
 // Clone returns a deep copy of m: no map, slice or pointer is shared, so
 // the rules may change the copy freely.
@@ -60,4 +63,42 @@ func deepCopy(v reflect.Value) reflect.Value {
 		return c
 	}
 	return v
+}
+
+// clone copies a heartbeat as deepCopy does, without reflection (every
+// heartbeat copies one).
+func (h *Heartbeat) clone() *Heartbeat {
+	c := *h
+	c.CurrentWave, c.TasksCompleted, c.TasksRemaining = clonePtr(h.CurrentWave), clonePtr(h.TasksCompleted), clonePtr(h.TasksRemaining)
+	c.Extra = h.Extra.clone()
+	return &c
+}
+
+// clone copies the project context as deepCopy does, without reflection
+// (every operation copies it).
+func (c ProjectContext) clone() ProjectContext {
+	c.ProductGoals = slices.Clone(c.ProductGoals)
+	c.GlobalConfidenceScore = clonePtr(c.GlobalConfidenceScore)
+	c.NeedsHumanReview = slices.Clone(c.NeedsHumanReview)
+	c.Extra = c.Extra.clone()
+	return c
+}
+
+func (x Extra) clone() Extra {
+	if x == nil {
+		return nil
+	}
+	c := make(Extra, len(x))
+	for k, v := range x {
+		c[k] = slices.Clone(v)
+	}
+	return c
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

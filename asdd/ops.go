@@ -209,7 +209,7 @@ func (t *tx) heartbeat(key string, create bool) *Heartbeat {
 	case h == nil:
 		h = &Heartbeat{}
 	case !t.ownedHB[h]:
-		h = deepCopy(reflect.ValueOf(h)).Interface().(*Heartbeat)
+		h = h.clone()
 	}
 	t.ownedHB[h] = true
 	t.m.AgentHeartbeats[key] = h
@@ -260,7 +260,7 @@ func apply(m *Manifest, op Op, cfg *Config, now time.Time, finalized bool) (*Out
 	// the list is clipped, so append copies it); the rest is shared with m,
 	// which is never changed.
 	next := &Manifest{
-		ProjectContext:  deepCopy(reflect.ValueOf(m.ProjectContext)).Interface().(ProjectContext),
+		ProjectContext:  m.ProjectContext.clone(),
 		Slices:          slices.Clip(m.Slices),
 		AgentHeartbeats: maps.Clone(m.AgentHeartbeats),
 		Revision:        m.Revision,
@@ -849,19 +849,11 @@ func (o Beat) apply(t *tx) error {
 	key := HeartbeatKey(a.Name)
 	h := t.heartbeat(key, true)
 	h.LastExecution, h.Status, h.CurrentSlice = t.ts, status, o.Slice
-	h.CurrentWave, h.TasksCompleted, h.TasksRemaining = cloneInt(o.Wave), cloneInt(o.Completed), cloneInt(o.Remaining)
+	h.CurrentWave, h.TasksCompleted, h.TasksRemaining = clonePtr(o.Wave), clonePtr(o.Completed), clonePtr(o.Remaining)
 	h.RetryRequestedAt, h.EscalatedAt = "", ""
 	t.event("heartbeat", o.Slice, a.Name, map[string]any{"status": status})
 	t.summary("heartbeat from %s (%s)", key, status)
 	return nil
-}
-
-func cloneInt(p *int) *int {
-	if p == nil {
-		return nil
-	}
-	v := *p
-	return &v
 }
 
 // ---- Tasks ---------------------------------------------------------------

@@ -643,13 +643,13 @@ func (t *tx) gate(s *Slice, ag *Agent, score, minimum float64) {
 
 func setRetro(s *Slice, r *Retro) {
 	if r.Validated != nil {
-		s.RequirementsValidated = cloneInt(r.Validated)
+		s.RequirementsValidated = clonePtr(r.Validated)
 	}
 	if r.Corrected != nil {
-		s.RequirementsCorrected = cloneInt(r.Corrected)
+		s.RequirementsCorrected = clonePtr(r.Corrected)
 	}
 	if r.Missing != nil {
-		s.RequirementsMissing = cloneInt(r.Missing)
+		s.RequirementsMissing = clonePtr(r.Missing)
 	}
 	if s.RequirementsMissing != nil && *s.RequirementsMissing > 0 {
 		s.ValidationStatus = "PARTIAL"
