@@ -226,7 +226,9 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				s.o.Logger.Error("panic in handler", "path", r.URL.Path, "panic", fmt.Sprint(p))
 				writeError(rw, fmt.Errorf("internal error"))
 			}
-			s.o.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration", time.Since(start))
+			if s.o.Logger.Enabled(r.Context(), slog.LevelDebug) {
+				s.o.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration", time.Since(start))
+			}
 		}()
 		if s.o.Token != "" && r.URL.Path != "/v1/health" && !s.uiPage(r) && !tokenOK(r, s.o.Token) && !s.adminOK(r) {
 			rw.Header().Set("WWW-Authenticate", `Bearer realm="custodian"`)
