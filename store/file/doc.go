@@ -6,9 +6,10 @@
 //
 // For a document key (a path relative to the project root ending in .json):
 //
-//	<dir>/<name>.json               the snapshot: the value, two-space indented
-//	<dir>/<name>.journal.ndjson     the journal (store package doc: record format)
-//	<dir>/.<name>.lock              the flock(2) lock file
+//	<dir>/<name>.json                       the snapshot: the value, two-space indented
+//	<dir>/<name>.journal.ndjson             the live journal (store package doc: record format)
+//	<dir>/<name>.journal.<from>-<to>.ndjson a sealed journal segment (segment.go)
+//	<dir>/.<name>.lock                      the flock(2) lock file
 //
 // The ASDD manifest keeps the names of DESIGN.md: .asdd/state/manifest.json,
 // .asdd/state/journal.ndjson and .asdd/state/.lock (a key whose base name is
@@ -19,7 +20,8 @@
 // Take the lock; bring the in-memory view up to date (recovering if needed);
 // run the update function; append the journal record and fsync it — the
 // commit point; write <name>.json.tmp, fsync, rename over the snapshot, fsync
-// the directory; release the lock. A failed fsync fails the commit, is never
+// the directory; seal the live journal as a segment if it is past
+// Options.SegmentBytes; release the lock. A failed fsync fails the commit, is never
 // retried, and poisons the open store for that document: its outcome on disk
 // is unknown until the store is opened again and recovers.
 //
@@ -33,7 +35,9 @@
 //     broken hash link anywhere else is a CORRUPT_STATE error naming the
 //     revision: the journal is never repaired by guessing.
 //   - The snapshot's canonical SHA-256 identifies the revision it holds;
-//     journal records newer than it are replayed onto it.
+//     journal records newer than it are replayed onto it. Only the live
+//     journal, the newest segment's last line and the segments back to
+//     the snapshot's revision are read (segment.go).
 //   - A snapshot that does not parse, or that matches no journal record (it
 //     was edited behind the custodian's back), is moved aside to
 //     <name>.json.corrupt-<time> / <name>.json.unjournaled-<time> and rebuilt
@@ -67,7 +71,9 @@
 // mark (mark.go) binds the snapshot file's SHA-256 to the revision first.
 // After a crash the snapshot may be behind the journal by the commits of an
 // interval — the recovery rule for a snapshot behind its journal replays
-// them. The file format is the same in both modes.
+// them. The syncer seals the live journal between two group writes once it
+// is past SegmentBytes and the snapshot holds one of its revisions. The
+// file format is the same in both modes.
 //
 // The lock is advisory flock(2): all writers must go through Custodian, and
 // network file systems (NFS) are not supported.

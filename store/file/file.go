@@ -38,7 +38,8 @@ type Options struct {
 	// Fault, when set, is called at each named point of the persistence path
 	// ("journal.write", "journal.sync", "snapshot.write", "snapshot.sync",
 	// "snapshot.rename", "marks.write", "marks.sync", "marks.rename",
-	// "segment.rename", "dir.sync") and a non-nil result fails that step as
+	// "segment.rename", "segment.sync", "dir.sync") and a non-nil result
+	// fails that step as
 	// the operating system would. For crash and fault-injection tests only.
 	Fault func(point string) error
 

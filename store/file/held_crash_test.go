@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -195,6 +196,9 @@ func TestHeldCrashChild(t *testing.T) {
 		Hold:             true,
 		SnapshotInterval: time.Millisecond,
 		Logger:           slog.New(slog.NewTextHandler(os.Stderr, nil)),
+		// The journal is sealed into a segment every few hundred
+		// commits: kills land during rotations too.
+		SegmentBytes: 8 << 10,
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "open:", err)
@@ -256,20 +260,25 @@ func crashIdentity(t *testing.T, dir string) (how string, behind uint64) {
 	if err != nil {
 		return "unparsable", 0
 	}
-	jb, err := os.ReadFile(path(dir, "journal.ndjson"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var recs []store.Record
-	for _, line := range bytes.SplitAfter(jb, []byte("\n")) {
-		if len(line) == 0 || line[len(line)-1] != '\n' {
-			break // a torn tail
+	for _, f := range append(segFiles(t, dir), path(dir, "journal.ndjson")) {
+		jb, err := os.ReadFile(f)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
 		}
-		r, err := store.DecodeRecord(bytes.TrimSpace(line))
-		if err != nil {
-			t.Fatalf("journal record %d: %v", len(recs)+1, err)
+		for _, line := range bytes.SplitAfter(jb, []byte("\n")) {
+			if len(line) == 0 || line[len(line)-1] != '\n' {
+				break // a torn tail
+			}
+			r, err := store.DecodeRecord(bytes.TrimSpace(line))
+			if err != nil {
+				t.Fatalf("%s: journal record %d: %v", f, len(recs)+1, err)
+			}
+			if r.Rev != uint64(len(recs)+1) {
+				t.Fatalf("%s: revision %d after %d records", f, r.Rev, len(recs))
+			}
+			recs = append(recs, r)
 		}
-		recs = append(recs, r)
 	}
 	last := uint64(len(recs))
 	for i := len(recs) - 1; i >= 0; i-- {
@@ -424,7 +433,7 @@ func TestHeldCrashKillNine(t *testing.T) {
 			t.FailNow()
 		}
 	}
-	t.Logf("%d kills in %v, %d acknowledged commits, all present", rounds, time.Since(start).Round(time.Millisecond), len(acked))
+	t.Logf("%d kills in %v, %d acknowledged commits, all present; %d journal segments", rounds, time.Since(start).Round(time.Millisecond), len(acked), len(segFiles(t, dir)))
 	t.Logf("snapshot after each kill identified by: %v; at the last revision %d times, else replayed: behind by %.1f records on average, %d at most", ids, current, float64(behind)/float64(rounds), maxBehind)
 	t.Logf("recovery notices, direct mode: %v", parentLog.n)
 	t.Logf("recovery notices, Hold mode (child): %v", childLog.n)

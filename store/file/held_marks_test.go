@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -188,26 +189,16 @@ func TestHoldCrashImages(t *testing.T) {
 		}
 		taken[point]++
 		img := image{dir: t.TempDir(), point: point, acked: len(acks)}
-		// In the order that keeps the image one a crash can leave: what
-		// is written first is copied first; the journal only grows.
-		for _, name := range []string{"manifest.json.tmp", "manifest.json", ".marks", "journal.ndjson"} {
-			b, err := os.ReadFile(path(dir, name))
-			if errors.Is(err, os.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				t.Error(err)
-				return nil
-			}
-			os.MkdirAll(filepath.Dir(path(img.dir, name)), 0o755)
-			if err := os.WriteFile(path(img.dir, name), b, 0o644); err != nil {
-				t.Error(err)
-			}
+		if err := crashImage(dir, img.dir); err != nil {
+			t.Error(err)
+			return nil
 		}
 		images = append(images, img)
 		return nil
 	}
-	s, err := file.Open(dir, file.Options{Hold: true, SnapshotInterval: time.Millisecond, Fault: fault})
+	// Journal files are sealed into segments all along (a few hundred
+	// records each).
+	s, err := file.Open(dir, file.Options{Hold: true, SnapshotInterval: time.Millisecond, Fault: fault, SegmentBytes: 16 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +207,7 @@ func TestHoldCrashImages(t *testing.T) {
 	enough := func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		for _, p := range []string{"journal.write", "journal.sync", "snapshot.write", "snapshot.sync", "snapshot.rename", "dir.sync"} {
+		for _, p := range []string{"journal.write", "journal.sync", "snapshot.write", "snapshot.sync", "snapshot.rename", "segment.rename", "segment.sync", "dir.sync"} {
 			if taken[p] < perPoint {
 				return false
 			}
@@ -267,6 +258,9 @@ func TestHoldCrashImages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if uint64(len(recs)) != doc.Revision {
+			t.Fatalf("image at %s: %d records, document at revision %d", img.point, len(recs), doc.Revision)
+		}
 		for _, a := range acks[:img.acked] {
 			if a.rev > doc.Revision || recs[a.rev-1].Actor != a.actor {
 				t.Fatalf("image at %s: acknowledged revision %d (%s) lost (image at %d)", img.point, a.rev, a.actor, doc.Revision)
@@ -279,5 +273,61 @@ func TestHoldCrashImages(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d commits, %d crash images: %v", len(acks), len(images), taken)
+	t.Logf("%d commits, %d crash images: %v; %d segments", len(acks), len(images), taken, len(segFiles(t, dir)))
+}
+
+// crashImage copies the ASDD manifest's files from dir to img in the order
+// that keeps the copy one a crash can leave while a daemon writes: what is
+// written first is copied first (the snapshot, then the marks), and the
+// journal files last. Segments never change once sealed; the live journal
+// only grows, until it is sealed — a listing of the segments that changed
+// while the live journal was read means it was, and the journal is copied
+// again.
+func crashImage(dir, img string) error {
+	for _, name := range []string{"manifest.json.tmp", "manifest.json", ".marks"} {
+		if err := copyIfThere(path(dir, name), path(img, name)); err != nil {
+			return err
+		}
+	}
+	list := func() ([]string, error) { return filepath.Glob(path(dir, "journal.*-*.ndjson")) }
+	for {
+		before, err := list()
+		if err != nil {
+			return err
+		}
+		live, err := os.ReadFile(path(dir, "journal.ndjson"))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		after, err := list()
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(before, after) {
+			continue
+		}
+		for _, seg := range before {
+			if err := copyIfThere(seg, filepath.Join(path(img, ""), filepath.Base(seg))); err != nil {
+				return err
+			}
+		}
+		if live != nil {
+			return os.WriteFile(path(img, "journal.ndjson"), live, 0o644)
+		}
+		return nil
+	}
+}
+
+func copyIfThere(from, to string) error {
+	b, err := os.ReadFile(from)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(to, b, 0o644)
 }

@@ -35,6 +35,13 @@ func TestManyProcesses(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			cmd := exec.Command(bin, "-C", dir, "debug", "write", "shared/doc.json", "--writer", fmt.Sprintf("p%02d", p), "--count", fmt.Sprint(each))
+			if p%2 == 1 {
+				// Half the processes seal the journal every few kB, the
+				// others never: each must follow the other's files.
+				cmd.Env = append(os.Environ(), file.SegmentBytesEnv+"=4096")
+			} else {
+				cmd.Env = append(os.Environ(), file.SegmentBytesEnv+"=-1")
+			}
 			if out, err := cmd.CombinedOutput(); err != nil {
 				errs <- fmt.Errorf("process %d: %v\n%s", p, err, out)
 			}
@@ -76,6 +83,11 @@ func TestManyProcesses(t *testing.T) {
 	if out, err := exec.Command(bin, "-C", dir, "verify").CombinedOutput(); err != nil {
 		t.Fatalf("custodian verify: %v\n%s", err, out)
 	}
+	segs, _ := filepath.Glob(filepath.Join(dir, "shared", "doc.journal.*-*.ndjson"))
+	if len(segs) < 10 {
+		t.Fatalf("%d journal segments", len(segs))
+	}
+	t.Logf("%d journal segments", len(segs))
 }
 
 // TestKillNine kills a writer with SIGKILL at random moments, again and
@@ -98,6 +110,13 @@ func TestKillNine(t *testing.T) {
 	snap := filepath.Join(dir, "shared", "doc.json")
 	for round := range rounds {
 		cmd := exec.Command(bin, "-C", dir, "debug", "write", "shared/doc.json", "--writer", "w", "--cycle", "8", "--count", "100000")
+		// Most writers seal the journal every 2 kB (about ten commits), so
+		// kills land during rotations; some never seal it.
+		seg := "2048"
+		if rng.IntN(4) == 0 {
+			seg = "-1"
+		}
+		cmd.Env = append(os.Environ(), file.SegmentBytesEnv+"="+seg)
 		stdout, err := cmd.StdoutPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -150,5 +169,6 @@ func TestKillNine(t *testing.T) {
 		}
 		s.Close()
 	}
-	t.Logf("%d kills, %d acknowledged commits, all present", rounds, len(acked))
+	segs, _ := filepath.Glob(filepath.Join(dir, "shared", "doc.journal.*-*.ndjson"))
+	t.Logf("%d kills, %d acknowledged commits, all present; %d journal segments", rounds, len(acked), len(segs))
 }

@@ -397,7 +397,11 @@ func (d *doc) rotate(first, last uint64) error {
 	if err != nil {
 		return fmt.Errorf("seal journal %s as %s: %w", d.p.journal, name, err)
 	}
-	if err := d.syncDir(); err != nil {
+	err = d.fault("segment.sync")
+	if err == nil {
+		err = d.syncDir()
+	}
+	if err != nil {
 		d.logf("journal sealed, directory not synced (the next journal's creation syncs it)", "segment", name, "error", err)
 	}
 	return nil

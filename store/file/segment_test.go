@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -455,4 +456,131 @@ func TestHoldRotationWaitsForTheSnapshot(t *testing.T) {
 	crash2 := t.TempDir()
 	copyTree(t, dir, crash2)
 	reopenOK(t, crash2, want.Revision)
+}
+
+// Crash images taken at every named point of the persistence path in direct
+// mode, rotations included (the journal is sealed every few commits): each
+// image holds every commit acknowledged before it was taken, recovers to
+// the value of the last commit it holds, and verifies.
+func TestRotationCrashImagesDirect(t *testing.T) {
+	dir := t.TempDir()
+	type image struct {
+		dir, point string
+		acked      int
+	}
+	var images []image
+	perPoint := 8
+	if testing.Short() {
+		perPoint = 2
+	}
+	acked := 0
+	taken, seen := map[string]int{}, map[string]int{}
+	fault := func(point string) error {
+		// Every third time a point is reached, eight times at most: the
+		// images spread over the run.
+		if seen[point]++; seen[point]%3 != 1 || taken[point] >= perPoint {
+			return nil
+		}
+		taken[point]++
+		img := image{dir: t.TempDir(), point: point, acked: acked}
+		copyTree(t, dir, img.dir) // the committer holds the lock: the files are still
+		images = append(images, img)
+		return nil
+	}
+	s := open(t, dir, file.Options{SegmentBytes: 1 << 10, Fault: fault})
+	var values [][]byte
+	for i := 1; i <= 120; i++ {
+		res, err := s.Update(ctx, key, setN(i), store.Create())
+		if err != nil {
+			t.Fatal(err)
+		}
+		values = append(values, res.Value)
+		acked = i
+	}
+	for _, p := range []string{"journal.write", "journal.sync", "snapshot.write", "snapshot.sync", "snapshot.rename", "segment.rename", "segment.sync", "dir.sync"} {
+		if taken[p] == 0 {
+			t.Fatalf("no image at %s (%v)", p, taken)
+		}
+	}
+	for _, img := range images {
+		c, err := file.Open(img.dir, file.Options{SegmentBytes: 1 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := c.Get(ctx, key)
+		if reason.CodeOf(err) == reason.NotFound && img.acked == 0 {
+			c.Close()
+			continue // before the first commit
+		}
+		if err != nil {
+			t.Fatalf("image at %s: %v", img.point, err)
+		}
+		if doc.Revision < uint64(img.acked) || doc.Revision > uint64(img.acked)+1 || sum(t, doc.Value) != sum(t, values[doc.Revision-1]) {
+			t.Fatalf("image at %s after %d acknowledged commits: revision %d", img.point, img.acked, doc.Revision)
+		}
+		if err := c.Verify(ctx, key); err != nil {
+			t.Fatalf("image at %s: %v", img.point, err)
+		}
+		recs, err := c.History(ctx, key, 0, 0)
+		if err != nil || uint64(len(recs)) != doc.Revision {
+			t.Fatalf("image at %s: %d records at revision %d, %v", img.point, len(recs), doc.Revision, err)
+		}
+		// The image goes on committing (and sealing) where it stopped.
+		for i := range 30 {
+			if _, err := c.Update(ctx, key, setN(500+i)); err != nil {
+				t.Fatalf("image at %s: commit: %v", img.point, err)
+			}
+		}
+		if err := c.Verify(ctx, key); err != nil {
+			t.Fatalf("image at %s: after more commits: %v", img.point, err)
+		}
+		c.Close()
+		noneAside(t, img.dir)
+	}
+	t.Logf("%d images: %v; %d segments", len(images), taken, len(segFiles(t, dir)))
+}
+
+// A rotation that fails is not a failed commit: the commit is acknowledged,
+// the journal stays live, and it is sealed later; a directory sync that
+// fails after the rename leaves the segment sealed.
+func TestRotationFaults(t *testing.T) {
+	boom := errors.New("EIO (injected)")
+	for _, point := range []string{"segment.rename", "segment.sync"} {
+		t.Run(point, func(t *testing.T) {
+			for _, hold := range []bool{false, true} {
+				dir := t.TempDir()
+				var fail atomic.Int32
+				fail.Store(3)
+				s := open(t, dir, file.Options{Hold: hold, SnapshotInterval: time.Millisecond, SegmentBytes: 1 << 10, Fault: func(p string) error {
+					if p == point && fail.Add(-1) >= 0 {
+						return boom
+					}
+					return nil
+				}})
+				for i := 1; i <= 150; i++ {
+					if res, err := s.Update(ctx, key, setN(i), store.Create()); err != nil || res.Revision != uint64(i) {
+						t.Fatalf("hold %v: commit %d: %+v %v", hold, i, res, err)
+					}
+					if hold && i%10 == 0 {
+						if err := s.Verify(ctx, key); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				if fail.Load() >= 0 {
+					t.Fatalf("hold %v: %s never reached", hold, point)
+				}
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if len(segFiles(t, dir)) < 2 {
+					t.Fatalf("hold %v: not sealed after the faults", hold)
+				}
+				if recs := readChain(t, dir); len(recs) != 150 {
+					t.Fatalf("hold %v: %d records", hold, len(recs))
+				}
+				reopenOK(t, dir, 150)
+			}
+		})
+	}
 }
