@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 )
@@ -55,6 +56,10 @@ func (t *connTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	ctx := req.Context()
 	for attempt := 0; ; attempt++ {
+		if err := ctx.Err(); err != nil {
+			closeBody(req)
+			return nil, err // never send what the caller gave up on
+		}
 		pc, reused, err := t.conn(ctx)
 		if err != nil {
 			closeBody(req)
@@ -97,23 +102,47 @@ func (t *connTransport) exchange(ctx context.Context, pc *pconn, req *http.Reque
 		pc.c.Close()
 		return nil, err
 	}
-	if err := req.Write(pc.bw); err != nil {
-		return fail(err)
+	werr := req.Write(pc.bw)
+	if werr == nil {
+		werr = pc.bw.Flush()
 	}
-	if err := pc.bw.Flush(); err != nil {
-		return fail(err)
+	if werr != nil {
+		if ctx.Err() != nil {
+			return fail(werr)
+		}
+		// The daemon may have answered and closed before reading the
+		// whole request (a body over its limit): its answer is the
+		// error to report, if it sent one.
+		pc.c.SetReadDeadline(time.Now().Add(2 * time.Second))
 	}
-	resp, err := http.ReadResponse(pc.br, req)
+	resp, err := readResponse(pc.br, req)
 	if err != nil {
+		if werr != nil {
+			err = werr
+		}
 		return fail(err)
 	}
-	b := &respBody{rc: resp.Body, pc: pc, t: t, stop: stop, keep: !resp.Close}
+	b := &respBody{rc: resp.Body, pc: pc, t: t, ctx: ctx, stop: stop, keep: werr == nil && !resp.Close}
 	if resp.Body == http.NoBody {
 		b.finish(true)
 		return resp, nil
 	}
 	resp.Body = b
 	return resp, nil
+}
+
+// readResponse reads the final response, skipping interim 1xx ones as
+// net/http's Transport does.
+func readResponse(br *bufio.Reader, req *http.Request) (*http.Response, error) {
+	for {
+		resp, err := http.ReadResponse(br, req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode < 100 || resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			return resp, nil
+		}
+	}
 }
 
 // conn returns an idle connection that is still open, or a new one.
@@ -141,15 +170,28 @@ func (t *connTransport) conn(ctx context.Context) (*pconn, bool, error) {
 	return &pconn{c: c, br: bufio.NewReaderSize(c, 16<<10), bw: bufio.NewWriterSize(c, 8<<10)}, false, nil
 }
 
+// put pools a connection whose exchange is complete, and closes the
+// pooled ones idle past the timeout (the oldest are first).
 func (t *connTransport) put(pc *pconn) {
-	pc.idle = time.Now()
+	now := time.Now()
+	pc.idle = now
+	var drop []*pconn
 	t.mu.Lock()
-	if len(t.idle) < t.maxIdle {
+	n := 0
+	for n < len(t.idle) && now.Sub(t.idle[n].idle) >= t.idleTimeout {
+		n++
+	}
+	if n > 0 {
+		drop = slices.Clone(t.idle[:n])
+		t.idle = slices.Delete(t.idle, 0, n)
+	}
+	if len(t.idle) < t.maxIdle && pc.br.Buffered() == 0 {
 		t.idle = append(t.idle, pc)
-		pc = nil
+	} else {
+		drop = append(drop, pc)
 	}
 	t.mu.Unlock()
-	if pc != nil {
+	for _, pc := range drop {
 		pc.c.Close()
 	}
 }
@@ -174,6 +216,7 @@ type respBody struct {
 	rc   io.ReadCloser
 	pc   *pconn
 	t    *connTransport
+	ctx  context.Context
 	stop func() bool // deregisters the context's cancellation
 	keep bool        // the daemon did not ask to close the connection
 
@@ -185,6 +228,9 @@ func (b *respBody) Read(p []byte) (int, error) {
 	n, err := b.rc.Read(p)
 	if err != nil {
 		b.finish(errors.Is(err, io.EOF))
+		if !errors.Is(err, io.EOF) && b.ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", b.ctx.Err(), err)
+		}
 	}
 	return n, err
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
 
@@ -78,6 +79,26 @@ func echoMux() *http.ServeMux {
 	})
 	mux.HandleFunc("GET /v1/slow", func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done()
+	})
+	mux.HandleFunc("GET /v1/half", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		io.WriteString(w, `{"partial":`)
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+	})
+	mux.HandleFunc("GET /v1/hints", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</x>; rel=preload")
+		w.WriteHeader(http.StatusEarlyHints)
+		io.WriteString(w, `{"final":true}`)
+	})
+	mux.HandleFunc("POST /v1/limited", func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<10)); err != nil {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"error":{"code":"INVALID_INPUT","message":"request body over the limit of 1024 bytes"}}`)
+			return
+		}
+		io.WriteString(w, `{}`)
 	})
 	return mux
 }
@@ -193,5 +214,110 @@ func TestTransportRefusesOtherSchemes(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, "https://x/v1/health", strings.NewReader("x"))
 	if _, err := tr.RoundTrip(req); !errors.Is(err, errTransportScheme) {
 		t.Fatalf("https request: %v", err)
+	}
+}
+
+// A request whose context is already done is not sent, even on a pooled
+// connection; a context that ends while the body is read is the error.
+func TestTransportDoneContext(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "d.sock")
+	var writes atomic.Int64
+	mux := echoMux()
+	mux.HandleFunc("PUT /v1/count", func(w http.ResponseWriter, r *http.Request) {
+		writes.Add(1)
+	})
+	startTestDaemon(t, sock, mux)
+	c, err := New("unix://"+sock, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Health(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 20 {
+		if err := c.do(ctx, http.MethodPut, "/v1/count", nil, []byte(`{}`), nil); !errors.Is(err, context.Canceled) {
+			t.Fatalf("put with a cancelled context: %v", err)
+		}
+	}
+	if n := writes.Load(); n != 0 {
+		t.Fatalf("%d requests with a cancelled context reached the daemon", n)
+	}
+	dctx, dcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer dcancel()
+	if err := c.do(dctx, http.MethodGet, "/v1/half", nil, nil, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("body cut by the deadline: %v, want the context's error", err)
+	}
+}
+
+// A body over the daemon's limit gets the daemon's answer, not the broken
+// pipe of a write it stopped reading; interim 1xx answers are skipped.
+func TestTransportEarlyAnswers(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "d.sock")
+	startTestDaemon(t, sock, echoMux())
+	c, err := New("unix://"+sock, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	big := make([]byte, 8<<20)
+	for i := range big {
+		big[i] = 'x'
+	}
+	err = c.do(ctx, http.MethodPost, "/v1/limited", nil, big, nil)
+	if reason.CodeOf(err) != reason.InvalidInput || !strings.Contains(err.Error(), "over the limit") {
+		t.Fatalf("oversized body: %v, want the daemon's INVALID_INPUT", err)
+	}
+	var out struct{ Final bool }
+	for range 3 {
+		if err := c.do(ctx, http.MethodGet, "/v1/hints", nil, nil, &out); err != nil || !out.Final {
+			t.Fatalf("after 103: %+v, %v", out, err)
+		}
+		if err := c.Health(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// Connections idle past the timeout are closed, not only the newest.
+func TestTransportIdleTimeout(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "d.sock")
+	startTestDaemon(t, sock, echoMux())
+	tr := &connTransport{
+		dial:        func(ctx context.Context) (net.Conn, error) { return new(net.Dialer).DialContext(ctx, "unix", sock) },
+		maxIdle:     64,
+		idleTimeout: 30 * time.Millisecond,
+	}
+	c, err := New("unix://"+sock, Options{HTTPClient: &http.Client{Transport: tr}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range 16 {
+		wg.Go(func() {
+			<-start
+			c.do(ctx, http.MethodGet, "/v1/slow-ish", nil, nil, nil)
+		})
+	}
+	close(start)
+	wg.Wait()
+	// Steady light use keeps the newest connection fresh; the others age.
+	for range 8 {
+		time.Sleep(10 * time.Millisecond)
+		if err := c.Health(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr.mu.Lock()
+	n := len(tr.idle)
+	tr.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d connections pooled after the others idled out, want 1", n)
 	}
 }

@@ -322,13 +322,6 @@ func cachedConfig(app *App, root string) func() (*asdd.Config, error) {
 	}
 }
 
-// setMemoryLimit applies --memory-limit unless $GOMEMLIMIT is set. The
-// daemon keeps the whole state in memory; without a limit the collector
-// lets the heap grow to twice the live data before it runs. With a limit
-// (and no $GOGC) the collector also runs less often below it (GOGC 400):
-// a daemon's live data is small next to what a burst of commits allocates,
-// and collecting at twice the live data would spend a fifth of the CPU on
-// it; the limit still bounds the heap.
 // daemonRuntime sets the Go runtime up for a daemon: the memory limit (see
 // setMemoryLimit) and one more P than the runtime's default (unless
 // GOMAXPROCS is set). Each document's syncer spends much of its time in
@@ -337,17 +330,27 @@ func cachedConfig(app *App, root string) func() (*asdd.Config, error) {
 // typically after the call has already returned: on a 2-core machine the
 // daemon then leaves about a quarter of the CPU idle while requests queue
 // on the blocked P (measured: 150% CPU at 64 clients; 170% and 15-30%
-// more proposals/s with the spare P).
+// more proposals/s with the spare P). The spare P is added once per
+// process (tests and bench daemon start several daemons).
 func daemonRuntime(memoryLimit string) error {
 	if err := setMemoryLimit(memoryLimit); err != nil {
 		return err
 	}
 	if os.Getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1)
+		spareP.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1) })
 	}
 	return nil
 }
 
+var spareP sync.Once
+
+// setMemoryLimit applies --memory-limit unless $GOMEMLIMIT is set. The
+// daemon keeps the whole state in memory; without a limit the collector
+// lets the heap grow to twice the live data before it runs. With a limit
+// (and no $GOGC) the collector also runs less often below it (GOGC 400):
+// a daemon's live data is small next to what a burst of commits allocates,
+// and collecting at twice the live data would spend a fifth of the CPU on
+// it; the limit still bounds the heap.
 func setMemoryLimit(v string) error {
 	if os.Getenv("GOMEMLIMIT") != "" || v == "0" || v == "" {
 		return nil
