@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -168,3 +171,92 @@ func writeHistory(dir string, size, seg int64) (uint64, error) {
 	}
 	return rev, os.WriteFile(filepath.Join(dir, "doc.json"), snap, 0o644)
 }
+
+// BenchmarkHoldCommit measures the daemon's commit path (Hold mode, group
+// commit, commits through a patch as the ASDD operations make them) with
+// 64 writers, without rotation and with the journal sealed every 256 KiB
+// (about every thousand commits).
+func BenchmarkHoldCommit(b *testing.B) {
+	for _, seg := range []int64{-1, 256 << 10} {
+		name := "rotating=never"
+		if seg > 0 {
+			name = fmt.Sprintf("rotating=%dKiB", seg>>10)
+		}
+		b.Run(name, func(b *testing.B) {
+			dir := b.TempDir()
+			s, err := file.Open(dir, file.Options{Hold: true, SegmentBytes: seg})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ctx := context.Background()
+			const writers = 64
+			if _, err := s.Update(ctx, "doc.json", func(store.Document) (store.Change, error) {
+				return store.Change{Value: []byte(`{}`), Actor: "bench"}, nil
+			}, store.Create()); err != nil {
+				b.Fatal(err)
+			}
+			var next atomic.Int64
+			lat := make([][]time.Duration, writers)
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			start := time.Now()
+			for w := range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					note := strings.Repeat("n", 200)
+					for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+						t0 := time.Now()
+						_, err := s.Update(ctx, "doc.json", func(cur store.Document) (store.Change, error) {
+							// As the daemon's ASDD operations: the patch,
+							// the proposer's own decoded value (memo) and
+							// its bytes made only when read (lazy).
+							old, _ := cur.Memo.(map[string]json.RawMessage)
+							memo := make(map[string]json.RawMessage, len(old)+1)
+							for k, v := range old {
+								memo[k] = v
+							}
+							k := fmt.Sprintf("w%02d", w)
+							memo[k] = json.RawMessage(fmt.Sprintf(`{"i":%d,"note":"%s"}`, i, note))
+							p := fmt.Sprintf(`[{"op":"add","path":"/%s","value":%s}]`, k, memo[k])
+							return store.Change{Patch: json.RawMessage(p), Memo: memo, Lazy: lazyMap(memo), Actor: k, Reason: "bench"}, nil
+						}, store.WithMemo())
+						if err != nil {
+							b.Error(err)
+							return
+						}
+						lat[w] = append(lat[w], time.Since(t0))
+					}
+				}()
+			}
+			wg.Wait()
+			el := time.Since(start)
+			b.StopTimer()
+			var all []time.Duration
+			for _, l := range lat {
+				all = append(all, l...)
+			}
+			slices.Sort(all)
+			if len(all) > 0 {
+				b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
+			}
+			b.ReportMetric(float64(b.N)/el.Seconds(), "commits/s")
+			segs, _ := filepath.Glob(filepath.Join(dir, "doc.journal.*-*.ndjson"))
+			b.ReportMetric(float64(len(segs)), "segments")
+		})
+	}
+}
+
+// lazyMap is a memo's value, encoded when read (the snapshot writer).
+type lazyMap map[string]json.RawMessage
+
+func (l lazyMap) Len() int {
+	n := 1 + max(len(l), 1) // braces and commas
+	for k, v := range l {
+		n += len(k) + 3 + len(v)
+	}
+	return n
+}
+
+func (l lazyMap) Bytes() []byte { b, _ := json.Marshal(map[string]json.RawMessage(l)); return b }
