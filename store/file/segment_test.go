@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -177,6 +178,20 @@ func TestRotationDirect(t *testing.T) {
 	storetest.VerifyAll(t, s)
 	if keys, err := s.Keys(ctx); err != nil || len(keys) != 1 || keys[0] != key {
 		t.Fatalf("keys: %v %v", keys, err)
+	}
+	files, err := s.JournalFiles(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, f := range append(segFiles(t, dir), path(dir, "journal.ndjson")) {
+		if _, err := os.Stat(f); err == nil {
+			rel, _ := filepath.Rel(dir, f)
+			want = append(want, filepath.ToSlash(rel))
+		}
+	}
+	if !slices.Equal(files, want) || len(files) < 5 {
+		t.Fatalf("journal files %v, want %v", files, want)
 	}
 }
 
