@@ -1107,6 +1107,11 @@ func (c *cycleCLI) rebuild(cmd *cobra.Command, id string) error {
 		if _, serr := root.Stat(journal); serr == nil {
 			return fmt.Errorf("%w; its journal %s exists, so rebuild leaves it alone (see custodian verify %s)", err, journal, key)
 		}
+		if jl, ok := s.(journalLister); ok {
+			if files, _ := jl.JournalFiles(key); len(files) > 0 {
+				return fmt.Errorf("%w; its journal (%s) exists, so rebuild leaves it alone (see custodian verify %s)", err, strings.Join(files, ", "), key)
+			}
+		}
 		aside := key + ".corrupt-" + c.app.Now().UTC().Format("20060102T150405Z")
 		if rerr := root.Rename(key, aside); rerr != nil {
 			return fmt.Errorf("%w (and could not move it aside: %v)", err, rerr)

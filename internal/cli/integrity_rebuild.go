@@ -101,6 +101,12 @@ func fileState(rootDir, rel string) string {
 	return "present"
 }
 
+// journalLister is the file store's listing of a document's journal files
+// (its sealed segments and the live journal).
+type journalLister interface {
+	JournalFiles(key string) ([]string, error)
+}
+
 func rebuild(app *App, cmd *cobra.Command, force bool) (*RebuildResult, error) {
 	rootDir, err := app.Root()
 	if err != nil {
@@ -138,7 +144,14 @@ func rebuild(app *App, cmd *cobra.Command, force bool) (*RebuildResult, error) {
 	}
 	// Keep the old files aside; the store must forget what it read. No
 	// daemon may serve the project meanwhile, and no commit may be under
-	// way while the files move.
+	// way while the files move. The journal may have been rotated into
+	// segments: they all go aside, or the store would replay them.
+	aside := []string{manifestFile, journalFile, tmpFile}
+	if jl, ok := st.(journalLister); ok {
+		if files, err := jl.JournalFiles(asdd.Key); err == nil {
+			aside = append(append([]string{manifestFile, tmpFile}, files...), journalFile)
+		}
+	}
 	if err := app.Close(); err != nil {
 		return nil, err
 	}
@@ -157,16 +170,16 @@ func rebuild(app *App, cmd *cobra.Command, force bool) (*RebuildResult, error) {
 		return nil, err
 	}
 	stamp := app.Now().UTC().Format("20060102T150405Z")
-	for _, f := range []string{manifestFile, journalFile, tmpFile} {
+	for _, f := range slices.Compact(aside) {
 		if _, err := root.Lstat(f); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		aside := f + ".before-rebuild-" + stamp
-		if err := root.Rename(f, aside); err != nil {
+		to := f + ".before-rebuild-" + stamp
+		if err := root.Rename(f, to); err != nil {
 			unlockDoc()
 			return nil, fmt.Errorf("keep %s aside: %w", f, err)
 		}
-		res.KeptAside = append(res.KeptAside, aside)
+		res.KeptAside = append(res.KeptAside, to)
 	}
 	unlockDoc()
 
