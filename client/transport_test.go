@@ -53,6 +53,20 @@ func (d *testDaemon) stop() {
 	<-d.done
 }
 
+// clientOf starts a test daemon serving h and returns it, a client of it
+// and its socket.
+func clientOf(t *testing.T, h http.Handler) (*testDaemon, *Client, string) {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "d.sock")
+	d := startTestDaemon(t, sock, h)
+	c, err := New("unix://"+sock, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return d, c, sock
+}
+
 func echoMux() *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) {
@@ -105,13 +119,7 @@ func echoMux() *http.ServeMux {
 
 // Requests from many goroutines share a few kept-alive connections.
 func TestTransportReusesConnections(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "d.sock")
-	d := startTestDaemon(t, sock, echoMux())
-	c, err := New("unix://"+sock, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	d, c, _ := clientOf(t, echoMux())
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for w := range 8 {
@@ -138,13 +146,7 @@ func TestTransportReusesConnections(t *testing.T) {
 // a state change included, goes out on a new one instead of failing on the
 // dead one.
 func TestTransportDaemonRestart(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "d.sock")
-	d := startTestDaemon(t, sock, echoMux())
-	c, err := New("unix://"+sock, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	d, c, sock := clientOf(t, echoMux())
 	ctx := context.Background()
 	if err := c.Health(ctx); err != nil {
 		t.Fatal(err)
@@ -170,17 +172,11 @@ func TestTransportDaemonRestart(t *testing.T) {
 // a watch stream stopped by its consumer closes its connection instead of
 // putting it back half read.
 func TestTransportCancelAndEarlyClose(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "d.sock")
-	d := startTestDaemon(t, sock, echoMux())
-	c, err := New("unix://"+sock, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	d, c, _ := clientOf(t, echoMux())
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	err = c.do(ctx, http.MethodGet, "/v1/slow", nil, nil, nil)
+	err := c.do(ctx, http.MethodGet, "/v1/slow", nil, nil, nil)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("slow request: %v, want the context's deadline", err)
 	}
@@ -220,18 +216,12 @@ func TestTransportRefusesOtherSchemes(t *testing.T) {
 // A request whose context is already done is not sent, even on a pooled
 // connection; a context that ends while the body is read is the error.
 func TestTransportDoneContext(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "d.sock")
 	var writes atomic.Int64
 	mux := echoMux()
 	mux.HandleFunc("PUT /v1/count", func(w http.ResponseWriter, r *http.Request) {
 		writes.Add(1)
 	})
-	startTestDaemon(t, sock, mux)
-	c, err := New("unix://"+sock, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, c, _ := clientOf(t, mux)
 	if err := c.Health(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -255,19 +245,13 @@ func TestTransportDoneContext(t *testing.T) {
 // A body over the daemon's limit gets the daemon's answer, not the broken
 // pipe of a write it stopped reading; interim 1xx answers are skipped.
 func TestTransportEarlyAnswers(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "d.sock")
-	startTestDaemon(t, sock, echoMux())
-	c, err := New("unix://"+sock, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	_, c, _ := clientOf(t, echoMux())
 	ctx := context.Background()
 	big := make([]byte, 8<<20)
 	for i := range big {
 		big[i] = 'x'
 	}
-	err = c.do(ctx, http.MethodPost, "/v1/limited", nil, big, nil)
+	err := c.do(ctx, http.MethodPost, "/v1/limited", nil, big, nil)
 	if reason.CodeOf(err) != reason.InvalidInput || !strings.Contains(err.Error(), "over the limit") {
 		t.Fatalf("oversized body: %v, want the daemon's INVALID_INPUT", err)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/custodian-dev/custodian/internal/jsonenc"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -62,11 +63,11 @@ func (r *Record) encode(b []byte) ([]byte, error) {
 	b = append(b, t...)
 	if r.Actor != "" {
 		b = append(b, `,"actor":`...)
-		b = appendJSONString(b, r.Actor)
+		b = jsonenc.String(b, r.Actor)
 	}
 	if r.Reason != "" {
 		b = append(b, `,"reason":`...)
-		b = appendJSONString(b, r.Reason)
+		b = jsonenc.String(b, r.Reason)
 	}
 	b = append(b, `,"patch":`...)
 	if b, err = appendRaw(b, r.Patch); err != nil {
@@ -79,7 +80,7 @@ func (r *Record) encode(b []byte) ([]byte, error) {
 				b = append(b, ',')
 			}
 			b = append(b, `{"type":`...)
-			b = appendJSONString(b, e.Type)
+			b = jsonenc.String(b, e.Type)
 			if len(e.Data) > 0 {
 				b = append(b, `,"data":`...)
 				if b, err = appendRaw(b, e.Data); err != nil {
@@ -91,25 +92,12 @@ func (r *Record) encode(b []byte) ([]byte, error) {
 		b = append(b, ']')
 	}
 	b = append(b, `,"sum":`...)
-	b = appendJSONString(b, r.Sum)
+	b = jsonenc.String(b, r.Sum)
 	b = append(b, `,"prev":`...)
-	b = appendJSONString(b, r.Prev)
+	b = jsonenc.String(b, r.Prev)
 	b = append(b, `,"hash":`...)
-	b = appendJSONString(b, r.Hash)
+	b = jsonenc.String(b, r.Hash)
 	return append(b, '}'), nil
-}
-
-// appendJSONString appends s as json.Marshal quotes it.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always marshals
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // appendRaw appends a json.RawMessage as json.Marshal does (compacted, with
