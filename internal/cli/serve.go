@@ -294,18 +294,23 @@ func checkBind(addr, token string) error {
 // .asdd/config.yaml changed (by its size, time and inode), so the daemon
 // follows edits without parsing YAML on every proposal.
 func cachedConfig(app *App, root string) func() (*asdd.Config, error) {
+	type version struct {
+		exists      bool
+		size, mtime int64
+		dev, ino    uint64
+	}
 	var (
 		mu   sync.Mutex
-		key  string
+		key  version
 		last *asdd.Config
 	)
 	path := filepath.Join(root, filepath.FromSlash(asdd.ConfigPath))
 	return func() (*asdd.Config, error) {
-		k := "missing"
+		var k version
 		if fi, err := os.Stat(path); err == nil {
-			k = fmt.Sprintf("%d/%d", fi.Size(), fi.ModTime().UnixNano())
+			k = version{exists: true, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				k += fmt.Sprintf("/%d/%d", st.Dev, st.Ino)
+				k.dev, k.ino = uint64(st.Dev), st.Ino
 			}
 		}
 		mu.Lock()
