@@ -144,14 +144,7 @@ func rebuild(app *App, cmd *cobra.Command, force bool) (*RebuildResult, error) {
 	}
 	// Keep the old files aside; the store must forget what it read. No
 	// daemon may serve the project meanwhile, and no commit may be under
-	// way while the files move. The journal may have been rotated into
-	// segments: they all go aside, or the store would replay them.
-	aside := []string{manifestFile, journalFile, tmpFile}
-	if jl, ok := st.(journalLister); ok {
-		if files, err := jl.JournalFiles(asdd.Key); err == nil {
-			aside = append(append([]string{manifestFile, tmpFile}, files...), journalFile)
-		}
-	}
+	// way while the files move.
 	if err := app.Close(); err != nil {
 		return nil, err
 	}
@@ -169,8 +162,16 @@ func rebuild(app *App, cmd *cobra.Command, force bool) (*RebuildResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The journal may have been rotated into segments: they all go aside
+	// (listed now that no commit can seal another), or the store would
+	// replay them.
+	journals, err := file.JournalFilesIn(rootDir, asdd.Key)
+	if err != nil {
+		unlockDoc()
+		return nil, err
+	}
 	stamp := app.Now().UTC().Format("20060102T150405Z")
-	for _, f := range slices.Compact(aside) {
+	for _, f := range append([]string{manifestFile, tmpFile}, journals...) {
 		if _, err := root.Lstat(f); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -171,4 +171,7 @@ func TestKillNine(t *testing.T) {
 	}
 	segs, _ := filepath.Glob(filepath.Join(dir, "shared", "doc.journal.*-*.ndjson"))
 	t.Logf("%d kills, %d acknowledged commits, all present; %d journal segments", rounds, len(acked), len(segs))
+	if len(segs) == 0 {
+		t.Fatal("no journal segment was sealed: the kills never met a rotation")
+	}
 }

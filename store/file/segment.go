@@ -61,20 +61,32 @@ type segment struct {
 
 // segments lists the document's sealed segments in revision order.
 func (d *doc) segments() ([]segment, error) {
-	ents, err := fs.ReadDir(d.s.root.FS(), d.p.dir)
+	segs, err := listSegments(d.s.root.FS(), d.p)
+	if err != nil && reason.CodeOf(err) == "" {
+		return nil, pathError(d.p.key, err)
+	}
+	return segs, err
+}
+
+// listSegments lists the sealed segments of the document at p in revision
+// order. Two whose revisions overlap are CORRUPT_STATE naming both (a
+// rotation never makes them: one was put there by hand), never one
+// silently read and the other skipped.
+func listSegments(fsys fs.FS, p paths) ([]segment, error) {
+	ents, err := fs.ReadDir(fsys, p.dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, pathError(d.p.key, err)
+		return nil, err
 	}
 	var segs []segment
 	for _, e := range ents {
 		if e.IsDir() {
 			continue
 		}
-		if from, to, ok := parseSegmentName(e.Name(), d.p.segPrefix); ok {
-			segs = append(segs, segment{name: path.Join(d.p.dir, e.Name()), from: from, to: to})
+		if from, to, ok := parseSegmentName(e.Name(), p.segPrefix); ok {
+			segs = append(segs, segment{name: path.Join(p.dir, e.Name()), from: from, to: to})
 		}
 	}
 	slices.SortFunc(segs, func(a, b segment) int {
@@ -83,7 +95,43 @@ func (d *doc) segments() ([]segment, error) {
 		}
 		return cmpU64(a.to, b.to)
 	})
+	for i := 1; i < len(segs); i++ {
+		if segs[i].from <= segs[i-1].to {
+			return nil, reason.New(reason.CorruptState, "journal segments %s and %s of %s overlap (revisions %d-%d and %d-%d): one was not made by a rotation; move it out of the way", segs[i-1].name, segs[i].name, p.key, segs[i-1].from, segs[i-1].to, segs[i].from, segs[i].to)
+		}
+	}
 	return segs, nil
+}
+
+// JournalFilesIn lists the journal files of the document key under the
+// project root dir without opening a store: its sealed segments, oldest
+// first, then the live journal if it exists; names are relative to dir.
+// A tool that moves a document's files aside calls it while it holds the
+// document's lock (.lock beside it), so no rotation runs meanwhile.
+func JournalFilesIn(dir, key string) ([]string, error) {
+	if err := store.CheckKey(key); err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", dir, err)
+	}
+	defer root.Close()
+	p := pathsFor(key)
+	segs, err := listSegments(root.FS(), p)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, sg := range segs {
+		out = append(out, sg.name)
+	}
+	if _, err := root.Lstat(p.journal); err == nil {
+		out = append(out, p.journal)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	return out, nil
 }
 
 func cmpU64(a, b uint64) int {

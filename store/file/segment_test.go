@@ -22,8 +22,10 @@ import (
 	"github.com/custodian-dev/custodian/store/storetest"
 )
 
-// The conformance suite with journals sealed into segments constantly: after
-// every commit (1 byte) and every few commits.
+// The conformance suite with journals sealed into segments: in direct mode
+// after every commit (1 byte) and every few commits; in Hold mode, which
+// seals only once the paced snapshot holds a revision of the live journal,
+// in the tests whose commits outlast a snapshot interval.
 func TestConformanceSegments(t *testing.T) {
 	for _, n := range []int64{1, 700} {
 		t.Run(fmt.Sprintf("direct/%dB", n), func(t *testing.T) {
@@ -598,4 +600,44 @@ func TestRotationFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A file named as a segment whose revisions overlap another's was not made
+// by a rotation: opening, Verify and History name both files
+// (CORRUPT_STATE) instead of reading one and skipping the other.
+func TestOverlappingSegmentsRefused(t *testing.T) {
+	dir := t.TempDir()
+	commitSegmented(t, dir, 60, 1<<10)
+	segs := segFiles(t, dir)
+	if len(segs) < 2 {
+		t.Fatalf("segments %v", segs)
+	}
+	var from, to uint64
+	if _, err := fmt.Sscanf(filepath.Base(segs[1]), "journal.%d-%d.ndjson", &from, &to); err != nil {
+		t.Fatal(err)
+	}
+	stray := filepath.Join(filepath.Dir(segs[1]), fmt.Sprintf("journal.%012d-%012d.ndjson", from+1, to))
+	if err := os.WriteFile(stray, []byte("tampered\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, dir, file.Options{})
+	_, gerr := s.Get(ctx, key)
+	verr := s.Verify(ctx, key)
+	_, herr := s.History(ctx, key, 0, 0)
+	for _, err := range []error{gerr, verr, herr} {
+		if reason.CodeOf(err) != reason.CorruptState || !strings.Contains(err.Error(), filepath.Base(stray)) || !strings.Contains(err.Error(), filepath.Base(segs[1])) {
+			t.Fatalf("with %s beside %s: %v, want CORRUPT_STATE naming both", filepath.Base(stray), filepath.Base(segs[1]), err)
+		}
+	}
+	files, err := file.JournalFilesIn(dir, key)
+	if reason.CodeOf(err) != reason.CorruptState || files != nil {
+		t.Fatalf("JournalFilesIn: %v, %v", files, err)
+	}
+	if err := os.Remove(stray); err != nil {
+		t.Fatal(err)
+	}
+	if files, err = file.JournalFilesIn(dir, key); err != nil || len(files) < len(segs) {
+		t.Fatalf("JournalFilesIn after the stray file went: %v, %v (segments %d)", files, err, len(segs))
+	}
+	storetest.VerifyAll(t, open(t, dir, file.Options{}))
 }

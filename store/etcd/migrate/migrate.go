@@ -117,22 +117,25 @@ func files(key string) (snap, journal string) {
 	return key, dir + strings.TrimSuffix(base, ".json") + ".journal.ndjson"
 }
 
-// Has reports whether the snapshot or the journal of key exists.
+// Has reports whether the snapshot or any journal file (live or sealed
+// segment) of key exists.
 func (f FileTarget) Has(ctx context.Context, key string) (bool, error) {
 	r, err := os.OpenRoot(f.Root)
 	if err != nil {
 		return false, fmt.Errorf("open %s: %w", f.Root, err)
 	}
 	defer r.Close()
-	snap, journal := files(key)
-	for _, name := range []string{snap, journal} {
-		if _, err := r.Lstat(name); err == nil {
-			return true, nil
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			return false, fmt.Errorf("%s: %w", name, err)
-		}
+	snap, _ := files(key)
+	if _, err := r.Lstat(snap); err == nil {
+		return true, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("%s: %w", snap, err)
 	}
-	return false, nil
+	journals, err := file.JournalFilesIn(f.Root, key)
+	if err != nil {
+		return false, err
+	}
+	return len(journals) > 0, nil
 }
 
 // Import writes the journal and the snapshot of a new document.

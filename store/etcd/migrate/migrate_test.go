@@ -180,6 +180,22 @@ func TestRefusals(t *testing.T) {
 	if reason.CodeOf(err) != reason.Conflict {
 		t.Fatalf("copy over an existing file: got %v, want CONFLICT", err)
 	}
+	// Nor next to sealed journal segments of the document, even with its
+	// snapshot and live journal gone.
+	seg := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(seg, ".asdd", "state"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(seg, ".asdd/state/journal.000000000001-000000000004.ndjson"), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = migrate.Copy(ctx, es, migrate.FileTarget{Root: seg}, nil, nil)
+	if reason.CodeOf(err) != reason.Conflict {
+		t.Fatalf("copy next to journal segments: got %v, want CONFLICT", err)
+	}
+	if _, err := os.Stat(filepath.Join(seg, keys[1])); err == nil {
+		t.Fatal("a refused copy wrote the manifest")
+	}
 }
 
 func run(t *testing.T, wantCode int, args ...string) string {
