@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -15,6 +16,11 @@ import (
 // Seal sets r.Prev to prev and r.Hash to the hash of the record's line, and
 // returns the line (with its trailing newline) to append to the journal.
 func (r *Record) Seal(prev string) ([]byte, error) {
+	return r.SealTo(nil, prev)
+}
+
+// SealTo is Seal appending the line to b (a batch of lines in one buffer).
+func (r *Record) SealTo(b []byte, prev string) ([]byte, error) {
 	r.Prev = validUTF8(prev)
 	r.Hash = ""
 	r.Time = r.Time.UTC()
@@ -30,14 +36,15 @@ func (r *Record) Seal(prev string) ([]byte, error) {
 	for _, e := range r.Events {
 		size += 32 + len(e.Type) + len(e.Data)
 	}
-	body, err := r.encode(make([]byte, 0, size))
+	start := len(b)
+	b, err := r.encode(slices.Grow(b, size))
 	if err != nil {
 		return nil, fmt.Errorf("encode journal record %d: %w", r.Rev, err)
 	}
-	r.Hash = HashBytes(body)
-	line := append(body[:len(body)-len(`""}`)], '"')
-	line = append(line, r.Hash...)
-	return append(line, "\"}\n"...), nil
+	r.Hash = HashBytes(b[start:])
+	b = append(b[:len(b)-len(`""}`)], '"')
+	b = append(b, r.Hash...)
+	return append(b, "\"}\n"...), nil
 }
 
 func validUTF8(s string) string {

@@ -74,7 +74,8 @@ type heldState struct {
 	locked bool // the document's flock is held (guarded by doc.mu)
 	closed bool // the store closed (guarded by doc.mu)
 
-	jf *os.File // the live journal, open for appending (the syncer's)
+	jf   *os.File // the live journal, open for appending (the syncer's)
+	wbuf []byte   // the syncer's buffer of a group's lines (writeBatch)
 
 	// Commits waiting for the next journal write, in revision order. Their
 	// records are sealed (prev, hash) by the syncer when it writes them.
@@ -300,22 +301,20 @@ func (d *doc) writeBatch(batch []pendingRec) (*version, error) {
 	h := &d.held
 	last := batch[len(batch)-1]
 	prev := h.lastHash
-	var buf []byte
-	if len(batch) > 1 {
-		buf = make([]byte, 0, len(batch)*512)
+	// The syncer alone writes: one buffer serves every group (dropped
+	// after an unusually large one).
+	buf := h.wbuf[:0]
+	if cap(buf) > 4<<20 {
+		buf = nil
 	}
 	for _, p := range batch {
-		line, err := p.rec.Seal(prev)
-		if err != nil {
+		var err error
+		if buf, err = p.rec.SealTo(buf, prev); err != nil {
 			return nil, err
-		}
-		if len(batch) == 1 {
-			buf = line
-		} else {
-			buf = append(buf, line...)
 		}
 		prev = p.rec.Hash
 	}
+	h.wbuf = buf
 	jf, err := d.openLive()
 	if err != nil {
 		return nil, fmt.Errorf("append to journal %s: %w", d.p.journal, err)
