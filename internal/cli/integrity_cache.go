@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"io/fs"
 	"os"
 	"path"
 	"strconv"
@@ -61,18 +62,21 @@ func inputOf(m *asdd.Manifest) *checkInput {
 	return in
 }
 
-// stateStamps stamps the manifest and its journal; ok is false when either
-// is missing or cannot be stat'ed.
+// stateStamps stamps the manifest and its live journal; ok is false when
+// the manifest is missing or either cannot be stat'ed. A journal just
+// sealed into a segment is absent until the next commit creates it: its
+// stamp is then the zero stamp (the next commit changes it).
 func stateStamps(root *os.Root) (m, j reconcile.Stamp, ok bool) {
 	mi, err := root.Stat(manifestFile)
 	if err != nil {
 		return m, j, false
 	}
-	ji, err := root.Stat(journalFile)
-	if err != nil {
+	if ji, err := root.Stat(journalFile); err == nil {
+		j = reconcile.StampOf(ji)
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return m, j, false
 	}
-	return reconcile.StampOf(mi), reconcile.StampOf(ji), true
+	return reconcile.StampOf(mi), j, true
 }
 
 // encodeCheckCache and decodeCheckCache are the cache's format (gob).

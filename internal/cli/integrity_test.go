@@ -602,6 +602,15 @@ func FuzzDecodeCheckCache(f *testing.F) {
 // TestCheckCacheFollowsCommits: a warm check takes the manifest from its
 // cache only while no commit happened; after one it sees the new state.
 func TestCheckCacheFollowsCommits(t *testing.T) {
+	t.Run("one journal", checkCacheFollowsCommits)
+	t.Run("journal sealed at every commit", func(t *testing.T) {
+		// The live journal is absent between commits.
+		t.Setenv("CUSTODIAN_JOURNAL_SEGMENT_BYTES", "1")
+		checkCacheFollowsCommits(t)
+	})
+}
+
+func checkCacheFollowsCommits(t *testing.T) {
 	p := newIP(t)
 	p.must("init")
 	p.write(".asdd/specs/S-1/intent.md", "# S — intent\n")
