@@ -145,7 +145,13 @@ func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, b
 	if out == nil {
 		return nil
 	}
-	if err := json.Unmarshal(data, out); err != nil {
+	if u, ok := out.(json.Unmarshaler); ok {
+		// Its own decoder checks the JSON (OpResponse's, see decode.go).
+		err = u.UnmarshalJSON(data)
+	} else {
+		err = json.Unmarshal(data, out)
+	}
+	if err != nil {
 		return fmt.Errorf("daemon: decode response: %w", err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -142,5 +143,39 @@ func TestOpResponseMatchesMarshal(t *testing.T) {
 		if err := json.Unmarshal(got, &back); err != nil || back.Revision != r.Revision || back.Summary != r.Summary {
 			t.Errorf("round trip of %s: %+v, %v", got, back, err)
 		}
+		// The daemon's usual answers take the decoder's fast path.
+		if r.Verdict == nil && r.Slice == nil && r.Warnings == nil && r.Effects == nil {
+			if p := (opParser{b: got}); !p.response(&back) {
+				t.Errorf("%s is not read by the fast path", got)
+			}
+		}
 	}
+}
+
+// OpResponse's decoder gives exactly what encoding/json gives, or the same
+// error, on any input.
+func FuzzOpResponseDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"revision":2,"summary":"heartbeat from spec_agent (ACTIVE)","events":[{"type":"heartbeat","agent":"spec","data":{"status":"ACTIVE"}}]}`,
+		`{"revision":9,"summary":"x","events":[],"verdict":{"code":"BELOW_THRESHOLD","message":"m"}}`,
+		`{"revision":1,"summary":"","events":null}`,
+		` { "revision" : 18446744073709551615 , "events" : [ { "type" : "t" , "slice" : "S" , "data" : { "a" : -0.5e3 , "b" : true , "c" : null , "d" : false } } ] } `,
+		`{"revision":1,"revision":2}`, `{"Revision":1}`, `{"revision":-0}`, `{"revision":1e2}`, `null`, `{"summary":"\u00e9\n"}`,
+		`{"events":[{"data":{"n":1e400}}]}`, `{"events":[{"data":{"x":[1]}}]}`, `{"summary":"` + "\xff" + `"}`, `{}`, `{"events":[{}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		type plain OpResponse
+		var want plain
+		werr := json.Unmarshal(b, &want)
+		var got OpResponse
+		gerr := got.UnmarshalJSON(b)
+		if (werr == nil) != (gerr == nil) {
+			t.Fatalf("%q: encoding/json %v, UnmarshalJSON %v", b, werr, gerr)
+		}
+		if werr == nil && !reflect.DeepEqual(OpResponse(want), got) {
+			t.Fatalf("%q:\nencoding/json %#v\nUnmarshalJSON %#v", b, want, got)
+		}
+	})
 }
