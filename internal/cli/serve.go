@@ -48,6 +48,10 @@ type ServeOptions struct {
 	// MemoryLimit is the Go runtime's soft memory limit ("160MB"; "0" for
 	// none). $GOMEMLIMIT, when set, wins.
 	MemoryLimit string
+	// SegmentSize is the size past which a journal is sealed into a
+	// segment ("64MB"; "" for $CUSTODIAN_JOURNAL_SEGMENT_BYTES or the
+	// default).
+	SegmentSize string
 }
 
 func newServeCmd(app *App) *cobra.Command {
@@ -98,6 +102,7 @@ file stay one per project directory. --snapshot-interval does not apply.`,
 	f.DurationVar(&o.MonitorEvery, "monitor-every", time.Minute, "heartbeat monitor interval (0 disables it)")
 	f.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	f.StringVar(&o.MemoryLimit, "memory-limit", "160MB", "soft memory `limit` for the daemon's garbage collector (0: none; $GOMEMLIMIT wins)")
+	f.StringVar(&o.SegmentSize, "journal-segment-size", "", "`size` past which a journal is sealed into a segment file (default $CUSTODIAN_JOURNAL_SEGMENT_BYTES, else 64MB)")
 	return cmd
 }
 
@@ -113,6 +118,14 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 	log := slog.New(slog.NewTextHandler(app.Err, &slog.HandlerOptions{Level: level}))
 	if err := daemonRuntime(o.MemoryLimit); err != nil {
 		return err
+	}
+	var segBytes int64 // 0: the environment's or the store's default
+	if o.SegmentSize != "" {
+		sizes, err := parseSizes(o.SegmentSize)
+		if err != nil || len(sizes) != 1 {
+			return reason.Usage("--journal-segment-size %q: want a size such as 64MB", o.SegmentSize)
+		}
+		segBytes = int64(sizes[0])
 	}
 	if o.Addr == "" && o.Socket == "" {
 		return reason.Usage("nothing to listen on: give --addr or --socket")
@@ -158,6 +171,7 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 	} else {
 		fopts := file.Options{Now: app.Now, Logger: log, Hold: true, SnapshotInterval: o.SnapshotInterval, OnSync: metrics.ObserveSync}
 		fopts.Limits.MaxBytes = maxBytes
+		fopts.SegmentBytes = segBytes
 		fst, err := file.Open(root, fopts)
 		if err != nil {
 			return err

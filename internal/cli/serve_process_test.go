@@ -194,7 +194,9 @@ func TestServeKill9UnderLoad(t *testing.T) {
 	}
 	t.Parallel()
 	dir := t.TempDir()
-	d := startServe(t, dir)
+	// Small journal segments: the daemon is killed while it seals them.
+	const segments = "--journal-segment-size=8KB"
+	d := startServe(t, dir, segments)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if _, err := d.c.Op(ctx, "init", asdd.Init{}); err != nil {
@@ -245,8 +247,15 @@ func TestServeKill9UnderLoad(t *testing.T) {
 			}
 		}()
 	}
-	for n.Load() < 400 {
+	sealed := func() []string {
+		segs, _ := filepath.Glob(filepath.Join(dir, ".asdd", "state", "journal.*-*.ndjson"))
+		return segs
+	}
+	for deadline := time.Now().Add(20 * time.Second); n.Load() < 400 || len(sealed()) < 2 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
+	}
+	if len(sealed()) < 2 {
+		t.Fatalf("no journal segments sealed under load:\n%s", d.out.String())
 	}
 	if err := d.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -256,7 +265,7 @@ func TestServeKill9UnderLoad(t *testing.T) {
 	wg.Wait()
 
 	// Restarted: the daemon recovers and serves everything acknowledged.
-	d2 := startServe(t, dir)
+	d2 := startServe(t, dir, segments)
 	hist := map[string]map[uint64]store.Record{}
 	for _, a := range acks {
 		if hist[a.key] == nil {
@@ -279,7 +288,7 @@ func TestServeKill9UnderLoad(t *testing.T) {
 			t.Fatalf("%s@%d: actor %s, acknowledged %s", a.key, a.rev, r.Actor, a.who)
 		}
 	}
-	t.Logf("%d acknowledged commits before SIGKILL, all present", len(acks))
+	t.Logf("%d acknowledged commits before SIGKILL, all present; %d journal segments", len(acks), len(sealed()))
 	// The snapshot the killed daemon left (its revision named by a mark,
 	// not by a sum) was recognised, not taken for a hand edit.
 	for _, pat := range []string{"*.unjournaled-*", "*.corrupt-*"} {
