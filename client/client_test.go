@@ -139,6 +139,16 @@ func TestOpResponseMatchesMarshal(t *testing.T) {
 		if err != nil || string(got) != string(want) {
 			t.Errorf("MarshalJSON = %s, %v\nwant %s", got, err, want)
 		}
+		var encoded []json.RawMessage
+		for _, e := range r.Events {
+			eb, _ := e.MarshalJSON()
+			encoded = append(encoded, eb)
+		}
+		if r.Events != nil {
+			if app, err := r.AppendJSON(nil, append([]json.RawMessage{}, encoded...)); err != nil || string(app) != string(want) {
+				t.Errorf("AppendJSON with encoded events = %s, %v\nwant %s", app, err, want)
+			}
+		}
 		var back OpResponse
 		if err := json.Unmarshal(got, &back); err != nil || back.Revision != r.Revision || back.Summary != r.Summary {
 			t.Errorf("round trip of %s: %+v, %v", got, back, err)

@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 
 	"github.com/custodian-dev/custodian/asdd"
@@ -62,7 +63,17 @@ type OpResponse struct {
 // with the events and the common fields written without reflection (the
 // daemon answers every operation with one).
 func (r OpResponse) MarshalJSON() ([]byte, error) {
-	b := strconv.AppendUint(append(make([]byte, 0, 256), `{"revision":`...), r.Revision, 10)
+	return r.AppendJSON(make([]byte, 0, 256), nil)
+}
+
+// AppendJSON appends the response as MarshalJSON encodes it. events, when
+// not nil, are r.Events already encoded by their MarshalJSON, one each
+// (the daemon encoded them for the journal), and are used as they are.
+func (r OpResponse) AppendJSON(b []byte, events []json.RawMessage) ([]byte, error) {
+	if events != nil && len(events) != len(r.Events) {
+		return nil, fmt.Errorf("encode response: %d encoded events for %d", len(events), len(r.Events))
+	}
+	b = strconv.AppendUint(append(b, `{"revision":`...), r.Revision, 10)
 	b = jsonenc.String(append(b, `,"summary":`...), r.Summary)
 	b = append(b, `,"events":`...)
 	if r.Events == nil {
@@ -72,6 +83,10 @@ func (r OpResponse) MarshalJSON() ([]byte, error) {
 		for i, e := range r.Events {
 			if i > 0 {
 				b = append(b, ',')
+			}
+			if events != nil {
+				b = append(b, events[i]...)
+				continue
 			}
 			eb, err := e.MarshalJSON()
 			if err != nil {

@@ -226,6 +226,7 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 	opts = append(opts, store.WithMemo())
 	start := time.Now()
 	var out *asdd.Outcome
+	var encodedEvents []json.RawMessage // out.Events as committed, for the response
 	res, err := s.st.Update(r.Context(), asdd.Key, func(cur store.Document) (store.Change, error) {
 		var e *asdd.Encoded
 		exact := false
@@ -267,12 +268,14 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		events := make([]store.Event, 0, len(o.Events))
+		encodedEvents = make([]json.RawMessage, 0, len(o.Events))
 		for _, e := range o.Events {
 			data, err := e.MarshalJSON()
 			if err != nil {
 				return store.Change{}, fmt.Errorf("encode event: %w", err)
 			}
 			events = append(events, store.Event{Type: e.Type, Data: data})
+			encodedEvents = append(encodedEvents, data)
 		}
 		out = o
 		ch := store.Change{Memo: &manifestMemo{e: ne, cfg: cfg}, Actor: op.Actor(), Reason: o.Summary, Events: events}
@@ -308,7 +311,14 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 			s.o.Logger.Warn("effects not applied", "revision", res.Revision, "error", err)
 		}
 	}
-	writeJSON(w, http.StatusOK, resp)
+	answer, err := resp.AppendJSON(make([]byte, 0, 256), encodedEvents)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	w.Write(append(answer, '\n'))
 }
 
 func (s *Server) applyEffects(effs []asdd.Effect) error {

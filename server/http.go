@@ -20,14 +20,6 @@ func tokenOK(r *http.Request, token string) bool {
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
-	if m, ok := v.(json.Marshaler); ok {
-		// Written as is: its own encoding is already compact.
-		if b, err := m.MarshalJSON(); err == nil {
-			w.WriteHeader(status)
-			w.Write(append(b, '\n'))
-			return
-		}
-	}
 	w.WriteHeader(status)
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)

@@ -80,6 +80,12 @@ completed).`,
 	return cmd
 }
 
+// journalLister is the file store's listing of a document's journal files
+// (its sealed segments and the live journal).
+type journalLister interface {
+	JournalFiles(key string) ([]string, error)
+}
+
 // actorOr returns the journal's actor: --actor, $CUSTODIAN_ACTOR, then the
 // given default (an agent's name), then the OS user.
 func (c *cycleCLI) actorOr(def string) string {

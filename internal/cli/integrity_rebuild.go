@@ -101,12 +101,6 @@ func fileState(rootDir, rel string) string {
 	return "present"
 }
 
-// journalLister is the file store's listing of a document's journal files
-// (its sealed segments and the live journal).
-type journalLister interface {
-	JournalFiles(key string) ([]string, error)
-}
-
 func rebuild(app *App, cmd *cobra.Command, force bool) (*RebuildResult, error) {
 	rootDir, err := app.Root()
 	if err != nil {

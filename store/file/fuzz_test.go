@@ -27,22 +27,31 @@ func FuzzLoad(f *testing.F) {
 		if len(jour) > 0 {
 			os.WriteFile(path(dir, "journal.ndjson"), jour, 0o644)
 		}
-		s, err := file.Open(dir, file.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		doc, err := s.Get(ctx, key)
-		if err != nil {
-			if reason.CodeOf(err) == "" {
-				t.Fatalf("refusal without a reason: %v", err)
-			}
-			return
-		}
-		if _, err := store.SumOf(doc.Value); err != nil {
-			t.Fatalf("loaded an invalid value: %v", err)
-		}
+		loadOrRefuse(t, dir)
 	})
+}
+
+// loadOrRefuse opens dir and reads the manifest: it either loads a value
+// that parses or refuses with a reason code. The store is returned open
+// (closed at the end of the test) when it loaded, nil when it refused.
+func loadOrRefuse(t *testing.T, dir string) *file.Store {
+	t.Helper()
+	s, err := file.Open(dir, file.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	doc, err := s.Get(ctx, key)
+	if err != nil {
+		if reason.CodeOf(err) == "" {
+			t.Fatalf("refusal without a reason: %v", err)
+		}
+		return nil
+	}
+	if _, err := store.SumOf(doc.Value); err != nil {
+		t.Fatalf("loaded an invalid value: %v", err)
+	}
+	return s
 }
 
 // FuzzLoadSegments feeds arbitrary bytes as a sealed segment (revisions 1
@@ -79,20 +88,9 @@ func FuzzLoadSegments(f *testing.F) {
 		if len(snap) > 0 {
 			os.WriteFile(path(dir, "manifest.json"), snap, 0o644)
 		}
-		s, err := file.Open(dir, file.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
-		doc, err := s.Get(ctx, key)
-		if err != nil {
-			if reason.CodeOf(err) == "" {
-				t.Fatalf("refusal without a reason: %v", err)
-			}
+		s := loadOrRefuse(t, dir)
+		if s == nil {
 			return
-		}
-		if _, err := store.SumOf(doc.Value); err != nil {
-			t.Fatalf("loaded an invalid value: %v", err)
 		}
 		if err := s.Verify(ctx, key); err != nil && reason.CodeOf(err) == "" {
 			t.Fatalf("verify failed without a reason: %v", err)
