@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/readall"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -135,7 +136,7 @@ func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, b
 		return fmt.Errorf("daemon: %w", err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	data, err := readall.Sized(resp.Body, resp.ContentLength, maxSizedResponse)
 	if err != nil {
 		return fmt.Errorf("daemon: read response: %w", err)
 	}
@@ -156,6 +157,10 @@ func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, b
 	}
 	return nil
 }
+
+// maxSizedResponse is the largest Content-Length the client allocates for
+// before reading (a larger response grows its buffer as it comes).
+const maxSizedResponse = 64 << 20
 
 // decodeError turns an error response back into the daemon's error.
 func decodeError(status int, data []byte) error {
@@ -323,7 +328,7 @@ func (c *Client) Verify(ctx context.Context, key string) error {
 // Op runs an ASDD operation inside the daemon (see server.ASDDOps for the
 // names). A committed halt comes back with Verdict set and a nil error.
 func (c *Client) Op(ctx context.Context, name string, op asdd.Op) (*OpResponse, error) {
-	body, err := json.Marshal(op)
+	body, err := encodeOp(op)
 	if err != nil {
 		return nil, reason.New(reason.InvalidInput, "encode %s: %v", name, err)
 	}

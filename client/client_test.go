@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/jsonscan"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -155,7 +156,7 @@ func TestOpResponseMatchesMarshal(t *testing.T) {
 		}
 		// The daemon's usual answers take the decoder's fast path.
 		if r.Verdict == nil && r.Slice == nil && r.Warnings == nil && r.Effects == nil {
-			if p := (opParser{b: got}); !p.response(&back) {
+			if p := (opParser{*jsonscan.New(got)}); !p.response(&back) {
 				t.Errorf("%s is not read by the fast path", got)
 			}
 		}
@@ -186,6 +187,30 @@ func FuzzOpResponseDecode(f *testing.F) {
 		}
 		if werr == nil && !reflect.DeepEqual(OpResponse(want), got) {
 			t.Fatalf("%q:\nencoding/json %#v\nUnmarshalJSON %#v", b, want, got)
+		}
+	})
+}
+
+// A heartbeat's request body is byte for byte json.Marshal's.
+func FuzzEncodeOp(f *testing.F) {
+	f.Add("spec_agent", "ACTIVE", "", int64(3), true, false, true)
+	f.Add("<&>\u2028", "\xff", "SLICE-1", int64(-1), false, true, false)
+	f.Fuzz(func(t *testing.T, agent, status, slice string, n int64, wave, completed, remaining bool) {
+		v := int(n)
+		b := asdd.Beat{Agent: agent, Status: status, Slice: slice}
+		if wave {
+			b.Wave = &v
+		}
+		if completed {
+			b.Completed = &v
+		}
+		if remaining {
+			b.Remaining = &v
+		}
+		want, _ := json.Marshal(b)
+		got, err := encodeOp(b)
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("encodeOp %s, %v; json.Marshal %s", got, err, want)
 		}
 	})
 }

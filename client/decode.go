@@ -2,11 +2,10 @@ package client
 
 import (
 	"encoding/json"
-	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/jsonscan"
 )
 
 // UnmarshalJSON decodes an operation's response into r (replacing what r
@@ -16,7 +15,7 @@ import (
 // JSON — goes through encoding/json, so the result and the errors are
 // always encoding/json's (fuzzed against it).
 func (r *OpResponse) UnmarshalJSON(b []byte) error {
-	if p := (opParser{b: b}); p.response(r) {
+	if p := (opParser{*jsonscan.New(b)}); p.response(r) {
 		return nil
 	}
 	type plain OpResponse
@@ -30,138 +29,14 @@ func (r *OpResponse) UnmarshalJSON(b []byte) error {
 
 // opParser reads the common shape of an OpResponse; every method returns
 // false as soon as the input leaves it.
-type opParser struct {
-	b []byte
-	i int
-}
-
-func (p *opParser) ws() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
-// byte consumes c after optional whitespace.
-func (p *opParser) byte(c byte) bool {
-	p.ws()
-	if p.i < len(p.b) && p.b[p.i] == c {
-		p.i++
-		return true
-	}
-	return false
-}
-
-// peek reports whether c comes next (after whitespace), without consuming.
-func (p *opParser) peek(c byte) bool {
-	p.ws()
-	return p.i < len(p.b) && p.b[p.i] == c
-}
-
-func (p *opParser) lit(s string) bool {
-	p.ws()
-	if len(p.b)-p.i >= len(s) && string(p.b[p.i:p.i+len(s)]) == s {
-		p.i += len(s)
-		return true
-	}
-	return false
-}
-
-// str reads a string without escapes, of valid UTF-8.
-func (p *opParser) str() (string, bool) {
-	if !p.byte('"') {
-		return "", false
-	}
-	start := p.i
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
-		case c == '"':
-			s := p.b[start:p.i]
-			p.i++
-			if !utf8.Valid(s) {
-				return "", false
-			}
-			return string(s), true
-		case c == '\\' || c < 0x20:
-			return "", false
-		}
-		p.i++
-	}
-	return "", false
-}
-
-// number reads a JSON number's text.
-func (p *opParser) number() (string, bool) {
-	p.ws()
-	start := p.i
-	digits := func() int {
-		n := 0
-		for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		return n
-	}
-	if p.i < len(p.b) && p.b[p.i] == '-' {
-		p.i++
-	}
-	if p.i < len(p.b) && p.b[p.i] == '0' {
-		p.i++
-	} else if digits() == 0 {
-		return "", false
-	}
-	if p.i < len(p.b) && p.b[p.i] == '.' {
-		p.i++
-		if digits() == 0 {
-			return "", false
-		}
-	}
-	if p.i < len(p.b) && (p.b[p.i] == 'e' || p.b[p.i] == 'E') {
-		p.i++
-		if p.i < len(p.b) && (p.b[p.i] == '+' || p.b[p.i] == '-') {
-			p.i++
-		}
-		if digits() == 0 {
-			return "", false
-		}
-	}
-	return string(p.b[start:p.i]), true
-}
-
-// object reads the members of an object, each key seen once, calling
-// member for each; the opening brace is already consumed.
-func (p *opParser) object(member func(key string) bool) bool {
-	if p.byte('}') {
-		return true
-	}
-	var few [8]string
-	seen := few[:0] // few members: a list beats a map
-	for {
-		k, ok := p.str()
-		if !ok || slices.Contains(seen, k) || !p.byte(':') || !member(k) {
-			return false
-		}
-		seen = append(seen, k)
-		if p.byte('}') {
-			return true
-		}
-		if !p.byte(',') {
-			return false
-		}
-	}
-}
+type opParser struct{ jsonscan.Parser }
 
 func (p *opParser) response(r *OpResponse) bool {
 	var v OpResponse
-	if !p.byte('{') || !p.object(func(k string) bool {
+	if !p.Byte('{') || !p.Object(func(k string) bool {
 		switch k {
 		case "revision":
-			s, ok := p.number()
+			s, ok := p.Number()
 			if !ok {
 				return false
 			}
@@ -169,7 +44,7 @@ func (p *opParser) response(r *OpResponse) bool {
 			v.Revision = n
 			return err == nil
 		case "summary":
-			s, ok := p.str()
+			s, ok := p.Str()
 			v.Summary = s
 			return ok
 		case "events":
@@ -179,8 +54,7 @@ func (p *opParser) response(r *OpResponse) bool {
 	}) {
 		return false
 	}
-	p.ws()
-	if p.i != len(p.b) {
+	if !p.End() {
 		return false
 	}
 	*r = v
@@ -188,29 +62,29 @@ func (p *opParser) response(r *OpResponse) bool {
 }
 
 func (p *opParser) events(out *[]asdd.Event) bool {
-	if p.lit("null") {
+	if p.Lit("null") {
 		*out = nil
 		return true
 	}
-	if !p.byte('[') {
+	if !p.Byte('[') {
 		return false
 	}
 	evs := []asdd.Event{}
-	if p.byte(']') {
+	if p.Byte(']') {
 		*out = evs
 		return true
 	}
 	for {
 		var e asdd.Event
-		if !p.byte('{') || !p.object(func(k string) bool {
+		if !p.Byte('{') || !p.Object(func(k string) bool {
 			var ok bool
 			switch k {
 			case "type":
-				e.Type, ok = p.str()
+				e.Type, ok = p.Str()
 			case "slice":
-				e.Slice, ok = p.str()
+				e.Slice, ok = p.Str()
 			case "agent":
-				e.Agent, ok = p.str()
+				e.Agent, ok = p.Str()
 			case "data":
 				ok = p.data(&e.Data)
 			}
@@ -219,11 +93,11 @@ func (p *opParser) events(out *[]asdd.Event) bool {
 			return false
 		}
 		evs = append(evs, e)
-		if p.byte(']') {
+		if p.Byte(']') {
 			*out = evs
 			return true
 		}
-		if !p.byte(',') {
+		if !p.Byte(',') {
 			return false
 		}
 	}
@@ -232,28 +106,28 @@ func (p *opParser) events(out *[]asdd.Event) bool {
 // data reads an event's data: null, or an object of strings, numbers,
 // booleans and nulls.
 func (p *opParser) data(out *map[string]any) bool {
-	if p.lit("null") {
+	if p.Lit("null") {
 		*out = nil
 		return true
 	}
-	if !p.byte('{') {
+	if !p.Byte('{') {
 		return false
 	}
 	m := map[string]any{}
-	if !p.object(func(k string) bool {
+	if !p.Object(func(k string) bool {
 		switch {
-		case p.peek('"'):
-			s, ok := p.str()
+		case p.Peek('"'):
+			s, ok := p.Str()
 			m[k] = s
 			return ok
-		case p.lit("true"):
+		case p.Lit("true"):
 			m[k] = true
-		case p.lit("false"):
+		case p.Lit("false"):
 			m[k] = false
-		case p.lit("null"):
+		case p.Lit("null"):
 			m[k] = nil
 		default:
-			s, ok := p.number()
+			s, ok := p.Number()
 			if !ok {
 				return false
 			}

@@ -5,10 +5,10 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 
+	"github.com/custodian-dev/custodian/internal/readall"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -64,7 +64,7 @@ func writeErrorStatus(w http.ResponseWriter, status int, code, msg string) {
 
 // readBody reads a JSON request body within the size and depth caps.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes))
+	body, err := readall.Sized(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes), r.ContentLength, s.o.MaxBodyBytes)
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return nil, reason.New(reason.InvalidInput, "request body over the limit of %d bytes", s.o.MaxBodyBytes)
@@ -88,7 +88,7 @@ func decodeStrict(body []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return reason.New(reason.InvalidInput, "malformed request: %v", err)
 	}
-	if dec.More() {
+	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
 		return reason.New(reason.InvalidInput, "malformed request: data after the JSON value")
 	}
 	return nil
