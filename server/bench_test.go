@@ -8,7 +8,6 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/bench"
-	"github.com/custodian-dev/custodian/server"
 )
 
 // BenchmarkHeartbeat is one ASDD proposal (a heartbeat) through the daemon
@@ -17,8 +16,6 @@ import (
 func BenchmarkHeartbeat(b *testing.B) {
 	for _, n := range []int{10, 1000} {
 		b.Run(fmt.Sprintf("slices=%d", n), func(b *testing.B) {
-			t := &testing.T{}
-			_ = t
 			doc, err := bench.Manifest(n, 0)
 			if err != nil {
 				b.Fatal(err)
@@ -40,5 +37,3 @@ func BenchmarkHeartbeat(b *testing.B) {
 		})
 	}
 }
-
-var _ = server.Options{}

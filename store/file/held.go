@@ -65,7 +65,7 @@ func (v *version) bytes() []byte {
 
 // pendingRec is a commit's record waiting to be written.
 type pendingRec struct {
-	rec  *store.Record // unsealed until written
+	rec  *store.Record // sealed (its line is in heldState.pbuf)
 	last *version      // the value after rec (nil for all but a commit's last record)
 }
 
@@ -75,12 +75,19 @@ type heldState struct {
 	closed bool // the store closed (guarded by doc.mu)
 
 	jf   *os.File // the live journal, open for appending (the syncer's)
-	wbuf []byte   // the syncer's buffer of a group's lines (writeBatch)
+	wbuf []byte   // the syncer's buffer: the lines of the group it writes
 
-	// Commits waiting for the next journal write, in revision order. Their
-	// records are sealed (prev, hash) by the syncer when it writes them.
+	// Commits are sealed (prev, hash) when they are made, under doc.mu, so
+	// the syncer only writes and syncs: sealing a large group (≈ 4 µs a
+	// record) kept the journal idle while every writer waited on it.
+	sealHash string // hash of the last record sealed (guarded by doc.mu)
+	sbuf     []byte // sealing scratch (guarded by doc.mu)
+
+	// Commits waiting for the next journal write, in revision order, and
+	// their lines.
 	pmu     sync.Mutex
 	pending []pendingRec // guarded by pmu
+	pbuf    []byte       // guarded by pmu
 
 	// The groups: commits wait on the channel of the group that holds
 	// their record, closed once it is synced (guarded by pmu).
@@ -97,7 +104,6 @@ type heldState struct {
 	jExists    bool   // the live journal exists (else opening it creates it)
 	size       int64  // bytes in the live journal
 	written    int64  // bytes written since the document was loaded
-	lastHash   string // hash of the last record written
 	lastRev    uint64 // revision of the last record written
 	fileFirst  uint64 // the first revision of the live journal
 	rotateAt   int64  // after a failed rotation: the size at which to try again
@@ -252,10 +258,11 @@ func (d *doc) heldInit() {
 	d.held.written = 0
 	d.held.lastRev = d.rev
 	d.held.fileFirst = d.liveFirst
-	d.held.lastHash = ""
+	d.held.sealHash = ""
 	if d.last != nil {
-		d.held.lastHash = d.last.Hash
+		d.held.sealHash = d.last.Hash
 	}
+	d.held.pending, d.held.pbuf = nil, nil
 	d.held.open = make(chan struct{})
 	d.held.kick = make(chan struct{}, 1)
 	d.held.quit = make(chan struct{})
@@ -264,9 +271,9 @@ func (d *doc) heldInit() {
 	d.held.active.Store(true)
 }
 
-// heldAppend queues a commit's records (unsealed) for the next journal
-// write and makes its value the latest (under doc.mu). The caller waits for
-// the syncer, which seals and writes the records (awaitDurable).
+// heldAppend seals a commit's records and queues them for the next journal
+// write, and makes its value the latest (under doc.mu). The caller waits
+// for the syncer, which writes and syncs them (awaitDurable).
 func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Record, error) {
 	h := &d.held
 	if h.closed {
@@ -277,7 +284,20 @@ func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Rec
 	if last.Sum != "" {
 		v.sum = last.Sum
 	}
+	lines, prev := h.sbuf[:0], h.sealHash
+	for _, r := range recs {
+		var err error
+		if lines, err = r.SealTo(lines, prev); err != nil {
+			return nil, err
+		}
+		prev = r.Hash
+	}
+	if cap(lines) <= 1<<20 {
+		h.sbuf = lines
+	}
+	h.sealHash = prev
 	h.pmu.Lock()
+	h.pbuf = append(h.pbuf, lines...)
 	for _, r := range recs {
 		pr := pendingRec{rec: r}
 		if r == last {
@@ -292,29 +312,14 @@ func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Rec
 	return last, nil
 }
 
-// writeBatch seals and writes the queued records (the syncer): every record
-// gets its hash link. A commit made through its patch carries no sum (a sum
+// writeBatch writes a group: its records, sealed when committed, whose
+// lines are buf. A commit made through its patch carries no sum (a sum
 // reads the whole document); the snapshot writer names the revision of each
 // snapshot it writes with a mark instead. It returns the version of the
-// batch's last record.
-func (d *doc) writeBatch(batch []pendingRec) (*version, error) {
+// group's last record.
+func (d *doc) writeBatch(batch []pendingRec, buf []byte) (*version, error) {
 	h := &d.held
 	last := batch[len(batch)-1]
-	prev := h.lastHash
-	// The syncer alone writes: one buffer serves every group (dropped
-	// after an unusually large one).
-	buf := h.wbuf[:0]
-	if cap(buf) > 4<<20 {
-		buf = nil
-	}
-	for _, p := range batch {
-		var err error
-		if buf, err = p.rec.SealTo(buf, prev); err != nil {
-			return nil, err
-		}
-		prev = p.rec.Hash
-	}
-	h.wbuf = buf
 	jf, err := d.openLive()
 	if err != nil {
 		return nil, fmt.Errorf("append to journal %s: %w", d.p.journal, err)
@@ -331,8 +336,8 @@ func (d *doc) writeBatch(batch []pendingRec) (*version, error) {
 	}
 	h.size += int64(len(buf))
 	h.written += int64(len(buf))
-	h.lastHash, h.lastRev = prev, last.rec.Rev
-	last.last.hash, last.last.size = prev, h.written
+	h.lastRev = last.rec.Rev
+	last.last.hash, last.last.size = last.rec.Hash, h.written
 	return last.last, nil
 }
 
@@ -417,8 +422,13 @@ func (d *doc) syncLoop() {
 			return
 		}
 		h.pmu.Lock()
-		batch := h.pending
-		h.pending = nil
+		batch, lines := h.pending, h.pbuf
+		// The buffers take turns: the one written last time (unless
+		// unusually large) takes the next group's lines.
+		h.pending, h.pbuf = nil, h.wbuf[:0]
+		if cap(h.pbuf) > 4<<20 {
+			h.pbuf = nil
+		}
 		done := h.open
 		h.open, h.flight = make(chan struct{}), done
 		if len(batch) > 0 {
@@ -427,7 +437,7 @@ func (d *doc) syncLoop() {
 		h.pmu.Unlock()
 		synced := false
 		if len(batch) > 0 && d.syncFailure() == nil {
-			if err := d.syncGroup(batch); err != nil {
+			if err := d.syncGroup(batch, lines); err != nil {
 				// A failed write or sync leaves the journal's tail unknown:
 				// fail every waiter and refuse writes until reopened.
 				h.smu.Lock()
@@ -437,6 +447,7 @@ func (d *doc) syncLoop() {
 				synced = true
 			}
 		}
+		h.wbuf = lines
 		close(done)
 		if synced {
 			d.maybeRotate()
@@ -471,11 +482,11 @@ func (d *doc) maybeRotate() {
 }
 
 // syncGroup writes a group and fsyncs it, then publishes it as durable.
-func (d *doc) syncGroup(batch []pendingRec) error {
+func (d *doc) syncGroup(batch []pendingRec, lines []byte) error {
 	h := &d.held
 	start := time.Now()
 	// jf was opened before the batch was queued (pmu orders it).
-	target, err := d.writeBatch(batch)
+	target, err := d.writeBatch(batch, lines)
 	if err != nil {
 		return err
 	}
