@@ -38,6 +38,7 @@ func FuzzDecodeBeat(f *testing.F) {
 		`{"Agent":"a","agent":"b"}`, `{"Agent":"a","Agent":"b"}`, `{"Agent":null}`, `{"Wave":1.5}`, `{"Wave":1e2}`,
 		`{"Wave":99999999999999999999}`, `{"Wave":"1"}`, `{"ſlice":"x"}`, `{"Kompleted":1}`, `{"Nope":1}`,
 		`{"Agent":"\u00e9"}`, `{"Agent":"` + "\xff" + `"}`, `{}`, `{}}`, `{} x`, `[]`, `null`, ``, `{"Wave":01}`,
+		"{}\v", "{}\f", "{}\u00a0", "{}\u2028", "{\"Agent\":\"a\"}\u3000", "{} \t\r\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -46,6 +47,9 @@ func FuzzDecodeBeat(f *testing.F) {
 		got, gerr := decodeBeat(b)
 		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
 			t.Fatalf("%q: decodeOp %v, decodeBeat %v", b, werr, gerr)
+		}
+		if werr == nil && !json.Valid(b) {
+			t.Fatalf("%q is not JSON, yet decoded", b)
 		}
 		if werr == nil && !reflect.DeepEqual(want, got) {
 			t.Fatalf("%q:\ndecodeOp   %#v\ndecodeBeat %#v", b, want, got)

@@ -64,7 +64,10 @@ func writeErrorStatus(w http.ResponseWriter, status int, code, msg string) {
 
 // readBody reads a JSON request body within the size and depth caps.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := readall.Sized(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes), r.ContentLength, s.o.MaxBodyBytes)
+	// A body's announced length is allocated for up to 64 KB: a client
+	// that announces a large body and sends little does not make the
+	// daemon hold its size.
+	body, err := readall.Sized(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes), r.ContentLength, 64<<10)
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return nil, reason.New(reason.InvalidInput, "request body over the limit of %d bytes", s.o.MaxBodyBytes)
@@ -88,7 +91,7 @@ func decodeStrict(body []byte, v any) error {
 	if err := dec.Decode(v); err != nil {
 		return reason.New(reason.InvalidInput, "malformed request: %v", err)
 	}
-	if len(bytes.TrimSpace(body[dec.InputOffset():])) > 0 {
+	if len(bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n")) > 0 { // JSON's whitespace only
 		return reason.New(reason.InvalidInput, "malformed request: data after the JSON value")
 	}
 	return nil
