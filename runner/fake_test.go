@@ -182,7 +182,7 @@ func newTestRunner(t *testing.T, cfg *asdd.Config, st *memState, fs *fakeStarter
 	t.Helper()
 	o.Root, o.Config, o.State, o.Starter = t.TempDir(), cfg, st, fs
 	o.Poll = 5 * time.Millisecond
-	o.Env = []string{"PATH=/usr/bin", "CUSTODIAN_TASK=leaked"}
+	o.Env = []string{"PATH=/usr/bin", "CUSTODIAN_TASK=leaked", "CUSTODIAN_ADMIN_TOKEN=the-persons"}
 	r, err := New(o)
 	if err != nil {
 		t.Fatal(err)

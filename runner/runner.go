@@ -792,7 +792,9 @@ func (r *Runner) env(ag *asdd.Agent, slice string, task *asdd.Task, ctxPath stri
 	}
 	for _, kv := range r.o.Env {
 		k, v, ok := strings.Cut(kv, "=")
-		if ok && !slices.Contains(asdd.RunnerEnv, k) {
+		// The admin token is the person's who started the run, not the
+		// agents': they get it only from their own configured env.
+		if ok && !slices.Contains(asdd.RunnerEnv, k) && k != "CUSTODIAN_ADMIN_TOKEN" {
 			put(k, v)
 		}
 	}

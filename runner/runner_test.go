@@ -236,7 +236,8 @@ func mustArtifact(st *memState, name string) asdd.Artifact {
 }
 
 // The environment: the run's variables win over an inherited or
-// configured value; the agent's env is added.
+// configured value; the agent's env is added; the admin token of the
+// person who started the run is not passed on.
 func TestAgentEnvironment(t *testing.T) {
 	cfg := testConfig(time.Minute)
 	a, _ := cfg.Agent("discovery")
@@ -260,6 +261,9 @@ func TestAgentEnvironment(t *testing.T) {
 	}
 	if _, err := os.Stat(got["CUSTODIAN_CONTEXT"]); err != nil {
 		t.Errorf("context packet: %v", err)
+	}
+	if v, ok := got["CUSTODIAN_ADMIN_TOKEN"]; ok {
+		t.Errorf("the agent inherited the admin token %q", v)
 	}
 }
 

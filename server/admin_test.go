@@ -179,3 +179,39 @@ func TestTokenLeavesTheDashboardPageOpen(t *testing.T) {
 	}
 	http.DefaultClient.CloseIdleConnections()
 }
+
+// Over TCP a raw write of the manifest skips the rules its agents'
+// operations run, so it needs the admin token like the human actions;
+// other documents do not.
+func TestAdminTokenGuardsManifestWrites(t *testing.T) {
+	d := start(t, server.Options{Token: "agents", AdminToken: "adm"})
+	put := "/v1/doc?create=1&key="
+	manifest := `{"value":{"sprint":"S9","slices":[]}}`
+	tests := []struct {
+		name, key, token, body string
+		want                   int
+	}{
+		{"manifest with the agents' token", ".asdd/state/manifest.json", "agents", manifest, http.StatusUnauthorized},
+		{"manifest after another key parameter", "other.json&key=.asdd/state/manifest.json", "agents", `{"value":{}}`, http.StatusOK},
+		{"another document with the agents' token", "notes/a.json", "agents", `{"value":{"a":1}}`, http.StatusOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, b := call(t, "PUT", d.url+put+tc.key, tc.token, nil, tc.body)
+			if code != tc.want {
+				t.Fatalf("status %d, want %d: %s", code, tc.want, b)
+			}
+			if code == http.StatusUnauthorized && !strings.Contains(string(b), "admin token") {
+				t.Errorf("the refusal does not say what is missing: %s", b)
+			}
+		})
+	}
+	if code, b := call(t, "GET", d.url+"/v1/doc?key=.asdd/state/manifest.json", "agents", nil, ""); code != http.StatusNotFound {
+		t.Fatalf("the refused write created the manifest: %d %s", code, b)
+	}
+	// With the admin token the write reaches the store (and its validators).
+	code, b := call(t, "PUT", d.url+put+".asdd/state/manifest.json", "adm", nil, `{"value":{"slices":"none"}}`)
+	if code != http.StatusBadRequest || errCode(t, b) != reason.InvalidInput {
+		t.Fatalf("admin write of an invalid manifest: %d %s", code, b)
+	}
+}

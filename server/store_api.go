@@ -132,6 +132,11 @@ func (s *Server) putDoc(w http.ResponseWriter, r *http.Request) {
 			}
 			v = p
 		}
+		// A raw write obeys the document's domain (its schema, an
+		// append-only history) as a rollback does.
+		if err := store.Validate(key, cur.Value, v); err != nil {
+			return store.Change{}, err
+		}
 		return store.Change{Value: v, Actor: req.Actor, Reason: req.Reason, Events: req.Events}, nil
 	}, opts...)
 	s.observeCommit(start, res, err)

@@ -204,10 +204,16 @@ func daemonOp(op asdd.Op) (string, bool) {
 		return "add-task", true
 	case asdd.CompleteTask:
 		return "complete-task", true
+	case asdd.Resolve:
+		return "resolve", true
+	case asdd.Approve:
+		return "approve", true
+	case asdd.ClearReview:
+		return "clear-review", true
 	}
-	// resolve, approve and clear-review are the human actions the daemon
-	// keeps behind its admin token over TCP: they take the
-	// compare-and-swap path, as before, with the agents' token.
+	// The human actions (resolve, approve, clear-review) need the admin
+	// token over TCP ($CUSTODIAN_ADMIN_TOKEN); so does every write of the
+	// manifest that is not an operation (init, rollback, the monitor).
 	return "", false
 }
 

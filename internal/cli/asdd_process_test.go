@@ -21,11 +21,15 @@ type proc struct {
 	t   *testing.T
 	bin string
 	dir string
+	env []string // added to the test's environment
 }
 
 func (p *proc) run(args ...string) (string, int) {
 	p.t.Helper()
 	cmd := exec.Command(p.bin, append([]string{"-C", p.dir}, args...)...)
+	if p.env != nil {
+		cmd.Env = append(os.Environ(), p.env...)
+	}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()

@@ -121,7 +121,7 @@ func rebuild(app *App, cmd *cobra.Command, force bool) (*RebuildResult, error) {
 		case force:
 			res.Why = fmt.Sprintf("--force: the manifest at revision %d is kept aside and rebuilt from the files", doc.Revision)
 		case derr != nil:
-			return nil, reason.New(reason.CorruptState, "%s does not match its schema although its journal is intact (%v): roll back to a good revision (`custodian history %s`, `custodian rollback %s REV`) or scan the files with `custodian rebuild --force`", asdd.Key, derr, asdd.Key, asdd.Key)
+			return nil, reason.New(reason.CorruptState, "%s does not match its schema although its journal is intact (%v): roll back to a good revision (`custodian history %s`, `custodian rollback %s --to REV --reason TEXT`) or scan the files with `custodian rebuild --force`", asdd.Key, derr, asdd.Key, asdd.Key)
 		case before != "present":
 			res.Action, res.Revision = "journal", doc.Revision
 			res.Why = fmt.Sprintf("the manifest was %s; its journal is intact, so it was replayed to revision %d and nothing had to be guessed", before, doc.Revision)

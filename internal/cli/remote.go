@@ -21,8 +21,19 @@ import (
 
 func init() { RegisterStoreOpener("daemon", 10, openDaemonStore) }
 
+// daemonToken is the bearer token the CLI sends: $CUSTODIAN_ADMIN_TOKEN
+// when set (a daemon accepts it wherever it accepts the agents' token, and
+// over TCP the human actions and raw writes of the manifest need it), else
+// $CUSTODIAN_TOKEN.
+func daemonToken() string {
+	if t := os.Getenv("CUSTODIAN_ADMIN_TOKEN"); t != "" {
+		return t
+	}
+	return os.Getenv("CUSTODIAN_TOKEN")
+}
+
 func openDaemonStore(app *App) (store.Store, bool, error) {
-	opts := client.Options{Token: os.Getenv("CUSTODIAN_TOKEN")}
+	opts := client.Options{Token: daemonToken()}
 	if app.ServerURL != "" {
 		c, err := client.New(app.ServerURL, opts)
 		if err != nil {

@@ -131,6 +131,10 @@ func TestServeSameResultsAsDirect(t *testing.T) {
 		{"propose", "--agent", "spec", "--slice", "S-1", "--score", "0.90", "--artifact", "requirements=specs/S-1/requirements.md"},
 		{"propose", "--agent", "spec", "--slice", "S-1", "--score", "0.60", "--artifact", "requirements=specs/S-1/requirements.md", "--uncertainty", "unsure"},
 		{"--json", "slice", "show", "S-1"},
+		{"resolve", "S-1", "--role", "TL"},
+		{"resolve", "S-1", "--role", "TL", "--rationale", "clarified", "--root-cause", "vague intent"},
+		{"--json", "resolve", "S-1", "--role", "TL", "--rationale", "again"},
+		{"review", "--project", "--by", "TL"},
 		{"heartbeat", "--agent", "spec", "--status", "ACTIVE", "--slice", "S-1"},
 		{"status"},
 		{"--json", "history"},
@@ -430,4 +434,70 @@ func TestServeRunsAgentCommandsAsOperations(t *testing.T) {
 	if strings.Contains(log, "method=PUT") {
 		t.Errorf("an agent command wrote the whole manifest:\n%s", log)
 	}
+}
+
+// Over TCP the human actions and every raw write of the manifest need the
+// admin token ($CUSTODIAN_ADMIN_TOKEN for the CLI): an agent with only the
+// agents' token cannot resolve a halt or roll the manifest back by writing
+// it whole, which would skip the rules. The agents' operations need no
+// more than before.
+func TestServeTCPHumanActionsNeedAdminToken(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	p := &proc{t: t, bin: testbin.Path(t), dir: t.TempDir()}
+	p.want(0, "init")
+	p.want(0, "slice", "add", "S-1")
+	p.write("specs/S-1/intent.md", "# intent\n")
+	d := startServe(t, p.dir, "--addr", addr, "--admin-token", "adm")
+	defer func() {
+		d.cmd.Process.Signal(syscall.SIGTERM)
+		if code := d.wait(t); code != 0 {
+			t.Errorf("serve exit %d\n%s", code, d.out.String())
+		}
+	}()
+	agent := &proc{t: t, bin: p.bin, dir: p.dir, env: []string{"CUSTODIAN_SERVER=http://" + addr, "CUSTODIAN_ADMIN_TOKEN="}}
+	human := &proc{t: t, bin: p.bin, dir: p.dir, env: []string{"CUSTODIAN_SERVER=http://" + addr, "CUSTODIAN_ADMIN_TOKEN=adm"}}
+
+	agent.want(0, "heartbeat", "--agent", "discovery", "--status", "ACTIVE")
+	agent.want(3, "propose", "--agent", "discovery", "--slice", "S-1", "--score", "0.60", "--uncertainty", "vague", "--artifact", "intent=specs/S-1/intent.md")
+	// The daemon rewrites the snapshot file later: read through it.
+	manifest := func() *asdd.Manifest {
+		doc, err := d.c.Get(context.Background(), asdd.Key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := asdd.Decode(doc.Value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Revision = doc.Revision
+		return m
+	}
+	rev := manifest().Revision
+	for _, args := range [][]string{
+		{"resolve", "S-1", "--role", "TL", "--rationale", "mine"},
+		{"rollback", asdd.Key, "--to", "1", "--reason", "undo the halt"},
+		{"init", "--sprint", "S2"},
+	} {
+		out := agent.want(3, args...)
+		if !strings.Contains(out, "UNAUTHORIZED") || !strings.Contains(out, "CUSTODIAN_ADMIN_TOKEN") {
+			t.Errorf("custodian %s without the admin token: %s", strings.Join(args, " "), out)
+		}
+	}
+	if got := manifest().Revision; got != rev {
+		t.Fatalf("refused writes changed the manifest: revision %d, was %d", got, rev)
+	}
+	human.want(0, "resolve", "S-1", "--role", "TL", "--rationale", "clarified")
+	if s := manifest().Slices[0]; s.Status != "DISCOVERY" || s.HaltedAgent != "" {
+		t.Fatalf("slice after resolve: %+v", s)
+	}
+	human.want(0, "rollback", asdd.Key, "--to", fmt.Sprint(rev), "--reason", "undo the resolve")
 }

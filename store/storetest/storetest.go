@@ -361,7 +361,7 @@ func testBadKeys(t *testing.T, s store.Store) {
 
 func testKeys(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	want := []string{".asdd/state/manifest.json", "a.json", "state/doc.json"}
+	want := []string{".asdd/state/other.json", "a.json", "state/doc.json"}
 	for _, k := range want {
 		if _, err := s.Update(ctx, k, set("a", 1), store.Create()); err != nil {
 			t.Fatal(err)
