@@ -70,13 +70,16 @@ func Seed(dir string, manifest []byte) error {
 	return err
 }
 
-// Daemon is an in-process daemon (Hold-mode store and HTTP server) on a
-// unix socket, as `custodian serve` runs it.
+// Daemon is a daemon on a unix socket and a client of it: in this process
+// (StartDaemon: a Hold-mode store and the HTTP server, as `custodian
+// serve` runs them) or a `custodian serve` process (StartServe).
 type Daemon struct {
 	Client *client.Client
 	st     *file.Store
 	cancel context.CancelFunc
 	done   chan error
+	cmd    *exec.Cmd // StartServe's process
+	out    bytes.Buffer
 }
 
 // StartDaemon serves the project at dir.
@@ -102,14 +105,58 @@ func StartDaemon(dir string) (*Daemon, error) {
 	return d, nil
 }
 
-// Close stops the daemon and flushes its store.
+// Close stops the daemon and flushes its store; a process gets SIGINT and
+// must exit cleanly.
 func (d *Daemon) Close() error {
+	if d.Client != nil {
+		defer d.Client.Close()
+	}
+	if d.cmd != nil {
+		if d.cmd.ProcessState != nil {
+			return nil
+		}
+		if err := d.cmd.Process.Signal(os.Interrupt); err != nil {
+			return err
+		}
+		if err := d.cmd.Wait(); err != nil {
+			return fmt.Errorf("custodian serve: %v: %s", err, d.out.String())
+		}
+		return nil
+	}
 	d.cancel()
 	err := <-d.done
-	if d.Client != nil {
-		d.Client.Close()
-	}
 	return errors.Join(err, d.st.Close())
+}
+
+// StartServe starts exe serve on the project at dir as a separate process
+// (unix socket only, no monitor) and waits until it answers.
+func StartServe(exe, dir string) (*Daemon, error) {
+	sock := filepath.Join(dir, "bench-serve.sock")
+	d := &Daemon{cmd: exec.Command(exe, "-C", dir, "serve", "--addr", "", "--socket", sock, "--monitor-every", "0", "--log-level", "error")}
+	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
+	if err := d.cmd.Start(); err != nil {
+		return nil, err
+	}
+	fail := func(err error) (*Daemon, error) {
+		_ = d.cmd.Process.Kill()
+		_ = d.cmd.Wait()
+		return nil, err
+	}
+	c, err := client.New("unix://"+sock, client.Options{})
+	if err != nil {
+		return fail(err)
+	}
+	d.Client = c
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		if err := c.Health(context.Background()); err == nil {
+			return d, nil
+		}
+		if time.Now().After(deadline) {
+			c.Close()
+			return fail(fmt.Errorf("custodian serve did not start: %s", d.out.String()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 var (
@@ -197,48 +244,18 @@ func MeasureMemory(exe, dir string, slices, tasksPer int, budget time.Duration) 
 	if err := Seed(dir, doc); err != nil {
 		return Memory{}, Result{}, err
 	}
-	sock := filepath.Join(dir, "bench-mem.sock")
-	cmd := exec.Command(exe, "-C", dir, "serve", "--addr", "", "--socket", sock, "--monitor-every", "0", "--log-level", "error")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		return Memory{}, Result{}, err
-	}
-	defer func() {
-		if cmd.ProcessState == nil {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		}
-	}()
-	c, err := client.New("unix://"+sock, client.Options{})
+	d, err := StartServe(exe, dir)
 	if err != nil {
 		return Memory{}, Result{}, err
 	}
-	defer c.Close()
-	ctx := context.Background()
-	for deadline := time.Now().Add(60 * time.Second); ; {
-		if err := c.Health(ctx); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			return Memory{}, Result{}, fmt.Errorf("custodian serve did not start: %s", out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	d := &Daemon{Client: c}
 	r, err := DaemonProposals(d, fmt.Sprintf("daemon process, 4 clients, %d tasks", slices*tasksPer), 4, budget)
 	if err != nil {
+		d.Close()
 		return Memory{}, r, err
 	}
 	m := Memory{Tasks: slices * tasksPer, Slices: slices, DocBytes: len(doc)}
-	m.RSS, m.PeakRSS = procMemory(cmd.Process.Pid)
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		return m, r, err
-	}
-	if err := cmd.Wait(); err != nil {
-		return m, r, fmt.Errorf("custodian serve: %v: %s", err, out.String())
-	}
-	return m, r, nil
+	m.RSS, m.PeakRSS = procMemory(d.cmd.Process.Pid)
+	return m, r, d.Close()
 }
 
 // procMemory reads a process's resident and peak resident set sizes.

@@ -18,6 +18,9 @@ type DaemonBenchReport struct {
 	Baseline bench.Result   `json:"baseline"`
 	CLI      bench.Result   `json:"cli"`
 	Daemon   []bench.Result `json:"daemon"`
+	// Process is the largest client count against a separate custodian
+	// serve process (the clients stay in this one), as agents use it.
+	Process bench.Result `json:"daemon_process"`
 	// Writes are commits of a small document with no domain rules: the
 	// daemon's own cost (HTTP, store, group commit).
 	Writes []bench.Result `json:"raw_writes"`
@@ -50,7 +53,9 @@ one custodian process per proposal with no daemon; the daemon (in this
 process, over its unix socket, exactly as custodian serve runs it) with each
 --clients count, next to the bare HTTP round trip (GET /v1/health: the
 ceiling of any operation over the API) and raw 1 KB document writes without
-rules with as many clients; reading one slice over the API; the cost of one commit on
+rules with as many clients; the largest --clients count again against a
+separate custodian serve process (as agents use it: the clients are in
+this process); reading one slice over the API; the cost of one commit on
 --big slices against --slices; and the memory the daemon uses with --tasks
 tasks in the manifest. A proposal here is an agent heartbeat: it runs through
 the ASDD rules inside the daemon and is committed durably (group commit).
@@ -154,6 +159,23 @@ Scratch files live under the project root (-C) and are removed.`,
 			if err := d.Close(); err != nil {
 				return err
 			}
+			if n := maxInt(cs); n > 0 {
+				progress("measuring a custodian serve process, %d client(s), %d slices…", n, slices)
+				if d, err = bench.StartServe(exe, dir); err != nil {
+					return err
+				}
+				rep.Process, err = bench.DaemonProposals(d, fmt.Sprintf("custodian serve process, %d client(s), %d slices", n, slices), n, duration)
+				if cerr := d.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return err
+				}
+				rep.Process.Baseline = rep.CLI.Name
+				if rep.CLI.PerSecond > 0 {
+					rep.Process.Ratio = rep.Process.PerSecond / rep.CLI.PerSecond
+				}
+			}
 			progress("measuring one commit on %d slices…", big)
 			bdir, err := sub("big")
 			if err != nil {
@@ -218,6 +240,9 @@ func printDaemonBench(w io.Writer, r *DaemonBenchReport) error {
 		}
 		row(x, fmt.Sprintf("%.1f×", x.Ratio), vs)
 	}
+	if r.Process.Name != "" {
+		row(r.Process, fmt.Sprintf("%.1f×", r.Process.Ratio), "")
+	}
 	for _, x := range r.Writes {
 		row(x, "", "")
 	}
@@ -234,3 +259,11 @@ func printDaemonBench(w io.Writer, r *DaemonBenchReport) error {
 }
 
 func mb(n int) float64 { return float64(n) / (1 << 20) }
+
+func maxInt(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
