@@ -75,7 +75,10 @@ commit. The heartbeat monitor runs every --monitor-every.
 The web dashboard is served at / (http://127.0.0.1:7420/ by default): the
 board, live. It is read-only; resolve, approve and review over TCP need the
 admin token (--admin-token or $CUSTODIAN_ADMIN_TOKEN; when neither is given
-one is generated and printed with the dashboard's address).
+one is generated and printed with the dashboard's address), and so does
+any raw write of the ASDD manifest over TCP (init, rollback): its agents
+change it only through the daemon's operations, which run the rules. The
+CLI sends $CUSTODIAN_ADMIN_TOKEN when it is set.
 
 While it runs, every custodian command in the project (or with --server /
 $CUSTODIAN_SERVER) sends its reads and commits to it, with the same output
@@ -97,7 +100,7 @@ file stay one per project directory. --snapshot-interval does not apply.`,
 	f.StringVar(&o.Addr, "addr", "127.0.0.1:7420", "TCP `address` to listen on (\"\" for the socket only)")
 	f.StringVar(&o.Socket, "socket", DefaultSocket, "unix socket `path`, relative to the project root (\"\" for none)")
 	f.StringVar(&o.Token, "token", os.Getenv("CUSTODIAN_TOKEN"), "bearer `token` required from TCP clients (required off loopback)")
-	f.StringVar(&o.AdminToken, "admin-token", os.Getenv("CUSTODIAN_ADMIN_TOKEN"), "bearer `token` for the human actions over TCP (resolve, approve, review); generated and printed at start when empty")
+	f.StringVar(&o.AdminToken, "admin-token", os.Getenv("CUSTODIAN_ADMIN_TOKEN"), "bearer `token` for the human actions over TCP (resolve, approve, review, raw writes of the manifest); generated and printed at start when empty")
 	f.DurationVar(&o.SnapshotInterval, "snapshot-interval", 50*time.Millisecond, "least time between two rewrites of a snapshot file")
 	f.DurationVar(&o.MonitorEvery, "monitor-every", time.Minute, "heartbeat monitor interval (0 disables it)")
 	f.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
