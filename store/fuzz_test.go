@@ -137,3 +137,23 @@ func hasDuplicateKeys(raw []byte) bool {
 		}
 	}
 }
+
+// A patch is input: applying any patch to any document returns a value or
+// an error, never a panic (the patch library panics on some), and a value
+// is valid JSON.
+func FuzzApplyPatch(f *testing.F) {
+	f.Add([]byte(`{"a":[null,{"y":null}]}`), []byte(`[{"op":"test","path":"/a","value":[null,{"y":null}]}]`))
+	f.Add([]byte(`{"a":1}`), []byte(`[{"op":"replace","path":"/a","value":2},{"op":"add","path":"/b","value":[1]}]`))
+	f.Add([]byte(`{"a":null}`), []byte(`[{"op":"add","path":"/a/0","value":"x"}]`))
+	f.Add([]byte(`[1,2]`), []byte(`[{"op":"move","from":"/0","path":"/1"}]`))
+	f.Add([]byte(`{}`), []byte(`[{"op":"test","path":"/missing"}]`))
+	f.Fuzz(func(t *testing.T, doc, patch []byte) {
+		if !json.Valid(doc) {
+			return
+		}
+		out, err := store.ApplyPatch(doc, patch)
+		if err == nil && out != nil && !json.Valid(out) {
+			t.Fatalf("ApplyPatch(%s, %s) = %s: not JSON", doc, patch, out)
+		}
+	})
+}

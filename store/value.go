@@ -202,11 +202,23 @@ func ApplyPatch(doc []byte, patch []byte) ([]byte, error) {
 	}
 	opts := jsonpatch.NewApplyOptions()
 	opts.EnsurePathExistsOnAdd = false
-	out, err := p.ApplyWithOptions(doc, opts)
+	out, err := applySafely(p, doc, opts)
 	if err != nil {
 		return nil, fmt.Errorf("apply patch: %w", err)
 	}
 	return out, nil
+}
+
+// applySafely applies p, turning a panic of the patch library into an
+// error: some patches crash it (a test operation whose value holds null
+// inside an array, evanphx/json-patch v5.9.11), and a patch is input.
+func applySafely(p jsonpatch.Patch, doc []byte, opts *jsonpatch.ApplyOptions) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("the patch library cannot apply this patch (%v)", r)
+		}
+	}()
+	return p.ApplyWithOptions(doc, opts)
 }
 
 // Indent formats a value as the snapshot file holds it: two-space indent,
