@@ -151,7 +151,8 @@ func (p *project) serve(adminToken string, more ...string) string {
 }
 
 // browser starts headless chromium with a fresh profile and no network
-// access of its own.
+// access of its own. Its TMPDIR is the test's too: chromium keeps its
+// singleton socket there, in a directory it leaves behind when killed.
 func browser(t *testing.T, exe string) context.Context {
 	t.Helper()
 	opts := []chromedp.ExecAllocatorOption{
@@ -167,6 +168,7 @@ func browser(t *testing.T, exe string) context.Context {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Env("TMPDIR=" + t.TempDir()),
 		chromedp.WindowSize(1680, 1050),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)

@@ -11,21 +11,40 @@ import (
 
 var (
 	once sync.Once
+	dir  string
 	path string
 	err  error
 )
 
+// Main runs a package's tests and then removes the binary Path built, if
+// any: a package that uses Path calls it from TestMain,
+//
+//	func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
+func Main(m *testing.M) int {
+	defer Remove()
+	return m.Run()
+}
+
+// Remove deletes the binary Path built and its directory, if any; for a
+// TestMain that runs its tests through another wrapper (etcdtest.Main).
+func Remove() {
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
+}
+
 // Path returns the path of a freshly built custodian binary, building it on
-// first use. The binary lives in a temporary directory removed at exit by
-// the OS's temp cleaning; tests must not modify it.
+// first use, in a temporary directory that Main or Remove deletes when the
+// package's tests end; tests must not modify it.
 func Path(t testing.TB) string {
 	t.Helper()
 	once.Do(func() {
-		dir, e := os.MkdirTemp("", "custodian-testbin-")
+		d, e := os.MkdirTemp("", "custodian-testbin-")
 		if e != nil {
 			err = e
 			return
 		}
+		dir = d
 		path = filepath.Join(dir, "custodian")
 		cmd := exec.Command("go", "build", "-o", path, "github.com/custodian-dev/custodian/cmd/custodian")
 		cmd.Dir = moduleRoot()

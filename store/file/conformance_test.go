@@ -8,7 +8,7 @@ import (
 	"github.com/custodian-dev/custodian/store/storetest"
 )
 
-func open(t *testing.T, dir string, opts file.Options) *file.Store {
+func open(t testing.TB, dir string, opts file.Options) *file.Store {
 	t.Helper()
 	s, err := file.Open(dir, opts)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 // either load something that verifies or refuse with a reason, never panic,
 // and never lose the damaged bytes.
 func FuzzLoad(f *testing.F) {
-	dir, _ := commitN(&testing.T{}, 3)
+	dir, _ := commitN(f, 3)
 	snap := must(os.ReadFile(path(dir, "manifest.json")))
 	jour := must(os.ReadFile(path(dir, "journal.ndjson")))
 	f.Add(snap, jour)

@@ -37,7 +37,7 @@ func setN(n int) store.UpdateFunc {
 }
 
 // commitN makes a project with n commits and returns its dir and final value.
-func commitN(t *testing.T, n int) (string, []byte) {
+func commitN(t testing.TB, n int) (string, []byte) {
 	t.Helper()
 	dir := t.TempDir()
 	s := open(t, dir, file.Options{})

@@ -13,13 +13,18 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/internal/testbin"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/etcd"
 	"github.com/custodian-dev/custodian/store/etcd/etcdtest"
 )
 
-func TestMain(m *testing.M) { os.Exit(etcdtest.Main(m)) }
+func TestMain(m *testing.M) {
+	code := etcdtest.Main(m)
+	testbin.Remove()
+	os.Exit(code)
+}
 
 // Three daemons on one etcd, 64 clients spread across them writing eight
 // documents; one daemon is killed with SIGKILL under load and its clients

@@ -20,7 +20,11 @@ import (
 	"github.com/custodian-dev/custodian/store/file"
 )
 
-func TestMain(m *testing.M) { os.Exit(etcdtest.Main(m)) }
+func TestMain(m *testing.M) {
+	code := etcdtest.Main(m)
+	testbin.Remove()
+	os.Exit(code)
+}
 
 // The documents of a small project, named as the seeds name them.
 var keys = []string{".agents/tmp/state.json", ".asdd/state/manifest.json", ".impl/manifest.json"}
