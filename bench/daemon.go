@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/internal/unixsock"
 	"github.com/custodian-dev/custodian/server"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
@@ -89,7 +89,7 @@ func StartDaemon(dir string) (*Daemon, error) {
 		return nil, err
 	}
 	sock := filepath.Join(dir, "bench.sock")
-	l, err := net.Listen("unix", sock)
+	l, err := unixsock.Listen(sock)
 	if err != nil {
 		st.Close()
 		return nil, err

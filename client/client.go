@@ -19,6 +19,7 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/internal/readall"
+	"github.com/custodian-dev/custodian/internal/unixsock"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -91,11 +92,15 @@ func New(addr string, o Options) (*Client, error) {
 	return c, nil
 }
 
-// pooled is an HTTP client on a connTransport to one address.
+// pooled is an HTTP client on a connTransport to one address (a socket's
+// path when network is "unix", at any depth: see package unixsock).
 func pooled(network, addr string) *http.Client {
 	var d net.Dialer
 	return &http.Client{Transport: &connTransport{
 		dial: func(ctx context.Context) (net.Conn, error) {
+			if network == "unix" {
+				return unixsock.Dial(ctx, &d, addr)
+			}
 			return d.DialContext(ctx, network, addr)
 		},
 		maxIdle:     256,

@@ -22,6 +22,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/unixsock"
 	"github.com/custodian-dev/custodian/monitor"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/server"
@@ -205,7 +206,7 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		if err := os.MkdirAll(filepath.Dir(sockPath), 0o755); err != nil {
 			return fmt.Errorf("socket: %w", err)
 		}
-		l, err := net.Listen("unix", sockPath)
+		l, err := unixsock.Listen(sockPath)
 		if err != nil {
 			return fmt.Errorf("listen on %s: %w", sockPath, err)
 		}

@@ -413,26 +413,40 @@ func TestServeRunsAgentCommandsAsOperations(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	t.Parallel()
-	p := &proc{t: t, bin: testbin.Path(t), dir: t.TempDir()}
-	p.want(0, "init")
-	p.want(0, "slice", "add", "S-1")
-	d := startServe(t, p.dir, "--log-level", "debug")
-	p.want(0, "heartbeat", "--agent", "spec", "--status", "ACTIVE")
-	p.want(0, "lock", "S-1", "--holder", "alice")
-	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	if code := d.wait(t); code != 0 {
-		t.Fatalf("serve exit %d\n%s", code, d.out.String())
-	}
-	log := d.out.String()
-	for _, want := range []string{"path=/v1/asdd/heartbeat", "path=/v1/asdd/lock"} {
-		if !strings.Contains(log, want) {
-			t.Errorf("the daemon's log has no %s:\n%s", want, log)
-		}
-	}
-	if strings.Contains(log, "method=PUT") {
-		t.Errorf("an agent command wrote the whole manifest:\n%s", log)
+	// A project deep in the filesystem too: its socket's path is over the
+	// kernel's 108 bytes (package unixsock).
+	for _, depth := range []int{0, 150} {
+		t.Run(fmt.Sprintf("project path of %d+ bytes", depth), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			for len(dir) < depth {
+				dir = filepath.Join(dir, "a-project-deep-in-the-filesystem")
+			}
+			p := &proc{t: t, bin: testbin.Path(t), dir: dir}
+			p.want(0, "init")
+			p.want(0, "slice", "add", "S-1")
+			d := startServe(t, p.dir, "--log-level", "debug")
+			p.want(0, "heartbeat", "--agent", "spec", "--status", "ACTIVE")
+			p.want(0, "lock", "S-1", "--holder", "alice")
+			if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if code := d.wait(t); code != 0 {
+				t.Fatalf("serve exit %d\n%s", code, d.out.String())
+			}
+			log := d.out.String()
+			for _, want := range []string{"path=/v1/asdd/heartbeat", "path=/v1/asdd/lock"} {
+				if !strings.Contains(log, want) {
+					t.Errorf("the daemon's log has no %s:\n%s", want, log)
+				}
+			}
+			if strings.Contains(log, "method=PUT") {
+				t.Errorf("an agent command wrote the whole manifest:\n%s", log)
+			}
+			if _, err := os.Stat(filepath.Join(dir, DefaultSocket)); err == nil {
+				t.Errorf("the socket is still there after the daemon stopped")
+			}
+		})
 	}
 }
 
