@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/server"
 	"github.com/custodian-dev/custodian/store/file"
@@ -213,5 +215,54 @@ func TestAdminTokenGuardsManifestWrites(t *testing.T) {
 	code, b := call(t, "PUT", d.url+put+".asdd/state/manifest.json", "adm", nil, `{"value":{"slices":"none"}}`)
 	if code != http.StatusBadRequest || errCode(t, b) != reason.InvalidInput {
 		t.Fatalf("admin write of an invalid manifest: %d %s", code, b)
+	}
+}
+
+// Every PUT /v1/doc runs the document's domain rules, whatever the token:
+// an agent writing the task manifest through the daemon cannot reopen a
+// merged task (update-status refuses it, and so does the raw write).
+func TestPutKeepsDomainRules(t *testing.T) {
+	d := start(t, server.Options{})
+	now := time.Date(2026, 11, 25, 8, 0, 0, 0, time.UTC)
+	m, err := impl.New("docs/plans/001.md", "001", "Plan", now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AddTask(impl.NewTask{ID: "T-1", Phase: 1, Description: "one"}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.UpdateStatus(impl.StatusUpdate{ID: "T-1", Status: impl.Merged}, now); err != nil {
+		t.Fatal(err)
+	}
+	put := func(v []byte, ifMatch string, create bool) (int, []byte) {
+		t.Helper()
+		body, err := json.Marshal(map[string]any{"value": json.RawMessage(v), "actor": "agent"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := "/v1/doc?key=" + impl.Key
+		if create {
+			path += "&create=1"
+		}
+		return call(t, "PUT", d.url+path, "", map[string]string{"If-Match": ifMatch}, string(body))
+	}
+	merged, err := impl.Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, b := put(merged, "0", true); code != http.StatusOK {
+		t.Fatalf("create: %d %s", code, b)
+	}
+	m.Tasks[0].Status = impl.Pending
+	reopened, err := impl.Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, b := put(reopened, "1", false)
+	if code < 400 || errCode(t, b) != reason.InvalidTransition || !strings.Contains(string(b), "T-1") {
+		t.Fatalf("reopening a merged task: %d %s, want INVALID_TRANSITION naming T-1", code, b)
+	}
+	if code, b := call(t, "GET", d.url+"/v1/doc?key="+impl.Key, "", nil, ""); code != http.StatusOK || !strings.Contains(string(b), `"revision":1`) {
+		t.Fatalf("the refused write changed the document: %d %s", code, b)
 	}
 }
