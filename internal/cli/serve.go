@@ -310,7 +310,11 @@ func checkBind(addr, token string) error {
 
 // cachedConfig returns the ASDD configuration, parsed again only when
 // .asdd/config.yaml changed (by its size, time and inode), so the daemon
-// follows edits without parsing YAML on every proposal.
+// follows edits without parsing YAML on every proposal. The file is looked
+// at (a stat) at most once per configRecheck: proposals that arrive
+// together share one look, and an edit is seen by every operation that
+// starts configRecheck or more after it (a CLI process takes longer than
+// that to start).
 func cachedConfig(app *App, root string) func() (*asdd.Config, error) {
 	type version struct {
 		exists      bool
@@ -318,12 +322,19 @@ func cachedConfig(app *App, root string) func() (*asdd.Config, error) {
 		dev, ino    uint64
 	}
 	var (
-		mu   sync.Mutex
-		key  version
-		last *asdd.Config
+		mu      sync.Mutex
+		key     version
+		last    *asdd.Config
+		checked time.Time
 	)
 	path := filepath.Join(root, filepath.FromSlash(asdd.ConfigPath))
 	return func() (*asdd.Config, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		if last != nil && now.Sub(checked) < configRecheck {
+			return last, nil
+		}
 		var k version
 		if fi, err := os.Stat(path); err == nil {
 			k = version{exists: true, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
@@ -331,19 +342,22 @@ func cachedConfig(app *App, root string) func() (*asdd.Config, error) {
 				k.dev, k.ino = uint64(st.Dev), st.Ino
 			}
 		}
-		mu.Lock()
-		defer mu.Unlock()
 		if last != nil && k == key {
+			checked = now
 			return last, nil
 		}
 		cfg, err := asddConfig(app)
 		if err != nil {
 			return nil, err
 		}
-		key, last = k, cfg
+		key, last, checked = k, cfg, now
 		return cfg, nil
 	}
 }
+
+// configRecheck is how long the daemon trusts its last look at the ASDD
+// configuration file.
+const configRecheck = time.Millisecond
 
 // daemonRuntime sets the Go runtime up for a daemon: the memory limit (see
 // setMemoryLimit) and one more P than the runtime's default (unless
