@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"reflect"
 	"slices"
 	"strconv"
@@ -223,6 +224,8 @@ func escapePointer(s string) string {
 // value is ready to use.
 type SumCache struct {
 	memo map[memoKey]memoEntry
+	h    hash.Hash
+	w    *bufio.Writer // onto h, kept: a replay sums once per record
 }
 
 type memoKey struct {
@@ -238,8 +241,13 @@ type memoEntry struct {
 // Sum returns the canonical sum of tree, as SumTree does.
 func (c *SumCache) Sum(tree any) (string, error) {
 	next := make(map[memoKey]memoEntry, len(c.memo))
-	h := sha256.New()
-	w := bufio.NewWriterSize(h, 64<<10)
+	if c.w == nil {
+		c.h = sha256.New()
+		c.w = bufio.NewWriterSize(c.h, 64<<10)
+	}
+	h, w := c.h, c.w
+	h.Reset()
+	w.Reset(h)
 	if err := c.write(w, tree, 0, next); err != nil {
 		return "", err
 	}

@@ -42,25 +42,55 @@ func Replay(base []byte, recs []Record) ([]byte, error) {
 	if len(recs) == 0 {
 		return base, nil
 	}
-	var r replayer
-	if base != nil {
-		t, err := decode(base)
-		if err != nil {
-			// Not a value: the byte path fails where it always did (or
-			// a whole-document replace makes the base irrelevant).
-			return replayBytes(base, recs)
-		}
-		r.exists, r.tree = true, t
-		r.anchor, r.anchorTree = base, t
+	var r Replayer
+	if base != nil && !r.start(base) {
+		// Not a value: the byte path fails where it always did (or a
+		// whole-document replace makes the base irrelevant).
+		return replayBytes(base, recs)
 	}
-	for i := range recs {
-		if err := r.apply(&recs[i]); err != nil {
-			return nil, err
-		}
+	if err := r.Apply(recs); err != nil {
+		return nil, err
 	}
-	out, err := r.bytes()
+	return r.Value()
+}
+
+// A Replayer is Replay taken a batch of records at a time, for a journal
+// too long to hold in memory at once (a store reads it a file at a time).
+// Its zero value starts from no document.
+type Replayer struct {
+	r    replayer
+	last uint64 // the last revision applied
+}
+
+// start makes base the value before the first record; false if it is not
+// a JSON value.
+func (p *Replayer) start(base []byte) bool {
+	t, err := decode(base)
 	if err != nil {
-		return nil, reason.New(reason.CorruptState, "replay to revision %d: %v", recs[len(recs)-1].Rev, err)
+		return false
+	}
+	p.r.exists, p.r.tree = true, t
+	p.r.anchor, p.r.anchorTree = base, t
+	return true
+}
+
+// Apply applies records in order, checking each sum as Replay does.
+func (p *Replayer) Apply(recs []Record) error {
+	for i := range recs {
+		if err := p.r.apply(&recs[i]); err != nil {
+			return err
+		}
+		p.last = recs[i].Rev
+	}
+	return nil
+}
+
+// Value returns the value after the records applied so far, as Replay
+// would (nil when there is no document).
+func (p *Replayer) Value() ([]byte, error) {
+	out, err := p.r.bytes()
+	if err != nil {
+		return nil, reason.New(reason.CorruptState, "replay to revision %d: %v", p.last, err)
 	}
 	return out, nil
 }

@@ -326,6 +326,24 @@ func sameReplay(t testing.TB, base []byte, recs []store.Record) {
 	if (werr == nil) != (gerr == nil) || (werr != nil && werr.Error() != gerr.Error()) {
 		t.Fatalf("Replay error %v, byte replay error %v\nbase %s\nrecords %s", gerr, werr, base, patches(recs))
 	}
+	if base == nil {
+		// A Replayer fed the records in batches (as a store feeds it a
+		// journal file at a time) gives Replay's bytes or error.
+		for _, batch := range []int{1, 3, 7} {
+			var r store.Replayer
+			var err error
+			for i := 0; i < len(recs) && err == nil; i += batch {
+				err = r.Apply(recs[i:min(i+batch, len(recs))])
+			}
+			var v []byte
+			if err == nil {
+				v, err = r.Value()
+			}
+			if (err == nil) != (gerr == nil) || err != nil && err.Error() != gerr.Error() || !bytes.Equal(v, got) {
+				t.Fatalf("Replayer in batches of %d: %s, %v; Replay: %s, %v\nrecords %s", batch, v, err, got, gerr, patches(recs))
+			}
+		}
+	}
 	if werr != nil {
 		return
 	}

@@ -93,6 +93,36 @@ func BenchmarkOpenHistory(b *testing.B) {
 	}
 }
 
+// BenchmarkGetAtHistory reads the value of a revision near the end of a
+// long history (get --at, diff): the journal replayed from revision 1, a
+// file at a time. B/op is the memory it allocates; with 8 MiB segments the
+// records of only one file are held at once.
+func BenchmarkGetAtHistory(b *testing.B) {
+	const mb = 16
+	dir := b.TempDir()
+	recs, err := writeHistory(dir, mb<<20, 8<<20)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := file.Open(dir, file.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		doc, err := s.GetAt(context.Background(), "doc.json", recs-1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if doc.Revision != recs-1 {
+			b.Fatalf("revision %d, want %d", doc.Revision, recs-1)
+		}
+	}
+	b.ReportMetric(float64(recs), "records")
+}
+
 // writeHistory writes the files of document doc.json with a journal of
 // about size bytes: each record sets /n and an 80-byte /note; the snapshot
 // holds the last value. With seg > 0 the journal is cut into segments of

@@ -244,11 +244,7 @@ func (s *Store) GetAt(ctx context.Context, key string, rev uint64) (store.Docume
 			out = store.Document{Key: key, Revision: rev, Value: clone(d.bytes())}
 			return nil
 		}
-		recs, err := d.readRecords(1, rev)
-		if err != nil {
-			return err
-		}
-		v, err := store.Replay(nil, recs)
+		v, err := d.replayTo(rev)
 		if err != nil {
 			return err
 		}

@@ -395,27 +395,51 @@ func firstRev(data []byte) (uint64, bool) {
 // 0), to at most the loaded revision, reading only the journal files that
 // hold them.
 func (d *doc) readRecords(from, to uint64) ([]store.Record, error) {
+	var out []store.Record
+	err := d.eachRecords(from, to, func(recs []store.Record) error {
+		out = append(out, recs...)
+		return nil
+	})
+	return out, err
+}
+
+// replayTo rebuilds the value at revision rev from the journal a file at a
+// time: the records of a long history are never all in memory at once.
+func (d *doc) replayTo(rev uint64) ([]byte, error) {
+	var r store.Replayer
+	if err := d.eachRecords(1, rev, r.Apply); err != nil {
+		return nil, err
+	}
+	return r.Value()
+}
+
+// eachRecords calls fn with the records from <= rev <= to, in order, a
+// journal file's worth at a time, and checks that they were all there.
+func (d *doc) eachRecords(from, to uint64, fn func([]store.Record) error) error {
 	if d.held.active.Load() {
 		// Hold mode: commits queued for the next group write are not in
 		// the file yet.
 		if err := d.awaitDurable(d.rev); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if to == 0 || from > to {
-		return nil, nil
-	}
-	var out []store.Record
-	if _, _, err := d.walk(from, to, func(_ string, recs []store.Record) error {
-		out = append(out, recs...)
 		return nil
+	}
+	var first, last uint64
+	if _, _, err := d.walk(from, to, func(_ string, recs []store.Record) error {
+		if first == 0 {
+			first = recs[0].Rev
+		}
+		last = recs[len(recs)-1].Rev
+		return fn(recs)
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	if len(out) == 0 || out[0].Rev != max(from, 1) || out[len(out)-1].Rev != to {
-		return nil, reason.New(reason.CorruptState, "the journal of %s does not hold revisions %d to %d (the document is at revision %d)", d.p.key, max(from, 1), to, d.rev)
+	if first != max(from, 1) || last != to {
+		return reason.New(reason.CorruptState, "the journal of %s does not hold revisions %d to %d (the document is at revision %d)", d.p.key, max(from, 1), to, d.rev)
 	}
-	return out, nil
+	return nil
 }
 
 // segmentBytes is the rotation threshold in effect (0: never rotate).
