@@ -583,9 +583,10 @@ func newTasksCmd(app *App) *cobra.Command {
 	}
 	var agent string
 	done := &cobra.Command{
-		Use:   "done SLICE TASK",
-		Short: "Mark a ready task done",
-		Args:  cobra.ExactArgs(2),
+		Use:        "done SLICE TASK",
+		SuggestFor: []string{"complete", "finish"},
+		Short:      "Mark a ready task done",
+		Args:       cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, r, err := applyOp(app, cmd, asdd.CompleteTask{Slice: args[0], ID: args[1], Agent: agent}, false)
 			if err != nil {
