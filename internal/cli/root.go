@@ -204,9 +204,7 @@ func NewRoot(app *App) *cobra.Command {
 	root.SetIn(app.In)
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &reason.UsageError{Err: err}
-	})
+	root.SetFlagErrorFunc(flagError)
 	regMu.Lock()
 	names := make([]string, 0, len(builders))
 	for n := range builders {

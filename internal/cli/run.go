@@ -69,7 +69,7 @@ See docs/runner.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runRun(app, cmd, args, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.until, "until", "", "stop each slice when it reaches this `PHASE` (its agents do not run)")
+	enumFlag(cmd, f, &o.until, "until", "", asdd.Lifecycle, "stop each slice when it reaches this phase (its agents do not run)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print what would run, start nothing, commit nothing")
 	f.BoolVar(&o.resume, "resume", false, "continue after a runner that died: kill its leftover agents first")
 	f.StringVar(&o.quick, "quick", "", "quick mode: record a QUICK_FIX slice for this one-line `DESCRIPTION` and run implementation and QA")

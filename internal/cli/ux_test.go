@@ -2,11 +2,13 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // Every command that has subcommands, at any depth, answers an unknown word
@@ -91,5 +93,67 @@ func TestVersion(t *testing.T) {
 	s := BuildInfo{Version: "v1.2.0", Commit: "0123456789abcdef0123", Modified: true, CommitDate: "2026-11-25T17:00:00Z", BuildDate: "2026-11-25T18:00:00Z", Go: "go1.26.8", Platform: "linux/amd64"}.String()
 	if want := "custodian v1.2.0 (commit 0123456789ab-dirty, committed 2026-11-25T17:00:00Z, built 2026-11-25T18:00:00Z) go1.26.8 linux/amd64"; s != want {
 		t.Errorf("String:\n got %q\nwant %q", s, want)
+	}
+}
+
+// Every enumerated flag, on every command, rejects a value outside its set
+// while the flags are parsed: INVALID_INPUT, exit 2, the allowed values
+// named, nothing created; a value in another case is accepted.
+func TestEnumeratedFlags(t *testing.T) {
+	now := time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
+	root := NewRoot(&App{Now: time.Now})
+	type flagAt struct {
+		path    []string
+		name    string
+		allowed []string
+	}
+	var found []flagAt
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if ev, ok := f.Value.(*enumValue); ok {
+				found = append(found, flagAt{path, f.Name, ev.allowed})
+			}
+		})
+		for _, s := range c.Commands() {
+			walk(s, append(append([]string(nil), path...), s.Name()))
+		}
+	}
+	walk(root, nil)
+	want := map[string]bool{"slice list --status": true, "slice add --type": true, "heartbeat --status": true, "resolve --action": true, "resolve --to": true, "halt --mode": true, "run --until": true, "serve --log-level": true, "cycle change --action": true, "cycle feedback --type": true}
+	for _, f := range found {
+		delete(want, strings.Join(f.path, " ")+" --"+f.name)
+	}
+	if len(want) > 0 {
+		t.Errorf("not enumerated: %v", want)
+	}
+	for _, f := range found {
+		dir := t.TempDir()
+		args := append(append([]string(nil), f.path...), "--"+f.name, "FOO")
+		out, stderr, code := runCLI(dir, "", now, args...)
+		wantMsg := `custodian: INVALID_INPUT: --` + f.name + ` "FOO" is not valid: allowed values are ` + strings.Join(f.allowed, ", ")
+		if code != 2 || strings.TrimSpace(stderr) != wantMsg {
+			t.Errorf("custodian %s: exit %d, stdout %q\n got %q\nwant %q", strings.Join(args, " "), code, out, strings.TrimSpace(stderr), wantMsg)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("custodian %s created %v", strings.Join(args, " "), entries)
+		}
+		js, _, _ := runCLI(dir, "", now, append([]string{"--json"}, args...)...)
+		if !strings.Contains(js, `"code": "INVALID_INPUT"`) {
+			t.Errorf("custodian %s --json: %s", strings.Join(args, " "), js)
+		}
+	}
+
+	// The case does not matter, the canonical spelling is kept.
+	dir := t.TempDir()
+	if _, stderr, code := runCLI(dir, "", now, "init"); code != 0 {
+		t.Fatalf("init: %s", stderr)
+	}
+	if _, stderr, code := runCLI(dir, "", now, "slice", "add", "SLICE-001", "--type", "retro_spec"); code != 0 {
+		t.Fatalf("slice add --type retro_spec: exit %d %s", code, stderr)
+	}
+	out, stderr, code := runCLI(dir, "", now, "slice", "list", "--status", "behavior_capture")
+	if code != 0 || !strings.Contains(out, "SLICE-001") || !strings.Contains(out, "RETRO_SPEC") {
+		t.Errorf("slice list --status behavior_capture: exit %d %q %q", code, out, stderr)
 	}
 }
