@@ -46,6 +46,15 @@ func asddConfig(app *App) (*asdd.Config, error) {
 
 var errNoASDDManifest = reason.New(reason.NotFound, "no ASDD manifest at %s: run `custodian init` first", asdd.Key)
 
+// noManifestHint turns the store's "no document" for the ASDD manifest into
+// errNoASDDManifest, which says to run custodian init.
+func noManifestHint(err error) error {
+	if e, ok := reason.As(err); ok && e.Code == reason.NotFound && strings.HasPrefix(e.Message, "no document "+asdd.Key) {
+		return errNoASDDManifest
+	}
+	return err
+}
+
 // loadManifest returns the committed manifest.
 func loadManifest(app *App, cmd *cobra.Command) (*asdd.Manifest, error) {
 	st, err := app.Store()
@@ -119,7 +128,7 @@ func applyOp(app *App, cmd *cobra.Command, op asdd.Op, create bool) (*asdd.Outco
 		return ch, err
 	}, opts...)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, noManifestHint(err)
 	}
 	r := &commitResult{Revision: res.Revision, Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
 	if r.Events == nil {

@@ -94,6 +94,10 @@ func runRun(app *App, cmd *cobra.Command, args []string, o runOptions) error {
 	if err != nil {
 		return err
 	}
+	// No project: say so before the runner takes its lock under .asdd/runs.
+	if _, err := loadManifest(app, cmd); err != nil {
+		return err
+	}
 	state, err := newRunState(app, root, cfg)
 	if err != nil {
 		return err

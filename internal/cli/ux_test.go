@@ -157,3 +157,34 @@ func TestEnumeratedFlags(t *testing.T) {
 		t.Errorf("slice list --status behavior_capture: exit %d %q %q", code, out, stderr)
 	}
 }
+
+// In a directory with no project, the commands that need one create
+// nothing (no .asdd/state/.lock, no .asdd/runs/runner.lock) and say to run
+// custodian init.
+func TestNoProject(t *testing.T) {
+	now := time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
+	for _, args := range [][]string{
+		{"slice", "add", "SLICE-001"},
+		{"slice", "list"},
+		{"propose", "--agent", "spec", "--slice", "SLICE-001", "--score", "0.9"},
+		{"run"},
+		{"run", "--dry-run"},
+		{"run", "--quick", "Fix a typo"},
+		{"quick", "Fix a typo"},
+		{"heartbeat", "--agent", "spec"},
+		{"lock", "SLICE-001", "--holder", "spec"},
+		{"tasks", "add", "SLICE-001", "T1", "--wave", "1"},
+		{"resolve", "SLICE-001", "--role", "TL", "--rationale", "ok"},
+		{"status"},
+	} {
+		dir := t.TempDir()
+		_, stderr, code := runCLI(dir, "", now, args...)
+		want := "custodian: NOT_FOUND: no ASDD manifest at .asdd/state/manifest.json: run `custodian init` first\n"
+		if code != 3 || stderr != want {
+			t.Errorf("custodian %s: exit %d, %q; want exit 3, %q", strings.Join(args, " "), code, stderr, want)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("custodian %s left %v behind", strings.Join(args, " "), entries)
+		}
+	}
+}
