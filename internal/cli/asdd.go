@@ -343,17 +343,27 @@ custodian.pid
 *.tmp
 `
 
-// writeStateGitignore writes .asdd/state/.gitignore unless one exists.
+// runsGitignore keeps custodian run's files out of git: run logs, context
+// packets, the runner's lock and its list of live agents.
+const runsGitignore = `# Written by custodian init: custodian run's logs, context packets and lock
+# are local to this machine.
+*
+`
+
+// writeStateGitignore writes .asdd/state/.gitignore and .asdd/runs/.gitignore,
+// each unless it exists.
 func writeStateGitignore(root string) error {
-	p := filepath.Join(root, ".asdd", "state", ".gitignore")
-	if _, err := os.Stat(p); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("init: %w", err)
-	}
-	if err := os.WriteFile(p, []byte(stateGitignore), 0o644); err != nil {
-		return fmt.Errorf("init: %w", err)
+	for _, f := range []struct{ dir, text string }{{"state", stateGitignore}, {"runs", runsGitignore}} {
+		p := filepath.Join(root, ".asdd", f.dir, ".gitignore")
+		if _, err := os.Stat(p); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("init: %w", err)
+		}
+		if err := os.WriteFile(p, []byte(f.text), 0o644); err != nil {
+			return fmt.Errorf("init: %w", err)
+		}
 	}
 	return nil
 }

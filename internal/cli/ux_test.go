@@ -3,6 +3,8 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -186,5 +188,45 @@ func TestNoProject(t *testing.T) {
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Errorf("custodian %s left %v behind", strings.Join(args, " "), entries)
 		}
+	}
+}
+
+// After custodian init, `git add -A` stages the configuration, the manifest
+// and its journal, and nothing a run or a lock leaves behind.
+func TestInitGitignore(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	git("init", "-q")
+	now := time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
+	if _, stderr, code := runCLI(dir, "", now, "init"); code != 0 {
+		t.Fatalf("init: %s", stderr)
+	}
+	// What a run and the daemon leave behind.
+	for _, f := range []string{".asdd/runs/runner.lock", ".asdd/runs/runner.json", ".asdd/runs/20261125-180000/001-SLICE-001-spec-1.json", ".asdd/runs/20261125-180000/001-SLICE-001-spec-1.log", ".asdd/state/.lock", ".asdd/state/statcache", ".asdd/state/custodian.sock", ".asdd/state/manifest.json.tmp"} {
+		p := filepath.Join(dir, filepath.FromSlash(f))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("add", "-A")
+	staged := strings.Fields(git("diff", "--cached", "--name-only"))
+	want := []string{".asdd/config.yaml", ".asdd/state/.gitignore", ".asdd/state/journal.ndjson", ".asdd/state/manifest.json"}
+	if strings.Join(staged, " ") != strings.Join(want, " ") {
+		t.Errorf("git add -A staged %v, want %v", staged, want)
 	}
 }
