@@ -230,3 +230,51 @@ func TestInitGitignore(t *testing.T) {
 		t.Errorf("git add -A staged %v, want %v", staged, want)
 	}
 }
+
+// custodian watch follows from now by default (--from REV for history) and
+// refuses a document that does not exist instead of waiting forever.
+func TestWatchFromNow(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
+	for _, args := range [][]string{{"init"}, {"slice", "add", "SLICE-001"}} {
+		if _, stderr, code := runCLI(dir, "", now, args...); code != 0 {
+			t.Fatalf("%v: %s", args, stderr)
+		}
+	}
+	type result struct {
+		out, stderr string
+		code        int
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, stderr, code := runCLI(dir, "", now, "watch", "--count", "1")
+		done <- result{out, stderr, code}
+	}()
+	// Commit until the watcher (which started at revision 2) has seen one.
+	deadline := time.After(20 * time.Second)
+	var got result
+	for i := 3; ; i++ {
+		if _, stderr, code := runCLI(dir, "", now, "heartbeat", "--agent", "spec"); code != 0 {
+			t.Fatalf("heartbeat: %s", stderr)
+		}
+		select {
+		case got = <-done:
+		case <-time.After(100 * time.Millisecond):
+			continue
+		case <-deadline:
+			t.Fatal("watch printed nothing")
+		}
+		break
+	}
+	if got.code != 0 || strings.HasPrefix(got.out, "1\t") || strings.HasPrefix(got.out, "2\t") || !strings.Contains(got.out, "heartbeat") {
+		t.Errorf("watch from now: exit %d, %q %q; want a heartbeat commit after revision 2", got.code, got.out, got.stderr)
+	}
+	out, _, code := runCLI(dir, "", now, "watch", "--from", "0", "--count", "2")
+	if code != 0 || !strings.HasPrefix(out, "1\t") || !strings.Contains(out, "\n2\t") {
+		t.Errorf("watch --from 0: exit %d, %q", code, out)
+	}
+	_, stderr, code := runCLI(dir, "", now, "watch", "--key", "nope.json")
+	if code != 3 || !strings.Contains(stderr, "NOT_FOUND: no document nope.json to watch") {
+		t.Errorf("watch --key nope.json: exit %d, %q", code, stderr)
+	}
+}
