@@ -163,12 +163,12 @@ func runCheck(app *App, cmd *cobra.Command, o checkOptions) (*CheckReport, error
 	findings := slices.Clone(res.Findings)
 	if len(in.ProjectReview) > 0 {
 		findings = append(findings, reconcile.Finding{Code: reason.NeedsReview,
-			Message: fmt.Sprintf("project context fields guessed by a rebuild await review (%s): custodian review --project --by ROLE", strings.Join(in.ProjectReview, ", "))})
+			Message: fmt.Sprintf("project context fields guessed by a rebuild await review (%s): custodian review --project --role ROLE", strings.Join(in.ProjectReview, ", "))})
 	}
 	for _, s := range in.Slices {
 		if len(s.NeedsReview) > 0 {
 			findings = append(findings, reconcile.Finding{Code: reason.NeedsReview, Slice: s.ID,
-				Message: fmt.Sprintf("fields guessed by a rebuild await review (%s): custodian review %s --by ROLE", strings.Join(s.NeedsReview, ", "), s.ID)})
+				Message: fmt.Sprintf("fields guessed by a rebuild await review (%s): custodian review %s --role ROLE", strings.Join(s.NeedsReview, ", "), s.ID)})
 		}
 	}
 	rep.Findings = findings

@@ -278,3 +278,36 @@ func TestWatchFromNow(t *testing.T) {
 		t.Errorf("watch --key nope.json: exit %d, %q", code, stderr)
 	}
 }
+
+// --role is the role that signs off and --by the person, in every command
+// that takes a role (resolve, approve, review, unlock, assumption correct).
+func TestRoleAndBy(t *testing.T) {
+	root := NewRoot(&App{Now: time.Now})
+	withRole := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if f := c.LocalFlags().Lookup("role"); f != nil {
+			withRole++
+			if !strings.Contains(f.Usage, "role") {
+				t.Errorf("%s --role: %q does not name a role", c.CommandPath(), f.Usage)
+			}
+			if by := c.LocalFlags().Lookup("by"); by != nil && !strings.Contains(by.Usage, "person") {
+				t.Errorf("%s --by: %q; with --role, --by is the person", c.CommandPath(), by.Usage)
+			}
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+	if withRole < 4 {
+		t.Errorf("only %d commands take --role", withRole)
+	}
+	// review --by ROLE, as it was spelled before, says what changed.
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
+	_, stderr, code := runCLI(dir, "", now, "review", "SLICE-001", "--by", "TL")
+	if code != 2 || !strings.Contains(stderr, "review needs --role ROLE") {
+		t.Errorf("review --by TL: exit %d, %q", code, stderr)
+	}
+}
