@@ -573,7 +573,11 @@ func (t *tx) proposeQuick(s *Slice, ag *Agent, p Proposal) error {
 	t.touch(s)
 	t.beat(ag.Name)
 	t.event("proposal_accepted", s.SliceID, ag.Name, map[string]any{"score": p.Score, "from": from, "to": s.Status, "quick": true})
-	t.summary("%s (quick fix): %s scored %s; %s → %s", s.SliceID, ag.Name, FormatScore(p.Score), from, s.Status)
+	if from != s.Status {
+		t.summary("%s (quick fix): %s scored %s; %s → %s", s.SliceID, ag.Name, FormatScore(p.Score), from, s.Status)
+	} else {
+		t.summary("%s (quick fix): %s scored %s in %s", s.SliceID, ag.Name, FormatScore(p.Score), from)
+	}
 	return nil
 }
 

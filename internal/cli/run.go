@@ -287,6 +287,10 @@ func (p *progressWriter) ticker(r *runner.Runner, every time.Duration, done <-ch
 }
 
 func writeRunSummary(w io.Writer, s *runner.Summary) error {
+	if len(s.Slices) == 0 {
+		_, err := fmt.Fprintln(w, "nothing to run: no slice is waiting for an agent (custodian slice add ID adds one; custodian status shows them all)")
+		return err
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SLICE\tSTATUS\tOUTCOME\tRUNS\tTIME\tWHY")
@@ -299,7 +303,11 @@ func writeRunSummary(w io.Writer, s *runner.Summary) error {
 	_, err := fmt.Fprintf(w, "%d agent runs (%d retries, %d timeouts, %d crashes, %d escalations) in %s\n",
 		s.Runs, s.Retries, s.Timeouts, s.Crashes, s.Escalations, s.Elapsed.Round(time.Millisecond))
 	if len(s.Killed) > 0 {
-		fmt.Fprintf(w, "resumed: killed %d leftover agent process groups of the previous run\n", len(s.Killed))
+		groups := "groups"
+		if len(s.Killed) == 1 {
+			groups = "group"
+		}
+		fmt.Fprintf(w, "resumed: killed %d leftover agent process %s of the previous run\n", len(s.Killed), groups)
 	}
 	return err
 }

@@ -311,3 +311,27 @@ func TestRoleAndBy(t *testing.T) {
 		t.Errorf("review --by TL: exit %d, %q", code, stderr)
 	}
 }
+
+// Wording: a quick fix that stays in QUICK_FIX says so (not "QUICK_FIX →
+// QUICK_FIX"); run with nothing to do says so instead of an empty table.
+func TestWording(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
+	must := func(args ...string) string {
+		t.Helper()
+		out, stderr, code := runCLI(dir, "", now, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d %s", args, code, stderr)
+		}
+		return out
+	}
+	must("init")
+	if out := must("run"); strings.Contains(out, "SLICE") || !strings.Contains(out, "nothing to run: no slice is waiting for an agent") {
+		t.Errorf("run with nothing to do:\n%s", out)
+	}
+	must("quick", "Fix a typo in the login header")
+	out := must("propose", "--agent", "implementation", "--slice", "QUICK-001", "--score", "0.96")
+	if want := "revision 3: QUICK-001 (quick fix): implementation scored 0.960 in QUICK_FIX\n"; out != want {
+		t.Errorf("quick proposal: %q, want %q", out, want)
+	}
+}
