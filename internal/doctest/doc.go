@@ -6,8 +6,8 @@
 //
 // Every fenced block tagged sh or console. The files run one after the
 // other, each in a scratch project of its own (a fresh directory with a git
-// repository, $HOME of its own, the freshly built custodian first on
-// $PATH); the blocks of one file run in order in the same project, so an
+// repository, $HOME and $TMPDIR of its own, the freshly built custodian
+// first on $PATH, no $CUSTODIAN_* variables); the blocks of one file run in order in the same project, so an
 // example may build on the ones above it.
 //
 //   - ```sh: the block is one bash script (-e, -o pipefail) and must exit 0.
@@ -24,7 +24,8 @@
 // # Directives
 //
 // An HTML comment on the line just before the fence changes how a block
-// runs; several may be given, separated by ";":
+// runs; several may be given, separated by ";" (skip last: its reason is
+// the rest of the comment):
 //
 //	<!-- doctest: skip REASON -->    do not run it (say why; use sparingly)
 //	<!-- doctest: daemon -->         run it while `custodian serve` runs in the

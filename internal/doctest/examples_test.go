@@ -109,7 +109,8 @@ func newProject(t *testing.T, bin string) *project {
 	dir := filepath.Join(root, "project")
 	home := filepath.Join(root, "home")
 	binDir := filepath.Join(root, "bin")
-	for _, d := range []string{dir, home, binDir} {
+	tmp := filepath.Join(root, "tmp")
+	for _, d := range []string{dir, home, binDir, tmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -121,12 +122,12 @@ func newProject(t *testing.T, bin string) *project {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "CUSTODIAN_") || k == "PATH" || k == "HOME" || k == "CI" || strings.HasPrefix(k, "GIT_") {
+		if strings.HasPrefix(k, "CUSTODIAN_") || k == "PATH" || k == "HOME" || k == "TMPDIR" || k == "CI" || strings.HasPrefix(k, "GIT_") {
 			continue
 		}
 		env = append(env, kv)
 	}
-	env = append(env, "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+home,
+	env = append(env, "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+home, "TMPDIR="+tmp,
 		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=Docs", "GIT_AUTHOR_EMAIL=docs@example.com",
 		"GIT_COMMITTER_NAME=Docs", "GIT_COMMITTER_EMAIL=docs@example.com", "NO_COLOR=1", "TERM=dumb")
 	p := &project{dir: dir, env: env}

@@ -75,16 +75,20 @@ func Parse(file, text string) ([]Block, error) {
 
 func parseDirectives(s string) (Directives, error) {
 	var d Directives
-	for _, part := range strings.Split(s, ";") {
+	parts := strings.Split(s, ";")
+	for i, part := range parts {
 		part = strings.TrimSpace(part)
 		word, rest, _ := strings.Cut(part, " ")
 		rest = strings.TrimSpace(rest)
 		switch word {
 		case "skip":
+			// The reason is the rest of the comment, ";" and all.
+			rest = strings.TrimSpace(strings.Join(append([]string{rest}, parts[i+1:]...), ";"))
 			if rest == "" {
 				return d, fmt.Errorf("doctest: skip needs a reason")
 			}
 			d.Skip = rest
+			return d, nil
 		case "daemon":
 			d.Daemon = true
 		case "long-running":

@@ -7,7 +7,7 @@ import (
 )
 
 func TestParse(t *testing.T) {
-	doc := "# Title\n\n```sh\ncustodian init\n```\n\n<!-- doctest: skip needs etcd; timeout 2m -->\n```sh\ncustodian --store etcd://x status\n```\n\n  - item\n\n    ```console\n    $ custodian version\n    custodian …\n    $ custodian foo \\\n      bar\n    custodian: …\n    [exit 2]\n    ```\n\n```\nbare\n```\n"
+	doc := "# Title\n\n```sh\ncustodian init\n```\n\n<!-- doctest: timeout 2m; skip needs etcd; a cluster -->\n```sh\ncustodian --store etcd://x status\n```\n\n  - item\n\n    ```console\n    $ custodian version\n    custodian …\n    $ custodian foo \\\n      bar\n    custodian: …\n    [exit 2]\n    ```\n\n```\nbare\n```\n"
 	blocks, err := Parse("x.md", doc)
 	if err != nil {
 		t.Fatal(err)
@@ -18,7 +18,7 @@ func TestParse(t *testing.T) {
 	if b := blocks[0]; b.Line != 3 || b.Lang != "sh" || !b.Runs() || strings.Join(b.Body, "|") != "custodian init" {
 		t.Errorf("block 0: %+v", b)
 	}
-	if b := blocks[1]; b.Runs() || b.Do.Skip != "needs etcd" || b.Do.Timeout != 2*time.Minute {
+	if b := blocks[1]; b.Runs() || b.Do.Skip != "needs etcd; a cluster" || b.Do.Timeout != 2*time.Minute {
 		t.Errorf("block 1: %+v", b)
 	}
 	cmds, err := blocks[2].Commands()
