@@ -225,9 +225,8 @@ func (p *project) runBlock(t *testing.T, b *Block) {
 // port, stops it when the test ends, and returns its host:port.
 func (p *project) startDaemon(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command("custodian", "serve", "--addr", "127.0.0.1:0", "--monitor-every", "0", "--log-level", "warn")
+	cmd := exec.Command(lookPath(t, p.env), "serve", "--addr", "127.0.0.1:0", "--monitor-every", "0", "--log-level", "warn")
 	cmd.Dir, cmd.Env = p.dir, p.env
-	cmd.Path = lookPath(t, p.env)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
