@@ -300,14 +300,11 @@ func writeRunSummary(w io.Writer, s *runner.Summary) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%d agent runs (%d retries, %d timeouts, %d crashes, %d escalations) in %s\n",
-		s.Runs, s.Retries, s.Timeouts, s.Crashes, s.Escalations, s.Elapsed.Round(time.Millisecond))
+	_, err := fmt.Fprintf(w, "%s (%s, %s, %s, %s) in %s\n",
+		nOf(s.Runs, "agent run", "agent runs"), nOf(s.Retries, "retry", "retries"), nOf(s.Timeouts, "timeout", "timeouts"),
+		nOf(s.Crashes, "crash", "crashes"), nOf(s.Escalations, "escalation", "escalations"), s.Elapsed.Round(time.Millisecond))
 	if len(s.Killed) > 0 {
-		groups := "groups"
-		if len(s.Killed) == 1 {
-			groups = "group"
-		}
-		fmt.Fprintf(w, "resumed: killed %d leftover agent process %s of the previous run\n", len(s.Killed), groups)
+		fmt.Fprintf(w, "resumed: killed %s of the previous run\n", nOf(len(s.Killed), "leftover agent process group", "leftover agent process groups"))
 	}
 	return err
 }
@@ -383,3 +380,11 @@ func (s *runState) Artifact(name, path, marker string) (asdd.Artifact, error) {
 }
 
 func (s *runState) Observe(paths []string) (map[string]string, error) { return s.proj.Observe(paths) }
+
+// nOf is "1 retry", "2 retries", "0 retries".
+func nOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
