@@ -31,6 +31,11 @@
 //	<!-- doctest: daemon -->         run it while `custodian serve` runs in the
 //	                                 project (on a free port, which replaces
 //	                                 127.0.0.1:7420 in the example)
+//	<!-- doctest: etcd -->           run it with an etcd server (Debian's etcd,
+//	                                 started once per file on free ports, which
+//	                                 replace the 10.0.0.x:2379 members in the
+//	                                 example); without etcd the block is
+//	                                 skipped, except in CI ($CI set)
 //	<!-- doctest: long-running -->   each line starts a server: it must still be
 //	                                 running after 2 s (then it is stopped)
 //	<!-- doctest: exit N -->         an sh block that must exit N

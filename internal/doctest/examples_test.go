@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,8 +100,10 @@ func TestDocExamples(t *testing.T) {
 
 // project is the scratch project a file's examples run in.
 type project struct {
-	dir string
-	env []string
+	dir  string
+	env  []string
+	etcd string     // host:port of the file's etcd server, once started
+	file *testing.T // the file's test: what lives as long as the project ends with it
 }
 
 func newProject(t *testing.T, bin string) *project {
@@ -130,7 +133,7 @@ func newProject(t *testing.T, bin string) *project {
 	env = append(env, "PATH="+binDir+string(os.PathListSeparator)+os.Getenv("PATH"), "HOME="+home, "TMPDIR="+tmp,
 		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=Docs", "GIT_AUTHOR_EMAIL=docs@example.com",
 		"GIT_COMMITTER_NAME=Docs", "GIT_COMMITTER_EMAIL=docs@example.com", "NO_COLOR=1", "TERM=dumb")
-	p := &project{dir: dir, env: env}
+	p := &project{dir: dir, env: env, file: t}
 	if out, err := p.shell(context.Background(), "git init -q -b main"); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
 	}
@@ -171,7 +174,64 @@ func exitCode(err error) int {
 	return 0
 }
 
-var loopbackRE = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+var (
+	loopbackRE    = regexp.MustCompile(`127\.0\.0\.1:\d+`)
+	etcdMembersRE = regexp.MustCompile(`10\.0\.0\.\d+:2379(,10\.0\.0\.\d+:2379)*`)
+)
+
+// startEtcd starts a single-member etcd server for the file's examples
+// (once; it stops when the file's test ends) and returns its client
+// address. Without Debian's etcd the block is skipped, except in CI.
+func (p *project) startEtcd(t *testing.T) string {
+	if p.etcd != "" {
+		return p.etcd
+	}
+	exe, err := exec.LookPath("etcd")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("etcd is not installed but $CI is set: the etcd examples must run in CI (.ci/install installs it)")
+		}
+		t.Skip("etcd is not installed (apt-get install etcd-server): the etcd examples do not run")
+	}
+	client, peer := "127.0.0.1:"+freePort(t), "127.0.0.1:"+freePort(t)
+	dataDir := filepath.Join(filepath.Dir(p.dir), "etcd")
+	cmd := exec.Command(exe, "--name", "doc", "--data-dir", dataDir,
+		"--listen-client-urls", "http://"+client, "--advertise-client-urls", "http://"+client,
+		"--listen-peer-urls", "http://"+peer, "--initial-advertise-peer-urls", "http://"+peer,
+		"--initial-cluster", "doc=http://"+peer, "--log-level", "error")
+	var log bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &log, &log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.file.Cleanup(func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-done
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get("http://" + client + "/health")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("etcd did not become healthy: %v\n%s", err, log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	p.etcd = client
+	return client
+}
 
 func (p *project) runBlock(t *testing.T, b *Block) {
 	timeout := b.Do.Timeout
@@ -181,10 +241,20 @@ func (p *project) runBlock(t *testing.T, b *Block) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	where := fmt.Sprintf("%s:%d", b.File, b.Line)
-	subst := func(s string) string { return s }
+	var substs []func(string) string
+	subst := func(s string) string {
+		for _, f := range substs {
+			s = f(s)
+		}
+		return s
+	}
+	if b.Do.Etcd {
+		addr := p.startEtcd(t)
+		substs = append(substs, func(s string) string { return etcdMembersRE.ReplaceAllString(s, addr) })
+	}
 	if b.Do.Daemon {
 		addr := p.startDaemon(t)
-		subst = func(s string) string { return strings.ReplaceAll(s, "127.0.0.1:7420", addr) }
+		substs = append(substs, func(s string) string { return strings.ReplaceAll(s, "127.0.0.1:7420", addr) })
 	}
 	switch {
 	case b.Do.LongRunning:

@@ -22,6 +22,7 @@ type Block struct {
 type Directives struct {
 	Skip        string        // why the block is not run ("" runs it)
 	Daemon      bool          // run it while custodian serve runs
+	Etcd        bool          // run it with an etcd server (one per file, kept for its later blocks)
 	LongRunning bool          // each line starts a server that must stay up
 	Exit        int           // the exit status an sh block must end with
 	Timeout     time.Duration // 0: the default
@@ -91,6 +92,8 @@ func parseDirectives(s string) (Directives, error) {
 			return d, nil
 		case "daemon":
 			d.Daemon = true
+		case "etcd":
+			d.Etcd = true
 		case "long-running":
 			d.LongRunning = true
 		case "exit":
@@ -106,7 +109,7 @@ func parseDirectives(s string) (Directives, error) {
 			}
 			d.Timeout = v
 		default:
-			return d, fmt.Errorf("doctest: unknown directive %q (skip REASON, daemon, long-running, exit N, timeout D)", part)
+			return d, fmt.Errorf("doctest: unknown directive %q (skip REASON, daemon, etcd, long-running, exit N, timeout D)", part)
 		}
 	}
 	return d, nil
