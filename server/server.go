@@ -61,6 +61,10 @@ type Options struct {
 	Metrics *Metrics
 	// UI, when set, is served at / (the web dashboard).
 	UI http.Handler
+	// Documents, when set, refuses the keys the document API (GET and
+	// PUT /v1/doc, /v1/history) must not serve (DocumentKey: only the
+	// custodian's documents).
+	Documents func(key string) error
 	// App is the application layer the operations go through (nil: one
 	// over the server's store, Root, ASDDConfig, Now and Logger).
 	App *app.Local
