@@ -41,7 +41,6 @@ const (
 	SignalExitUnknown  = 12
 )
 
-
 // maxInputBytes bounds a file or stdin that a cycle command reads.
 const maxInputBytes = 16 << 20
 

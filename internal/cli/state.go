@@ -267,4 +267,3 @@ func readLimited(r io.Reader, name string) ([]byte, error) {
 	}
 	return b, nil
 }
-
