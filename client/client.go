@@ -366,6 +366,15 @@ func (c *Client) State(ctx context.Context, req wire.StateRequest) (*wire.StateR
 	return &out, nil
 }
 
+// Rollback asks the daemon to restore a document's past value.
+func (c *Client) Rollback(ctx context.Context, req wire.RollbackRequest) (*wire.PutResponse, error) {
+	var out wire.PutResponse
+	if err := c.post(ctx, "/v1/rollback", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Cycle runs a cycle operation inside the daemon.
 func (c *Client) Cycle(ctx context.Context, req wire.CycleRequest) (*wire.CycleResponse, error) {
 	var out wire.CycleResponse
