@@ -130,7 +130,6 @@ func (s *stateCmd) updateCmd() *cobra.Command {
 	}
 }
 
-
 func (s *stateCmd) recordOutputCmd() *cobra.Command {
 	var ext string
 	cmd := &cobra.Command{
