@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/internal/readall"
 	"github.com/custodian-dev/custodian/internal/unixsock"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
@@ -142,7 +141,7 @@ func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, b
 		return fmt.Errorf("daemon: %w", err)
 	}
 	defer resp.Body.Close()
-	data, err := readall.Sized(resp.Body, resp.ContentLength, maxSizedResponse)
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if err != nil {
 		return fmt.Errorf("daemon: read response: %w", err)
 	}
@@ -158,9 +157,9 @@ func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, b
 	return nil
 }
 
-// maxSizedResponse is the largest Content-Length the client allocates for
-// before reading (a larger response grows its buffer as it comes).
-const maxSizedResponse = 64 << 20
+// maxResponse bounds what the client reads of a response (a document is
+// at most 64 MiB by default; its JSON envelope adds little).
+const maxResponse = 256 << 20
 
 // decodeError turns an error response back into the daemon's error.
 func decodeError(status int, data []byte) error {
