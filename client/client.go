@@ -96,15 +96,20 @@ func New(addr string, o Options) (*Client, error) {
 // path when network is "unix", at any depth: see package unixsock).
 func pooled(network, addr string) *http.Client {
 	var d net.Dialer
-	return &http.Client{Transport: &connTransport{
-		dial: func(ctx context.Context) (net.Conn, error) {
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			if network == "unix" {
+				// unixsock reaches a socket path longer than the
+				// kernel's limit through its directory.
 				return unixsock.Dial(ctx, &d, addr)
 			}
 			return d.DialContext(ctx, network, addr)
 		},
-		maxIdle:     256,
-		idleTimeout: 30 * time.Second,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     30 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
 	}}
 }
 
