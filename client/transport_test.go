@@ -204,7 +204,6 @@ func TestTransportCancelAndEarlyClose(t *testing.T) {
 	}
 }
 
-
 // A request whose context is already done is not sent, even on a pooled
 // connection; a context that ends while the body is read is the error.
 func TestTransportDoneContext(t *testing.T) {
@@ -257,4 +256,3 @@ func TestTransportEarlyAnswers(t *testing.T) {
 		}
 	}
 }
-
