@@ -18,8 +18,9 @@
 //     "[exit N]" after the output expects that exit status (default 0).
 //
 // Every fenced block must name its language (sh, console, text, json,
-// yaml, …): a bare ``` is reported, so that a shell example cannot escape
-// the test by omission.
+// yaml, …): a bare ``` is reported, and so is a command in an indented
+// (unfenced) code block, so that a shell example cannot escape the test by
+// omission.
 //
 // # Directives
 //

@@ -71,8 +71,16 @@ func TestDocExamples(t *testing.T) {
 			t.Errorf("%v", err)
 			continue
 		}
+		indented := IndentedCommands(string(text))
 		t.Run(rel, func(t *testing.T) {
 			t.Parallel()
+			for _, n := range indented {
+				name := fmt.Sprintf("%s:%d", rel, n)
+				t.Errorf("%s: a shell command in an indented block: fence it (```sh or ```console) so that it runs", name)
+				mu.Lock()
+				failed = append(failed, name+" (indented command)")
+				mu.Unlock()
+			}
 			p := newProject(t, bin)
 			for i := range blocks {
 				b := &blocks[i]

@@ -202,3 +202,25 @@ func trimLines(ls []string) []string {
 	}
 	return out
 }
+
+var indentedCommandRE = regexp.MustCompile(`^( {4,}|\t)(\$ )?(custodian|curl|go|git) `)
+
+// IndentedCommands returns the lines (1-based) of shell commands written as
+// an indented code block outside any fence: such an example would escape
+// the test, so it is reported.
+func IndentedCommands(text string) []int {
+	var lines []int
+	inFence, prevBlank := false, true
+	for i, l := range strings.Split(text, "\n") {
+		if fenceRE.MatchString(l) {
+			inFence = !inFence
+			prevBlank = false
+			continue
+		}
+		if !inFence && indentedCommandRE.MatchString(l) && (prevBlank || len(lines) > 0 && lines[len(lines)-1] == i) {
+			lines = append(lines, i+1)
+		}
+		prevBlank = strings.TrimSpace(l) == ""
+	}
+	return lines
+}

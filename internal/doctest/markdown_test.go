@@ -58,3 +58,10 @@ func TestMatch(t *testing.T) {
 		}
 	}
 }
+
+func TestIndentedCommands(t *testing.T) {
+	doc := "text\n\n    custodian init\n    custodian status\n\n- a list\n    custodian in a list item\n\n```sh\n    custodian fenced\n```\n"
+	if got := IndentedCommands(doc); len(got) != 2 || got[0] != 3 || got[1] != 4 {
+		t.Errorf("IndentedCommands = %v, want [3 4]", got)
+	}
+}
