@@ -271,10 +271,13 @@ func newHookCmd(app *App) *cobra.Command {
 		Use:   "install [--force] [--binary PATH]",
 		Short: "Write the git pre-commit hook that runs `custodian check` (a commit with findings is refused)",
 		Long: `Write the repository's pre-commit hook (honouring core.hooksPath) so that
-every commit first runs ` + "`custodian check`" + ` on this project: a commit while an
-artifact is missing, drifted or outside the project, or while rebuilt state
-awaits review, is refused. An existing hook that custodian did not write is
-left alone unless --force.
+every commit first runs ` + "`custodian check --read-only`" + ` on this project: a commit
+while an artifact is missing, drifted or outside the project, or while
+rebuilt state awaits review, is refused. The check only reports: it halts no
+slice and writes no file. The hook runs the custodian on PATH when the
+commit is made (it refuses the commit, saying so, when there is none);
+--binary names a binary instead. An existing hook that custodian did not
+write is left alone unless --force.
 
 In CI, run the same check on the checkout:
 
@@ -286,7 +289,11 @@ In CI, run the same check on the checkout:
 				return err
 			}
 			return app.Render(res, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "installed %s: commits run `custodian check` first\n", res.Path)
+				bin := "the custodian on PATH"
+				if res.Binary != "" {
+					bin = res.Binary
+				}
+				_, err := fmt.Fprintf(w, "installed %s: commits run `custodian check --read-only` first (with %s)\n", res.Path, bin)
 				return err
 			})
 		},
@@ -300,7 +307,7 @@ In CI, run the same check on the checkout:
 // HookResult is what `custodian hook install --json` prints.
 type HookResult struct {
 	Path    string `json:"path"`
-	Binary  string `json:"binary"`
+	Binary  string `json:"binary,omitempty"` // empty: the custodian on PATH
 	Project string `json:"project"` // relative to the repository's top level
 }
 
