@@ -218,6 +218,10 @@ func NewRoot(app *App) *cobra.Command {
 	}
 	regMu.Unlock()
 	addVersion(root)
+	// cobra adds these when it executes; added now, completion gets the
+	// same unknown-subcommand handling as every other command.
+	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpCmd()
 	requireKnownSubcommands(root)
 	return root
 }
