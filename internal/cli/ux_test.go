@@ -346,3 +346,42 @@ func TestCountWords(t *testing.T) {
 		}
 	}
 }
+
+// A binary built from a git checkout reports its commit and, when the
+// release build sets it, its build date.
+func TestVersionOfABuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	head, err := exec.Command("git", "-C", filepath.Join("..", ".."), "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	// A clone, as a user builds from (go does not stamp a git worktree's
+	// checkout: its .git is a file).
+	root := filepath.Join(t.TempDir(), "clone")
+	if out, err := exec.Command("git", "clone", "-q", filepath.Join("..", ".."), root).CombinedOutput(); err != nil {
+		t.Fatalf("git clone: %v\n%s", err, out)
+	}
+	bin := filepath.Join(t.TempDir(), "custodian")
+	build := exec.Command("go", "build", "-buildvcs=true", "-ldflags", "-X github.com/custodian-dev/custodian/internal/cli.buildDate=2026-11-25T18:00:00Z", "-o", bin, "./cmd/custodian")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(bin, "version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := strings.TrimSpace(string(head))[:12]
+	if !strings.HasPrefix(string(out), "custodian ") || !strings.Contains(string(out), "commit "+commit) || !strings.Contains(string(out), "built 2026-11-25T18:00:00Z") {
+		t.Errorf("version: %q; want commit %s and the build date", out, commit)
+	}
+	flag, _ := exec.Command(bin, "--version").Output()
+	if string(flag) != string(out) {
+		t.Errorf("--version %q, version %q", flag, out)
+	}
+}
