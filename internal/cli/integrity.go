@@ -308,7 +308,7 @@ In CI, run the same check on the checkout:
 type HookResult struct {
 	Path    string `json:"path"`
 	Binary  string `json:"binary,omitempty"` // empty: the custodian on PATH
-	Project string `json:"project"` // relative to the repository's top level
+	Project string `json:"project"`          // relative to the repository's top level
 }
 
 func installHook(app *App, binary string, force bool) (*HookResult, error) {
