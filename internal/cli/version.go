@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
@@ -95,5 +94,4 @@ func addVersion(root *cobra.Command) {
 			return err
 		},
 	})
-	_ = fmt.Sprint
 }
