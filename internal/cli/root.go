@@ -217,7 +217,7 @@ func NewRoot(app *App) *cobra.Command {
 		root.AddCommand(builders[n](app))
 	}
 	regMu.Unlock()
-	addVersion(root)
+	addVersion(app, root)
 	// cobra adds these when it executes; added now, completion gets the
 	// same unknown-subcommand handling as every other command.
 	root.InitDefaultCompletionCmd()

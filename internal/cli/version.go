@@ -77,7 +77,7 @@ func (b BuildInfo) String() string {
 }
 
 // addVersion adds custodian version and the root's --version flag.
-func addVersion(root *cobra.Command) {
+func addVersion(a *App, root *cobra.Command) {
 	root.Version = ReadBuildInfo().String()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.AddCommand(&cobra.Command{
@@ -86,12 +86,10 @@ func addVersion(root *cobra.Command) {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b := ReadBuildInfo()
-			out := cmd.OutOrStdout()
-			if f := cmd.Flag("json"); f != nil && f.Value.String() == "true" {
-				return WriteJSON(out, b)
-			}
-			_, err := io.WriteString(out, b.String()+"\n")
-			return err
+			return a.Render(b, func(w io.Writer) error {
+				_, err := io.WriteString(w, b.String()+"\n")
+				return err
+			})
 		},
 	})
 }
