@@ -80,6 +80,7 @@ func (b BuildInfo) String() string {
 func addVersion(a *App, root *cobra.Command) {
 	root.Version = ReadBuildInfo().String()
 	root.SetVersionTemplate("{{.Version}}\n")
+	root.Flags().BoolP("version", "v", false, "print the version, commit and build date (as custodian version)")
 	root.AddCommand(&cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and build date of this binary",
