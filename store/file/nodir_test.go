@@ -17,7 +17,7 @@ func TestUpdateOfMissingDocumentCreatesNothing(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir, file.Options{})
 	called := false
-	for _, key := range []string{".asdd/state/manifest.json", ".workflow/.cycle/c1.json", "top.json"} {
+	for _, key := range []string{".asdd/state/manifest.json", ".workflow/.cycle/c1.json", ".impl/manifest.json"} {
 		_, err := s.Update(context.Background(), key, func(cur store.Document) (store.Change, error) {
 			called = true
 			return store.Change{Value: []byte(`{}`)}, nil
