@@ -158,10 +158,26 @@ func NoticeText(s *Slice, e *Escalation) string {
 			fmt.Fprintf(&b, "- %s\n", u)
 		}
 	}
+	if len(e.Findings) > 0 {
+		b.WriteString("\n## Further findings\n\n")
+		for _, f := range e.Findings {
+			fmt.Fprintf(&b, "- %s\n", f)
+		}
+	}
 	if len(e.Artifacts) > 0 {
 		b.WriteString("\n## Artifacts\n\n")
+		if e.ArtifactHashes != nil {
+			b.WriteString("Every artifact of the slice, for a full human review, with the hash the custodian recorded:\n\n")
+		}
 		for _, a := range e.Artifacts {
-			fmt.Fprintf(&b, "- %s\n", a)
+			switch hs, ok := e.ArtifactHashes[a]; {
+			case ok:
+				fmt.Fprintf(&b, "- %s `%s`\n", a, hs)
+			case e.ArtifactHashes != nil:
+				fmt.Fprintf(&b, "- %s (no recorded hash)\n", a)
+			default:
+				fmt.Fprintf(&b, "- %s\n", a)
+			}
 		}
 	}
 	if len(e.Conflict) > 0 {

@@ -26,6 +26,8 @@ type haltSpec struct {
 	marker                             string
 	resume                             string
 	arts                               []string // artifacts to list in the notice
+	allArtifacts                       bool     // list every artifact of the slice with its hash
+	findings                           []string // further violations of the halting proposal
 }
 
 // halt blocks slice s: LKG rollback and the block record of seed 000,
@@ -38,6 +40,9 @@ func (t *tx) halt(s *Slice, h haltSpec) {
 	s.Status = Blocked
 	s.BlockedAtPhase = h.phase
 	s.LKGPhase = Previous(h.phase)
+	if h.phase == QuickFix {
+		s.LKGPhase = QuickFix // a quick fix has no earlier phase
+	}
 	s.BlockReason = h.reason
 	s.UncertaintyFactors = slices.Clone(h.uncertainty)
 	s.RollbackTimestamp = t.ts
@@ -68,6 +73,16 @@ func (t *tx) halt(s *Slice, h haltSpec) {
 		ID: id, Path: EscalationDir + "/" + id + ".md", FailureMode: h.mode, Agent: h.agent, Phase: h.phase,
 		Score: h.score, Reason: h.reason, Action: h.action, RouteTo: slices.Clone(h.route.RouteTo), Artifacts: arts,
 		Uncertainty: slices.Clone(h.uncertainty), Conflict: h.conflict, RaisedAt: t.ts, Status: EscalationOpen,
+		Findings: slices.Clone(h.findings),
+	}
+	if h.allArtifacts {
+		e.ArtifactHashes = map[string]string{}
+		for _, p := range s.Artifacts() {
+			if hs := s.ArtifactHashes[p]; hs != "" {
+				e.ArtifactHashes[p] = hs
+			}
+		}
+		e.Artifacts = s.Artifacts()
 	}
 	if h.ccs != nil {
 		v := *h.ccs

@@ -62,7 +62,11 @@ type Slice struct {
 	Status          string            `json:"status"`
 	GovernanceMode  string            `json:"governance_mode,omitempty"`
 	PhaseData       map[string]string `json:"phase_data,omitzero"`
-	ConfidenceChain []ChainEntry      `json:"confidence_chain,omitzero"`
+	// ConfidenceChain holds each agent's current entry: one per agent.
+	ConfidenceChain []ChainEntry `json:"confidence_chain,omitzero"`
+	// ChainHistory holds the agents' earlier entries (attempts before a
+	// halt and re-run, entries a return superseded), oldest first.
+	ChainHistory []ChainEntry `json:"confidence_chain_history,omitempty"`
 	// CCS is the product of the latest live chain score of each CCS agent;
 	// absent while no CCS agent has scored.
 	CCS             *float64          `json:"ccs,omitempty"`
@@ -220,7 +224,13 @@ type Escalation struct {
 	Artifacts   []string       `json:"artifacts,omitempty"`
 	Uncertainty []string       `json:"uncertainty_factors,omitempty"`
 	Conflict    []ConflictDiff `json:"conflict,omitempty"`
-	RaisedAt    string         `json:"raised_at"`
+	// ArtifactHashes lists every artifact of the slice with its recorded
+	// hash, for a halt that calls for a review of them all (CCS floor).
+	ArtifactHashes map[string]string `json:"artifact_hashes,omitempty"`
+	// Findings are further rule violations of the halting proposal
+	// ("MISSING_UNCERTAINTY_FACTORS: …").
+	Findings []string `json:"findings,omitempty"`
+	RaisedAt string   `json:"raised_at"`
 	Status      string         `json:"status"` // OPEN or RESOLVED
 	ResolvedAt  string         `json:"resolved_at,omitempty"`
 	ResolvedBy  string         `json:"resolved_by,omitempty"`
@@ -344,7 +354,66 @@ func (s *Slice) UnmarshalJSON(b []byte) error {
 	}
 	p.Extra = x
 	*s = Slice(p)
+	s.migrateChain()
 	return nil
+}
+
+// migrateChain reads a chain written before the chain kept one entry per
+// agent: when an agent has several entries, all numbered by the custodian
+// (distinct attempts), the earlier ones are its history. Duplicates the
+// custodian cannot tell apart stay, for `custodian check` to report.
+func (s *Slice) migrateChain() {
+	count := map[string]int{}
+	for _, e := range s.ConfidenceChain {
+		count[e.Agent]++
+	}
+	dup := false
+	for agent, n := range count {
+		if n < 2 {
+			continue
+		}
+		seen := map[int]bool{}
+		for _, e := range s.ConfidenceChain {
+			if e.Agent != agent {
+				continue
+			}
+			if e.Attempt <= 0 || seen[e.Attempt] {
+				return
+			}
+			seen[e.Attempt] = true
+		}
+		dup = true
+	}
+	if !dup {
+		return
+	}
+	last := map[string]int{}
+	for i, e := range s.ConfidenceChain {
+		last[e.Agent] = i
+	}
+	keep := make([]ChainEntry, 0, len(last))
+	for i, e := range s.ConfidenceChain {
+		if last[e.Agent] == i {
+			keep = append(keep, e)
+		} else {
+			s.ChainHistory = append(s.ChainHistory, e)
+		}
+	}
+	s.ConfidenceChain = keep
+}
+
+// DuplicateChainAgents lists the agents with more than one current entry
+// in the slice's confidence chain (seed 000: an inconsistency).
+func (s *Slice) DuplicateChainAgents() []string {
+	count := map[string]int{}
+	var out []string
+	for _, e := range s.ConfidenceChain {
+		count[e.Agent]++
+		if count[e.Agent] == 2 {
+			out = append(out, e.Agent)
+		}
+	}
+	return out
 }
 
 // MarshalJSON encodes a slice with its unknown members. The seed's list

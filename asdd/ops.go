@@ -725,6 +725,9 @@ func (o Quick) apply(t *tx) error {
 		return err
 	}
 	for _, a := range o.Artifacts {
+		if err := t.cfg.Quick.Boundary.Check(a); err != nil {
+			return err
+		}
 		recordArtifact(s, a)
 	}
 	t.addSlice(s)
