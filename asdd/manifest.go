@@ -56,12 +56,12 @@ type ProjectContext struct {
 // custodian's rules keep (artifact hashes, lock, attempts, raised minimums,
 // tasks, escalations).
 type Slice struct {
-	SliceID         string            `json:"slice_id"`
-	Name            string            `json:"name,omitempty"`
-	Type            string            `json:"type,omitempty"`
-	Status          string            `json:"status"`
-	GovernanceMode  string            `json:"governance_mode,omitempty"`
-	PhaseData       map[string]string `json:"phase_data,omitzero"`
+	SliceID        string            `json:"slice_id"`
+	Name           string            `json:"name,omitempty"`
+	Type           string            `json:"type,omitempty"`
+	Status         string            `json:"status"`
+	GovernanceMode string            `json:"governance_mode,omitempty"`
+	PhaseData      map[string]string `json:"phase_data,omitzero"`
 	// ConfidenceChain holds each agent's current entry: one per agent.
 	ConfidenceChain []ChainEntry `json:"confidence_chain,omitzero"`
 	// ChainHistory holds the agents' earlier entries (attempts before a
@@ -229,13 +229,13 @@ type Escalation struct {
 	ArtifactHashes map[string]string `json:"artifact_hashes,omitempty"`
 	// Findings are further rule violations of the halting proposal
 	// ("MISSING_UNCERTAINTY_FACTORS: …").
-	Findings []string `json:"findings,omitempty"`
-	RaisedAt string   `json:"raised_at"`
-	Status      string         `json:"status"` // OPEN or RESOLVED
-	ResolvedAt  string         `json:"resolved_at,omitempty"`
-	ResolvedBy  string         `json:"resolved_by,omitempty"`
-	Resolution  string         `json:"resolution,omitempty"`
-	Rationale   string         `json:"rationale,omitempty"`
+	Findings   []string `json:"findings,omitempty"`
+	RaisedAt   string   `json:"raised_at"`
+	Status     string   `json:"status"` // OPEN or RESOLVED
+	ResolvedAt string   `json:"resolved_at,omitempty"`
+	ResolvedBy string   `json:"resolved_by,omitempty"`
+	Resolution string   `json:"resolution,omitempty"`
+	Rationale  string   `json:"rationale,omitempty"`
 	// TimeToResolve is a Go duration string ("1h2m3s").
 	TimeToResolve string `json:"time_to_resolve,omitempty"`
 	RootCause     string `json:"root_cause,omitempty"`
