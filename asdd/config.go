@@ -130,7 +130,21 @@ type Agent struct {
 	// Env is added to the agent process's environment (the CUSTODIAN_*
 	// variables the runner sets cannot be overridden).
 	Env map[string]string `yaml:"env,omitempty"`
+	// BelowAction is what a halt below the agent's minimum does besides
+	// blocking the slice: feature_branch (the agent's work goes to a git
+	// branch named in the block record, for a human code review),
+	// steering_update (its proposal is written as a steering-update
+	// proposal awaiting approval) or none. Unset: the default agent's of
+	// the same name.
+	BelowAction string `yaml:"below_action,omitempty"`
 }
+
+// Below actions.
+const (
+	BelowFeatureBranch  = "feature_branch"
+	BelowSteeringUpdate = "steering_update"
+	BelowNone           = "none"
+)
 
 // DefaultMarker is what a halted phase artifact is marked with (seed 004).
 const DefaultMarker = "DRAFT — AGENT HALTED"
@@ -264,6 +278,11 @@ func ParseConfig(data []byte) (*Config, error) {
 	}
 	if c.Agents == nil {
 		c.Agents = def.Agents
+	}
+	for i := range c.Agents {
+		if d, ok := def.Agent(c.Agents[i].Name); ok && c.Agents[i].BelowAction == "" {
+			c.Agents[i].BelowAction = d.BelowAction
+		}
 	}
 	if c.Steering.Precedence == nil {
 		c.Steering.Precedence = def.Steering.Precedence
@@ -422,6 +441,11 @@ func (c *Config) Validate() error {
 		}
 		if err := a.validateRun(key, bad); err != nil {
 			return err
+		}
+		switch a.BelowAction {
+		case "", BelowNone, BelowFeatureBranch, BelowSteeringUpdate:
+		default:
+			return bad(key+".below_action", "%q is not one of feature_branch, steering_update, none", a.BelowAction)
 		}
 	}
 	for i, n := range c.CCS.Agents {

@@ -53,6 +53,10 @@ type Proposal struct {
 	// Assumptions are the agent's initial assumptions (assumptions-first
 	// discovery), recorded on the slice when the proposal is accepted.
 	Assumptions []string
+	// FeatureBranch names the git branch holding the agent's work, for an
+	// agent whose below_action is feature_branch: recorded in the block
+	// record if the proposal halts below the minimum.
+	FeatureBranch string
 }
 
 // Actor is the proposing agent.
@@ -191,7 +195,7 @@ func (p Proposal) apply(t *tx) error {
 	if halted, err := p.checkDrift(t, s); halted || err != nil {
 		return err
 	}
-	apply, halted := p.settleConflicts(t, s, ag, since)
+	apply, halted := p.settleConflicts(t, s, ag, since, phase, target)
 	if halted {
 		return nil
 	}
@@ -332,6 +336,9 @@ func (p Proposal) check(t *tx) (*Agent, error) {
 			return nil, reason.New(reason.InvalidInput, "an assumption is empty")
 		}
 	}
+	if p.FeatureBranch != "" && !ValidBranch(p.FeatureBranch) {
+		return nil, reason.New(reason.InvalidInput, "feature branch %q is not a valid branch name", p.FeatureBranch)
+	}
 	if p.BaseRevision > t.m.Revision {
 		return nil, reason.New(reason.InvalidInput, "base revision %d is ahead of the manifest (revision %d)", p.BaseRevision, t.m.Revision)
 	}
@@ -440,7 +447,7 @@ func (p Proposal) checkDrift(t *tx, s *Slice) (halted bool, err error) {
 // both changed goes by the steering rules' precedence (the loser gets a
 // dissent notice); without a rule the slice halts with the conflict diff.
 // It returns the artifacts to apply.
-func (p Proposal) settleConflicts(t *tx, s *Slice, ag *Agent, since []ChainEntry) (apply []Artifact, halted bool) {
+func (p Proposal) settleConflicts(t *tx, s *Slice, ag *Agent, since []ChainEntry, phase, target string) (apply []Artifact, halted bool) {
 	apply = slices.Clone(p.Artifacts)
 	var unresolved []ConflictDiff
 	for i := len(apply) - 1; i >= 0; i-- {
@@ -465,9 +472,32 @@ func (p Proposal) settleConflicts(t *tx, s *Slice, ag *Agent, since []ChainEntry
 	}
 	slices.Reverse(unresolved)
 	t.beat(ag.Name)
-	held := map[string]string{}
+	// The whole proposal is held for arbitration: its chain entry (halted)
+	// and every artifact it would have applied, so that `resolve --action
+	// resume` in its favour applies all of it.
+	entry := p.entry(t, s, ag, phase, minimumFor(s, ag), apply)
+	entry.Outcome = OutcomeHalted
+	appendChain(s, entry)
+	conflicting := map[string]bool{}
 	for _, c := range unresolved {
-		held[strings.TrimPrefix(c.Field, "phase_data.")] = c.Ours.Value
+		conflicting[c.Theirs.Value] = true
+	}
+	held := map[string]string{}
+	for _, a := range apply {
+		held[a.Name] = a.Path
+		if !conflicting[a.Path] {
+			if s.ArtifactHashes == nil {
+				s.ArtifactHashes = map[string]string{}
+			}
+			s.ArtifactHashes[a.Path] = a.SHA256
+		}
+	}
+	if p.Trace != nil {
+		recordTrace(s, *p.Trace)
+	}
+	resume := s.Status
+	if target != "" {
+		resume = target
 	}
 	score := p.Score
 	t.halt(s, haltSpec{
@@ -475,13 +505,18 @@ func (p Proposal) settleConflicts(t *tx, s *Slice, ag *Agent, since []ChainEntry
 		agent:    ag.Name,
 		phase:    s.Status,
 		reason:   fmt.Sprintf("the %s agent's proposal conflicts with concurrent changes to %s and no steering rule settles it", ag.Name, fieldsOf(unresolved)),
-		action:   "Pause pipeline; log conflict; escalate to TL (arbitrate: resume applies the halted proposal, rerun keeps the committed one)",
+		action:   "Pause pipeline; log conflict; escalate to TL (arbitrate: resume --favour AGENT applies that agent's whole proposal)",
 		route:    t.cfg.Escalation,
 		score:    &score,
 		conflict: unresolved,
 		halted:   held,
-		resume:   s.Status,
+		resume:   resume,
 	})
+	// Seed 000, conflict resolution step 1: the slice is locked, with a
+	// LOCK status, timestamp and requester, until the conflict is settled.
+	s.Lock = &Lock{Status: "LOCK", Holder: "knowledge", Acquired: t.ts, Requester: ag.Name, Escalation: s.EscalationID,
+		Reason: fmt.Sprintf("conflicting changes to %s: awaiting arbitration", fieldsOf(unresolved))}
+	t.event("locked", s.SliceID, ag.Name, map[string]any{"holder": "knowledge", "requester": ag.Name, "escalation": s.EscalationID})
 	t.out.Verdict = reason.New(reason.Conflict, "slice %s halted: concurrent conflicting changes to %s escalated to %s",
 		s.SliceID, fieldsOf(unresolved), strings.Join(t.cfg.Escalation.RouteTo, ", ")).With("escalation", s.EscalationID)
 	return nil, true
@@ -587,6 +622,9 @@ func (p Proposal) haltOn(t *tx, s *Slice, ag *Agent, e ChainEntry, h haltSpec, t
 		recordTrace(s, *p.Trace)
 	}
 	t.halt(s, h)
+	if h.mode == ModeBelowMinimum {
+		t.belowAction(s, ag, p, e)
+	}
 	t.beat(ag.Name)
 	code := reason.BelowThreshold
 	if h.mode == ModeRefinementLoop {

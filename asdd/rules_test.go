@@ -233,7 +233,11 @@ func TestAgentThresholdTable(t *testing.T) {
 					t.Errorf("marker %q, want %q", e.Marker, c.marker)
 				}
 			}
-			if !slices.Equal(kinds, []string{EffectMarkArtifact, EffectWriteFile, EffectUpsertRow}) {
+			want := []string{EffectMarkArtifact, EffectWriteFile, EffectUpsertRow}
+			if c.agent == "knowledge" { // and the steering-update proposal
+				want = append(want, EffectWriteFile)
+			}
+			if !slices.Equal(kinds, want) {
 				t.Errorf("effects %v", kinds)
 			}
 			// The halted artifact's hash is the marked one.
