@@ -252,6 +252,9 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err := decodeConfig(data, &c); err != nil {
 		return nil, err
 	}
+	if c.Agents == nil {
+		c.Agents = def.Agents
+	}
 	// The default gates hold for the agents the configuration defines
 	// (a configuration with its own agent list keeps those of them it has).
 	if c.PhaseGates == nil && !quickSet["phase_gates"] {
@@ -275,9 +278,6 @@ func ParseConfig(data []byte) (*Config, error) {
 	}
 	if !quickSet["quick.boundary"] {
 		c.Quick.Boundary = def.Quick.Boundary
-	}
-	if c.Agents == nil {
-		c.Agents = def.Agents
 	}
 	for i := range c.Agents {
 		if d, ok := def.Agent(c.Agents[i].Name); ok && c.Agents[i].BelowAction == "" {

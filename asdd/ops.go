@@ -75,6 +75,25 @@ type Outcome struct {
 	Summary string
 }
 
+// What an operation did, as every door reports it ("outcome" in --json and
+// the API, with "committed"): accepted and halted are committed; a
+// rejection changes nothing.
+const (
+	ResultAccepted = "accepted"
+	ResultHalted   = "halted"
+	ResultRejected = "rejected"
+)
+
+// Result is ResultHalted for a committed halt, ResultAccepted for any other
+// committed outcome. A rejection has no Outcome: its result is
+// ResultRejected, and nothing was committed.
+func (o *Outcome) Result() string {
+	if o != nil && o.Verdict != nil {
+		return ResultHalted
+	}
+	return ResultAccepted
+}
+
 // tx is the state of one Apply.
 type tx struct {
 	m       *Manifest
