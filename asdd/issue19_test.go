@@ -492,7 +492,9 @@ func TestKnowledgeSteeringProposal(t *testing.T) {
 			if s.SteeringUpdates[0].Status != c.status || (s.PhaseData["steering"] != "") != c.inEffect {
 				t.Fatalf("after decision: %+v %v", s.SteeringUpdates, s.PhaseData)
 			}
-			if !slices.ContainsFunc(out.Effects, func(x Effect) bool { return x.Path == e.SteeringProposal && strings.Contains(x.Content, "Status: "+c.status) }) {
+			if !slices.ContainsFunc(out.Effects, func(x Effect) bool {
+				return x.Path == e.SteeringProposal && strings.Contains(x.Content, "Status: "+c.status)
+			}) {
 				t.Fatalf("proposal file not rewritten: %+v", out.Effects)
 			}
 		})
