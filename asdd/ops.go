@@ -656,6 +656,9 @@ func newSlice(id, name, typ, status, gov, ts string) *Slice {
 	}
 }
 
+// OrDefault is s, or d when s is empty.
+func OrDefault(s, d string) string { return orDefault(s, d) }
+
 func orDefault(s, d string) string {
 	if s == "" {
 		return d

@@ -48,7 +48,12 @@ type VerifyResponse struct {
 
 // OpResponse is the result of an ASDD operation run by the daemon.
 type OpResponse struct {
-	Revision uint64        `json:"revision"`
+	Revision uint64 `json:"revision"`
+	// Committed is true: an operation the daemon answers with a response
+	// was committed (a rejection is an error body, committed false).
+	Committed bool `json:"committed"`
+	// Outcome is "accepted" or "halted" (a committed halt: see Verdict).
+	Outcome  string        `json:"outcome"`
 	Summary  string        `json:"summary"`
 	Events   []asdd.Event  `json:"events"`
 	Verdict  *reason.Error `json:"verdict,omitempty"`
@@ -74,6 +79,8 @@ func (r OpResponse) AppendJSON(b []byte, events []json.RawMessage) ([]byte, erro
 		return nil, fmt.Errorf("encode response: %d encoded events for %d", len(events), len(r.Events))
 	}
 	b = strconv.AppendUint(append(b, `{"revision":`...), r.Revision, 10)
+	b = strconv.AppendBool(append(b, `,"committed":`...), r.Committed)
+	b = jsonenc.String(append(b, `,"outcome":`...), r.Outcome)
 	b = jsonenc.String(append(b, `,"summary":`...), r.Summary)
 	b = append(b, `,"events":`...)
 	if r.Events == nil {

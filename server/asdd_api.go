@@ -373,7 +373,7 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	resp := client.OpResponse{Revision: res.Revision, Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
+	resp := client.OpResponse{Revision: res.Revision, Committed: true, Outcome: out.Result(), Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
 	if resp.Events == nil {
 		resp.Events = []asdd.Event{}
 	}

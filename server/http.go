@@ -29,6 +29,18 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // ErrorBody is the JSON of every error response.
 type ErrorBody struct {
 	Error *reason.Error `json:"error"`
+	// Committed is always false: an error response changed nothing.
+	Committed bool `json:"committed"`
+	// Outcome is "rejected" for a rule's or an input's rejection (the
+	// error has a reason code), "error" otherwise.
+	Outcome string `json:"outcome"`
+}
+
+func errorBody(e *reason.Error, coded bool) ErrorBody {
+	if coded {
+		return ErrorBody{Error: e, Outcome: "rejected"}
+	}
+	return ErrorBody{Error: e, Outcome: "error"}
 }
 
 // StatusOf is the HTTP status of an error response with this code.
@@ -55,11 +67,11 @@ func writeError(w http.ResponseWriter, err error) {
 	if !ok {
 		e = &reason.Error{Code: "INTERNAL", Message: err.Error()}
 	}
-	writeJSON(w, StatusOf(e.Code), ErrorBody{Error: e})
+	writeJSON(w, StatusOf(e.Code), errorBody(e, ok))
 }
 
 func writeErrorStatus(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, ErrorBody{Error: &reason.Error{Code: reason.Code(code), Message: msg}})
+	writeJSON(w, status, errorBody(&reason.Error{Code: reason.Code(code), Message: msg}, true))
 }
 
 // readBody reads a JSON request body within the size and depth caps.

@@ -77,13 +77,18 @@ func corrupt(err error) error {
 
 // commitResult is what a mutating command reports.
 type commitResult struct {
-	Revision uint64          `json:"revision"`
-	Summary  string          `json:"summary"`
-	Events   []asdd.Event    `json:"events"`
-	Verdict  *reason.Error   `json:"verdict,omitempty"`
-	Slice    *asdd.Slice     `json:"slice,omitempty"`
-	Warnings []string        `json:"warnings,omitempty"`
-	Effects  []effectSummary `json:"effects,omitempty"`
+	Revision uint64 `json:"revision"`
+	// Committed and Outcome say whether state changed: accepted and halted
+	// results are committed; a rejection is an error ("committed": false,
+	// "outcome": "rejected") and changed nothing.
+	Committed bool            `json:"committed"`
+	Outcome   string          `json:"outcome"`
+	Summary   string          `json:"summary"`
+	Events    []asdd.Event    `json:"events"`
+	Verdict   *reason.Error   `json:"verdict,omitempty"`
+	Slice     *asdd.Slice     `json:"slice,omitempty"`
+	Warnings  []string        `json:"warnings,omitempty"`
+	Effects   []effectSummary `json:"effects,omitempty"`
 }
 
 type effectSummary struct {
@@ -119,9 +124,9 @@ func applyOp(app *App, cmd *cobra.Command, op asdd.Op, create bool) (*asdd.Outco
 		return ch, err
 	}, opts...)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, rejected(err)
 	}
-	r := &commitResult{Revision: res.Revision, Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
+	r := &commitResult{Revision: res.Revision, Committed: true, Outcome: out.Result(), Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
 	if r.Events == nil {
 		r.Events = []asdd.Event{}
 	}
@@ -223,10 +228,10 @@ func daemonOp(op asdd.Op) (string, bool) {
 func applyDaemonOp(app *App, cmd *cobra.Command, c *client.Client, name string, op asdd.Op) (*asdd.Outcome, *commitResult, error) {
 	resp, err := c.Op(app.Context(cmd), name, op)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, rejected(err)
 	}
 	out := &asdd.Outcome{Summary: resp.Summary, Events: resp.Events, Verdict: resp.Verdict}
-	r := &commitResult{Revision: resp.Revision, Summary: resp.Summary, Events: resp.Events, Verdict: resp.Verdict, Slice: resp.Slice, Warnings: resp.Warnings}
+	r := &commitResult{Revision: resp.Revision, Committed: true, Outcome: out.Result(), Summary: resp.Summary, Events: resp.Events, Verdict: resp.Verdict, Slice: resp.Slice, Warnings: resp.Warnings}
 	if r.Events == nil {
 		r.Events = []asdd.Event{}
 	}
@@ -237,6 +242,21 @@ func applyDaemonOp(app *App, cmd *cobra.Command, c *client.Client, name string, 
 		r.Effects = append(r.Effects, effectSummary{Kind: e.Kind, Path: e.Path})
 	}
 	return out, r, nil
+}
+
+// rejectedError is an operation the rules (or the input checks) refused:
+// nothing was committed. Its text and --json say so.
+type rejectedError struct{ err error }
+
+func (e *rejectedError) Error() string { return e.err.Error() }
+func (e *rejectedError) Unwrap() error { return e.err }
+
+// rejected marks a refusal with a reason code as a rejection.
+func rejected(err error) error {
+	if _, ok := reason.As(err); ok {
+		return &rejectedError{err}
+	}
+	return err
 }
 
 // finish renders a commit result and turns a committed halt into the
@@ -253,7 +273,7 @@ func finish(app *App, r *commitResult, text func(w io.Writer) error) error {
 	}
 	if r.Verdict != nil {
 		if !app.JSON {
-			fmt.Fprintf(app.Err, "custodian: %v\n", r.Verdict)
+			fmt.Fprintf(app.Err, "custodian: halted (committed at revision %d): %v\n", r.Revision, r.Verdict)
 		}
 		return &ExitError{Code: r.Verdict.Code.ExitCode()}
 	}

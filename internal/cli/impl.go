@@ -2,10 +2,14 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -156,10 +160,20 @@ func implOp(app *App, ctx context.Context, a impl.Args) error {
 	case impl.OpSummary:
 		s := m.Summary()
 		head := []implKV{{"plan_title", s.PlanTitle}, {"plan_number", s.PlanNumber}, {"total_phases", s.TotalPhases}, {"total_tasks", s.TotalTasks}}
-		return app.Render(implCountsJSON(head, s.Counts), implLines(impl.SummaryLines(s)...))
+		lines := impl.SummaryLines(s)
+		if c := implPlanStale(app, m); c != nil {
+			head = append(head, implKV{"plan_stale", c})
+			lines = append(lines, c.Line())
+		}
+		return app.Render(implCountsJSON(head, s.Counts), implLines(lines...))
 	case impl.OpContinue:
 		r := m.Continue()
-		return app.Render(r, implLines(impl.ResumeLines(r)...))
+		r.PlanStale = implPlanStale(app, m)
+		lines := impl.ResumeLines(r)
+		if r.PlanStale != nil {
+			lines = append(lines, r.PlanStale.Line())
+		}
+		return app.Render(r, implLines(lines...))
 	case impl.OpReady:
 		tasks := m.Ready()
 		return app.Render(tasks, implTaskLines(tasks))
@@ -175,6 +189,10 @@ func implOp(app *App, ctx context.Context, a impl.Args) error {
 		out := make([]string, len(stale))
 		for i, s := range stale {
 			out[i] = impl.StaleLine(s)
+		}
+		if c := implPlanStale(app, m); c != nil {
+			stale = append(stale, impl.StaleTask{ID: "plan", Plan: c})
+			out = append(out, c.Line())
 		}
 		return app.Render(stale, implLines(out...))
 	}
@@ -233,11 +251,41 @@ func implEvent(typ string, data any) []store.Event {
 	return []store.Event{{Type: typ, Data: b}}
 }
 
+// implPlanHash is the plan document's hash now, "" when it cannot be read
+// (the path is relative to the project root, or absolute).
+func implPlanHash(app *App, planPath string) string {
+	root, err := app.Root()
+	if err != nil || planPath == "" {
+		return ""
+	}
+	p := planPath
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, filepath.FromSlash(p))
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// implPlanStale reports a plan changed since decomposition (seed 001).
+func implPlanStale(app *App, m *impl.Manifest) *impl.PlanChange {
+	if m.Plan.SHA256 == "" {
+		return nil
+	}
+	return m.PlanStale(implPlanHash(app, m.Plan.Path))
+}
+
 func implInit(app *App, ctx context.Context, a impl.Args, now time.Time) error {
 	m, err := impl.New(a.PlanPath, a.PlanNumber, a.PlanTitle, now)
 	if err != nil {
 		return err
 	}
+	// The plan's hash at decomposition: --stale, --summary and --continue
+	// report a plan modified since.
+	m.Plan.SHA256 = implPlanHash(app, a.PlanPath)
 	v, err := impl.Encode(m)
 	if err != nil {
 		return err

@@ -276,6 +276,8 @@ type ExitError struct{ Code int }
 func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
 
 func printError(app *App, err error) {
+	var rej *rejectedError
+	isRejection := errors.As(err, &rej)
 	if app.JSON {
 		e, ok := reason.As(err)
 		if !ok {
@@ -285,7 +287,15 @@ func printError(app *App, err error) {
 			}
 			e = &reason.Error{Code: code, Message: err.Error()}
 		}
-		_ = WriteJSON(app.Out, map[string]any{"error": e})
+		body := map[string]any{"error": e}
+		if isRejection { // an operation refused: say that nothing changed
+			body["committed"], body["outcome"] = false, "rejected"
+		}
+		_ = WriteJSON(app.Out, body)
+		return
+	}
+	if isRejection {
+		fmt.Fprintf(app.Err, "custodian: rejected, nothing changed: %v\n", err)
 		return
 	}
 	fmt.Fprintf(app.Err, "custodian: %v\n", err)
