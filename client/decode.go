@@ -43,6 +43,20 @@ func (p *opParser) response(r *OpResponse) bool {
 			n, err := strconv.ParseUint(s, 10, 64)
 			v.Revision = n
 			return err == nil
+		case "committed":
+			switch {
+			case p.Lit("true"):
+				v.Committed = true
+			case p.Lit("false"):
+				v.Committed = false
+			default:
+				return false
+			}
+			return true
+		case "outcome":
+			s, ok := p.Str()
+			v.Outcome = s
+			return ok
 		case "summary":
 			s, ok := p.Str()
 			v.Summary = s
