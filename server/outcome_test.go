@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/client"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/server"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 // Issue 19, item 2: every answer of the API says whether state changed —
@@ -22,7 +22,7 @@ import (
 func TestOperationOutcome(t *testing.T) {
 	d := start(t, server.Options{})
 	ctx := context.Background()
-	must := func(r *client.OpResponse, err error) *client.OpResponse {
+	must := func(r *wire.OpResponse, err error) *wire.OpResponse {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)

@@ -706,19 +706,9 @@ notice and a failure-log row, like any halt.`,
 			if err != nil {
 				return err
 			}
-			// The phase's artifact is marked DRAFT — AGENT HALTED: the hash
-			// each of the slice's artifacts will have once marked.
-			marked := map[string]string{}
-			if m, err := loadManifest(app, cmd); err == nil {
-				if s := m.Slice(args[0]); s != nil {
-					for name, path := range s.PhaseData {
-						if a, err := p.Artifact(name, path, asdd.DefaultMarker); err == nil && a.MarkedSHA256 != "" {
-							marked[path] = a.MarkedSHA256
-						}
-					}
-				}
-			}
-			op := asdd.ReportFailure{Agent: agent, Slice: args[0], Mode: strings.ToUpper(mode), Reason: why, Flagged: flagged, Artifacts: artifacts, Marked: marked}
+			// The application layer hashes the slice's artifacts as marked:
+			// the phase's artifact is marked DRAFT — AGENT HALTED.
+			op := asdd.ReportFailure{Agent: agent, Slice: args[0], Mode: strings.ToUpper(mode), Reason: why, Flagged: flagged, Artifacts: artifacts}
 			out, r, err := applyOp(app, cmd, op, false)
 			if err != nil {
 				return err
