@@ -130,10 +130,13 @@ func (e *rejectedError) Unwrap() error { return e.err }
 
 // rejected marks a refusal with a reason code as a rejection.
 func rejected(err error) error {
-	if _, ok := reason.As(err); ok {
-		return &rejectedError{err}
+	if _, ok := reason.As(err); !ok {
+		return err
 	}
-	return err
+	if errors.As(err, new(*rejectedError)) {
+		return err
+	}
+	return &rejectedError{err}
 }
 
 // finish renders a commit result and turns a committed halt into the
