@@ -144,7 +144,7 @@ func Next(s *asdd.Slice, cfg *asdd.Config, until string) Step {
 			}
 			if gate(cfg, a.Name, s.Status) {
 				st.Kind, st.Agent = StepStop, a.Name
-				st.Why = fmt.Sprintf("the %s agent, whose accepted result %s needs before it completes (phase_gates), has no command in %s", a.Name, s.Status, asdd.ConfigPath)
+				st.Why = fmt.Sprintf("the %s agent, whose accepted result %s needs before it completes (phase_gates), has no command in %s: give it one, or take it out of phase_gates.%s", a.Name, s.Status, asdd.ConfigPath, s.Status)
 				return st
 			}
 			st.Skipped = append(st.Skipped, a.Name)
