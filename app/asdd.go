@@ -278,6 +278,18 @@ func (l *Local) observe(ctx context.Context, op asdd.Op, cfg *asdd.Config) (asdd
 		if o.Artifacts, err = hashAll(o.Artifacts, asdd.DefaultMarker); err != nil {
 			return nil, err
 		}
+		// What the slice's artifacts will hash to once marked DRAFT —
+		// AGENT HALTED: the rules mark the phase's artifact (seed 004).
+		o.Marked = map[string]string{}
+		if m, err := l.Manifest(ctx); err == nil {
+			if s := m.Slice(o.Slice); s != nil {
+				for name, path := range s.PhaseData {
+					if a, err := proj.Artifact(name, path, asdd.DefaultMarker); err == nil && a.MarkedSHA256 != "" {
+						o.Marked[path] = a.MarkedSHA256
+					}
+				}
+			}
+		}
 		return o, nil
 	case asdd.Resolve:
 		obs, err := sliceObserved(o.Slice)
