@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/custodian-dev/custodian/asdd"
@@ -43,6 +44,10 @@ type Local struct {
 	// fx serializes file effects of this process (markers, notices, the
 	// failure log), so that concurrent commits cannot lose a row.
 	fx sync.Mutex
+	// decoding serializes Latest's decoding of a value without a memo.
+	decoding sync.Mutex
+	// last is the manifest of the latest ASDD commit this service made.
+	last atomic.Pointer[recentManifest]
 }
 
 var _ Service = (*Local)(nil)
