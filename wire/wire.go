@@ -133,6 +133,7 @@ var asddOps = map[string]func() asdd.Op{
 	"halt":               func() asdd.Op { return new(asdd.ReportFailure) },
 	"flag-drift":         func() asdd.Op { return new(asdd.FlagDrift) },
 	"agent-timeout":      func() asdd.Op { return new(asdd.AgentTimeout) },
+	"clear-markers":      func() asdd.Op { return new(asdd.ClearMarkers) },
 	"attach-branch":      func() asdd.Op { return new(asdd.AttachBranch) },
 }
 
@@ -183,6 +184,8 @@ func ASDDOpName(op asdd.Op) (string, bool) {
 		return "flag-drift", true
 	case asdd.AgentTimeout:
 		return "agent-timeout", true
+	case asdd.ClearMarkers:
+		return "clear-markers", true
 	case asdd.AttachBranch:
 		return "attach-branch", true
 	}
@@ -236,6 +239,8 @@ func derefOp(p asdd.Op) asdd.Op {
 	case *asdd.FlagDrift:
 		return *o
 	case *asdd.AgentTimeout:
+		return *o
+	case *asdd.ClearMarkers:
 		return *o
 	case *asdd.AttachBranch:
 		return *o
