@@ -82,7 +82,7 @@ func TestDashboardLayout(t *testing.T) {
 		w, h int64
 		name string
 	}{{1366, 768, "1366"}, {1920, 1080, "1920"}} {
-		if err := chromedp.Do(ctx, chromedp.EmulateViewport(vp.w, vp.h), chromedp.Navigate(url)); err != nil {
+		if err := chromedp.Do(ctx, chromedp.EmulateViewport(vp.w, vp.h), chromedp.Navigate(url+"#admin=layout-token")); err != nil {
 			t.Fatal(err)
 		}
 		waitFor(t, ctx, "the board", cardIn("IMPLEMENTATION", "SLICE-005")+" && "+cardIn("CI_CD", "SLICE-006")+" && "+cardIn("QUICK_FIX", "QUICK-001")+" && "+cardIn("BLOCKED", "SLICE-008"))

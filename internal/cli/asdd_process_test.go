@@ -391,8 +391,13 @@ func TestASDDDemoServe(t *testing.T) {
 	case <-time.After(90 * time.Second):
 		t.Fatalf("no dashboard address; stdout:\n%s", stdout.String())
 	}
-	base, _, _ := strings.Cut(url, "#")
-	resp, err := http.Get(base + "board.json")
+	// The printed address carries the admin token (#admin=…), which TCP
+	// needs.
+	base, frag, _ := strings.Cut(url, "#")
+	token := strings.TrimPrefix(frag, "admin=")
+	req, _ := http.NewRequest("GET", base+"board.json", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

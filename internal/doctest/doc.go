@@ -31,7 +31,8 @@
 //	<!-- doctest: skip REASON -->    do not run it (say why; use sparingly)
 //	<!-- doctest: daemon -->         run it while `custodian serve` runs in the
 //	                                 project (on a free port, which replaces
-//	                                 127.0.0.1:7420 in the example)
+//	                                 127.0.0.1:7420 in the example), with its
+//	                                 admin token in $CUSTODIAN_ADMIN_TOKEN
 //	<!-- doctest: etcd -->           run it with an etcd server (Debian's etcd,
 //	                                 started once per file on free ports, which
 //	                                 replace the 10.0.0.x:2379 members in the

@@ -44,6 +44,10 @@ func docFiles(t *testing.T) []string {
 
 const defaultTimeout = 60 * time.Second
 
+// daemonAdminToken is the admin token of the daemon a "daemon" block runs
+// with; the block gets it as $CUSTODIAN_ADMIN_TOKEN.
+const daemonAdminToken = "doctest-admin-token"
+
 // TestDocExamples runs every shell example of README.md and docs/*.md (see
 // the package doc). A failure names the file and line of the example.
 func TestDocExamples(t *testing.T) {
@@ -151,8 +155,13 @@ func newProject(t *testing.T, bin string) *project {
 // shell runs a bash script in the project, in a process group of its own
 // (killed whole when ctx ends), and returns its combined output.
 func (p *project) shell(ctx context.Context, script string) (string, error) {
+	return p.shellEnv(ctx, p.env, script)
+}
+
+// shellEnv is shell with another environment.
+func (p *project) shellEnv(ctx context.Context, env []string, script string) (string, error) {
 	cmd := exec.Command("bash", "--noprofile", "--norc", "-e", "-o", "pipefail", "-c", script)
-	cmd.Dir, cmd.Env = p.dir, p.env
+	cmd.Dir, cmd.Env = p.dir, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -260,10 +269,13 @@ func (p *project) runBlock(t *testing.T, b *Block) {
 		addr := p.startEtcd(t)
 		substs = append(substs, func(s string) string { return etcdMembersRE.ReplaceAllString(s, addr) })
 	}
+	env := p.env
 	if b.Do.Daemon {
 		addr := p.startDaemon(t)
 		substs = append(substs, func(s string) string { return strings.ReplaceAll(s, "127.0.0.1:7420", addr) })
+		env = append(append([]string(nil), env...), "CUSTODIAN_ADMIN_TOKEN="+daemonAdminToken)
 	}
+	shell := func(ctx context.Context, script string) (string, error) { return p.shellEnv(ctx, env, script) }
 	switch {
 	case b.Do.LongRunning:
 		for i, line := range b.Body {
@@ -275,7 +287,7 @@ func (p *project) runBlock(t *testing.T, b *Block) {
 		}
 	case b.Lang == "sh":
 		script := subst(strings.Join(b.Body, "\n"))
-		out, err := p.shell(ctx, script)
+		out, err := shell(ctx, script)
 		if code := exitCode(err); code != b.Do.Exit {
 			t.Errorf("%s: the example exited %d, want %d (%v):\n%s\n--- output:\n%s", where, code, b.Do.Exit, err, indent(script), indent(out))
 		}
@@ -285,7 +297,7 @@ func (p *project) runBlock(t *testing.T, b *Block) {
 			t.Fatal(err)
 		}
 		for _, c := range cmds {
-			out, err := p.shell(ctx, subst(c.Text))
+			out, err := shell(ctx, subst(c.Text))
 			code := exitCode(err)
 			want := make([]string, len(c.Want))
 			for i, w := range c.Want {
@@ -303,7 +315,7 @@ func (p *project) runBlock(t *testing.T, b *Block) {
 // port, stops it when the test ends, and returns its host:port.
 func (p *project) startDaemon(t *testing.T) string {
 	t.Helper()
-	cmd := exec.Command(lookPath(t, p.env), "serve", "--addr", "127.0.0.1:0", "--monitor-every", "0", "--log-level", "warn")
+	cmd := exec.Command(lookPath(t, p.env), "serve", "--addr", "127.0.0.1:0", "--monitor-every", "0", "--log-level", "warn", "--admin-token", daemonAdminToken)
 	cmd.Dir, cmd.Env = p.dir, p.env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
