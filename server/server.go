@@ -65,10 +65,10 @@ type Options struct {
 	// PUT /v1/doc, /v1/history) must not serve (DocumentKey: only the
 	// custodian's documents).
 	Documents func(key string) error
-	// TCPNeedsToken, when Token is empty, still refuses TCP requests
-	// without a bearer token (then only the admin token opens them): the
-	// safe default of custodian serve, so that other local users cannot
-	// read or change the state over loopback.
+	// TCPNeedsToken, when Token is empty, still refuses TCP requests that
+	// change something without a bearer token (then only the admin token
+	// opens them): the safe default of custodian serve, so that other
+	// local users cannot change the owner's state and files over loopback.
 	TCPNeedsToken bool
 	// App is the application layer the operations go through (nil: one
 	// over the server's store, Root, ASDDConfig, Now and Logger).
