@@ -1,11 +1,14 @@
 package claude
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 var testEnv = Env{Roots: []string{"/proj", "/proj-wt/feature"}, ProjectDir: "/proj", Home: "/home/u", Binary: "custodian"}
@@ -323,4 +326,31 @@ func BenchmarkDecideUnrelated(b *testing.B) {
 			b.Fatal(r)
 		}
 	}
+}
+
+// BenchmarkRunUnrelated is the whole door for an unrelated Bash call (read
+// stdin, find the project on disk, decide, answer nothing), reporting the
+// 99th percentile of its latency.
+func BenchmarkRunUnrelated(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, ".asdd", "state"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	sub := filepath.Join(dir, "src", "pkg")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	raw := []byte(`{"session_id":"s","cwd":"` + sub + `","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"go test ./... -run TestX 2>&1 | tail -20"}}`)
+	var times []time.Duration
+	var out, errb bytes.Buffer
+	for b.Loop() {
+		out.Reset()
+		t0 := time.Now()
+		if code := Run("", bytes.NewReader(raw), &out, &errb); code != 0 || out.Len() != 0 {
+			b.Fatalf("exit %d, output %q", code, out.String())
+		}
+		times = append(times, time.Since(t0))
+	}
+	slices.Sort(times)
+	b.ReportMetric(float64(times[len(times)*99/100].Microseconds()), "p99-µs")
 }
