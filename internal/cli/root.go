@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/internal/projectroot"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
@@ -41,21 +41,34 @@ type App struct {
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 
-	mu    sync.Mutex
-	store store.Store
+	mu      sync.Mutex
+	store   store.Store
+	rootMu  sync.Mutex // Store holds mu while it calls Root
+	root    string     // Root's answer for rootFor
+	rootFor string
 }
 
-// Root returns the absolute project root.
+// Root returns the absolute project root: found from the current directory
+// (or -C DIR) as git finds a repository — the nearest directory up holding
+// .asdd, .impl, .agents/tmp or .workflow/.cycle, else the git top level —
+// and, inside a linked git worktree, in the main checkout, so that every
+// worktree of a repository shares one state (package projectroot).
 func (a *App) Root() (string, error) {
 	dir := a.Dir
 	if dir == "" {
 		dir = "."
 	}
-	abs, err := filepath.Abs(dir)
+	a.rootMu.Lock()
+	defer a.rootMu.Unlock()
+	if a.root != "" && a.rootFor == dir {
+		return a.root, nil
+	}
+	r, err := projectroot.Find(dir)
 	if err != nil {
 		return "", fmt.Errorf("project root: %w", err)
 	}
-	return abs, nil
+	a.root, a.rootFor = r.Root, dir
+	return r.Root, nil
 }
 
 // StoreOpener may open the store a command uses instead of the embedded
@@ -197,7 +210,7 @@ func NewRoot(app *App) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVarP(&app.Dir, "dir", "C", "", "run as if started in `DIR` (the project root)")
+	root.PersistentFlags().StringVarP(&app.Dir, "dir", "C", "", "run as if started in `DIR` (the project is found from there, as git finds a repository)")
 	root.PersistentFlags().BoolVar(&app.JSON, "json", false, "print machine-readable JSON")
 	root.PersistentFlags().StringVar(&app.StoreURL, "store", os.Getenv("CUSTODIAN_STORE"), "state backend `URL` (etcd://host:2379[,host:2379]/prefix); default: the embedded file store")
 	root.PersistentFlags().StringVar(&app.ServerURL, "server", os.Getenv("CUSTODIAN_SERVER"), "send operations to the daemon at `URL` (default: the project's socket, if a daemon runs)")
