@@ -59,8 +59,8 @@ func TestWorktreesShareOneState(t *testing.T) {
 	const perAgent = 6
 	agents := []struct{ name, dir string }{
 		{"wt1", filepath.Join(wt1, "src", "pkg")}, // cwd in a worktree subdirectory
-		{"wt2", wt2},                              // -C a worktree
-		{"main", filepath.Join(repo, "src")},      // the main checkout
+		{"wt2", wt2},                         // -C a worktree
+		{"main", filepath.Join(repo, "src")}, // the main checkout
 	}
 	var wg sync.WaitGroup
 	for ai, a := range agents {
