@@ -190,6 +190,9 @@ func (s *Store) doc(key string) (*doc, error) {
 	if !ok {
 		p := pathsFor(key)
 		d = &doc{s: s, p: p, flock: flock.New(filepath.Join(s.dir, filepath.FromSlash(p.lock))), changed: make(chan struct{})}
+		if p.coopLock != "" {
+			d.coop = flock.New(filepath.Join(s.dir, filepath.FromSlash(p.coopLock)))
+		}
 		s.docs[key] = d
 	}
 	return d, nil
@@ -414,6 +417,7 @@ type doc struct {
 	s     *Store
 	p     paths
 	flock *flock.Flock
+	coop  *flock.Flock // paths.coopLock, nil for none
 
 	mu sync.Mutex // serialises this process's goroutines; flock the processes
 
@@ -548,7 +552,38 @@ func (d *doc) locked(ctx context.Context, f func() error) error {
 		return f()
 	}
 	defer d.flock.Unlock()
+	if d.coop != nil {
+		unlock, err := d.coopLock(ctx)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	return f()
+}
+
+// coopLock takes the cooperative lock of paths.coopLock (after the
+// document's own lock, always in that order).
+func (d *doc) coopLock(ctx context.Context) (func(), error) {
+	lf, err := d.s.root.OpenFile(d.p.coopLock, os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return nil, pathError(d.p.key, err)
+	}
+	lf.Close()
+	if ctx == nil || ctx.Done() == nil {
+		if err := d.coop.Lock(); err != nil {
+			return nil, fmt.Errorf("lock %s: %w", d.p.coopLock, err)
+		}
+	} else {
+		ok, err := d.coop.TryLockContext(ctx, time.Millisecond)
+		if err != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("lock %s: %w", d.p.coopLock, err)
+		}
+		if !ok {
+			return nil, reason.New(reason.Conflict, "lock %s not acquired: %v", d.p.coopLock, ctx.Err())
+		}
+	}
+	return func() { d.coop.Unlock() }, nil
 }
 
 func pathError(key string, err error) error {
