@@ -63,4 +63,3 @@ func TestCooperativeStateLock(t *testing.T) {
 		t.Errorf("state.json = %s", b)
 	}
 }
-
