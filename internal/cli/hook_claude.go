@@ -76,7 +76,7 @@ type ClaudeChange struct {
 func claudeSettingsPath(app *App, scope string) (string, error) {
 	switch scope {
 	case "project", "local":
-		root, err := app.Root()
+		root, err := app.WorkRoot()
 		if err != nil {
 			return "", err
 		}
@@ -157,7 +157,7 @@ func runClaudeInstall(app *App, scope, binary string, mcp, dry, remove bool) (*C
 	}
 	res.Files = append(res.Files, ch)
 	if mcp {
-		root, err := app.Root()
+		root, err := app.WorkRoot()
 		if err != nil {
 			return nil, err
 		}

@@ -43,8 +43,8 @@ type App struct {
 
 	mu      sync.Mutex
 	store   store.Store
-	rootMu  sync.Mutex // Store holds mu while it calls Root
-	root    string     // Root's answer for rootFor
+	rootMu  sync.Mutex         // Store holds mu while it calls Root
+	root    projectroot.Result // findRoot's answer for rootFor
 	rootFor string
 }
 
@@ -54,21 +54,35 @@ type App struct {
 // and, inside a linked git worktree, in the main checkout, so that every
 // worktree of a repository shares one state (package projectroot).
 func (a *App) Root() (string, error) {
+	r, err := a.findRoot()
+	return r.Root, err
+}
+
+// WorkRoot is Root as seen from the current work tree: inside a linked git
+// worktree, the same place in the worktree rather than in the main checkout.
+// Files that belong to the checked-out tree (Claude Code's project settings,
+// the generated command docs) are written there; state never is.
+func (a *App) WorkRoot() (string, error) {
+	r, err := a.findRoot()
+	return r.WorkRoot, err
+}
+
+func (a *App) findRoot() (projectroot.Result, error) {
 	dir := a.Dir
 	if dir == "" {
 		dir = "."
 	}
 	a.rootMu.Lock()
 	defer a.rootMu.Unlock()
-	if a.root != "" && a.rootFor == dir {
+	if a.root.Root != "" && a.rootFor == dir {
 		return a.root, nil
 	}
 	r, err := projectroot.Find(dir)
 	if err != nil {
-		return "", fmt.Errorf("project root: %w", err)
+		return r, fmt.Errorf("project root: %w", err)
 	}
-	a.root, a.rootFor = r.Root, dir
-	return r.Root, nil
+	a.root, a.rootFor = r, dir
+	return r, nil
 }
 
 // StoreOpener may open the store a command uses instead of the embedded

@@ -111,6 +111,15 @@ func TestWorktreesShareOneState(t *testing.T) {
 	if len(recs) != 1+3*perAgent {
 		t.Errorf("%d commits in the journal, want %d", len(recs), 1+3*perAgent)
 	}
+	// Files of the checked-out tree stay in the worktree: Claude Code's
+	// project settings are installed where Claude Code runs.
+	run(filepath.Join(wt1, "src"), bin, "hook", "install", "--claude")
+	if _, err := os.Stat(filepath.Join(wt1, ".claude", "settings.json")); err != nil {
+		t.Errorf("hook install --claude in a worktree: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(repo, ".claude")); err == nil {
+		t.Error("hook install --claude in a worktree wrote into the main checkout")
+	}
 	// And the status read from any of them is the same.
 	s1 := run(filepath.Join(wt1, "src"), bin, "impl", "--summary")
 	s2 := run(repo, bin, "impl", "--summary")

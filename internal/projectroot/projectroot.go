@@ -39,15 +39,19 @@ type Result struct {
 	MainTop string
 	// Marker is the marker found at Root ("" when none was).
 	Marker string
+	// WorkRoot is Root as seen from the start directory's own work tree:
+	// for a linked worktree, the same place inside the worktree (where
+	// Claude Code's project settings and the checked-out files are); else
+	// Root.
+	WorkRoot string
 }
 
 // Find returns the project root for start (made absolute).
-func Find(start string) (Result, error) {
+func Find(start string) (res Result, err error) {
 	abs, err := filepath.Abs(start)
 	if err != nil {
 		return Result{}, err
 	}
-	var res Result
 	top, gitEntry := gitTop(abs)
 	ceiling := ""
 	from := abs
@@ -61,6 +65,14 @@ func Find(start string) (Result, error) {
 			ceiling = main
 		}
 	}
+	defer func() {
+		res.WorkRoot = res.Root
+		if res.MainTop != "" {
+			if rel, err := filepath.Rel(res.MainTop, res.Root); err == nil && !strings.HasPrefix(rel, "..") {
+				res.WorkRoot = filepath.Join(res.GitTop, rel)
+			}
+		}
+	}()
 	home, _ := os.UserHomeDir()
 	for dir := from; ; {
 		if ceiling == "" && (dir == home || dir == filepath.Dir(dir)) {

@@ -78,7 +78,7 @@ func TestFindInGit(t *testing.T) {
 	git(t, repo, "init", "-q", "-b", "main")
 	sub := mkdir(t, repo, "src", "pkg")
 	// No state yet: the top level, never a nested directory.
-	if r := find(t, sub); r.Root != repo || r.GitTop != repo || r.MainTop != "" {
+	if r := find(t, sub); r.Root != repo || r.GitTop != repo || r.MainTop != "" || r.WorkRoot != repo {
 		t.Errorf("fresh repo: %+v", r)
 	}
 	// A marker above the repository is not this project's.
@@ -96,7 +96,7 @@ func TestFindInGit(t *testing.T) {
 	git(t, repo, "worktree", "add", "-q", "-b", "feature", wt)
 	wtSub := mkdir(t, wt, "src", "pkg")
 	r := find(t, wtSub)
-	if r.Root != repo || r.GitTop != wt || r.MainTop != repo || r.Marker != ".asdd" {
+	if r.Root != repo || r.GitTop != wt || r.MainTop != repo || r.Marker != ".asdd" || r.WorkRoot != wt {
 		t.Errorf("worktree: %+v, want root %s", r, repo)
 	}
 	// A worktree with a relative gitdir path (git worktree add --relative-paths
