@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/custodian-dev/custodian/app"
 	"io"
 	"os"
 	"sort"
@@ -43,6 +44,7 @@ type App struct {
 
 	mu      sync.Mutex
 	store   store.Store
+	svc     app.Service
 	rootMu  sync.Mutex         // Store holds mu while it calls Root
 	root    projectroot.Result // findRoot's answer for rootFor
 	rootFor string
