@@ -52,7 +52,7 @@ type Bash struct {
 // it would do. binary is the custodian command the rewrite calls. A command
 // that does not parse is an error: the caller decides with MightBeManaged.
 func AnalyzeBash(cmd string, env PathEnv, binary string) (Bash, error) {
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(cmd), "")
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(cmd), "")
 	if err != nil {
 		return Bash{}, fmt.Errorf("parse the command: %w", err)
 	}
@@ -63,6 +63,7 @@ func AnalyzeBash(cmd string, env PathEnv, binary string) (Bash, error) {
 	if env.Home != "" {
 		a.vars["HOME"] = env.Home
 	}
+	a.src = cmd
 	a.walk(f, 0)
 	res := Bash{Writes: a.writes}
 	if a.rewrote {
@@ -85,6 +86,7 @@ type analyzer struct {
 	// globs are variables holding a pattern (for f in PATTERN).
 	globs     map[string]bool
 	targetDir *target // cp/mv -t DIR
+	src       string  // the source being walked (for comment positions)
 }
 
 const maxDepth = 4 // bash -c inside bash -c …
@@ -92,6 +94,14 @@ const maxDepth = 4 // bash -c inside bash -c …
 func (a *analyzer) walk(node syntax.Node, depth int) {
 	syntax.Walk(node, func(n syntax.Node) bool {
 		switch n := n.(type) {
+		case *syntax.Comment:
+			// The parser may take a '#' that bash reads as part of a word
+			// (after a closing quote) for a comment: what follows is then
+			// hidden from the walk. Such a "comment" naming a managed file
+			// cannot be decided.
+			if off := int(n.Hash.Offset()); off > 0 && off <= len(a.src) && !strings.ContainsRune(" \t\n;&|()", rune(a.src[off-1])) && MightBeManaged(n.Text) {
+				a.writes = append(a.writes, Write{Op: "#", Word: n.Text, Unsure: true})
+			}
 		case *syntax.Stmt:
 			for _, r := range n.Redirs {
 				a.redirect(r)
@@ -175,12 +185,14 @@ func (a *analyzer) literal(w *syntax.Word) (s string, ok bool) {
 			s, ok = "", false
 		}
 	}()
+	// Fields, not Literal: it does the quote removal of escaped characters
+	// (\' stays \' with Literal); with no ReadDir it does not glob.
 	cfg := &expand.Config{Env: envOf(a.vars), NoUnset: true, ProcSubst: errProcSubst}
-	s, err := expand.Literal(cfg, w)
+	fields, err := expand.Fields(cfg, w)
 	if err != nil {
 		return "", false
 	}
-	return s, true
+	return strings.Join(fields, " "), true
 }
 
 var errUnknown = errors.New("not a literal")
@@ -746,15 +758,17 @@ func (a *analyzer) nested(op, code string, depth int) {
 		}
 		return
 	}
-	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(code), "")
+	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(code), "")
 	if err != nil {
 		if MightBeManaged(code) {
 			a.writes = append(a.writes, Write{Op: op, Word: code, Unsure: true})
 		}
 		return
 	}
-	rewrote := a.rewrote
+	rewrote, src := a.rewrote, a.src
+	a.src = code
 	a.walk(f, depth+1)
+	a.src = src
 	if a.rewrote != rewrote {
 		// A task-manifest.sh call inside a string cannot be rewritten in
 		// place: deny it instead, naming the command to run.

@@ -288,7 +288,9 @@ func FuzzAnalyzeBash(f *testing.F) {
 		`sed -i s/a/b/ .impl/manifest.json`, `rm -rf .asdd/state`, `truncate -s0 .workflow/.cycle/c.json`,
 		`dd of=.impl/manifest.json`, `cp x "$CLAUDE_PROJECT_DIR"/.impl/manifest.json`, `cd .impl; > manifest.json`,
 		`bash -c 'echo > ~/x'`, `bash task-manifest.sh --summary`, `cat .impl/manifest.json`, `echo $((1+2)) &>> log`,
-		`f() { rm "$1"; }; f .impl/manifest.json`, `a=$(cat <<EOF
+		`f() { rm "$1"; }; f .impl/manifest.json`, `tee -a .asdd/state/journal.ndjson <<< x`, `sed -Ei.bak 's/a/b/' .impl/manifest.json`,
+		`find .workflow/.cycle -delete`, `cp -t .impl manifest.json`, `F=~/x; cd "$F" && : > state.json`, `echo > "${CLAUDE_PROJECT_DIR}"/.agents/tmp/state.json`,
+		`python3 -c 'open(".impl/manifest.json","w")'`, `for f in .impl/*; do rm "$f"; done`, `a=$(cat <<EOF
 x
 EOF
 )`,
@@ -302,10 +304,18 @@ EOF
 			return
 		}
 		if len(res.Writes) > 0 {
-			// Appending a harmless command keeps the write found.
-			more, err := AnalyzeBash(cmd+"\ntrue", env, "custodian")
-			if err == nil && len(more.Writes) == 0 {
-				t.Errorf("%q: writes %v vanished with a trailing command", cmd, res.Writes)
+			// A write stays found whatever is put around it: a command
+			// before or after, a subshell, a bash -c string.
+			for _, wrapped := range []string{
+				"true\n" + cmd,
+				cmd + "\ntrue",
+				"(\n" + cmd + "\n)",
+				"bash -c '" + strings.ReplaceAll(cmd, "'", `'\''`) + "'",
+			} {
+				more, err := AnalyzeBash(wrapped, env, "custodian")
+				if err == nil && len(more.Writes) == 0 {
+					t.Errorf("%q: writes %v vanished in %q", cmd, res.Writes, wrapped)
+				}
 			}
 		}
 		if res.Rewritten != "" {
