@@ -63,3 +63,51 @@ func TestCooperativeStateLock(t *testing.T) {
 		t.Errorf("state.json = %s", b)
 	}
 }
+
+// TestCooperativeStateLockHold: under the daemon (Hold mode) commits are
+// acknowledged from the journal, and the background rewrite of state.json
+// waits while another tool holds state.json.lock.
+func TestCooperativeStateLockHold(t *testing.T) {
+	dir := t.TempDir()
+	s, err := file.Open(dir, file.Options{Hold: true, SnapshotInterval: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	put := func(v string) {
+		t.Helper()
+		if _, err := s.Update(ctx, ".agents/tmp/state.json", func(store.Document) (store.Change, error) {
+			return store.Change{Value: []byte(v), Actor: "t"}, nil
+		}, store.Create()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap := filepath.Join(dir, ".agents", "tmp", "state.json")
+	read := func() string { b, _ := os.ReadFile(snap); return string(b) }
+	put(`{"n":1}`)
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(read(), `"n": 1`) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	lock := flock.New(snap + ".lock")
+	if err := lock.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	put(`{"n":2}`) // acknowledged: the journal is the commit point
+	time.Sleep(200 * time.Millisecond)
+	if got := read(); !strings.Contains(got, `"n": 1`) {
+		t.Fatalf("the snapshot was rewritten while the plugin's lock was held: %s", got)
+	}
+	if doc, err := s.Get(ctx, ".agents/tmp/state.json"); err != nil || !strings.Contains(string(doc.Value), "2") {
+		t.Fatalf("committed value %s (%v)", doc.Value, err)
+	}
+	lock.Unlock()
+	deadline = time.Now().Add(5 * time.Second)
+	for !strings.Contains(read(), `"n": 2`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("snapshot not rewritten after the lock was released: %s", read())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
