@@ -120,6 +120,18 @@ func TestWorktreesShareOneState(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, ".claude")); err == nil {
 		t.Error("hook install --claude in a worktree wrote into the main checkout")
 	}
+	// The Claude Code hook in a worktree guards the main checkout's state
+	// and the worktree's own copy of the paths alike.
+	for _, target := range []string{filepath.Join(repo, ".impl", "manifest.json"), filepath.Join(wt1, ".impl", "manifest.json"), filepath.Join(wt1, ".agents", "tmp", "state.json")} {
+		in := `{"hook_event_name":"PreToolUse","cwd":"` + filepath.Join(wt1, "src") + `","tool_name":"Write","tool_input":{"file_path":"` + target + `","content":"{}"}}`
+		c := exec.Command(bin, "hook", "claude")
+		c.Dir = filepath.Join(wt1, "src")
+		c.Stdin = strings.NewReader(in)
+		out, err := c.Output()
+		if err != nil || !strings.Contains(string(out), `"permissionDecision":"deny"`) {
+			t.Errorf("hook in a worktree, Write %s: %s (%v)", target, out, err)
+		}
+	}
 	// And the status read from any of them is the same.
 	s1 := run(filepath.Join(wt1, "src"), bin, "impl", "--summary")
 	s2 := run(repo, bin, "impl", "--summary")
