@@ -2,6 +2,7 @@ package file_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,5 +110,41 @@ func TestCooperativeStateLockHold(t *testing.T) {
 			t.Fatalf("snapshot not rewritten after the lock was released: %s", read())
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSnapshotOnCommit: in Hold mode, a document named by SnapshotOnCommit
+// is on disk when its commit is acknowledged; others are not waited for.
+func TestSnapshotOnCommit(t *testing.T) {
+	dir := t.TempDir()
+	s, err := file.Open(dir, file.Options{Hold: true, SnapshotInterval: time.Hour,
+		SnapshotOnCommit: func(key string) bool { return key == ".impl/manifest.json" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	for i := range 20 {
+		v := fmt.Sprintf(`{"tasks":[],"n":%d}`, i)
+		if _, err := s.Update(ctx, ".impl/manifest.json", func(store.Document) (store.Change, error) {
+			return store.Change{Value: []byte(v), Actor: "t"}, nil
+		}, store.Create()); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(filepath.Join(dir, ".impl", "manifest.json"))
+		if !strings.Contains(string(b), fmt.Sprintf(`"n": %d`, i)) {
+			t.Fatalf("commit %d acknowledged, file holds %s", i, b)
+		}
+	}
+	for i := range 2 {
+		v := fmt.Sprintf(`{"n":%d}`, i)
+		if _, err := s.Update(ctx, ".agents/tmp/other.json", func(store.Document) (store.Change, error) {
+			return store.Change{Value: []byte(v), Actor: "t"}, nil
+		}, store.Create()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".agents", "tmp", "other.json")); strings.Contains(string(b), `"n": 1`) {
+		t.Errorf("a document not named was rewritten at commit (interval is an hour): %s", b)
 	}
 }

@@ -57,6 +57,13 @@ type Options struct {
 	// SnapshotInterval is the least time between two rewrites of a
 	// document's snapshot in Hold mode; 50 ms by default.
 	SnapshotInterval time.Duration
+	// SnapshotOnCommit, in Hold mode, names the documents whose snapshot
+	// must hold a commit before the commit is acknowledged: those that
+	// other tools read from disk right after changing them through the
+	// custodian (a plugin's hook running jq on .impl/manifest.json after
+	// task-manifest.sh --update-status). Others are rewritten in the
+	// background as SnapshotInterval paces them.
+	SnapshotOnCommit func(key string) bool
 	// OnSync, when set, is told after each journal fsync of Hold mode how
 	// many commits and bytes it made durable and how long it took (the
 	// daemon's group-commit metrics).
@@ -378,6 +385,12 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		err = d.awaitDurable(res.Revision)
 		if err != nil {
 			return store.Result{}, err
+		}
+		if res.Changed && d.held.active.Load() && s.opts.SnapshotOnCommit != nil && s.opts.SnapshotOnCommit(key) {
+			if err := d.flushSnapshot(true); err != nil {
+				// Committed and durable: the snapshot catches up later.
+				d.logf("snapshot not rewritten at commit; the journal holds the commit", "error", err)
+			}
 		}
 	}
 	return res, err
