@@ -87,6 +87,7 @@ type analyzer struct {
 	globs     map[string]bool
 	targetDir *target // cp/mv -t DIR
 	src       string  // the source being walked (for comment positions)
+	lenient   bool    // checking an unknown command's operands (not a known write)
 }
 
 const maxDepth = 4 // bash -c inside bash -c …
@@ -261,17 +262,18 @@ func (e envMap) Each(fn func(string, expand.Variable) bool) {
 
 // target is one path a command names, resolved.
 type target struct {
-	word    string
-	paths   []string // absolute, one per possible cwd; empty when unresolved
-	glob    bool
-	partial string
+	unresolved bool // the word has parts known only at run time
+	word       string
+	paths      []string // absolute, one per possible cwd; empty when unresolved
+	glob       bool
+	partial    string
 }
 
 func (a *analyzer) resolve(w *syntax.Word) target {
 	t := target{partial: partial(w), glob: hasGlob(w) || a.usesGlobVar(w)}
 	s, ok := a.literal(w)
 	if !ok {
-		t.word = t.partial
+		t.word, t.unresolved = t.partial, true
 		return t
 	}
 	t.word = s
@@ -307,11 +309,15 @@ var representative = []string{
 // check records a write of t when t is a managed file (or, with dir, a
 // directory holding managed files).
 func (a *analyzer) check(op string, t target, dir bool) {
-	if t.word == "" && t.partial == "" {
+	if t.word == "" && t.partial == "" && !t.unresolved {
 		return
 	}
 	if len(t.paths) == 0 {
-		if MightBeManaged(t.partial) || MightBeManaged(t.word) {
+		// An unresolved target: a path that mentions a managed file, or a
+		// write to a path computed at run time (read from stdin, a loop
+		// over a listing) in a command that mentions one, cannot be
+		// decided.
+		if MightBeManaged(t.partial) || MightBeManaged(t.word) || (!a.lenient && MightBeManaged(a.src)) {
 			a.writes = append(a.writes, Write{Op: op, Word: t.word, Unsure: true})
 		}
 		return
@@ -440,6 +446,9 @@ func (a *analyzer) call(c *syntax.CallExpr, depth int) {
 		return
 	case "source", ".":
 		a.unknown(base, ops)
+		return
+	case "xargs", "parallel":
+		a.xargs(base, ops)
 		return
 	case "eval":
 		var parts []string
@@ -777,10 +786,38 @@ func (a *analyzer) nested(op, code string, depth int) {
 	}
 }
 
+// xargs handles xargs CMD: CMD's operands come from stdin, unknown here.
+// When CMD may write (anything but a reader) and the command mentions a
+// managed file, it cannot be decided.
+func (a *analyzer) xargs(base string, ops []*syntax.Word) {
+	for i := 0; i < len(ops); i++ {
+		s, ok := a.literal(ops[i])
+		if !ok {
+			break
+		}
+		if strings.HasPrefix(s, "-") {
+			switch s {
+			case "-I", "-n", "-P", "-L", "-d", "-a", "-E", "-s", "--delimiter", "--arg-file", "--max-args", "--max-procs":
+				i++
+			}
+			continue
+		}
+		if readers[path.Base(s)] {
+			return
+		}
+		if MightBeManaged(a.src) {
+			a.writes = append(a.writes, Write{Op: base + " " + path.Base(s), Word: "(paths from stdin)", Unsure: true})
+		}
+		return
+	}
+}
+
 // unknown handles a command whose effect on its operands is unknown: any
 // operand that names a managed path (or mentions one, as inline code does)
 // is denied.
 func (a *analyzer) unknown(base string, ops []*syntax.Word) {
+	a.lenient = true
+	defer func() { a.lenient = false }()
 	for _, w := range ops {
 		t := a.resolve(w)
 		n := len(a.writes)

@@ -200,6 +200,9 @@ EOF`, "/proj"},
 		{`vim .impl/manifest.json`, "/proj"},
 		{`echo x > .agents/tmp/state.json.lock`, "/proj"},
 		{`xargs rm < list.txt; rm .impl/manifest.journal.ndjson`, "/proj"},
+		{`ls .impl/manifest.json | xargs rm -f`, "/proj"},
+		{`find . -name 'state.json' | xargs -I{} cp /tmp/x {}`, "/proj"},
+		{`grep -l tasks .impl/* | while read f; do rm "$f"; done`, "/proj"},
 	}
 	for _, tc := range deny {
 		got := bashDecision(tc.cmd, tc.cwd)
@@ -233,6 +236,9 @@ EOF`, "/proj"},
 		{`diff <(jq -S . .impl/manifest.json) <(jq -S . /tmp/m.json)`, "/proj"},
 		{`awk '{print $1}' .asdd/state/journal.ndjson`, "/proj"},
 		{`cp .impl/manifest.json /tmp/backup.json`, "/proj"},
+		{`ls .impl/manifest.json | xargs cat`, "/proj"},
+		{`find src -name '*.go' | xargs rm -f`, "/proj"},
+		{`for f in *.tmp; do rm "$f"; done`, "/proj"},
 	}
 	for _, tc := range allow {
 		if got := bashDecision(tc.cmd, tc.cwd); got.Decision() != "" {

@@ -86,6 +86,9 @@ func MightBeManaged(s string) bool {
 			return true
 		}
 	}
+	if i := strings.Index(s, ".impl/"); i >= 0 && strings.ContainsAny(s[i:], "*?[") {
+		return true // a pattern over .impl/
+	}
 	if !strings.Contains(s, "manifest") && !strings.Contains(s, "state") && !strings.Contains(s, "journal") && !strings.Contains(s, "config.yaml") {
 		return false
 	}
