@@ -425,3 +425,61 @@ func TestCycleCASAndAppend(t *testing.T) {
 		t.Errorf("%d lines, %d distinct records; want %d", len(lines), len(got), writers*perWriter)
 	}
 }
+
+// TestDropinsUnderServe: with `custodian serve` running, the drop-ins go
+// through the daemon, and the files the plugins read back from disk right
+// after a change (jq on .impl/manifest.json, state.json) already hold it.
+func TestDropinsUnderServe(t *testing.T) {
+	e := newEnv(t)
+	plugin := principledPlugin(t)
+	e.ok(t.TempDir(), e.bin, "compat", "install", "principled", "--plugin-dir", plugin)
+	lib := filepath.Join(t.TempDir(), "subagents")
+	write(t, filepath.Join(lib, "hooks", "lib", "state.sh"), stateSh, 0o644)
+	e.ok(t.TempDir(), e.bin, "compat", "install", "state-manager", "--plugin-dir", lib)
+	stateLib := filepath.Join(lib, "hooks", "lib", "state.sh")
+	shim := filepath.Join(plugin, "skills", "spawn", "scripts", "task-manifest.sh")
+
+	proj := t.TempDir()
+	e.ok(proj, "bash", shim, "--init", "--plan-path", "p.md", "--plan-number", "001", "--plan-title", "T")
+	e.ok(proj, "bash", shim, "--add-task", "--task-id", "1.1", "--phase", "1", "--description", "x")
+	e.ok(proj, e.bin, "state", "init", "under serve")
+
+	serve := exec.Command(e.bin, "serve", "--addr", "", "--monitor-every", "0", "--log-level", "warn")
+	serve.Dir = proj
+	var serveOut bytes.Buffer
+	serve.Stdout, serve.Stderr = &serveOut, &serveOut
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		serve.Process.Signal(os.Interrupt)
+		serve.Wait()
+	}()
+	sock := filepath.Join(proj, ".asdd", "state", "custodian.sock")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(sock); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no daemon socket\n%s", serveOut.String())
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
+
+	// The daemon holds the documents' locks for its lifetime: a command
+	// that did not go through it could not commit at all.
+	for i, status := range []string{"in_progress", "validating", "passed", "failed", "in_progress", "validating", "passed", "failed"} {
+		e.ok(proj, "bash", shim, "--update-status", "--task-id", "1.1", "--status", status)
+		var m struct {
+			Tasks []struct{ Status string } `json:"tasks"`
+		}
+		b, _ := os.ReadFile(filepath.Join(proj, ".impl", "manifest.json"))
+		if json.Unmarshal(b, &m); len(m.Tasks) != 1 || m.Tasks[0].Status != status {
+			t.Errorf("update %d: the file read right after says %+v, want %s", i, m.Tasks, status)
+		}
+	}
+	concurrently(10, func(int) { e.run(proj, "", "bash", "-c", `source "$1"; state_update '.n += 1'`, "_", stateLib) })
+	if n, _ := stateN(t, proj); n != 10 {
+		t.Errorf("n = %d after 10 concurrent state_update through the daemon", n)
+	}
+}
