@@ -14,10 +14,11 @@ import (
 
 // PathEnv is what a path in a command is resolved against.
 type PathEnv struct {
-	Cwd        string   // the command's working directory (absolute; "" unknown)
-	Home       string   // for ~
-	ProjectDir string   // $CLAUDE_PROJECT_DIR
-	Roots      []string // absolute project roots managed paths are relative to
+	Cwd        string              // the command's working directory (absolute; "" unknown)
+	Home       string              // for ~
+	ProjectDir string              // $CLAUDE_PROJECT_DIR
+	Roots      []string            // absolute project roots managed paths are relative to
+	Resolve    func(string) string // follows symbolic links (Env.Resolve); nil: none
 }
 
 // Write is one write of a managed file that a command would do.
@@ -282,6 +283,11 @@ func (a *analyzer) resolve(w *syntax.Word) target {
 	}
 	if filepath.IsAbs(s) {
 		t.paths = []string{filepath.Clean(s)}
+		if a.env.Resolve != nil && !t.glob {
+			if r := a.env.Resolve(t.paths[0]); r != t.paths[0] {
+				t.paths = append(t.paths, r)
+			}
+		}
 		return t
 	}
 	for _, cwd := range a.cwds {
@@ -290,6 +296,13 @@ func (a *analyzer) resolve(w *syntax.Word) target {
 			return t
 		}
 		t.paths = append(t.paths, filepath.Join(cwd, s))
+	}
+	if a.env.Resolve != nil && !t.glob {
+		for _, p := range t.paths {
+			if r := a.env.Resolve(p); r != p {
+				t.paths = append(t.paths, r)
+			}
+		}
 	}
 	return t
 }

@@ -57,6 +57,10 @@ type Env struct {
 	ProjectDir string // $CLAUDE_PROJECT_DIR
 	Home       string
 	Binary     string // the custodian command a rewrite calls ("custodian")
+	// Resolve, when set, follows symbolic links in an absolute path (the
+	// door reads the file system; nil in tests): a write through a link to
+	// a managed file is a write of that file.
+	Resolve func(string) string
 }
 
 // Result is the hook's answer: Output on stdout (nil: print nothing), Exit
@@ -150,14 +154,22 @@ func decideFile(in *Input, raw []byte, env Env) Result {
 		target = filepath.Join(in.Cwd, target)
 	}
 	target = filepath.Clean(target)
-	for _, root := range env.Roots {
-		rel, err := filepath.Rel(root, target)
-		if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
-			continue
+	targets := []string{target}
+	if env.Resolve != nil {
+		if r := env.Resolve(target); r != target {
+			targets = append(targets, r)
 		}
-		if k := Classify(filepath.ToSlash(rel)); k != NotManaged {
-			return deny(fmt.Sprintf("%s is kept by the custodian and may not be edited directly (%s of %s). %s",
-				filepath.ToSlash(rel), in.ToolName, target, Advice(k)))
+	}
+	for _, t := range targets {
+		for _, root := range env.Roots {
+			rel, err := filepath.Rel(root, t)
+			if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+				continue
+			}
+			if k := Classify(filepath.ToSlash(rel)); k != NotManaged {
+				return deny(fmt.Sprintf("%s is kept by the custodian and may not be edited directly (%s of %s). %s",
+					filepath.ToSlash(rel), in.ToolName, target, Advice(k)))
+			}
 		}
 	}
 	return Result{}
@@ -176,7 +188,7 @@ func decideBash(in *Input, raw []byte, env Env) Result {
 	if !filepath.IsAbs(cwd) {
 		cwd = ""
 	}
-	res, err := AnalyzeBash(cmd, PathEnv{Cwd: cwd, Home: env.Home, ProjectDir: env.ProjectDir, Roots: env.Roots}, env.Binary)
+	res, err := AnalyzeBash(cmd, PathEnv{Cwd: cwd, Home: env.Home, ProjectDir: env.ProjectDir, Roots: env.Roots, Resolve: env.Resolve}, env.Binary)
 	if err != nil {
 		if MightBeManaged(cmd) {
 			return deny(fmt.Sprintf("the command does not parse as Bash (%v) and mentions a file the custodian keeps: denied to be safe. %s", err, Advice(NotManaged)))

@@ -71,6 +71,12 @@ func FindEnv(dir string, in *Input) Env {
 			}
 		}
 	}
+	for _, r := range env.Roots {
+		if real, err := filepath.EvalSymlinks(r); err == nil && !slices.Contains(env.Roots, real) {
+			env.Roots = append(env.Roots, real)
+		}
+	}
+	env.Resolve = resolveLinks
 	// The rewrite calls custodian on PATH when there is one.
 	if _, err := exec.LookPath("custodian"); err != nil {
 		if exe, err := os.Executable(); err == nil && filepath.Base(exe) == "custodian" {
@@ -78,4 +84,22 @@ func FindEnv(dir string, in *Input) Env {
 		}
 	}
 	return env
+}
+
+// resolveLinks follows the symbolic links of an absolute path: of the path
+// itself when it exists, else of its nearest existing parent (a file about
+// to be created in a linked directory).
+func resolveLinks(p string) string {
+	rest := ""
+	for dir := p; ; {
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
 }

@@ -158,6 +158,21 @@ func TestHookClaudeCommand(t *testing.T) {
 	if code != 0 || out != "" {
 		t.Errorf("unrelated: code %d out %q", code, out)
 	}
+	// Through symbolic links: a link to the manifest, a link to the state
+	// directory.
+	os.MkdirAll(filepath.Join(dir, ".asdd", "state"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".impl", "manifest.json"), []byte("{}"), 0o644)
+	os.Symlink(filepath.Join(dir, ".impl", "manifest.json"), filepath.Join(sub, "m.json"))
+	os.Symlink(filepath.Join(dir, ".asdd", "state"), filepath.Join(sub, "st"))
+	for _, in := range []string{
+		`{"hook_event_name":"PreToolUse","cwd":"` + sub + `","tool_name":"Write","tool_input":{"file_path":"` + filepath.Join(sub, "m.json") + `","content":"{}"}}`,
+		`{"hook_event_name":"PreToolUse","cwd":"` + sub + `","tool_name":"Bash","tool_input":{"command":"echo x > m.json"}}`,
+		`{"hook_event_name":"PreToolUse","cwd":"` + sub + `","tool_name":"Bash","tool_input":{"command":"echo x >> st/new-file"}}`,
+	} {
+		if out, _, code := runCLI(sub, in, time.Now(), "hook", "claude"); code != 0 || !strings.Contains(out, `"deny"`) {
+			t.Errorf("through a link: %s -> %d %s", in, code, out)
+		}
+	}
 	_, errs, code := runCLI(sub, `{not json .asdd/state/manifest.json`, time.Now(), "hook", "claude")
 	if code != 2 || !strings.Contains(errs, "denied") {
 		t.Errorf("bad input: code %d stderr %q", code, errs)
