@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	appl "github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/compat"
 	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/reason"
@@ -216,7 +217,7 @@ func cycleIDOf(key string) (string, bool) {
 
 // applyJQ commits fn's new value of key (fn gets the current value, nil
 // when the document does not exist) after the document's rules accept it
-// (store.Validate: the same rules rollback and the HTTP document API run),
+// (app.DocumentRules: the same rules rollback and the HTTP document API run),
 // through the command's store — the daemon when one runs. It is the one
 // commit path of `apply` and `cycle put`.
 func applyJQ(app *App, ctx context.Context, key, actor, why string, fn func(cur []byte) ([]byte, error), opts ...store.UpdateOption) (store.Result, error) {
@@ -234,7 +235,7 @@ func applyJQ(app *App, ctx context.Context, key, actor, why string, fn func(cur 
 		if err != nil {
 			return store.Change{}, err
 		}
-		if err := store.Validate(key, prev, next); err != nil {
+		if err := appl.DocumentRules.Validate(key, prev, next); err != nil {
 			return store.Change{}, err
 		}
 		return store.Change{Value: next, Actor: actor, Reason: why}, nil
