@@ -22,7 +22,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/agentstate"
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/internal/unixsock"
 	"github.com/custodian-dev/custodian/monitor"
 	"github.com/custodian-dev/custodian/reason"
@@ -174,7 +176,8 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		st = est
 		log.Info("custodian daemon on etcd", "store", redactURL(storeURL))
 	} else {
-		fopts := file.Options{Now: app.Now, Logger: log, Hold: true, SnapshotInterval: o.SnapshotInterval, OnSync: metrics.ObserveSync}
+		fopts := file.Options{Now: app.Now, Logger: log, Hold: true, SnapshotInterval: o.SnapshotInterval, OnSync: metrics.ObserveSync,
+			SnapshotOnCommit: pluginReadDocument}
 		fopts.Limits.MaxBytes = maxBytes
 		fopts.SegmentBytes = segBytes
 		fst, err := file.Open(root, fopts)
@@ -413,4 +416,16 @@ func setMemoryLimit(v string) error {
 		debug.SetGCPercent(400)
 	}
 	return nil
+}
+
+// pluginReadDocument reports whether plugins read a document from disk
+// right after changing it (principled's hooks run jq on .impl/manifest.json,
+// the state managers read .agents/tmp/state.json, the dev cycle its files):
+// the daemon acknowledges commits of those once the file holds them.
+func pluginReadDocument(key string) bool {
+	if key == impl.Key || key == agentstate.Key {
+		return true
+	}
+	_, ok := cycleIDOf(key)
+	return ok
 }
