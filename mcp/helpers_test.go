@@ -36,7 +36,11 @@ type project struct {
 
 func newProject(t *testing.T) *project {
 	t.Helper()
-	root := t.TempDir()
+	return newProjectAt(t, t.TempDir())
+}
+
+func newProjectAt(t *testing.T, root string) *project {
+	t.Helper()
 	st, err := file.Open(root, file.Options{Now: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
