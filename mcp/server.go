@@ -69,6 +69,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Version is reported to clients as the server's version.
 	Version string
+	// ProtocolVersions, when set, narrows the MCP protocol versions the
+	// server speaks (default: every version the SDK supports).
+	ProtocolVersions []string
 }
 
 // Server is one MCP server over the application layer. Safe for
@@ -109,10 +112,11 @@ func New(o Options) *Server {
 	s := &Server{o: o, watching: map[string]bool{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "custodian", Title: "Custodian", Version: o.Version}, &sdk.ServerOptions{
-		Instructions:       instructions(o.Admin),
-		Logger:             o.Logger,
-		SubscribeHandler:   s.subscribe,
-		UnsubscribeHandler: func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
+		Instructions:              instructions(o.Admin),
+		Logger:                    o.Logger,
+		SubscribeHandler:          s.subscribe,
+		SupportedProtocolVersions: o.ProtocolVersions,
+		UnsubscribeHandler:        func(context.Context, *sdk.UnsubscribeRequest) error { return nil },
 		Capabilities: &sdk.ServerCapabilities{
 			Tools:     &sdk.ToolCapabilities{},
 			Resources: &sdk.ResourceCapabilities{Subscribe: true},
