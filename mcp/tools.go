@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/custodian-dev/custodian/app"
@@ -29,11 +31,11 @@ type OpResult struct {
 	Committed bool     `json:"committed" jsonschema:"whether state changed (a halt is committed too)"`
 	Outcome   string   `json:"outcome" jsonschema:"accepted, halted or unchanged"`
 	Summary   string   `json:"summary"`
-	Events    any      `json:"events"`
-	Verdict   any      `json:"verdict,omitempty" jsonschema:"why the slice halted, when it did"`
-	Slice     any      `json:"slice,omitempty" jsonschema:"the slice as committed"`
+	Events    Array    `json:"events"`
+	Verdict   Object   `json:"verdict,omitempty" jsonschema:"why the slice halted, when it did"`
+	Slice     Object   `json:"slice,omitempty" jsonschema:"the slice as committed"`
 	Warnings  []string `json:"warnings,omitempty"`
-	Effects   any      `json:"effects,omitempty" jsonschema:"files the operation wrote (notices, markers, log rows)"`
+	Effects   Array    `json:"effects,omitempty" jsonschema:"files the operation wrote (notices, markers, log rows)"`
 }
 
 func opResult(r *wire.OpResponse) *OpResult {
@@ -74,6 +76,7 @@ func asddOp(ctx context.Context, svc app.Service, op asdd.Op) (*OpResult, error)
 // addTool registers a typed tool whose handler gets the application layer
 // of this call.
 func addTool[In, Out any](s *Server, t *sdk.Tool, h func(ctx context.Context, svc app.Service, in In) (Out, error)) {
+	t.InputSchema, t.OutputSchema = schemaFor[In](), schemaFor[Out]()
 	sdk.AddTool(s.sdk, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
 		var zero Out
 		ctx, svc, err := s.service(ctx)
@@ -87,6 +90,50 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, h func(ctx context.Context, sv
 		}
 		return nil, out, err
 	})
+}
+
+// Object and Array hold a domain value (a slice, a task, a board, a
+// list of events) as it encodes itself; their schemas say only its JSON
+// type, since the documents' own schema (custodian schema) is the contract.
+type (
+	Object interface{}
+	Array  interface{}
+)
+
+var typeSchemas = map[reflect.Type]*jsonschema.Schema{
+	reflect.TypeFor[Object](): {Type: "object", AdditionalProperties: &jsonschema.Schema{}},
+	reflect.TypeFor[Array]():  {Type: "array"},
+	reflect.TypeFor[any]():    {Description: "any JSON value"},
+}
+
+// schemaFor infers T's schema (through a pointer), with a single type per
+// property (no ["null", T] unions: a client that maps schemas onto a
+// single-type dialect would drop them).
+func schemaFor[T any]() *jsonschema.Schema {
+	rt := reflect.TypeFor[T]()
+	for rt.Kind() == reflect.Pointer {
+		rt = rt.Elem()
+	}
+	sch, err := jsonschema.ForType(rt, &jsonschema.ForOptions{TypeSchemas: typeSchemas})
+	if err != nil {
+		panic(fmt.Sprintf("mcp: schema of %v: %v", rt, err))
+	}
+	singleTypes(sch)
+	return sch
+}
+
+func singleTypes(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	for _, p := range s.Properties {
+		singleTypes(p)
+	}
+	singleTypes(s.Items)
+	singleTypes(s.AdditionalProperties)
 }
 
 func readOnly(title string) *sdk.ToolAnnotations {
@@ -107,7 +154,7 @@ type StatusIn struct {
 // BoardResult is the status board (custodian status --json).
 type BoardResult struct {
 	Revision uint64 `json:"revision"`
-	Board    any    `json:"board" jsonschema:"slices by phase with CCS and weak link, blockers, locks, open escalations, heartbeats"`
+	Board    Object `json:"board" jsonschema:"slices by phase with CCS and weak link, blockers, locks, open escalations, heartbeats"`
 }
 
 // SliceIn names a slice.
@@ -118,7 +165,7 @@ type SliceIn struct {
 // SliceResult is one slice (custodian slice show --json).
 type SliceResult struct {
 	Revision uint64 `json:"revision"`
-	Slice    any    `json:"slice"`
+	Slice    Object `json:"slice"`
 }
 
 // SliceAddIn are the arguments of slice_add.
@@ -168,7 +215,7 @@ type UnlockIn struct {
 type TasksResult struct {
 	Revision uint64 `json:"revision"`
 	Slice    string `json:"slice"`
-	Tasks    any    `json:"tasks" jsonschema:"the tasks that may start now (pending, dependencies and earlier waves done, not claimed)"`
+	Tasks    Array  `json:"tasks" jsonschema:"the tasks that may start now (pending, dependencies and earlier waves done, not claimed)"`
 }
 
 // TaskIn names a task of a slice and the agent acting on it.
@@ -194,7 +241,7 @@ type EscalationsIn struct {
 // EscalationsResult lists escalation notices.
 type EscalationsResult struct {
 	Revision    uint64 `json:"revision"`
-	Escalations any    `json:"escalations"`
+	Escalations Array  `json:"escalations"`
 }
 
 func (s *Server) manifest(ctx context.Context, svc app.Service) (*asdd.Manifest, *asdd.Config, error) {
@@ -451,7 +498,7 @@ type ImplChangeResult struct {
 	Message    string `json:"message" jsonschema:"task-manifest.sh's message"`
 	ID         string `json:"id,omitempty"`
 	Phase      int    `json:"phase,omitempty"`
-	Transition any    `json:"transition,omitempty"`
+	Transition Object `json:"transition,omitempty"`
 }
 
 // ImplTaskIn names an impl task.
@@ -462,7 +509,7 @@ type ImplTaskIn struct {
 // ImplTaskResult is one impl task (custodian impl --get-task --json).
 type ImplTaskResult struct {
 	Revision uint64 `json:"revision"`
-	Task     any    `json:"task"`
+	Task     Object `json:"task"`
 }
 
 // ImplListIn filters impl tasks.
@@ -474,7 +521,7 @@ type ImplListIn struct {
 // ImplTasksResult lists impl tasks (custodian impl --list-tasks --json).
 type ImplTasksResult struct {
 	Revision uint64 `json:"revision"`
-	Tasks    any    `json:"tasks"`
+	Tasks    Array  `json:"tasks"`
 }
 
 // Empty has no arguments.
@@ -564,7 +611,7 @@ func (s *Server) addImplTools() {
 type StateResult struct {
 	Revision uint64 `json:"revision"`
 	Summary  string `json:"summary,omitempty"`
-	State    any    `json:"state"`
+	State    Object `json:"state"`
 }
 
 // StateUpdateIn are the arguments of state_update.
@@ -583,7 +630,7 @@ type CycleResult struct {
 	Revision uint64   `json:"revision"`
 	Event    string   `json:"event,omitempty"`
 	Summary  string   `json:"summary,omitempty"`
-	Cycle    any      `json:"cycle"`
+	Cycle    Object   `json:"cycle"`
 	Synced   []string `json:"synced,omitempty"`
 }
 
@@ -605,7 +652,7 @@ type HistoryIn struct {
 type HistoryResult struct {
 	Key      string `json:"key"`
 	Revision uint64 `json:"revision"`
-	Records  any    `json:"records" jsonschema:"revision, time, actor, reason, RFC 6902 patch and events of each commit"`
+	Records  Array  `json:"records" jsonschema:"revision, time, actor, reason, RFC 6902 patch and events of each commit"`
 }
 
 func (s *Server) addOtherTools() {
