@@ -226,14 +226,20 @@ type HTTPOptions struct {
 	Logger *slog.Logger
 }
 
+// HTTPHandler serves MCP over streamable HTTP.
+type HTTPHandler struct {
+	h       http.Handler
+	servers []*Server
+}
+
 // NewHTTPHandler serves MCP over streamable HTTP with stateful sessions
 // (so that subscriptions work) and DNS-rebinding protection (a request
 // that reached a loopback address with a Host that is not one is refused
 // 403). A new session is served by admin when isAdmin says the request
 // may make human decisions (admin nil: never), else by agent. The token
 // check is the caller's (the daemon's middleware).
-func NewHTTPHandler(agent, admin *Server, isAdmin func(*http.Request) bool, o HTTPOptions) http.Handler {
-	return sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
+func NewHTTPHandler(agent, admin *Server, isAdmin func(*http.Request) bool, o HTTPOptions) *HTTPHandler {
+	h := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		if admin != nil && isAdmin != nil && isAdmin(r) {
 			return admin.sdk
 		}
@@ -243,6 +249,23 @@ func NewHTTPHandler(agent, admin *Server, isAdmin func(*http.Request) bool, o HT
 		SessionTimeout:      o.SessionTimeout,
 		Logger:              o.Logger,
 	})
+	hh := &HTTPHandler{h: h, servers: []*Server{agent}}
+	if admin != nil {
+		hh.servers = append(hh.servers, admin)
+	}
+	return hh
+}
+
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.h.ServeHTTP(w, r) }
+
+// CloseSessions ends every session (and the streams it holds open), so
+// that a daemon's shutdown can drain.
+func (h *HTTPHandler) CloseSessions() {
+	for _, s := range h.servers {
+		for ss := range s.sdk.Sessions() {
+			ss.Close()
+		}
+	}
 }
 
 // keyOf returns the document key of a resource URI.
