@@ -195,24 +195,8 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 		case "resources/list":
 			return s.listResources(ctx)
 		}
-		res, err := next(ctx, method, req)
-		if method == "tools/call" {
-			if r, ok := res.(*sdk.CallToolResult); ok && r != nil && r.IsError && len(r.Content) > 0 {
-				// Arguments the schema refused: the SDK's text names the
-				// field; the reason code comes first, as in every error.
-				if t, ok := r.Content[0].(*sdk.TextContent); ok && schemaError(t.Text) {
-					t.Text = string(reason.InvalidInput) + ": " + t.Text
-				}
-			}
-		}
-		return res, err
+		return next(ctx, method, req)
 	}
-}
-
-// schemaError reports whether a tool error's text is the SDK's refusal of
-// arguments (the input schema, or decoding into the tool's type).
-func schemaError(text string) bool {
-	return strings.HasPrefix(text, `validating "arguments"`) || strings.HasPrefix(text, "json: ") || strings.Contains(text, "cannot unmarshal")
 }
 
 // HTTPOptions configure the streamable HTTP handler.
@@ -245,6 +229,11 @@ func NewHTTPHandler(agent, admin *Server, isAdmin func(*http.Request) bool, o HT
 		}
 		return agent.sdk
 	}, &sdk.StreamableHTTPOptions{
+		// A call's answer is one JSON body, not an event stream: the
+		// tools send nothing before their result (notifications go
+		// over the session's GET stream), and it halves the work of
+		// a call for both ends.
+		JSONResponse:        true,
 		MaxRequestBodyBytes: o.MaxBodyBytes,
 		SessionTimeout:      o.SessionTimeout,
 		Logger:              o.Logger,
