@@ -241,6 +241,9 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		return err
 	}
 	sopts.AdminToken = adminToken
+	var closeMCP func()
+	sopts.MCP, closeMCP = daemonMCP(app, log, sopts.ASDDConfig, 1<<20)
+	defer closeMCP()
 	srv := server.New(st, sopts)
 
 	ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt, syscall.SIGTERM)
