@@ -50,6 +50,10 @@ type Service interface {
 	// progress files.
 	UpdateCycle(ctx context.Context, req wire.CycleRequest) (*wire.CycleResponse, error)
 
+	// Rollback restores a document's value at a past revision as a new
+	// commit (a human decision).
+	Rollback(ctx context.Context, req wire.RollbackRequest) (*wire.PutResponse, error)
+
 	// Close releases what the service holds (not the store it was given).
 	Close() error
 }
@@ -82,11 +86,13 @@ func CallerOf(ctx context.Context) Caller {
 	return c
 }
 
-// HumanDecision reports whether op is a human's decision (resolve,
-// approve, clear a review, correct an assumption, break another holder's
-// lease), which an agent may not make.
+// HumanDecision reports whether op is a human's decision (set up the
+// project and its context, resolve, approve, clear a review, correct an
+// assumption, break another holder's lease), which an agent may not make.
 func HumanDecision(op asdd.Op) (string, bool) {
 	switch o := op.(type) {
+	case asdd.Init:
+		return "init", true
 	case asdd.Resolve:
 		return "resolve", true
 	case asdd.Approve:
@@ -115,4 +121,3 @@ func checkCaller(ctx context.Context, op asdd.Op) error {
 	}
 	return nil
 }
-

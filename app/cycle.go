@@ -121,8 +121,9 @@ func (l *Local) createCycle(ctx context.Context, req wire.CycleRequest, actor st
 			return nil, err
 		}
 	}
-	if a.MaxIterations == 0 {
-		a.MaxIterations = cycle.DefaultMaxIterations
+	maxIter := cycle.DefaultMaxIterations
+	if a.MaxIterations != nil {
+		maxIter = *a.MaxIterations
 	}
 	now := l.o.Now()
 	given := req.ID != ""
@@ -134,7 +135,7 @@ func (l *Local) createCycle(ctx context.Context, req wire.CycleRequest, actor st
 				return nil, err
 			}
 		}
-		st, err := cycle.New(cid, a.Task, a.Description, a.MaxIterations, now)
+		st, err := cycle.New(cid, a.Task, a.Description, maxIter, now)
 		if err != nil {
 			return nil, err
 		}

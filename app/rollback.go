@@ -2,40 +2,31 @@ package app
 
 import (
 	"context"
-	"strings"
 
-	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/wire"
 )
 
-// Rollback restores a managed document's value at revision rev, as a new
-// commit by actor (history is never rewritten). It is a human decision:
-// refused to an agent (UNAUTHORIZED).
-func (l *Local) Rollback(ctx context.Context, key string, rev uint64, actor, why string) (store.Result, error) {
-	if err := checkRollback(ctx, key, why); err != nil {
-		return store.Result{}, err
-	}
-	return store.Rollback(ctx, l.o.Store, key, rev, actor, why)
-}
-
-// Rollback asks the daemon to restore a managed document's value at
-// revision rev (the daemon checks the admin token).
-func (r *Remote) Rollback(ctx context.Context, key string, rev uint64, actor, why string) (store.Result, error) {
-	if err := checkRollback(ctx, key, why); err != nil {
-		return store.Result{}, err
-	}
-	return store.Rollback(ctx, r.c, key, rev, actor, why)
-}
-
-func checkRollback(ctx context.Context, key, why string) error {
+// Rollback commits, as a new revision, the value document key had at
+// revision to (a human's decision: UNAUTHORIZED to an agent). The
+// document's rules apply to the restored value (the store's validators),
+// and its derived files follow it (a cycle's progress files).
+func (l *Local) Rollback(ctx context.Context, req wire.RollbackRequest) (*wire.PutResponse, error) {
 	if CallerOf(ctx) == Agent {
-		return errHuman("a rollback")
+		return nil, errHuman("a rollback")
 	}
-	if err := DocumentKey(key); err != nil {
-		return err
+	res, err := store.Rollback(ctx, l.o.Store, req.Key, req.To, req.Actor, req.Reason)
+	if err != nil {
+		return nil, err
 	}
-	if strings.TrimSpace(why) == "" {
-		return reason.New(reason.InvalidInput, "a rollback needs a reason")
+	if id, ok := cycle.IDFromKey(req.Key); ok && res.Changed {
+		l.syncCycle(ctx, id, 0, cycle.State{})
 	}
-	return nil
+	return &wire.PutResponse{Document: res.Document, Changed: res.Changed, Record: res.Record}, nil
+}
+
+// Rollback asks the daemon to roll a document back.
+func (r *Remote) Rollback(ctx context.Context, req wire.RollbackRequest) (*wire.PutResponse, error) {
+	return r.c.Rollback(ctx, req)
 }

@@ -124,7 +124,9 @@ func (l *Local) UpdateState(ctx context.Context, req wire.StateRequest) (*wire.S
 		f = requireState(func(cur agentstate.Object) (agentstate.Object, error) { return agentstate.RecordFailure(cur, fl, now) })
 	case "compact":
 		why = "compact"
-		f = requireState(func(cur agentstate.Object) (agentstate.Object, error) { return agentstate.Compact(cur, req.Summary, now) })
+		f = requireState(func(cur agentstate.Object) (agentstate.Object, error) {
+			return agentstate.Compact(cur, req.Summary, now)
+		})
 	default:
 		return nil, reason.New(reason.InvalidInput, "unknown state operation %q (init, update, record-output, record-failure, compact)", req.Op)
 	}

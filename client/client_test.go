@@ -114,4 +114,3 @@ func TestNewAddresses(t *testing.T) {
 		}
 	}
 }
-

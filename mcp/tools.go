@@ -469,10 +469,6 @@ type RollbackResult struct {
 	Changed  bool   `json:"changed"`
 }
 
-type rollbacker interface {
-	Rollback(ctx context.Context, key string, rev uint64, actor, why string) (store.Result, error)
-}
-
 func (s *Server) addAdminTools() {
 	addTool(s, &sdk.Tool{Name: "resolve", Description: "A human's decision on a halted slice (the only way out of a halt): rerun, resume, or return to a phase. Call only on a named human's instruction.", Annotations: change("Resolve a halt (human)", false)},
 		func(ctx context.Context, svc app.Service, in ResolveIn) (*OpResult, error) {
@@ -501,11 +497,13 @@ func (s *Server) addAdminTools() {
 		})
 	addTool(s, &sdk.Tool{Name: "rollback", Description: "Restore a document's value at a past revision, as a new commit (history is never rewritten). A human's decision.", Annotations: change("Roll back (human)", false)},
 		func(ctx context.Context, svc app.Service, in RollbackIn) (*RollbackResult, error) {
-			rb, ok := svc.(rollbacker)
-			if !ok {
-				return nil, fmt.Errorf("the application layer %T cannot roll back", svc)
+			if err := app.DocumentKey(in.Key); err != nil {
+				return nil, err
 			}
-			res, err := rb.Rollback(ctx, in.Key, in.Revision, s.o.Actor, in.Reason)
+			if strings.TrimSpace(in.Reason) == "" {
+				return nil, reason.New(reason.InvalidInput, "a rollback needs a reason")
+			}
+			res, err := svc.Rollback(ctx, wire.RollbackRequest{Key: in.Key, To: in.Revision, Reason: in.Reason, Actor: s.o.Actor})
 			if err != nil {
 				return nil, err
 			}

@@ -61,6 +61,10 @@ type Options struct {
 	Metrics *Metrics
 	// UI, when set, is served at / (the web dashboard).
 	UI http.Handler
+	// Documents, when set, refuses the keys the document API (GET and
+	// PUT /v1/doc, /v1/history) must not serve (DocumentKey: only the
+	// custodian's documents).
+	Documents func(key string) error
 	// App is the application layer the operations go through (nil: one
 	// over the server's store, Root, ASDDConfig, Now and Logger).
 	App *app.Local
@@ -174,6 +178,7 @@ func (s *Server) routes() {
 	s.route("POST /v1/impl", http.HandlerFunc(s.implOp))
 	s.route("POST /v1/state", http.HandlerFunc(s.stateOp))
 	s.route("POST /v1/cycle", http.HandlerFunc(s.cycleOp))
+	s.route("POST /v1/rollback", http.HandlerFunc(s.rollback))
 	s.route("GET /v1/asdd/slices/{id}", http.HandlerFunc(s.getSlice))
 	s.route("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	if s.o.MCP != nil {

@@ -23,12 +23,12 @@ import (
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/bench"
 	"github.com/custodian-dev/custodian/client"
-	"github.com/custodian-dev/custodian/wire"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/server"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
 	"github.com/custodian-dev/custodian/store/storetest"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -55,9 +55,10 @@ func uintParam(r *http.Request, name string) (uint64, bool, error) {
 	return n, true, nil
 }
 
-// documentKey refuses a key that is not one of the custodian's documents:
-// the API serves the four kinds of state document, not the project's files.
-func documentKey(key string) error {
+// DocumentKey refuses a key that is not one of the custodian's documents:
+// the daemon serves the four kinds of state document, not the project's
+// files (custodian serve sets it as Options.Documents).
+func DocumentKey(key string) error {
 	switch key {
 	case asdd.Key, impl.Key, agentstate.Key:
 		return nil
@@ -70,7 +71,7 @@ func documentKey(key string) error {
 
 func (s *Server) getDoc(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Query().Get("key")
-	if err := documentKey(key); err != nil {
+	if err := s.documentKey(key); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -110,7 +111,7 @@ func ifMatch(r *http.Request) (uint64, bool, error) {
 
 func (s *Server) putDoc(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Query().Get("key")
-	if err := documentKey(key); err != nil {
+	if err := s.documentKey(key); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -175,7 +176,7 @@ func (s *Server) putDoc(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Query().Get("key")
-	if err := documentKey(key); err != nil {
+	if err := s.documentKey(key); err != nil {
 		writeError(w, err)
 		return
 	}
@@ -207,4 +208,11 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, wire.VerifyResponse{Key: key, OK: true})
+}
+
+func (s *Server) documentKey(key string) error {
+	if s.o.Documents == nil {
+		return nil
+	}
+	return s.o.Documents(key)
 }

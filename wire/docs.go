@@ -90,9 +90,10 @@ type CycleRequest struct {
 
 // CycleCreate is the Args of the "create" operation.
 type CycleCreate struct {
-	Task          string `json:"task"`
-	Description   string `json:"description,omitempty"`
-	MaxIterations int    `json:"max_iterations,omitempty"`
+	Task        string `json:"task"`
+	Description string `json:"description,omitempty"`
+	// MaxIterations: nil for cycle.DefaultMaxIterations.
+	MaxIterations *int `json:"max_iterations,omitempty"`
 }
 
 // CycleResponse is the result of a CycleRequest.
@@ -124,6 +125,7 @@ var cycleOps = map[string]func([]byte) (cycle.Op, error){
 	"resolve-blocker":    decodeCycle[cycle.ResolveBlocker],
 	"pause":              decodeCycle[cycle.Pause],
 	"resume":             decodeCycle[cycle.Resume],
+	"stop":               decodeCycle[cycle.Stop],
 }
 
 func decodeCycle[T cycle.Op](args []byte) (cycle.Op, error) {
@@ -197,6 +199,8 @@ func CycleOpName(op cycle.Op) string {
 		return "pause"
 	case cycle.Resume:
 		return "resume"
+	case cycle.Stop:
+		return "stop"
 	}
 	return ""
 }

@@ -13,8 +13,8 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/asdd/effects"
-	"github.com/custodian-dev/custodian/wire"
 	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 // The ASDD commands (seeds 000 and 004): the manifest at

@@ -95,7 +95,6 @@ func implMessage(err error) string {
 	return err.Error()
 }
 
-
 func implOp(app *App, ctx context.Context, a impl.Args) error {
 	now := app.Now()
 	switch a.Op {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/asdd/effects"
-	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/runner"
 )
