@@ -2,12 +2,15 @@ package mcp_test
 
 import (
 	"bytes"
+	"io/fs"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/custodian-dev/custodian/agentstate"
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/internal/cli"
 )
@@ -73,6 +76,8 @@ func TestSameBytesAsCLI(t *testing.T) {
 		{[]string{"impl", "--update-status", "--task-id", "1", "--status", "in_progress", "--branch", "impl/1"}, "impl_update_status",
 			map[string]any{"task_id": "1", "status": "in_progress", "branch": "impl/1"}, 0},
 		{[]string{"state", "update", `{"notes":{"db":"postgres"},"phase":"design"}`}, "state_update", map[string]any{"patch": map[string]any{"notes": map[string]any{"db": "postgres"}, "phase": "design"}}, 0},
+		{[]string{"cycle", "create", "auth cycle", "--id", "c1"}, "cycle_update", map[string]any{"cycle_id": "c1", "op": "create", "args": map[string]any{"task": "auth cycle"}}, 0},
+		{[]string{"cycle", "iterate", "c1", "add 2FA"}, "cycle_update", map[string]any{"cycle_id": "c1", "op": "iterate", "args": map[string]any{"extension": "add 2FA"}, "if_revision": 1}, 0},
 	}
 	for _, st := range steps {
 		code, out := runCLI(t, viaCLI, st.cli...)
@@ -101,7 +106,21 @@ func TestSameBytesAsCLI(t *testing.T) {
 	if len(es) != 1 {
 		t.Fatalf("escalations %v", es)
 	}
-	for _, rel := range []string{asdd.Key, impl.Key, agentstate.Key, "docs/agent-failure-log.md", es[0].Path, "specs/SLICE-001/requirements.md"} {
+	files := []string{asdd.Key, impl.Key, agentstate.Key, cycle.Key("c1"), "docs/agent-failure-log.md", es[0].Path, "specs/SLICE-001/requirements.md"}
+	// and the cycle's progress files
+	progress := 0
+	filepath.WalkDir(filepath.Join(viaCLI.root, ".workflow"), func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.Contains(path, "progress") {
+			rel, _ := filepath.Rel(viaCLI.root, path)
+			files = append(files, filepath.ToSlash(rel))
+			progress++
+		}
+		return nil
+	})
+	if progress == 0 {
+		t.Fatal("no cycle progress files")
+	}
+	for _, rel := range files {
 		if a, b := viaCLI.read(rel), viaMCP.read(rel); !bytes.Equal(a, b) {
 			t.Errorf("%s differs:\nCLI: %s\nMCP: %s", rel, a, b)
 		}
