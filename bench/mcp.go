@@ -68,6 +68,9 @@ func StartMCPDaemon(dir string, protocolVersions ...string) (*MCPDaemon, error) 
 // Socket is the daemon's socket.
 func (d *MCPDaemon) Socket() string { return d.sock }
 
+// ServeSocket is the socket of a daemon StartServe started in dir.
+func ServeSocket(dir string) string { return filepath.Join(dir, "bench-serve.sock") }
+
 // heartbeatArgs is the heartbeat tool's arguments for client w: the same
 // proposal as the API benchmarks' (beat).
 func heartbeatArgs(w int) map[string]any {
@@ -112,14 +115,15 @@ func MCPStdio(exe, dir, name string, budget time.Duration, env ...string) (Resul
 	return Stats(name, 1, 0, lat, el), err
 }
 
-// MCPHTTP measures heartbeat tool calls over streamable HTTP to /mcp with
-// clients concurrent MCP sessions, one per client.
-func MCPHTTP(d *MCPDaemon, clients int, budget time.Duration) (Result, error) {
+// MCPHTTP measures heartbeat tool calls over streamable HTTP to /mcp of
+// the daemon listening on sock, with clients concurrent MCP sessions, one
+// per client.
+func MCPHTTP(sock string, clients int, budget time.Duration) (Result, error) {
 	ctx := context.Background()
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var dl net.Dialer
-			return unixsock.Dial(ctx, &dl, d.sock)
+			return unixsock.Dial(ctx, &dl, sock)
 		},
 		MaxIdleConns:        4 * clients,
 		MaxIdleConnsPerHost: 4 * clients,

@@ -26,6 +26,35 @@ type MCPBenchReport struct {
 	MCP   []bench.Result `json:"mcp_http"`
 	API   []bench.Result `json:"api_http"`
 	Ratio []float64      `json:"mcp_vs_api"`
+	// The same against a custodian serve process (the clients in this
+	// one), as agents use it: the daemon's collector does not pay for the
+	// clients' garbage.
+	ProcessMCP   []bench.Result `json:"process_mcp_http"`
+	ProcessAPI   []bench.Result `json:"process_api_http"`
+	ProcessRatio []float64      `json:"process_mcp_vs_api"`
+}
+
+// mcpVsAPI measures /mcp and the HTTP API of one daemon with each client
+// count.
+func mcpVsAPI(progress func(string, ...any), sock string, d *bench.Daemon, prefix string, cs []int, duration time.Duration) (mcps, apis []bench.Result, ratios []float64, err error) {
+	for _, c := range cs {
+		progress("measuring %s/mcp and the HTTP API, %d client(s)…", prefix, c)
+		m, err := bench.MCPHTTP(sock, c, duration)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		m.Name = prefix + m.Name
+		a, err := bench.DaemonProposals(d, fmt.Sprintf("%sHTTP API (POST /v1/asdd/heartbeat), %d client(s)", prefix, c), c, duration)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		ratio := 0.0
+		if a.PerSecond > 0 {
+			ratio = m.PerSecond / a.PerSecond
+		}
+		mcps, apis, ratios = append(mcps, m), append(apis, a), append(ratios, ratio)
+	}
+	return mcps, apis, ratios, nil
 }
 
 func newBenchMCPCmd(app *App) *cobra.Command {
@@ -44,8 +73,10 @@ coding agent runs it), first on the project's files and then while a daemon
 runs; and over streamable HTTP to /mcp of a daemon (in this process, on its
 unix socket, as custodian serve runs it) with each --clients count, one MCP
 session per client, next to the same operation over the daemon's HTTP API
-(POST /v1/asdd/heartbeat) with as many clients, in the same run. Scratch
-files live under the project root (-C) and are removed.`,
+(POST /v1/asdd/heartbeat) with as many clients, in the same run; then both
+again against a separate custodian serve process (the clients stay in this
+one), as agents use it. Scratch files live under the project root (-C) and
+are removed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cs, err := parseInts(clients)
@@ -95,26 +126,22 @@ files live under the project root (-C) and are removed.`,
 			}
 			progress("measuring custodian mcp over stdio while a daemon runs…")
 			rep.StdioDaemon, err = bench.MCPStdio(exe, dir, "MCP over stdio, via the daemon, 1 client", duration, "CUSTODIAN_SERVER=unix://"+d.Socket())
-			for _, c := range cs {
-				if err != nil {
-					break
-				}
-				progress("measuring /mcp and the HTTP API, %d client(s)…", c)
-				var m, a bench.Result
-				if m, err = bench.MCPHTTP(d, c, duration); err != nil {
-					break
-				}
-				if a, err = bench.DaemonProposals(d.Daemon, fmt.Sprintf("HTTP API (POST /v1/asdd/heartbeat), %d client(s)", c), c, duration); err != nil {
-					break
-				}
-				rep.MCP, rep.API = append(rep.MCP, m), append(rep.API, a)
-				ratio := 0.0
-				if a.PerSecond > 0 {
-					ratio = m.PerSecond / a.PerSecond
-				}
-				rep.Ratio = append(rep.Ratio, ratio)
+			if err == nil {
+				rep.MCP, rep.API, rep.Ratio, err = mcpVsAPI(progress, d.Socket(), d.Daemon, "", cs, duration)
 			}
 			if cerr := d.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+			progress("starting a custodian serve process…")
+			sd, err := bench.StartServe(exe, dir)
+			if err != nil {
+				return err
+			}
+			rep.ProcessMCP, rep.ProcessAPI, rep.ProcessRatio, err = mcpVsAPI(progress, bench.ServeSocket(dir), sd, "custodian serve process, ", cs, duration)
+			if cerr := sd.Close(); err == nil {
 				err = cerr
 			}
 			if err != nil {
@@ -141,6 +168,10 @@ func printMCPBench(w io.Writer, r *MCPBenchReport) error {
 	for i := range r.MCP {
 		row(r.MCP[i], fmt.Sprintf("%.2f×", r.Ratio[i]))
 		row(r.API[i], "")
+	}
+	for i := range r.ProcessMCP {
+		row(r.ProcessMCP[i], fmt.Sprintf("%.2f×", r.ProcessRatio[i]))
+		row(r.ProcessAPI[i], "")
 	}
 	return tw.Flush()
 }
