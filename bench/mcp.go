@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -166,4 +168,37 @@ func MCPHTTP(sock string, clients int, budget time.Duration) (Result, error) {
 	}
 	lat, el, err := Run(clients, budget, 2*clients, func(w, i int) error { return callBeat(ctx, sessions[w], w) })
 	return Stats(fmt.Sprintf("MCP over HTTP (/mcp), %d client(s)", clients), clients, 0, lat, el), err
+}
+
+// Pid is the process id of a daemon StartServe started (0 in process).
+func (d *Daemon) Pid() int {
+	if d.cmd == nil || d.cmd.Process == nil {
+		return 0
+	}
+	return d.cmd.Process.Pid
+}
+
+// ProcessCPU returns the CPU time (user and system) process pid has used,
+// from /proc (0 where there is none).
+func ProcessCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 > len(s) {
+		return 0
+	}
+	f := strings.Fields(s[i+2:])
+	if len(f) < 13 {
+		return 0
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	// clock ticks: 100 per second on Linux (USER_HZ)
+	return time.Duration(u+st) * 10 * time.Millisecond
 }

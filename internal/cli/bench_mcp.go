@@ -32,21 +32,38 @@ type MCPBenchReport struct {
 	ProcessMCP   []bench.Result `json:"process_mcp_http"`
 	ProcessAPI   []bench.Result `json:"process_api_http"`
 	ProcessRatio []float64      `json:"process_mcp_vs_api"`
+	// ProcessMCPCPU and ProcessAPICPU are the daemon process's CPU time
+	// per call (user + system, from /proc; 0 where there is none).
+	ProcessMCPCPU []time.Duration `json:"process_mcp_cpu_per_call_ns"`
+	ProcessAPICPU []time.Duration `json:"process_api_cpu_per_call_ns"`
 }
 
 // mcpVsAPI measures /mcp and the HTTP API of one daemon with each client
 // count.
-func mcpVsAPI(progress func(string, ...any), sock string, d *bench.Daemon, prefix string, cs []int, duration time.Duration) (mcps, apis []bench.Result, ratios []float64, err error) {
+func mcpVsAPI(progress func(string, ...any), sock string, d *bench.Daemon, prefix string, cs []int, duration time.Duration, cpu *[2][]time.Duration) (mcps, apis []bench.Result, ratios []float64, err error) {
+	perCall := func(d time.Duration, ops int) time.Duration {
+		if ops == 0 {
+			return 0
+		}
+		return d / time.Duration(ops)
+	}
 	for _, c := range cs {
 		progress("measuring %s/mcp and the HTTP API, %d client(s)…", prefix, c)
+		c0 := bench.ProcessCPU(d.Pid())
 		m, err := bench.MCPHTTP(sock, c, duration)
 		if err != nil {
 			return nil, nil, nil, err
 		}
 		m.Name = prefix + m.Name
+		c1 := bench.ProcessCPU(d.Pid())
 		a, err := bench.DaemonProposals(d, fmt.Sprintf("%sHTTP API (POST /v1/asdd/heartbeat), %d client(s)", prefix, c), c, duration)
 		if err != nil {
 			return nil, nil, nil, err
+		}
+		if cpu != nil {
+			c2 := bench.ProcessCPU(d.Pid())
+			cpu[0] = append(cpu[0], perCall(c1-c0, m.Ops))
+			cpu[1] = append(cpu[1], perCall(c2-c1, a.Ops))
 		}
 		ratio := 0.0
 		if a.PerSecond > 0 {
@@ -75,8 +92,8 @@ unix socket, as custodian serve runs it) with each --clients count, one MCP
 session per client, next to the same operation over the daemon's HTTP API
 (POST /v1/asdd/heartbeat) with as many clients, in the same run; then both
 again against a separate custodian serve process (the clients stay in this
-one), as agents use it. Scratch files live under the project root (-C) and
-are removed.`,
+one), as agents use it, with the daemon process's CPU time per call (from
+/proc). Scratch files live under the project root (-C) and are removed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cs, err := parseInts(clients)
@@ -127,7 +144,7 @@ are removed.`,
 			progress("measuring custodian mcp over stdio while a daemon runs…")
 			rep.StdioDaemon, err = bench.MCPStdio(exe, dir, "MCP over stdio, via the daemon, 1 client", duration, "CUSTODIAN_SERVER=unix://"+d.Socket())
 			if err == nil {
-				rep.MCP, rep.API, rep.Ratio, err = mcpVsAPI(progress, d.Socket(), d.Daemon, "", cs, duration)
+				rep.MCP, rep.API, rep.Ratio, err = mcpVsAPI(progress, d.Socket(), d.Daemon, "", cs, duration, nil)
 			}
 			if cerr := d.Close(); err == nil {
 				err = cerr
@@ -140,7 +157,9 @@ are removed.`,
 			if err != nil {
 				return err
 			}
-			rep.ProcessMCP, rep.ProcessAPI, rep.ProcessRatio, err = mcpVsAPI(progress, bench.ServeSocket(dir), sd, "custodian serve process, ", cs, duration)
+			var cpu [2][]time.Duration
+			rep.ProcessMCP, rep.ProcessAPI, rep.ProcessRatio, err = mcpVsAPI(progress, bench.ServeSocket(dir), sd, "custodian serve process, ", cs, duration, &cpu)
+			rep.ProcessMCPCPU, rep.ProcessAPICPU = cpu[0], cpu[1]
 			if cerr := sd.Close(); err == nil {
 				err = cerr
 			}
@@ -157,11 +176,22 @@ are removed.`,
 	return cmd
 }
 
+func at(ds []time.Duration, i int) time.Duration {
+	if i < len(ds) {
+		return ds[i]
+	}
+	return 0
+}
+
 func printMCPBench(w io.Writer, r *MCPBenchReport) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "MEASUREMENT\tCALLS/S\tP50\tP99\tVS API")
-	row := func(res bench.Result, ratio string) {
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\n", res.Name, res.PerSecond, ms(res.P50), ms(res.P99), ratio)
+	fmt.Fprintln(tw, "MEASUREMENT\tCALLS/S\tP50\tP99\tVS API\tDAEMON CPU/CALL")
+	row := func(res bench.Result, ratio string, cpu ...time.Duration) {
+		c := ""
+		if len(cpu) > 0 && cpu[0] > 0 {
+			c = fmt.Sprintf("%dµs", cpu[0].Microseconds())
+		}
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t%s\t%s\n", res.Name, res.PerSecond, ms(res.P50), ms(res.P99), ratio, c)
 	}
 	row(r.Stdio, "")
 	row(r.StdioDaemon, "")
@@ -170,8 +200,8 @@ func printMCPBench(w io.Writer, r *MCPBenchReport) error {
 		row(r.API[i], "")
 	}
 	for i := range r.ProcessMCP {
-		row(r.ProcessMCP[i], fmt.Sprintf("%.2f×", r.ProcessRatio[i]))
-		row(r.ProcessAPI[i], "")
+		row(r.ProcessMCP[i], fmt.Sprintf("%.2f×", r.ProcessRatio[i]), at(r.ProcessMCPCPU, i))
+		row(r.ProcessAPI[i], "", at(r.ProcessAPICPU, i))
 	}
 	return tw.Flush()
 }
