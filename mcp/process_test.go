@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -402,8 +405,25 @@ func TestConformance(t *testing.T) {
 	conformance, env := nodeTools(t, "conformance")
 	dir := initProject(t)
 	addr := freeAddr(t)
-	d := startServe(t, dir, "--addr", addr)
+	d := startServe(t, dir, "--addr", addr, "--token", "agents")
 	defer d.stop(t)
+	// The suite sends no token: a loopback proxy adds the agents' one and
+	// passes everything else through as it came (the Host and Origin the
+	// DNS-rebinding scenario forges reach the daemon unchanged).
+	target, err := url.Parse("http://" + addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httptest.NewServer(&httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(target)
+			r.Out.Host = r.In.Host
+			r.Out.Header.Set("Authorization", "Bearer agents")
+		},
+		FlushInterval: -1,
+	})
+	defer proxy.Close()
+	addr = strings.TrimPrefix(proxy.URL, "http://")
 	baseline, err := filepath.Abs(filepath.Join("testdata", "conformance-baseline.yml"))
 	if err != nil {
 		t.Fatal(err)
