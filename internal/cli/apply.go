@@ -2,17 +2,17 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"github.com/custodian-dev/custodian/wire"
 	"io"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	appl "github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/compat"
-	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -50,7 +50,7 @@ Exit codes: 0 committed, 2 bad program or input, 3 rejected by the rules,
 // applyArgs is one parsed `custodian apply` command line.
 type applyArgs struct {
 	key, program, touch, actor string
-	args                       []compat.Arg
+	args                       []wire.JQArg
 	ifRevision                 *uint64
 	quiet                      bool
 }
@@ -131,13 +131,12 @@ func parseApplyArgs(app *App, argv []string) (*applyArgs, error) {
 			n, v := argv[i+1], argv[i+2]
 			i += 2
 			if name == "--arg" {
-				a.args = append(a.args, compat.StringArg(n, v))
+				a.args = append(a.args, appl.StringArg(n, v))
 			} else {
-				arg, err := compat.JSONArg(n, v)
-				if err != nil {
+				if _, err := compat.JSONArg(n, v); err != nil {
 					return nil, err
 				}
-				a.args = append(a.args, arg)
+				a.args = append(a.args, wire.JQArg{Name: n, Value: json.RawMessage(v)})
 			}
 		default:
 			return nil, usage("unknown argument %q (custodian apply --help)", argv[i])
@@ -159,43 +158,18 @@ func parseApplyArgs(app *App, argv []string) (*applyArgs, error) {
 }
 
 func runApply(app *App, ctx context.Context, a *applyArgs) error {
-	program := a.program
-	args := a.args
-	now := app.Now().UTC().Truncate(time.Second).Format("2006-01-02T15:04:05Z")
-	hasTS := false
-	for _, x := range args {
-		hasTS = hasTS || x.Name == "ts"
-	}
-	if !hasTS {
-		args = append(args, compat.StringArg("ts", now))
-	}
-	if a.touch != "" {
-		program = "(" + program + ") | .[$__custodian_touch] = $__custodian_now"
-		args = append(args, compat.StringArg("__custodian_touch", a.touch), compat.StringArg("__custodian_now", now))
-	}
-	var opts []store.UpdateOption
-	if a.ifRevision != nil {
-		opts = append(opts, store.IfRevision(*a.ifRevision))
-	}
-	var value []byte
-	res, err := applyJQ(app, ctx, a.key, Actor(a.actor), "jq: "+a.program, func(cur []byte) ([]byte, error) {
-		if cur == nil {
-			cur = []byte("{}")
-		}
-		next, err := compat.JQ(ctx, program, cur, args)
-		value = next
-		return next, err
-	}, opts...)
+	svc, err := app.Service()
 	if err != nil {
 		return err
 	}
-	if id, ok := cycleIDOf(a.key); ok {
-		(&cycleCLI{app: app}).sync(ctx, id)
+	res, err := svc.ApplyJQ(ctx, wire.JQRequest{Key: a.key, Program: a.program, Args: a.args, Touch: a.touch, IfRevision: a.ifRevision, Actor: Actor(a.actor)})
+	if err != nil {
+		return err
 	}
 	if a.quiet && !app.JSON {
 		return nil
 	}
-	return app.Render(map[string]any{"key": a.key, "revision": res.Revision, "value": jsonRaw(value)}, func(w io.Writer) error {
+	return app.Render(map[string]any{"key": a.key, "revision": res.Revision, "value": jsonRaw(res.Value)}, func(w io.Writer) error {
 		_, err := fmt.Fprintf(w, "%s revision %d\n", a.key, res.Revision)
 		return err
 	})
@@ -204,40 +178,3 @@ func runApply(app *App, ctx context.Context, a *applyArgs) error {
 type jsonRaw []byte
 
 func (j jsonRaw) MarshalJSON() ([]byte, error) { return j, nil }
-
-// cycleIDOf returns the cycle id of a cycle document key.
-func cycleIDOf(key string) (string, bool) {
-	rest, ok := strings.CutPrefix(key, cycle.Dir+"/")
-	if !ok || strings.Contains(rest, "/") {
-		return "", false
-	}
-	id, ok := strings.CutSuffix(rest, ".json")
-	return id, ok && cycle.CheckID(id) == nil
-}
-
-// applyJQ commits fn's new value of key (fn gets the current value, nil
-// when the document does not exist) after the document's rules accept it
-// (app.DocumentRules: the same rules rollback and the HTTP document API run),
-// through the command's store — the daemon when one runs. It is the one
-// commit path of `apply` and `cycle put`.
-func applyJQ(app *App, ctx context.Context, key, actor, why string, fn func(cur []byte) ([]byte, error), opts ...store.UpdateOption) (store.Result, error) {
-	s, err := app.Store()
-	if err != nil {
-		return store.Result{}, err
-	}
-	opts = append([]store.UpdateOption{store.Create()}, opts...)
-	return s.Update(ctx, key, func(cur store.Document) (store.Change, error) {
-		var prev []byte
-		if cur.Exists() {
-			prev = cur.Value
-		}
-		next, err := fn(prev)
-		if err != nil {
-			return store.Change{}, err
-		}
-		if err := appl.DocumentRules.Validate(key, prev, next); err != nil {
-			return store.Change{}, err
-		}
-		return store.Change{Value: next, Actor: actor, Reason: why}, nil
-	}, opts...)
-}

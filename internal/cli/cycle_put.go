@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/custodian-dev/custodian/wire"
 	"io"
 	"io/fs"
 	"os"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
 )
 
 // The dev cycle's drop-ins (DESIGN.md §8): the orchestrator rewrites a
@@ -58,20 +58,9 @@ reapply, retry. Prints "ID revision M".`,
 			if next.CycleID != id {
 				return reason.New(reason.InvalidInput, "the document is cycle %q, not %s", next.CycleID, id)
 			}
-			raw, err := cycle.Encode(next)
-			if err != nil {
-				return err
-			}
-			ctx := c.app.Context(cmd)
-			res, err := applyJQ(c.app, ctx, cycle.Key(id), c.actorOr(""), "put: whole document", func(cur []byte) ([]byte, error) {
-				return raw, nil
-			}, store.IfRevision(uint64(rev)))
-			if err != nil {
-				return err
-			}
-			synced := c.syncKnown(ctx, id, res.Revision, next)
-			return c.app.Render(cycleResult{CycleID: id, Revision: res.Revision, Event: "put", Summary: "whole document replaced", Cycle: next, Synced: synced}, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "%s revision %d\n", id, res.Revision)
+			r := uint64(rev)
+			return c.run(cmd, wire.CycleRequest{ID: id, Op: "put", Args: body, IfRevision: &r, Actor: c.actorOr("")}, func(w io.Writer, resp *wire.CycleResponse) error {
+				_, err := fmt.Fprintf(w, "%s revision %d\n", id, resp.Revision)
 				return err
 			})
 		},

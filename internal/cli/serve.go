@@ -24,6 +24,7 @@ import (
 
 	"github.com/custodian-dev/custodian/agentstate"
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/internal/unixsock"
 	"github.com/custodian-dev/custodian/monitor"
@@ -429,6 +430,6 @@ func pluginReadDocument(key string) bool {
 	if key == impl.Key || key == agentstate.Key {
 		return true
 	}
-	_, ok := cycleIDOf(key)
+	_, ok := cycle.IDFromKey(key)
 	return ok
 }
