@@ -257,6 +257,9 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 	// over TCP needs the admin token (the dashboard's link carries it);
 	// the owner's agents use the unix socket.
 	sopts.TCPNeedsToken = true
+	var closeMCP func()
+	sopts.MCP, closeMCP = daemonMCP(app, log, sopts.ASDDConfig, 1<<20)
+	defer closeMCP()
 	srv := server.New(st, sopts)
 
 	ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt, syscall.SIGTERM)
