@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+	"log/slog"
 
+	"github.com/custodian-dev/custodian/mirror"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/etcd"
@@ -32,7 +34,25 @@ func openEtcdStore(app *App) (store.Store, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	return s, true, nil
+	// Without a daemon, the command refreshes the mirrors of the
+	// documents it reads or commits.
+	m, err := openMirror(app, s)
+	if err != nil {
+		s.Close()
+		return nil, false, err
+	}
+	return mirror.Wrap(s, m), true, nil
+}
+
+// openMirror opens the mirrors of the project's documents, for an etcd
+// store: written by this process, reported on its stderr.
+func openMirror(app *App, s *etcd.Store) (*mirror.Mirror, error) {
+	root, err := app.Root()
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewTextHandler(app.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return mirror.Open(root, mirror.Options{Source: s.Source(), Logger: log, Now: app.Now})
 }
 
 func isEtcdURL(u string) bool {

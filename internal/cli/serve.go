@@ -172,6 +172,12 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		}
 		st = est
 		log.Info("custodian daemon on etcd", "store", redactURL(storeURL))
+		stopMirrors, err := startMirrors(root, est, log, app.Now)
+		if err != nil {
+			est.Close()
+			return err
+		}
+		defer stopMirrors()
 	} else {
 		fopts := file.Options{Now: app.Now, Logger: log, Hold: true, SnapshotInterval: o.SnapshotInterval, OnSync: metrics.ObserveSync}
 		fopts.Limits.MaxBytes = maxBytes

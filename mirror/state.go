@@ -1,0 +1,155 @@
+package mirror
+
+import (
+	"encoding/json"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/custodian-dev/custodian/store"
+)
+
+// State is a mirror's state file: which revision the mirror holds and the
+// SHA-256 of the bytes written for it, so that a reader can tell how fresh
+// the mirror is and a writer can tell a direct edit from its own write.
+type State struct {
+	Key   string `json:"key"`
+	Store string `json:"store,omitempty"`
+	// Rev is the revision last written, File the "sha256:<hex>" of the
+	// mirror's bytes for it, Written when.
+	Rev     uint64    `json:"rev"`
+	File    string    `json:"file"`
+	Written time.Time `json:"written"`
+	// Recent are the writes before it, newest first: a crash between the
+	// state file's rename and the mirror's leaves the mirror holding one
+	// of them, which is then not mistaken for a direct edit.
+	Recent []Mark `json:"recent,omitempty"`
+}
+
+// Mark binds the hash of a mirror's bytes to the revision they hold.
+type Mark struct {
+	Rev  uint64 `json:"rev"`
+	File string `json:"file"`
+}
+
+// keepRecent is how many earlier writes a state file remembers.
+const keepRecent = 3
+
+// holds returns the revision whose bytes hash to h, by the state file.
+func (s *State) holds(h string) (uint64, bool) {
+	if s == nil {
+		return 0, false
+	}
+	if s.File == h {
+		return s.Rev, true
+	}
+	for _, r := range s.Recent {
+		if r.File == h {
+			return r.Rev, true
+		}
+	}
+	return 0, false
+}
+
+// recent is the Recent of the state that follows s.
+func (s *State) recent() []Mark {
+	out := append([]Mark{{Rev: s.Rev, File: s.File}}, s.Recent...)
+	if len(out) > keepRecent {
+		out = out[:keepRecent]
+	}
+	return out
+}
+
+// paths are the files of one mirror, relative to the project root.
+type paths struct {
+	key, dir string
+	file     string // the mirror: the document's usual path
+	state    string // its state file
+	lock     string // the lock file serialising its writers
+}
+
+// pathsFor names a mirror's files after the file store's convention for
+// the files beside a snapshot: ".mirror" and ".mirror.lock" beside a
+// manifest.json, ".<stem>.mirror" and ".<stem>.mirror.lock" otherwise.
+func pathsFor(key string) paths {
+	dir, base := path.Split(key)
+	dir = strings.TrimSuffix(dir, "/")
+	if dir == "" {
+		dir = "."
+	}
+	p := paths{key: key, dir: dir, file: key}
+	if base == "manifest.json" {
+		p.state = path.Join(dir, ".mirror")
+	} else {
+		p.state = path.Join(dir, "."+strings.TrimSuffix(base, ".json")+".mirror")
+	}
+	p.lock = p.state + ".lock"
+	return p
+}
+
+// StatePath is the state file of key's mirror, relative to the project
+// root (.asdd/state/.mirror for the ASDD manifest).
+func StatePath(key string) string { return pathsFor(key).state }
+
+// Status is what a project's disk says about one mirror.
+type Status struct {
+	Key string `json:"key"`
+	// Rev is the revision the mirror file holds (0: none, or not known).
+	Rev uint64 `json:"rev"`
+	// Written is when that revision was written.
+	Written time.Time `json:"written,omitzero"`
+	// State: "ok", "missing" (no mirror file), "edited" (the file is not
+	// what was written for any recent revision), "untracked" (a file with
+	// no state file).
+	State string `json:"state"`
+}
+
+// Read reports the mirror of key in the project at dir, from the disk
+// alone (it takes no lock: a write in progress shows as the revision
+// before it).
+func Read(dir, key string) (Status, error) {
+	if err := store.CheckKey(key); err != nil {
+		return Status{}, err
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return Status{}, err
+	}
+	defer r.Close()
+	m := &Mirror{root: r, dir: dir}
+	p := pathsFor(key)
+	st, err := m.readState(p)
+	if err != nil {
+		return Status{}, err
+	}
+	cur, err := m.readFile(p.file)
+	if err != nil {
+		return Status{}, err
+	}
+	out := Status{Key: key}
+	switch {
+	case cur == nil:
+		out.State = "missing"
+	case st == nil:
+		out.State = "untracked"
+	default:
+		rev, ok := st.holds(store.HashBytes(cur))
+		if !ok {
+			out.State = "edited"
+			break
+		}
+		out.State, out.Rev = "ok", rev
+		if rev == st.Rev {
+			out.Written = st.Written
+		}
+	}
+	return out, nil
+}
+
+// ReadStateFile parses a state file's bytes (for tools and tests).
+func ReadStateFile(b []byte) (State, error) {
+	var s State
+	err := json.Unmarshal(b, &s)
+	return s, err
+}
