@@ -78,8 +78,8 @@ type watcher struct {
 	m    *Mirror
 	fw   *fsnotify.Watcher // nil when the platform gives none: sweeps only
 	mu   sync.Mutex
-	dirs map[string]bool    // watched directories (absolute)
-	keys map[string]string  // absolute mirror path -> key
+	dirs map[string]bool   // watched directories (absolute)
+	keys map[string]string // absolute mirror path -> key
 	kick chan struct{}
 }
 
