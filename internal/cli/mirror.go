@@ -7,13 +7,18 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"slices"
 	"syscall"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/mirror"
 	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
 )
 
 func init() { Register("mirror", newMirrorCmd) }
@@ -113,4 +118,101 @@ func printMirrorOutcomes(w io.Writer, outs []mirror.Outcome) error {
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", o.Key, o.Rev, what)
 	}
 	return tw.Flush()
+}
+
+// MirrorLag is how far one local mirror is behind the store, for
+// `custodian status`.
+type MirrorLag struct {
+	Key       string `json:"key"`
+	StoreRev  uint64 `json:"store_rev"`
+	MirrorRev uint64 `json:"mirror_rev"`
+	Behind    uint64 `json:"behind"`
+	// State is the mirror's: ok, missing, edited, untracked.
+	State string `json:"state"`
+	// AgeSeconds is how long ago the mirror's revision was written.
+	AgeSeconds *float64 `json:"age_seconds,omitempty"`
+}
+
+// mirrorLags reports every document's mirror against the store, on a
+// project whose store is etcd (configured here, or served by a daemon that
+// mirrors into this directory); nil otherwise. It reads the store without
+// refreshing the mirrors, so it shows them as they were.
+func mirrorLags(app *App, cmd *cobra.Command, st store.Store) ([]MirrorLag, error) {
+	root, err := app.Root()
+	if err != nil {
+		return nil, err
+	}
+	u, err := ConfiguredStoreURL(app)
+	if err != nil {
+		return nil, err
+	}
+	if !isEtcdURL(u) {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(mirror.StatePath(asdd.Key)))); err != nil {
+			return nil, nil
+		}
+	}
+	if w, ok := st.(*mirror.Store); ok {
+		st = w.Unwrap()
+	}
+	ctx := app.Context(cmd)
+	keys, err := st.Keys(ctx)
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(keys)
+	lags := []MirrorLag{}
+	for _, k := range keys {
+		d, err := st.Get(ctx, k)
+		if reason.CodeOf(err) == reason.NotFound {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		ms, err := mirror.Read(root, k)
+		if err != nil {
+			return nil, err
+		}
+		l := MirrorLag{Key: k, StoreRev: d.Revision, MirrorRev: ms.Rev, State: ms.State}
+		if d.Revision > ms.Rev {
+			l.Behind = d.Revision - ms.Rev
+		}
+		if !ms.Written.IsZero() {
+			age := app.Now().Sub(ms.Written).Seconds()
+			l.AgeSeconds = &age
+		}
+		lags = append(lags, l)
+	}
+	return lags, nil
+}
+
+// writeMirrorLags is the board's mirror section.
+func writeMirrorLags(w io.Writer, lags []MirrorLag) {
+	if lags == nil {
+		return
+	}
+	fmt.Fprintln(w, "\nMirrors (local read-only copies of the etcd documents):")
+	if len(lags) == 0 {
+		fmt.Fprintln(w, "  no documents yet")
+	}
+	for _, l := range lags {
+		switch l.State {
+		case "ok":
+			behind := ", current"
+			if l.Behind > 0 {
+				behind = fmt.Sprintf(" (%d behind)", l.Behind)
+			}
+			age := ""
+			if l.AgeSeconds != nil {
+				age = ", written " + humanAge(time.Duration(*l.AgeSeconds*float64(time.Second))) + " ago"
+			}
+			fmt.Fprintf(w, "  %s r%d of r%d%s%s\n", l.Key, l.MirrorRev, l.StoreRev, behind, age)
+		case "missing":
+			fmt.Fprintf(w, "  %s no mirror (store at r%d): custodian mirror --once writes it\n", l.Key, l.StoreRev)
+		case "edited":
+			fmt.Fprintf(w, "  %s EDITED BY HAND (store at r%d): the next refresh keeps the edit aside and restores it\n", l.Key, l.StoreRev)
+		default:
+			fmt.Fprintf(w, "  %s a file not written by a mirror (store at r%d): the next refresh keeps it aside unless it holds the store's value\n", l.Key, l.StoreRev)
+		}
+	}
 }
