@@ -200,7 +200,9 @@ func TestMirrorsWithoutADaemon(t *testing.T) {
 	prefix := etcdtest.Prefix(t)
 	url := storeURL(srv, prefix)
 	a, b := t.TempDir(), t.TempDir()
-	run := func(dir string, args ...string) string { return mustRun(t, dir, append([]string{"--store", url}, args...)...) }
+	run := func(dir string, args ...string) string {
+		return mustRun(t, dir, append([]string{"--store", url}, args...)...)
+	}
 	run(a, "init", "--sprint", "S1")
 	run(a, "impl", "--init", "--plan-path", "plan.md", "--plan-number", "1", "--plan-title", "Fleet")
 	run(a, "impl", "--add-task", "--task-id", "1.1", "--phase", "1", "--description", "first task")
