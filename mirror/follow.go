@@ -46,10 +46,17 @@ func (m *Mirror) Run(ctx context.Context, f Follower) error {
 		w.loop(ctx)
 	}()
 	err := f.FollowDocs(ctx, func(docs []store.Document) {
+		start := time.Now()
+		defer func() {
+			m.opts.Logger.Debug("mirror: batch written", "documents", len(docs), "took", time.Since(start))
+		}()
 		for _, d := range docs {
 			m.RemoveStaleTempsOnce(d.Key)
-			if _, err := m.Write(d); err != nil {
-				m.opts.Logger.Warn("mirror: could not write", "document", d.Key, "revision", d.Revision, "error", err)
+		}
+		_, errs := m.WriteBatch(docs)
+		for i, d := range docs {
+			if errs[i] != nil {
+				m.opts.Logger.Warn("mirror: could not write", "document", d.Key, "revision", d.Revision, "error", errs[i])
 			}
 			w.watch(d.Key)
 		}

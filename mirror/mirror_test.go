@@ -30,7 +30,7 @@ func (e *edits) add(x Edit) { e.mu.Lock(); e.list = append(e.list, x); e.mu.Unlo
 
 func (e *edits) all() []Edit { e.mu.Lock(); defer e.mu.Unlock(); return append([]Edit(nil), e.list...) }
 
-func open(t *testing.T, dir string, ed *edits) *Mirror {
+func open(t testing.TB, dir string, ed *edits) *Mirror {
 	t.Helper()
 	opts := Options{Source: "etcd://127.0.0.1:2379/test/", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if ed != nil {

@@ -33,10 +33,37 @@ func TempName(name string) string {
 // it was. A failure removes the temporary file and leaves name as it was.
 // A failed fsync is never retried.
 func Write(root *os.Root, name string, data []byte, perm os.FileMode, beforeRename func() error) error {
+	t, err := Stage(root, name, data, perm)
+	if err != nil {
+		return err
+	}
+	if beforeRename != nil {
+		if err := beforeRename(); err != nil {
+			t.Abort()
+			return fmt.Errorf("replace %s: %w", name, err)
+		}
+	}
+	if err := t.Commit(); err != nil {
+		return err
+	}
+	return SyncDir(root, path.Dir(name))
+}
+
+// Temp is new content for a file, written and synced to a temporary file
+// beside it, not yet in its place: Commit renames it over the file, Abort
+// removes it. Several Temps of one directory may be committed and then
+// made durable with one SyncDir.
+type Temp struct {
+	root      *os.Root
+	tmp, name string
+}
+
+// Stage writes data to a temporary file beside name and fsyncs it.
+func Stage(root *os.Root, name string, data []byte, perm os.FileMode) (*Temp, error) {
 	tmp := TempName(name)
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
+		return nil, fmt.Errorf("write %s: %w", name, err)
 	}
 	_, err = f.Write(data)
 	if err == nil {
@@ -45,18 +72,25 @@ func Write(root *os.Root, name string, data []byte, perm os.FileMode, beforeRena
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err == nil && beforeRename != nil {
-		err = beforeRename()
-	}
-	if err == nil {
-		err = root.Rename(tmp, name)
-	}
 	if err != nil {
 		_ = root.Remove(tmp)
-		return fmt.Errorf("replace %s: %w", name, err)
+		return nil, fmt.Errorf("write %s: %w", name, err)
 	}
-	return SyncDir(root, path.Dir(name))
+	return &Temp{root: root, tmp: tmp, name: name}, nil
 }
+
+// Commit renames the temporary file over the file. The rename is durable
+// once the directory is synced (SyncDir).
+func (t *Temp) Commit() error {
+	if err := t.root.Rename(t.tmp, t.name); err != nil {
+		_ = t.root.Remove(t.tmp)
+		return fmt.Errorf("replace %s: %w", t.name, err)
+	}
+	return nil
+}
+
+// Abort removes the temporary file.
+func (t *Temp) Abort() { _ = t.root.Remove(t.tmp) }
 
 // SyncDir fsyncs a directory of root, making renames in it durable.
 func SyncDir(root *os.Root, dir string) error {

@@ -3,6 +3,7 @@ package etcd
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"go.etcd.io/etcd/api/v3/mvccpb"
@@ -14,9 +15,8 @@ import (
 // FollowDocs calls fn with the latest version of every document under the
 // prefix, read at one etcd revision R, then follows an etcd watch of the
 // document keys from R+1 and calls fn with the versions each watch response
-// carries (the latest of each key; responses waiting in the channel are
-// merged into one call, so a slow fn skips revisions instead of falling
-// behind). A key's versions are never handed over out of order. When the
+// carries (the latest of each key: while fn runs, what arrives is merged,
+// so a slow fn skips revisions instead of falling behind). A key's versions are never handed over out of order. When the
 // watch ends (compaction, leader lost, the cluster away) it starts over
 // with a fresh read, retrying every second while the cluster does not
 // answer. It returns nil when ctx is done or the store is closed. A
@@ -81,36 +81,63 @@ func (s *Store) listDocs(ctx context.Context, give func([]store.Document)) (int6
 }
 
 // followDocs hands over the document versions an etcd watch from at+1
-// reports, until the watch ends.
+// reports, until the watch ends. A goroutine takes the watch's responses
+// as they come and keeps the latest version of each key; give gets all
+// that is pending each time it is free, so a slow give skips revisions
+// instead of falling behind the watch.
 func (s *Store) followDocs(ctx context.Context, at int64, give func([]store.Document)) {
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
 	p := s.docKey("")
 	ch := s.c.Watch(wctx, p, clientv3.WithRange(clientv3.GetPrefixRangeEnd(p)), clientv3.WithRev(at+1))
-	for wr := range ch {
-		if wr.Err() != nil || wr.Canceled || wr.CompactRevision != 0 {
-			return
-		}
-		kvs := puts(nil, wr.Events)
-		// Merge what is already waiting: one write per key for all of it.
-	drain:
-		for {
+	var (
+		mu      sync.Mutex
+		pending []*mvccKV // latest of each key, in order of first appearance
+		index   = map[string]int{}
+	)
+	ready := make(chan struct{}, 1)
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		for wr := range ch {
+			if wr.Err() != nil || wr.Canceled || wr.CompactRevision != 0 {
+				return
+			}
+			mu.Lock()
+			for _, kv := range puts(nil, wr.Events) {
+				if i, ok := index[string(kv.Key)]; ok {
+					if kv.ModRevision > pending[i].ModRevision {
+						pending[i] = kv
+					}
+					continue
+				}
+				index[string(kv.Key)] = len(pending)
+				pending = append(pending, kv)
+			}
+			mu.Unlock()
 			select {
-			case more, ok := <-ch:
-				if !ok {
-					give(s.docsOf(latest(kvs)))
-					return
-				}
-				if more.Err() != nil || more.Canceled || more.CompactRevision != 0 {
-					give(s.docsOf(latest(kvs)))
-					return
-				}
-				kvs = puts(kvs, more.Events)
+			case ready <- struct{}{}:
 			default:
-				break drain
 			}
 		}
-		give(s.docsOf(latest(kvs)))
+	}()
+	flush := func() {
+		mu.Lock()
+		kvs := pending
+		pending, index = nil, map[string]int{}
+		mu.Unlock()
+		if len(kvs) > 0 {
+			give(s.docsOf(kvs))
+		}
+	}
+	for {
+		select {
+		case <-ready:
+			flush()
+		case <-ended:
+			flush()
+			return
+		}
 	}
 }
 
@@ -121,24 +148,6 @@ func puts(kvs []*mvccKV, evs []*clientv3.Event) []*mvccKV {
 		}
 	}
 	return kvs
-}
-
-// latest keeps the last version of each key, in order of first appearance.
-func latest(kvs []*mvccKV) []*mvccKV {
-	if len(kvs) < 2 {
-		return kvs
-	}
-	last := map[string]int{}
-	for i, kv := range kvs {
-		last[string(kv.Key)] = i
-	}
-	out := make([]*mvccKV, 0, len(last))
-	for i, kv := range kvs {
-		if last[string(kv.Key)] == i {
-			out = append(out, kv)
-		}
-	}
-	return out
 }
 
 // docsOf decodes document keys' values, skipping those that do not decode.

@@ -121,7 +121,7 @@ func startDaemonIn(t testing.TB, srv *etcdtest.Server, prefix, dir string) *proc
 
 // stop sends SIGTERM and checks the daemon stops cleanly: exit status 0,
 // the pid file emptied.
-func (p *proc) stop(t *testing.T) {
+func (p *proc) stop(t testing.TB) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
