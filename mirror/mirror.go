@@ -437,7 +437,7 @@ func (m *Mirror) writeNotice(e *Edit) (string, error) {
 	if err := m.root.MkdirAll(NoticeDir, 0o755); err != nil {
 		return "", err
 	}
-	if err := atomicfile.Write(m.root, name, []byte(b.String()), 0o644, nil); err != nil {
+	if err := atomicfile.Write(m.root, name, []byte(b.String()), 0o644); err != nil {
 		return "", err
 	}
 	return name, nil

@@ -35,16 +35,19 @@ const (
 	Halted Code = "SLICE_HALTED"
 	// NeedsReview: the slice carries guessed fields that a human must review first.
 	NeedsReview Code = "NEEDS_HUMAN_REVIEW"
+	// Unauthorized: a missing or wrong token, or a human decision asked by an agent.
+	Unauthorized Code = "UNAUTHORIZED"
 )
 
 // Exit codes of the custodian binary.
 const (
-	ExitOK        = 0
-	ExitInternal  = 1
-	ExitUsage     = 2
-	ExitRejected  = 3
-	ExitConflict  = 4
-	ExitIntegrity = 5
+	ExitOK           = 0
+	ExitInternal     = 1
+	ExitUsage        = 2
+	ExitRejected     = 3
+	ExitConflict     = 4
+	ExitIntegrity    = 5
+	ExitUnauthorized = 6
 )
 
 // Error is a rejection: a stable code and a sentence for people.
@@ -102,6 +105,8 @@ func (c Code) ExitCode() int {
 		return ExitIntegrity
 	case InvalidInput:
 		return ExitUsage
+	case Unauthorized:
+		return ExitUnauthorized
 	case "":
 		return ExitInternal
 	}

@@ -182,9 +182,8 @@ func TestTokenLeavesTheDashboardPageOpen(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 }
 
-// Over TCP a raw write of the manifest skips the rules its agents'
-// operations run, so it needs the admin token like the human actions;
-// other documents do not.
+// Over TCP a raw write of any document skips the rules its agents'
+// operations run, so it needs the admin token like the human actions.
 func TestAdminTokenGuardsManifestWrites(t *testing.T) {
 	d := start(t, server.Options{Token: "agents", AdminToken: "adm"})
 	put := "/v1/doc?create=1&key="
@@ -194,8 +193,9 @@ func TestAdminTokenGuardsManifestWrites(t *testing.T) {
 		want                   int
 	}{
 		{"manifest with the agents' token", ".asdd/state/manifest.json", "agents", manifest, http.StatusUnauthorized},
-		{"manifest after another key parameter", "other.json&key=.asdd/state/manifest.json", "agents", `{"value":{}}`, http.StatusOK},
-		{"another document with the agents' token", "notes/a.json", "agents", `{"value":{"a":1}}`, http.StatusOK},
+		{"manifest after another key parameter", "other.json&key=.asdd/state/manifest.json", "agents", `{"value":{}}`, http.StatusUnauthorized},
+		{"another document with the agents' token", "notes/a.json", "agents", `{"value":{"a":1}}`, http.StatusUnauthorized},
+		{"the task manifest with the agents' token", ".impl/manifest.json", "agents", `{"value":{"tasks":[]}}`, http.StatusUnauthorized},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

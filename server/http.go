@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"github.com/custodian-dev/custodian/internal/readall"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 func tokenOK(r *http.Request, token string) bool {
@@ -27,9 +27,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // ErrorBody is the JSON of every error response.
-type ErrorBody struct {
-	Error *reason.Error `json:"error"`
-}
+type ErrorBody = wire.ErrorBody
 
 // StatusOf is the HTTP status of an error response with this code.
 func StatusOf(code reason.Code) int {
@@ -44,6 +42,8 @@ func StatusOf(code reason.Code) int {
 		return http.StatusLocked
 	case reason.CorruptState:
 		return http.StatusInternalServerError
+	case reason.Unauthorized:
+		return http.StatusUnauthorized
 	case "", "INTERNAL":
 		return http.StatusInternalServerError
 	}
@@ -83,16 +83,6 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	return body, nil
 }
 
-// decodeStrict decodes JSON into v, refusing unknown fields and trailing
-// data.
-func decodeStrict(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return reason.New(reason.InvalidInput, "malformed request: %v", err)
-	}
-	if len(bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n")) > 0 { // JSON's whitespace only
-		return reason.New(reason.InvalidInput, "malformed request: data after the JSON value")
-	}
-	return nil
-}
+// decodeStrict decodes JSON into v, refusing invalid UTF-8, unknown
+// fields and trailing data.
+func decodeStrict(body []byte, v any) error { return wire.DecodeStrict(body, v) }
