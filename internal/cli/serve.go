@@ -92,7 +92,10 @@ On etcd (--store etcd://…, $CUSTODIAN_STORE, or store: in .asdd/config.yaml)
 the daemon serves the etcd store instead: there is no state lock, and
 several daemons (on several machines, or in several directories) may serve
 one prefix at once, etcd ordering their commits; the socket and the pid
-file stay one per project directory. --snapshot-interval does not apply.`,
+file stay one per project directory. --snapshot-interval does not apply.
+The daemon keeps this machine's read-only mirrors of the documents at their
+usual paths current from the etcd watch, for plugins that read the files
+(see custodian mirror).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServe(app, cmd, o)
