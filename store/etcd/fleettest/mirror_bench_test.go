@@ -2,12 +2,9 @@ package fleettest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -15,19 +12,27 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/cycle"
+	"github.com/custodian-dev/custodian/mirror"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/etcd"
 	"github.com/custodian-dev/custodian/store/etcd/etcdtest"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 // BenchmarkMirrorLag measures how long a commit made through one daemon
 // takes to be visible in another daemon's mirror file (two real
 // `custodian serve --store etcd://…` processes in two project directories,
-// one embedded etcd, loopback), with commits paced at 1,000 per second
-// through the first daemon (32 concurrent clients), to one document or
-// spread over 8. The lag of a commit is from its acknowledgment to the
-// first moment the second daemon's mirror file holds that revision or a
-// later one (seen through inotify in the benchmark process); a commit the
-// second daemon sees before the first acknowledges it counts as 0.
+// one embedded etcd, loopback), with operations paced at 1,000 per second
+// (32 concurrent clients): agent-state updates through the first daemon
+// (one document, .agents/tmp/state.json), or commits of 8 documents in
+// .workflow/.cycle/ through an etcd store in the benchmark process (what a
+// daemon on another machine does; the daemon's own cycle rules sync
+// .progress/ files and do not reach 1,000/s here). The lag of a commit is from
+// its acknowledgment to the first moment the second daemon's mirror file
+// holds that revision or a later one (seen through inotify in the
+// benchmark process, the revision read with mirror.Read); a commit the
+// second daemon shows before the first acknowledges it counts as 0.
 //
 //	go test -run XXX -bench MirrorLag -benchtime 5000x ./store/etcd/fleettest
 func BenchmarkMirrorLag(b *testing.B) {
@@ -43,21 +48,51 @@ func BenchmarkMirrorLag(b *testing.B) {
 			}
 			defer c.Close()
 			ctx := context.Background()
-			keys := make([]string, docs)
-			for i := range keys {
-				keys[i] = fmt.Sprintf("bench/m%d.json", i)
-				if _, err := c.Write(ctx, keys[i], store.Change{Value: json.RawMessage(`{"n":-1}`), Actor: "bench"}, true); err != nil {
+			// commit makes commit n on document i; it returns the key
+			// and the revision committed.
+			var commit func(i, n int) (string, uint64, error)
+			var keys []string
+			if docs == 1 {
+				if _, err := c.State(ctx, wire.StateRequest{Op: "init", Task: "bench"}); err != nil {
 					b.Fatal(err)
 				}
+				keys = []string{".agents/tmp/state.json"}
+				commit = func(_, n int) (string, uint64, error) {
+					r, err := c.State(ctx, wire.StateRequest{Op: "update", Patch: fmt.Appendf(nil, `{"n":%d}`, n), Actor: "bench"})
+					if err != nil {
+						return "", 0, err
+					}
+					return keys[0], r.Revision, nil
+				}
+			} else {
+				// The daemons' rules for cycle files cost more than the
+				// mirror (A syncs .progress/ files): 8 documents are
+				// committed through an etcd store in this process, as a
+				// daemon on another machine commits.
+				es := etcd.New(etcdtest.Client(b), etcd.Options{Prefix: prefix})
+				defer es.Close()
+				for i := range docs {
+					keys = append(keys, cycle.Key(fmt.Sprintf("cycle-v1-20261125T000000-bench%d", i)))
+				}
+				commit = func(i, n int) (string, uint64, error) {
+					r, err := es.Update(ctx, keys[i], func(store.Document) (store.Change, error) {
+						return store.Change{Value: fmt.Appendf(nil, `{"n":%d}`, n), Actor: "bench"}, nil
+					}, store.Create())
+					return keys[i], r.Revision, err
+				}
+				for i := range docs {
+					if _, _, err := commit(i, -1); err != nil {
+						b.Fatal(err)
+					}
+				}
 			}
-			obs := newObserver(b, filepath.Join(d.dir, "bench"))
+			obs := newObserver(b, d.dir, keys)
 			for _, k := range keys {
-				obs.waitFor(b, k, -1)
+				obs.waitFor(b, k, 1)
 			}
 			type ack struct {
 				key string
 				rev uint64
-				n   int
 				at  time.Time
 			}
 			var (
@@ -71,15 +106,14 @@ func BenchmarkMirrorLag(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for n := range work {
-						k := keys[n%docs]
-						res, err := c.Write(ctx, k, store.Change{Value: fmt.Appendf(nil, `{"n":%d}`, n), Actor: "bench"}, true)
+						key, rev, err := commit(n%docs, n)
 						at := time.Now()
 						if err != nil {
 							b.Error(err)
 							continue
 						}
 						mu.Lock()
-						acks = append(acks, ack{k, res.Revision, n, at})
+						acks = append(acks, ack{key, rev, at})
 						mu.Unlock()
 					}
 				}()
@@ -96,25 +130,20 @@ func BenchmarkMirrorLag(b *testing.B) {
 			wg.Wait()
 			elapsed := time.Since(start)
 			b.StopTimer()
-			// Every commit visible on the second machine.
-			last := map[string]ack{}
-			for _, a := range acks {
-				if a.rev > last[a.key].rev {
-					last[a.key] = a
-				}
+			if len(acks) == 0 {
+				b.Fatal("no commit acknowledged")
 			}
-			for k, a := range last {
-				obs.waitFor(b, k, a.n)
+			last := map[string]uint64{}
+			for _, a := range acks {
+				last[a.key] = max(last[a.key], a.rev)
+			}
+			for k, rev := range last {
+				obs.waitFor(b, k, rev)
 			}
 			obs.close()
-			// n -> revision, per key, to read revisions off observations.
-			revOf := map[int]uint64{}
-			for _, a := range acks {
-				revOf[a.n] = a.rev
-			}
 			lags := make([]float64, 0, len(acks))
 			for _, a := range acks {
-				seen, ok := obs.firstAtLeast(a.key, a.rev, revOf)
+				seen, ok := obs.firstAtLeast(a.key, a.rev)
 				if !ok {
 					b.Fatalf("%s revision %d never seen in the mirror", a.key, a.rev)
 				}
@@ -133,97 +162,88 @@ func BenchmarkMirrorLag(b *testing.B) {
 	}
 }
 
-// observer records, from inotify events, when each mirror file under dir
-// held which value.
+// observer records, from inotify events, when each mirror file held which
+// revision (read with mirror.Read: the bytes' hash against the state file).
 type observer struct {
-	dir  string
+	root string
 	fw   *fsnotify.Watcher
+	keys map[string]string // absolute path -> key
 	mu   sync.Mutex
 	seen map[string][]sighting // key -> sightings in time order
 	done chan struct{}
 }
 
 type sighting struct {
-	n  int
-	at time.Time
+	rev uint64
+	at  time.Time
 }
 
-func newObserver(b *testing.B, dir string) *observer {
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if _, err := os.Stat(dir); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatalf("no mirror directory %s", dir)
-		}
-		time.Sleep(time.Millisecond)
-	}
+func newObserver(b *testing.B, root string, keys []string) *observer {
+	o := &observer{root: root, keys: map[string]string{}, seen: map[string][]sighting{}, done: make(chan struct{})}
 	fw, err := fsnotify.NewWatcher()
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := fw.Add(dir); err != nil {
-		b.Fatal(err)
+	o.fw = fw
+	for _, k := range keys {
+		abs := filepath.Join(root, filepath.FromSlash(k))
+		o.keys[abs] = k
+		dir := filepath.Dir(abs)
+		for deadline := time.Now().Add(10 * time.Second); ; {
+			if err := fw.Add(dir); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				b.Fatalf("no mirror directory %s", dir)
+			}
+			time.Sleep(time.Millisecond)
+		}
 	}
-	o := &observer{dir: dir, fw: fw, seen: map[string][]sighting{}, done: make(chan struct{})}
 	go func() {
 		defer close(o.done)
 		for ev := range fw.Events {
-			base := filepath.Base(ev.Name)
-			if !strings.HasSuffix(base, ".json") || !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Write) {
-				continue
+			if k, ok := o.keys[ev.Name]; ok && (ev.Has(fsnotify.Create) || ev.Has(fsnotify.Write)) {
+				o.look(k)
 			}
-			o.look("bench/" + base)
 		}
 	}()
-	for _, e := range must(os.ReadDir(dir)) {
-		if strings.HasSuffix(e.Name(), ".json") {
-			o.look("bench/" + e.Name())
-		}
+	for _, k := range keys {
+		o.look(k)
 	}
 	return o
 }
 
-func must[T any](v T, _ error) T { return v }
-
 func (o *observer) look(key string) {
 	at := time.Now()
-	data, err := os.ReadFile(filepath.Join(o.dir, filepath.Base(key)))
-	if err != nil {
-		return
-	}
-	var v struct{ N int }
-	if json.Unmarshal(data, &v) != nil {
+	s, err := mirror.Read(o.root, key)
+	if err != nil || s.State != "ok" {
 		return
 	}
 	o.mu.Lock()
-	o.seen[key] = append(o.seen[key], sighting{v.N, at})
+	o.seen[key] = append(o.seen[key], sighting{s.Rev, at})
 	o.mu.Unlock()
 }
 
-// waitFor waits until key's mirror was seen holding value n.
-func (o *observer) waitFor(b *testing.B, key string, n int) {
+// waitFor waits until key's mirror was seen holding revision rev or later.
+func (o *observer) waitFor(b *testing.B, key string, rev uint64) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		o.mu.Lock()
-		ok := slices.ContainsFunc(o.seen[key], func(s sighting) bool { return s.n == n })
-		o.mu.Unlock()
-		if ok {
+		if _, ok := o.firstAtLeast(key, rev); ok {
 			return
 		}
 		if time.Now().After(deadline) {
-			b.Fatalf("%s: value %d never seen in the mirror", key, n)
+			b.Fatalf("%s: revision %d never seen in the mirror", key, rev)
 		}
 		time.Sleep(time.Millisecond)
 	}
 }
 
 // firstAtLeast is when key's mirror first held revision rev or later.
-func (o *observer) firstAtLeast(key string, rev uint64, revOf map[int]uint64) (time.Time, bool) {
+func (o *observer) firstAtLeast(key string, rev uint64) (time.Time, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	for _, s := range o.seen[key] {
-		if r, ok := revOf[s.n]; ok && r >= rev {
+		if s.rev >= rev {
 			return s.at, true
 		}
 	}
