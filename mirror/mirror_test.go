@@ -266,6 +266,9 @@ func TestConcurrentWritersNeverTear(t *testing.T) {
 			if err == nil && !valid[string(b)] {
 				torn = append(torn, string(b))
 			}
+			if s, err := Read(dir, key); err == nil && s.State == "edited" {
+				torn = append(torn, "Read says edited")
+			}
 		}
 	}()
 	var wg sync.WaitGroup

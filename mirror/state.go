@@ -107,7 +107,7 @@ type Status struct {
 
 // Read reports the mirror of key in the project at dir, from the disk
 // alone (it takes no lock: a write in progress shows as the revision
-// before it).
+// before it or after it, never as an edit).
 func Read(dir, key string) (Status, error) {
 	if err := store.CheckKey(key); err != nil {
 		return Status{}, err
@@ -118,12 +118,27 @@ func Read(dir, key string) (Status, error) {
 	}
 	defer r.Close()
 	m := &Mirror{root: r, dir: dir}
+	var out Status
+	// A reader outpaced by several writes (the state file remembers a
+	// few) looks again.
+	for range 3 {
+		if out, err = m.read(key); err != nil || out.State != "edited" {
+			break
+		}
+	}
+	return out, err
+}
+
+func (m *Mirror) read(key string) (Status, error) {
 	p := pathsFor(key)
-	st, err := m.readState(p)
+	// The mirror first, then its state file: a writer renames the state
+	// file first, so the state read names whatever mirror was read (the
+	// new revision, or the old one in its recent list).
+	cur, err := m.readFile(p.file)
 	if err != nil {
 		return Status{}, err
 	}
-	cur, err := m.readFile(p.file)
+	st, err := m.readState(p)
 	if err != nil {
 		return Status{}, err
 	}
