@@ -254,8 +254,15 @@ func TestCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &recs); err != nil || len(recs) != 10 || recs[9].Actor != "remote" {
 		t.Fatalf("history through the config's store: (%v)\n%s", err, out)
 	}
-	if _, err := os.Stat(filepath.Join(other, ".asdd", "state")); !os.IsNotExist(err) {
-		t.Fatalf("the etcd store wrote local state files: %v", err)
+	// On etcd the only local files are the mirrors of what the commands
+	// read or wrote: no journal, no lock.
+	for _, name := range []string{"journal.ndjson", ".lock", ".marks"} {
+		if _, err := os.Stat(filepath.Join(other, ".asdd", "state", name)); !os.IsNotExist(err) {
+			t.Fatalf("the etcd store wrote the file store's %s: %v", name, err)
+		}
+	}
+	if ms, err := mirror.Read(other, ".asdd/state/manifest.json"); err != nil || ms.State != "ok" || ms.Rev != 10 {
+		t.Fatalf("mirror of the manifest after the writes: %+v %v", ms, err)
 	}
 	// And back to files, in a third directory; the chain continues.
 	back := t.TempDir()
