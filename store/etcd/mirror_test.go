@@ -229,3 +229,56 @@ func TestDebianEtcdServer(t *testing.T) {
 	})
 	t.Run("Mirror", func(t *testing.T) { testMirrorFollows(t, client(t), client(t)) })
 }
+
+// Mirrors follow across a restart of the etcd server: the follower's
+// watch ends, it reads the documents again and watches on; the commits
+// made after the restart reach the mirror.
+func TestMirrorAcrossServerRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server of its own")
+	}
+	srv, err := etcdtest.Start(t.TempDir(), etcdtest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	c, err := srv.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := etcd.New(c, etcd.Options{Prefix: "/restart-mirror/"})
+	defer s.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	key := ".asdd/state/manifest.json"
+	if _, err := s.Update(ctx, key, setStatus("a"), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	m, err := mirror.Open(dir, mirror.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	rctx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Run(rctx, s) }()
+	holds := func(rev uint64) func() bool {
+		return func() bool { st, _ := mirror.Read(dir, key); return st.State == "ok" && st.Rev == rev }
+	}
+	waitFor(t, holds(1))
+	if err := srv.Restart(300 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if _, err := s.Update(ctx, key, setStatus(fmt.Sprint("b", i))); err != nil {
+			t.Fatalf("update after restart: %v", err)
+		}
+	}
+	waitFor(t, holds(4))
+	stop()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
