@@ -1,7 +1,7 @@
 package mirror
 
 import (
-	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -41,22 +41,23 @@ type Options struct {
 
 // Mirror writes documents to their usual paths under a project root. It is
 // safe for concurrent use, and several processes may mirror into one root
-// at once (each document's writes are serialised by a lock file).
+// at once (the writes in one directory are serialised by a lock file).
 type Mirror struct {
 	root *os.Root
 	dir  string
 	opts Options
 
 	mu    sync.Mutex
-	locks map[string]*keyLock
+	locks map[string]*dirLock // by directory
 }
 
-type keyLock struct {
+// dirLock serialises the writes of the mirrors of one directory.
+type dirLock struct {
 	mu sync.Mutex
 	fl *flock.Flock
-	// last is the latest version this Mirror wrote or found current: what
-	// Restore puts back.
-	last *store.Document
+	// last is, per key, the latest version this Mirror wrote or found
+	// current: what Restore puts back.
+	last map[string]store.Document
 }
 
 // Open returns a Mirror of the project at dir.
@@ -71,7 +72,7 @@ func Open(dir string, opts Options) (*Mirror, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Mirror{root: r, dir: dir, opts: opts, locks: map[string]*keyLock{}}, nil
+	return &Mirror{root: r, dir: dir, opts: opts, locks: map[string]*dirLock{}}, nil
 }
 
 // Close releases the Mirror's files.
@@ -83,7 +84,7 @@ func (m *Mirror) Close() error {
 			_ = l.fl.Close()
 		}
 	}
-	m.locks = map[string]*keyLock{}
+	m.locks = map[string]*dirLock{}
 	return m.root.Close()
 }
 
@@ -128,34 +129,31 @@ type Edit struct {
 	At     time.Time `json:"at"`
 }
 
-func (m *Mirror) lock(key string) (*keyLock, error) {
-	if err := store.CheckKey(key); err != nil {
-		return nil, err
-	}
+// lock takes the lock of a directory's mirrors (making the directory).
+func (m *Mirror) lock(dir string) (*dirLock, error) {
 	m.mu.Lock()
-	l, ok := m.locks[key]
+	l, ok := m.locks[dir]
 	if !ok {
-		l = &keyLock{}
-		m.locks[key] = l
+		l = &dirLock{last: map[string]store.Document{}}
+		m.locks[dir] = l
 	}
 	m.mu.Unlock()
 	l.mu.Lock()
 	if l.fl == nil {
-		p := pathsFor(key)
-		if err := m.root.MkdirAll(p.dir, 0o755); err != nil {
+		if err := m.root.MkdirAll(dir, 0o755); err != nil {
 			l.mu.Unlock()
-			return nil, fmt.Errorf("mirror %s: %w", key, err)
+			return nil, fmt.Errorf("mirror: %w", err)
 		}
-		l.fl = flock.New(m.abs(p.lock))
+		l.fl = flock.New(m.abs(lockPath(dir)))
 	}
 	if err := l.fl.Lock(); err != nil {
 		l.mu.Unlock()
-		return nil, fmt.Errorf("mirror %s: lock %s: %w", key, pathsFor(key).lock, err)
+		return nil, fmt.Errorf("mirror: lock %s: %w", lockPath(dir), err)
 	}
 	return l, nil
 }
 
-func (l *keyLock) unlock() {
+func (l *dirLock) unlock() {
 	_ = l.fl.Unlock()
 	l.mu.Unlock()
 }
@@ -169,66 +167,51 @@ func (m *Mirror) abs(rel string) string { return m.dir + string(os.PathSeparator
 // the log, Options.OnEdit and an escalation notice). A document with no
 // value is not mirrored.
 func (m *Mirror) Write(doc store.Document) (Outcome, error) {
-	if doc.Value == nil || doc.Revision == 0 {
-		return Outcome{Key: doc.Key, Action: Current}, nil
-	}
-	l, err := m.lock(doc.Key)
-	if err != nil {
-		return Outcome{}, err
-	}
-	defer l.unlock()
-	out, err := m.write(doc, false, true)
-	if err == nil && (l.last == nil || l.last.Revision <= doc.Revision) {
-		d := doc
-		l.last = &d
-	}
-	return out, err
+	outs, errs := m.WriteBatch([]store.Document{doc})
+	return outs[0], errs[0]
 }
 
-// WriteBatch is Write of several distinct documents at once: their files
-// are written concurrently, and each directory is fsynced once, after all
-// of its documents' renames, instead of once per document.
+// WriteBatch is Write of several distinct documents at once. The
+// documents of one directory are written together: their files are
+// written and fsynced concurrently, the directory's state file once for
+// all of them, and the directory fsynced once after the renames.
 func (m *Mirror) WriteBatch(docs []store.Document) ([]Outcome, []error) {
 	outs := make([]Outcome, len(docs))
 	errs := make([]error, len(docs))
-	var wg sync.WaitGroup
+	byDir := map[string][]int{}
+	var dirs []string
 	for i, doc := range docs {
-		if doc.Value == nil || doc.Revision == 0 {
-			outs[i] = Outcome{Key: doc.Key, Action: Current}
+		outs[i] = Outcome{Key: doc.Key, Action: Current}
+		if err := store.CheckKey(doc.Key); err != nil {
+			errs[i] = err
 			continue
 		}
+		if doc.Value == nil || doc.Revision == 0 {
+			continue
+		}
+		dir := pathsFor(doc.Key).dir
+		if _, ok := byDir[dir]; !ok {
+			dirs = append(dirs, dir)
+		}
+		byDir[dir] = append(byDir[dir], i)
+	}
+	var wg sync.WaitGroup
+	for _, dir := range dirs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			l, err := m.lock(doc.Key)
-			if err != nil {
-				errs[i] = err
-				return
+			idx := byDir[dir]
+			batch := make([]store.Document, len(idx))
+			for j, i := range idx {
+				batch[j] = docs[i]
 			}
-			defer l.unlock()
-			outs[i], errs[i] = m.write(doc, false, false)
-			if errs[i] == nil && (l.last == nil || l.last.Revision <= doc.Revision) {
-				d := doc
-				l.last = &d
+			bo, be := m.writeDir(dir, batch, false)
+			for j, i := range idx {
+				outs[i], errs[i] = bo[j], be[j]
 			}
 		}()
 	}
 	wg.Wait()
-	synced := map[string]error{}
-	for i, doc := range docs {
-		if errs[i] != nil || outs[i].Action == Current {
-			continue
-		}
-		dir := pathsFor(doc.Key).dir
-		err, done := synced[dir]
-		if !done {
-			err = atomicfile.SyncDir(m.root, dir)
-			synced[dir] = err
-		}
-		if err != nil {
-			errs[i] = fmt.Errorf("mirror %s: %w", doc.Key, err)
-		}
-	}
 	return outs, errs
 }
 
@@ -236,45 +219,130 @@ func (m *Mirror) WriteBatch(docs []store.Document) ([]Outcome, []error) {
 // wrote or found current, and restores it if it was edited or deleted by
 // hand. It does nothing for a key this Mirror has not written.
 func (m *Mirror) Restore(key string) (Outcome, error) {
-	l, err := m.lock(key)
-	if err != nil {
+	if err := store.CheckKey(key); err != nil {
 		return Outcome{}, err
 	}
-	defer l.unlock()
-	if l.last == nil {
+	dir := pathsFor(key).dir
+	m.mu.Lock()
+	l := m.locks[dir]
+	m.mu.Unlock()
+	if l == nil {
 		return Outcome{Key: key, Action: Current}, nil
 	}
-	return m.write(*l.last, true, true)
+	l.mu.Lock()
+	last, ok := l.last[key]
+	l.mu.Unlock()
+	if !ok {
+		return Outcome{Key: key, Action: Current}, nil
+	}
+	outs, errs := m.writeDir(dir, []store.Document{last}, true)
+	return outs[0], errs[0]
 }
 
-// Known lists the keys this Mirror has written or found current.
-func (m *Mirror) Known() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	keys := make([]string, 0, len(m.locks))
-	for k := range m.locks {
-		keys = append(keys, k)
-	}
-	return keys
+// plan is what writeDir does for one document.
+type plan struct {
+	doc    store.Document
+	out    Outcome
+	err    error
+	edit   *Edit
+	write  bool
+	staged *atomicfile.Temp
 }
 
-// write does Write's work under the key's lock. With restore, a mirror
-// that holds a later revision than doc by its state file is left alone.
-// Without syncDir, the caller fsyncs the directory.
-func (m *Mirror) write(doc store.Document, restore, syncDir bool) (Outcome, error) {
-	p := pathsFor(doc.Key)
-	out := Outcome{Key: doc.Key}
-	st, err := m.readState(p)
+// writeDir writes documents of one directory (distinct keys) under the
+// directory's lock. With restore, a mirror that holds a later revision
+// than its document by the state file is left alone.
+func (m *Mirror) writeDir(dir string, docs []store.Document, restore bool) ([]Outcome, []error) {
+	outs := make([]Outcome, len(docs))
+	errs := make([]error, len(docs))
+	l, err := m.lock(dir)
 	if err != nil {
-		return out, err
+		for i, d := range docs {
+			outs[i], errs[i] = Outcome{Key: d.Key}, err
+		}
+		return outs, errs
 	}
-	cur, err := m.readFile(p.file)
+	defer l.unlock()
+	ds, err := m.readDirState(dir)
 	if err != nil {
-		return out, err
+		for i, d := range docs {
+			outs[i], errs[i] = Outcome{Key: d.Key}, err
+		}
+		return outs, errs
+	}
+	now := m.opts.Now().UTC()
+	plans := make([]*plan, len(docs))
+	for i, doc := range docs {
+		pl := &plan{doc: doc, out: Outcome{Key: doc.Key}}
+		plans[i] = pl
+		pl.err = m.classify(ds, pl, restore, now)
+	}
+	// Stage the new contents (written and fsynced) concurrently.
+	var wg sync.WaitGroup
+	for _, pl := range plans {
+		if pl.err != nil || !pl.write {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pl.staged, pl.err = atomicfile.Stage(m.root, pl.doc.Key, pl.doc.Value, 0o644)
+		}()
+	}
+	wg.Wait()
+	staged := false
+	for _, pl := range plans {
+		if pl.err != nil || !pl.write {
+			continue
+		}
+		base := path.Base(pl.doc.Key)
+		next := &State{Key: pl.doc.Key, Rev: pl.doc.Revision, File: store.HashBytes(pl.doc.Value), Written: now}
+		if prev := ds.Documents[base]; prev != nil && prev.Key == pl.doc.Key {
+			next.Recent = prev.recent()
+		}
+		ds.Documents[base] = next
+		staged = true
+	}
+	if staged {
+		ds.Store = cmp.Or(m.opts.Source, ds.Store)
+		m.commitDir(dir, ds, plans)
+	}
+	for i, pl := range plans {
+		if pl.err != nil {
+			outs[i], errs[i] = Outcome{Key: pl.doc.Key}, fmt.Errorf("mirror %s: %w", pl.doc.Key, pl.err)
+			continue
+		}
+		if pl.write {
+			pl.out.Rev, pl.out.Action = pl.doc.Revision, Written
+			if pl.edit != nil {
+				pl.out.Action = Restored
+				m.report(pl.edit)
+				pl.out.Edit = pl.edit
+			}
+		}
+		if last, ok := l.last[pl.doc.Key]; !restore && (!ok || last.Revision <= pl.doc.Revision) {
+			l.last[pl.doc.Key] = pl.doc
+		}
+		outs[i] = pl.out
+	}
+	return outs, errs
+}
+
+// classify compares the mirror of pl.doc on disk with the directory's
+// state, keeps an edited file aside, and decides whether to write.
+func (m *Mirror) classify(ds *dirState, pl *plan, restore bool, now time.Time) error {
+	doc := pl.doc
+	file := doc.Key
+	st := ds.Documents[path.Base(file)]
+	if st != nil && st.Key != doc.Key {
+		st = nil
+	}
+	cur, err := m.readFile(file)
+	if err != nil {
+		return err
 	}
 	want := store.HashBytes(doc.Value)
 	var edit *Edit
-	held := uint64(0)
 	switch {
 	case cur == nil && st != nil:
 		edit = &Edit{Key: doc.Key, Kind: "deleted", Rev: st.Rev}
@@ -282,16 +350,15 @@ func (m *Mirror) write(doc store.Document, restore, syncDir bool) (Outcome, erro
 	default:
 		h := store.HashBytes(cur)
 		if rev, ok := st.holds(h); ok {
-			held = rev
-			if held > doc.Revision || (held == doc.Revision && h == want) {
-				out.Rev, out.Action = held, Current
-				return out, nil
+			if rev > doc.Revision || (rev == doc.Revision && h == want) {
+				pl.out.Rev, pl.out.Action = rev, Current
+				return nil
 			}
 			break
 		}
 		if h == want {
 			// The file already holds this value (a copy made by
-			// hand, a mirror whose state file was lost): adopt it.
+			// hand, a mirror whose state was lost): adopt it.
 			break
 		}
 		kind, rev := "edited", uint64(0)
@@ -302,65 +369,69 @@ func (m *Mirror) write(doc store.Document, restore, syncDir bool) (Outcome, erro
 		}
 		edit = &Edit{Key: doc.Key, Kind: kind, Rev: rev}
 	}
-	if restore && st != nil && st.Rev > doc.Revision && edit == nil {
-		out.Rev, out.Action = held, Current
-		return out, nil
+	if restore && edit == nil && st != nil && st.Rev > doc.Revision {
+		pl.out.Action = Current
+		return nil
 	}
-	now := m.opts.Now().UTC()
 	if edit != nil {
 		edit.At = now
 		if edit.Kind != "deleted" {
-			kept, err := m.moveAside(p.file, now)
+			kept, err := m.moveAside(file, now)
 			if err != nil {
-				return out, err
+				return err
 			}
 			edit.KeptAs = kept
 		}
 	}
-	next := State{Key: doc.Key, Store: m.opts.Source, Rev: doc.Revision, File: want, Written: now}
-	if st != nil {
-		next.Recent = st.recent()
-	}
-	sb, err := json.MarshalIndent(next, "", "  ")
-	if err != nil {
-		return out, fmt.Errorf("mirror %s: %w", doc.Key, err)
-	}
-	sb = append(sb, '\n')
-	// The state file names the new content before the content replaces
-	// the mirror, and keeps the previous writes' hashes: a crash between
-	// the two leaves a mirror whose (older) content the state still
-	// recognises, never one that looks edited.
-	// Both files are staged (written and synced) first, the state file
-	// renamed before the mirror, and one directory fsync makes both
-	// renames durable.
-	content, err := atomicfile.Stage(m.root, p.file, doc.Value, 0o644)
-	if err != nil {
-		return out, fmt.Errorf("mirror %s: %w", doc.Key, err)
-	}
-	state, err := atomicfile.Stage(m.root, p.state, sb, 0o644)
-	if err != nil {
-		content.Abort()
-		return out, fmt.Errorf("mirror %s: %w", doc.Key, err)
-	}
-	if err := state.Commit(); err != nil {
-		content.Abort()
-		return out, fmt.Errorf("mirror %s: %w", doc.Key, err)
-	}
-	if err := content.Commit(); err != nil {
-		return out, fmt.Errorf("mirror %s: %w", doc.Key, err)
-	}
-	if syncDir {
-		if err := atomicfile.SyncDir(m.root, p.dir); err != nil {
-			return out, fmt.Errorf("mirror %s: %w", doc.Key, err)
+	pl.edit, pl.write = edit, true
+	return nil
+}
+
+// commitDir writes the directory's state file, renames the staged
+// contents over their mirrors and fsyncs the directory; failures are set
+// on the plans. The state file names the new contents before they replace
+// the mirrors, and keeps the previous writes' hashes: a crash between the
+// renames leaves mirrors the state file still recognises (at their older
+// revision), never ones that look edited. One directory fsync makes every
+// rename durable.
+func (m *Mirror) commitDir(dir string, ds *dirState, plans []*plan) {
+	fail := func(err error) {
+		for _, pl := range plans {
+			if pl.staged != nil {
+				pl.staged.Abort()
+				pl.staged = nil
+			}
+			if pl.err == nil && pl.write {
+				pl.err = err
+			}
 		}
 	}
-	out.Rev, out.Action = doc.Revision, Written
-	if edit != nil {
-		out.Action = Restored
-		m.report(edit)
-		out.Edit = edit
+	sb, err := json.MarshalIndent(ds, "", "  ")
+	if err != nil {
+		fail(err)
+		return
 	}
-	return out, nil
+	state, err := atomicfile.Stage(m.root, statePath(dir), append(sb, '\n'), 0o644)
+	if err != nil {
+		fail(err)
+		return
+	}
+	if err := state.Commit(); err != nil {
+		fail(err)
+		return
+	}
+	for _, pl := range plans {
+		if pl.staged != nil && pl.err == nil {
+			pl.err = pl.staged.Commit()
+		}
+	}
+	if err := atomicfile.SyncDir(m.root, dir); err != nil {
+		for _, pl := range plans {
+			if pl.err == nil && pl.write {
+				pl.err = err
+			}
+		}
+	}
 }
 
 // moveAside renames a hand-edited mirror to <file>.direct-edit-<time>,
@@ -454,19 +525,21 @@ func (m *Mirror) readFile(name string) ([]byte, error) {
 	return b, nil
 }
 
-// readState returns the state file of p, nil when there is none or it
-// does not parse (then nothing on disk is recognised as written by a
-// mirror: a file in place is kept aside before the mirror is written).
-func (m *Mirror) readState(p paths) (*State, error) {
-	b, err := m.readFile(p.state)
+// readDirState returns the state file of a directory's mirrors; an empty
+// one when there is none or it does not parse (then nothing on disk is
+// recognised as written by a mirror: a file in place is kept aside before
+// the mirror is written).
+func (m *Mirror) readDirState(dir string) (*dirState, error) {
+	ds := &dirState{Documents: map[string]*State{}}
+	b, err := m.readFile(statePath(dir))
 	if err != nil || b == nil {
-		return nil, err
+		return ds, err
 	}
-	var st State
-	if json.Unmarshal(b, &st) != nil || st.Key != p.key {
-		return nil, nil
+	var got dirState
+	if json.Unmarshal(b, &got) != nil || got.Documents == nil {
+		return ds, nil
 	}
-	return &st, nil
+	return &got, nil
 }
 
 // RemoveStaleTemps removes the temporary files of mirror writes by
@@ -499,8 +572,47 @@ func alive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
-// Equal reports whether the mirror file of key holds exactly value.
-func (m *Mirror) Equal(key string, value []byte) bool {
-	b, err := m.readFile(pathsFor(key).file)
-	return err == nil && b != nil && bytes.Equal(b, value)
+// Forget removes key's entry from its directory's state file, and the
+// state and lock files when no entry is left: the file at key is no longer
+// a mirror (custodian migrate --to file made it the document itself).
+func Forget(dir, key string) error {
+	if err := store.CheckKey(key); err != nil {
+		return err
+	}
+	m, err := Open(dir, Options{})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	p := pathsFor(key)
+	if _, err := m.root.Stat(p.state); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	l, err := m.lock(p.dir)
+	if err != nil {
+		return err
+	}
+	ds, err := m.readDirState(p.dir)
+	if err != nil {
+		l.unlock()
+		return err
+	}
+	delete(ds.Documents, path.Base(key))
+	if len(ds.Documents) > 0 {
+		sb, err := json.MarshalIndent(ds, "", "  ")
+		if err == nil {
+			err = atomicfile.Write(m.root, p.state, append(sb, '\n'), 0o644)
+		}
+		l.unlock()
+		return err
+	}
+	err = m.root.Remove(p.state)
+	l.unlock()
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("mirror: remove %s: %w", p.state, err)
+	}
+	if err := m.root.Remove(lockPath(p.dir)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("mirror: remove %s: %w", lockPath(p.dir), err)
+	}
+	return nil
 }

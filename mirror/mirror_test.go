@@ -80,11 +80,12 @@ func TestWriteKeepsTheLatestRevision(t *testing.T) {
 		if got := read(t, dir, key); !bytes.Equal(got, d3.Value) {
 			t.Fatalf("%s holds %s, want revision 3's bytes", key, got)
 		}
-		st, err := ReadStateFile(read(t, dir, StatePath(key)))
+		sf := read(t, dir, StatePath(key))
+		st, err := ReadStateFile(sf, key)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st.Key != key || st.Rev != 3 || st.File != store.HashBytes(d3.Value) || st.Store != "etcd://127.0.0.1:2379/test/" ||
+		if st.Key != key || st.Rev != 3 || st.File != store.HashBytes(d3.Value) || !bytes.Contains(sf, []byte(`"store": "etcd://127.0.0.1:2379/test/"`)) ||
 			len(st.Recent) != 1 || st.Recent[0].Rev != 1 || st.Written.IsZero() {
 			t.Fatalf("state of %s: %+v", key, st)
 		}
@@ -96,7 +97,7 @@ func TestWriteKeepsTheLatestRevision(t *testing.T) {
 	if got := StatePath(".asdd/state/manifest.json"); got != ".asdd/state/.mirror" {
 		t.Fatalf("manifest state file %s", got)
 	}
-	if got := StatePath(".agents/tmp/state.json"); got != ".agents/tmp/.state.mirror" {
+	if got := StatePath(".agents/tmp/state.json"); got != ".agents/tmp/.mirror" {
 		t.Fatalf("agent state's state file %s", got)
 	}
 	// Same revision, other bytes (a store rebuilt under the same prefix):
@@ -354,5 +355,53 @@ func TestNoValueNoMirror(t *testing.T) {
 	}
 	if s, _ := Read(dir, ".impl/manifest.json"); s.State != "missing" {
 		t.Fatalf("%+v", s)
+	}
+}
+
+// The mirrors of one directory share its state file: a batch writes them
+// with one state file write; each keeps its own revision, an edit of one
+// is found without disturbing the others, and Forget drops one entry (the
+// file itself when none is left).
+func TestOneStateFilePerDirectory(t *testing.T) {
+	dir := t.TempDir()
+	var ed edits
+	m := open(t, dir, &ed)
+	a, b := ".workflow/.cycle/a.json", ".workflow/.cycle/b.json"
+	outs, errs := m.WriteBatch([]store.Document{doc(a, 1, "x"), doc(b, 5, "y"), doc(".impl/manifest.json", 2, "z")})
+	for i, o := range outs {
+		if errs[i] != nil || o.Action != Written {
+			t.Fatalf("batch %d: %+v %v", i, o, errs[i])
+		}
+	}
+	mustWrite(t, m, doc(a, 2, "x2"), Written)
+	for key, rev := range map[string]uint64{a: 2, b: 5} {
+		if s, _ := Read(dir, key); s.State != "ok" || s.Rev != rev {
+			t.Fatalf("%s: %+v", key, s)
+		}
+	}
+	if StatePath(a) != StatePath(b) || StatePath(a) != ".workflow/.cycle/.mirror" {
+		t.Fatalf("state files %s %s", StatePath(a), StatePath(b))
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".workflow", ".cycle", "b.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	outs, errs = m.WriteBatch([]store.Document{doc(a, 2, "x2"), doc(b, 5, "y")})
+	if errs[0] != nil || errs[1] != nil || outs[0].Action != Current || outs[1].Action != Restored || len(ed.all()) != 1 {
+		t.Fatalf("edit of b: %+v %v", outs, errs)
+	}
+	if err := Forget(dir, a); err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := Read(dir, a); s.State != "untracked" {
+		t.Fatalf("forgotten a: %+v", s)
+	}
+	if s, _ := Read(dir, b); s.State != "ok" || s.Rev != 5 {
+		t.Fatalf("b after forgetting a: %+v", s)
+	}
+	if err := Forget(dir, b); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".workflow", ".cycle", ".mirror")); err == nil {
+		t.Fatal("empty state file left")
 	}
 }

@@ -2,20 +2,27 @@ package mirror
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path"
-	"strings"
 	"time"
 
 	"github.com/custodian-dev/custodian/store"
 )
 
-// State is a mirror's state file: which revision the mirror holds and the
-// SHA-256 of the bytes written for it, so that a reader can tell how fresh
-// the mirror is and a writer can tell a direct edit from its own write.
+// dirState is the state file of the mirrors of one directory
+// (<dir>/.mirror): for each mirrored document, by file name, which
+// revision its mirror holds and the SHA-256 of the bytes written for it,
+// so that a reader can tell how fresh a mirror is and a writer can tell a
+// direct edit from its own write.
+type dirState struct {
+	Store     string            `json:"store,omitempty"`
+	Documents map[string]*State `json:"documents"`
+}
+
+// State is one document's entry in its directory's state file.
 type State struct {
-	Key   string `json:"key"`
-	Store string `json:"store,omitempty"`
+	Key string `json:"key"`
 	// Rev is the revision last written, File the "sha256:<hex>" of the
 	// mirror's bytes for it, Written when.
 	Rev     uint64    `json:"rev"`
@@ -65,31 +72,24 @@ func (s *State) recent() []Mark {
 type paths struct {
 	key, dir string
 	file     string // the mirror: the document's usual path
-	state    string // its state file
-	lock     string // the lock file serialising its writers
+	state    string // its directory's state file
 }
 
-// pathsFor names a mirror's files after the file store's convention for
-// the files beside a snapshot: ".mirror" and ".mirror.lock" beside a
-// manifest.json, ".<stem>.mirror" and ".<stem>.mirror.lock" otherwise.
 func pathsFor(key string) paths {
-	dir, base := path.Split(key)
-	dir = strings.TrimSuffix(dir, "/")
-	if dir == "" {
-		dir = "."
-	}
-	p := paths{key: key, dir: dir, file: key}
-	if base == "manifest.json" {
-		p.state = path.Join(dir, ".mirror")
-	} else {
-		p.state = path.Join(dir, "."+strings.TrimSuffix(base, ".json")+".mirror")
-	}
-	p.lock = p.state + ".lock"
-	return p
+	dir := path.Dir(key)
+	return paths{key: key, dir: dir, file: key, state: statePath(dir)}
 }
+
+// statePath is the state file of the mirrors in dir: <dir>/.mirror (after
+// the file store's .lock and .marks beside a manifest.json).
+func statePath(dir string) string { return path.Join(dir, ".mirror") }
+
+// lockPath is the lock file the writers of the mirrors in dir take.
+func lockPath(dir string) string { return path.Join(dir, ".mirror.lock") }
 
 // StatePath is the state file of key's mirror, relative to the project
-// root (.asdd/state/.mirror for the ASDD manifest).
+// root (.asdd/state/.mirror for the ASDD manifest); its entry for key is
+// under "documents" by file name.
 func StatePath(key string) string { return pathsFor(key).state }
 
 // Status is what a project's disk says about one mirror.
@@ -138,9 +138,13 @@ func (m *Mirror) read(key string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	st, err := m.readState(p)
+	ds, err := m.readDirState(p.dir)
 	if err != nil {
 		return Status{}, err
+	}
+	st := ds.Documents[path.Base(key)]
+	if st != nil && st.Key != key {
+		st = nil
 	}
 	out := Status{Key: key}
 	switch {
@@ -162,9 +166,16 @@ func (m *Mirror) read(key string) (Status, error) {
 	return out, nil
 }
 
-// ReadStateFile parses a state file's bytes (for tools and tests).
-func ReadStateFile(b []byte) (State, error) {
-	var s State
-	err := json.Unmarshal(b, &s)
-	return s, err
+// ReadStateFile returns the entry of key in a state file's bytes (for
+// tools and tests).
+func ReadStateFile(b []byte, key string) (State, error) {
+	var ds dirState
+	if err := json.Unmarshal(b, &ds); err != nil {
+		return State{}, err
+	}
+	st := ds.Documents[path.Base(key)]
+	if st == nil || st.Key != key {
+		return State{}, fmt.Errorf("no entry for %s", key)
+	}
+	return *st, nil
 }

@@ -184,10 +184,8 @@ func (f FileTarget) Import(ctx context.Context, key string, recs []store.Record,
 		return err
 	}
 	// The file is the document now, no longer a mirror of it.
-	for _, name := range []string{mirror.StatePath(key), mirror.StatePath(key) + ".lock"} {
-		if err := r.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s: remove the mirror's %s: %w", key, name, err)
-		}
+	if err := mirror.Forget(f.Root, key); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
 	}
 	return nil
 }
