@@ -8,30 +8,33 @@
 //
 // For a document key (its path relative to the project root):
 //
-//	<key>                          the mirror: the value exactly as the file
-//	                               store's snapshot would hold it
-//	<dir>/.<stem>.mirror           its state file (.mirror beside manifest.json)
-//	<dir>/.<stem>.mirror.lock      the flock(2) lock its writers take
-//	<key>.direct-edit-<time>       a hand-edited mirror, kept aside
+//	<key>                      the mirror: the value exactly as the file
+//	                           store's snapshot would hold it
+//	<dir>/.mirror              the state file of the mirrors in <dir>
+//	<dir>/.mirror.lock         the flock(2) lock their writers take
+//	<key>.direct-edit-<time>   a hand-edited mirror, kept aside
 //
-// The state file is JSON:
+// The state file is JSON, one entry per mirrored document of the
+// directory, by file name:
 //
-//	{"key": ".impl/manifest.json", "store": "etcd://10.0.0.5:2379/team/proj",
-//	 "rev": 12, "file": "sha256:<hex of the mirror's bytes>",
-//	 "written": "2026-11-25T18:40:00.123Z",
-//	 "recent": [{"rev": 11, "file": "sha256:…"}]}
+//	{"store": "etcd://10.0.0.5:2379/team/proj/",
+//	 "documents": {"manifest.json": {"key": ".impl/manifest.json", "rev": 12,
+//	   "file": "sha256:<hex of the mirror's bytes>", "written": "2026-11-25T18:40:00.123Z",
+//	   "recent": [{"rev": 11, "file": "sha256:…"}]}}}
 //
 // # Writes
 //
-// A write takes the document's lock file, compares the mirror on disk with
-// the state file, and, when the mirror is behind, writes the new bytes to a
-// temporary file beside it, fsyncs it, replaces the state file the same way,
-// renames the temporary file over the mirror and fsyncs the directory
-// (package internal/atomicfile). A reader sees the old mirror or the new
-// one, never a mix. The state file names the new bytes before they replace
-// the mirror and remembers the previous few writes, so a crash between the
-// two renames leaves a mirror the state file still recognises (at its older
-// revision).
+// A write takes the directory's lock file, compares each mirror on disk
+// with its entry, and writes the mirrors that are behind: each new content
+// to a temporary file beside its mirror, fsynced (concurrently); then the
+// state file the same way; then the renames of the state file and of each
+// mirror, and one fsync of the directory (package internal/atomicfile). A
+// reader sees the old mirror or the new one, never a mix. The state file
+// names the new bytes before they replace the mirrors and remembers the
+// previous few writes of each, so a crash between the renames leaves
+// mirrors the state file still recognises (at their older revision).
+// Documents of one directory changed together (a daemon's batch from the
+// watch) share the state file write and the directory fsync.
 //
 // A version older than the one on disk is never written over it.
 //

@@ -44,9 +44,9 @@ does it explicitly.
   --once   write every document's latest version and exit (a cron job, a hook)
   (none)   follow the etcd watch until SIGINT or SIGTERM, like the daemon
 
-Each mirror is written atomically and its revision is recorded in a state
-file beside it (.asdd/state/.mirror for the manifest, .<name>.mirror for the
-others). A mirror edited or deleted by hand is restored from the store; the
+Each mirror is written atomically and its revision is recorded in the state
+file .mirror of its directory (jq '.documents["manifest.json"].rev'
+.impl/.mirror). A mirror edited or deleted by hand is restored from the store; the
 edited file is kept as <file>.direct-edit-<time> and an escalation notice is
 written under .asdd/escalations/.`,
 		Example: `  custodian --store etcd://10.0.0.5:2379/team/proj mirror --once
