@@ -50,6 +50,10 @@ type Service interface {
 	// progress files.
 	UpdateCycle(ctx context.Context, req wire.CycleRequest) (*wire.CycleResponse, error)
 
+	// Rollback restores a document's value at a past revision as a new
+	// commit (a human decision).
+	Rollback(ctx context.Context, req wire.RollbackRequest) (*wire.PutResponse, error)
+
 	// Close releases what the service holds (not the store it was given).
 	Close() error
 }

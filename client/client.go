@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/internal/readall"
 	"github.com/custodian-dev/custodian/internal/unixsock"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
@@ -97,15 +96,20 @@ func New(addr string, o Options) (*Client, error) {
 // path when network is "unix", at any depth: see package unixsock).
 func pooled(network, addr string) *http.Client {
 	var d net.Dialer
-	return &http.Client{Transport: &connTransport{
-		dial: func(ctx context.Context) (net.Conn, error) {
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			if network == "unix" {
+				// unixsock reaches a socket path longer than the
+				// kernel's limit through its directory.
 				return unixsock.Dial(ctx, &d, addr)
 			}
 			return d.DialContext(ctx, network, addr)
 		},
-		maxIdle:     256,
-		idleTimeout: 30 * time.Second,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     30 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
 	}}
 }
 
@@ -142,7 +146,7 @@ func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, b
 		return fmt.Errorf("daemon: %w", err)
 	}
 	defer resp.Body.Close()
-	data, err := readall.Sized(resp.Body, resp.ContentLength, maxSizedResponse)
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if err != nil {
 		return fmt.Errorf("daemon: read response: %w", err)
 	}
@@ -158,9 +162,9 @@ func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, b
 	return nil
 }
 
-// maxSizedResponse is the largest Content-Length the client allocates for
-// before reading (a larger response grows its buffer as it comes).
-const maxSizedResponse = 64 << 20
+// maxResponse bounds what the client reads of a response (a document is
+// at most 64 MiB by default; its JSON envelope adds little).
+const maxResponse = 256 << 20
 
 // decodeError turns an error response back into the daemon's error.
 func decodeError(status int, data []byte) error {
@@ -361,6 +365,15 @@ func (c *Client) Impl(ctx context.Context, req wire.ImplRequest) (*wire.ImplResp
 func (c *Client) State(ctx context.Context, req wire.StateRequest) (*wire.StateResponse, error) {
 	var out wire.StateResponse
 	if err := c.post(ctx, "/v1/state", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Rollback asks the daemon to restore a document's past value.
+func (c *Client) Rollback(ctx context.Context, req wire.RollbackRequest) (*wire.PutResponse, error) {
+	var out wire.PutResponse
+	if err := c.post(ctx, "/v1/rollback", req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil

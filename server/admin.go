@@ -17,7 +17,8 @@ import (
 // is exempt: it is the project owner's (mode 0600), who can take the state
 // lock and change the files directly anyway.
 func (s *Server) needsAdmin(r *http.Request) bool {
-	if s.o.AdminToken == "" || r.Method != http.MethodPut || r.URL.Path != "/v1/doc" {
+	raw := r.Method == http.MethodPut && r.URL.Path == "/v1/doc" || r.Method == http.MethodPost && r.URL.Path == "/v1/rollback"
+	if s.o.AdminToken == "" || !raw {
 		return false
 	}
 	return !overUnixSocket(r)

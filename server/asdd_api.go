@@ -115,3 +115,19 @@ func (s *Server) getSlice(w http.ResponseWriter, r *http.Request) {
 	w.Write(e.Slice(i))
 	w.Write([]byte{'\n'})
 }
+
+// rollback restores a document's past value (POST /v1/rollback).
+func (s *Server) rollback(w http.ResponseWriter, r *http.Request) {
+	var req wire.RollbackRequest
+	if !s.decodeRequest(w, r, &req) {
+		return
+	}
+	if err := s.documentKey(req.Key); err != nil {
+		writeError(w, err)
+		return
+	}
+	start := time.Now()
+	resp, err := s.app.Rollback(r.Context(), req)
+	s.observeOp(start, resp != nil && resp.Changed, err)
+	s.answer(w, resp, err)
+}

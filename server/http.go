@@ -4,10 +4,10 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 
-	"github.com/custodian-dev/custodian/internal/readall"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/wire"
@@ -64,10 +64,7 @@ func writeErrorStatus(w http.ResponseWriter, status int, code, msg string) {
 
 // readBody reads a JSON request body within the size and depth caps.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	// A body's announced length is allocated for up to 64 KB: a client
-	// that announces a large body and sends little does not make the
-	// daemon hold its size.
-	body, err := readall.Sized(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes), r.ContentLength, 64<<10)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return nil, reason.New(reason.InvalidInput, "request body over the limit of %d bytes", s.o.MaxBodyBytes)

@@ -38,6 +38,16 @@ type PutResponse struct {
 	Record  *store.Record `json:"record,omitempty"`
 }
 
+// RollbackRequest is the body of POST /v1/rollback (a human action: it
+// needs the admin token where one is set): restore Key's value at revision
+// To as a new commit.
+type RollbackRequest struct {
+	Key    string `json:"key"`
+	To     uint64 `json:"to"`
+	Reason string `json:"reason"`
+	Actor  string `json:"actor,omitempty"`
+}
+
 // KeysResponse lists documents.
 type KeysResponse struct {
 	Keys []string `json:"keys"`

@@ -130,14 +130,6 @@ func (s *stateCmd) updateCmd() *cobra.Command {
 	}
 }
 
-func patchKeys(o agentstate.Object) string {
-	keys := make([]string, len(o))
-	for i, f := range o {
-		keys[i] = f.Key
-	}
-	return strings.Join(keys, ", ")
-}
-
 func (s *stateCmd) recordOutputCmd() *cobra.Command {
 	var ext string
 	cmd := &cobra.Command{
