@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -28,6 +30,15 @@ func openEtcdStore(app *App) (store.Store, bool, error) {
 		return nil, false, err
 	}
 	if !isEtcdURL(u) {
+		if u == "" {
+			// Nothing chosen: the file store, unless the files here
+			// are mirrors of an etcd store (a machine of a fleet whose
+			// --store was forgotten): committing to them would fork
+			// the state.
+			if err := refuseMirrors(app); err != nil {
+				return nil, false, err
+			}
+		}
 		return nil, false, nil
 	}
 	s, err := OpenEtcd(u)
@@ -120,4 +131,31 @@ func openEtcdWith(raw string, opts etcd.Options) (*etcd.Store, error) {
 		return nil, fmt.Errorf("%w (is etcd running at %s?)", err, strings.Join(cfg.Endpoints, ", "))
 	}
 	return s, nil
+}
+
+// mirrorDirs are the directories of the documents' mirrors.
+var mirrorDirs = []string{".asdd/state", ".impl", ".agents/tmp", ".workflow/.cycle"}
+
+// refuseMirrors fails when the project's documents are mirrors of an etcd
+// store (a mirror state file names it), naming that store.
+func refuseMirrors(app *App) error {
+	root, err := app.Root()
+	if err != nil {
+		return err
+	}
+	for _, d := range mirrorDirs {
+		rel := d + "/.mirror"
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			continue
+		}
+		var st struct {
+			Store string `json:"store"`
+		}
+		_ = json.Unmarshal(b, &st)
+		from := cmp.Or(st.Store, "an etcd store")
+		return reason.Usage("the documents here are read-only mirrors of %s (%s): run with --store %s, $CUSTODIAN_STORE or store: in .asdd/config.yaml; to move the project back to files, custodian migrate --to file --from %s",
+			from, rel, cmp.Or(st.Store, "etcd://…"), cmp.Or(st.Store, "etcd://…"))
+	}
+	return nil
 }

@@ -28,3 +28,21 @@ func TestMirrorCommandBadInput(t *testing.T) {
 		t.Fatalf("store: from the config not used:\n%s", out)
 	}
 }
+
+// A project whose documents are mirrors of an etcd store, run with no
+// store chosen (a fleet machine whose --store was forgotten), is refused
+// with the store named instead of forking the state into local files.
+func TestMirrorsRefuseTheFileStore(t *testing.T) {
+	e := newASDDEnv(t)
+	e.write(".impl/manifest.json", `{"tasks":[]}`)
+	e.write(".impl/.mirror", `{"store":"etcd://10.0.0.5:2379/team/proj/","documents":{}}`)
+	out := e.want(2, "get", ".impl/manifest.json")
+	if !strings.Contains(out, "etcd://10.0.0.5:2379/team/proj/") || !strings.Contains(out, "mirrors") {
+		t.Fatalf("refusal does not name the store:\n%s", out)
+	}
+	if out := e.want(2, "serve", "--addr", "", "--monitor-every", "0"); !strings.Contains(out, "mirrors") {
+		t.Fatalf("serve on mirrors:\n%s", out)
+	}
+	// Chosen explicitly, the file store opens.
+	e.want(0, "--store", "file", "get", ".impl/manifest.json")
+}

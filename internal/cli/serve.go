@@ -183,6 +183,11 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		}
 		defer stopMirrors()
 	} else {
+		if storeURL == "" {
+			if err := refuseMirrors(app); err != nil {
+				return err
+			}
+		}
 		fopts := file.Options{Now: app.Now, Logger: log, Hold: true, SnapshotInterval: o.SnapshotInterval, OnSync: metrics.ObserveSync}
 		fopts.Limits.MaxBytes = maxBytes
 		fopts.SegmentBytes = segBytes
