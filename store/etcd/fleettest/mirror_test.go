@@ -150,8 +150,10 @@ func TestMirrorsOnTwoMachines(t *testing.T) {
 	if k, _ := os.ReadFile(kept[0]); !strings.Contains(string(k), "merged") {
 		t.Fatalf("kept file holds %q", k)
 	}
+	// The report follows the restore.
+	eventually(t, "the edit reported in the daemon's log", func() bool { return strings.Contains(b.log.String(), "edited by hand") })
 	notices, _ := filepath.Glob(filepath.Join(b.dir, ".asdd", "escalations", "direct-edit-*.md"))
-	if len(notices) != 1 || !strings.Contains(b.log.String(), "edited by hand") {
+	if len(notices) != 1 {
 		t.Fatalf("edit not reported: notices %v, log:\n%s", notices, b.log.String())
 	}
 	if err := os.Remove(mp); err != nil {
