@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -53,8 +54,10 @@ type Mirror struct {
 
 // dirLock serialises the writes of the mirrors of one directory.
 type dirLock struct {
-	mu sync.Mutex
+	mu sync.Mutex // held for a whole write, with fl
 	fl *flock.Flock
+
+	lastMu sync.Mutex
 	// last is, per key, the latest version this Mirror wrote or found
 	// current: what Restore puts back.
 	last map[string]store.Document
@@ -229,11 +232,16 @@ func (m *Mirror) Restore(key string) (Outcome, error) {
 	if l == nil {
 		return Outcome{Key: key, Action: Current}, nil
 	}
-	l.mu.Lock()
+	l.lastMu.Lock()
 	last, ok := l.last[key]
-	l.mu.Unlock()
+	l.lastMu.Unlock()
 	if !ok {
 		return Outcome{Key: key, Action: Current}, nil
+	}
+	// A mirror that holds what this Mirror last wrote is intact: no need
+	// to take the lock (the notifications of its own writes come here).
+	if cur, err := m.readFile(key); err == nil && bytes.Equal(cur, last.Value) {
+		return Outcome{Key: key, Rev: last.Revision, Action: Current}, nil
 	}
 	outs, errs := m.writeDir(dir, []store.Document{last}, true)
 	return outs[0], errs[0]
@@ -320,9 +328,11 @@ func (m *Mirror) writeDir(dir string, docs []store.Document, restore bool) ([]Ou
 				pl.out.Edit = pl.edit
 			}
 		}
+		l.lastMu.Lock()
 		if last, ok := l.last[pl.doc.Key]; !restore && (!ok || last.Revision <= pl.doc.Revision) {
 			l.last[pl.doc.Key] = pl.doc
 		}
+		l.lastMu.Unlock()
 		outs[i] = pl.out
 	}
 	return outs, errs
