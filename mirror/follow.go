@@ -73,7 +73,8 @@ func (m *Mirror) Run(ctx context.Context, f Follower) error {
 // key.
 func (m *Mirror) RemoveStaleTempsOnce(key string) {
 	m.mu.Lock()
-	_, seen := m.locks[key]
+	seen := m.cleaned[key]
+	m.cleaned[key] = true
 	m.mu.Unlock()
 	if !seen {
 		m.RemoveStaleTemps(key)

@@ -48,8 +48,9 @@ type Mirror struct {
 	dir  string
 	opts Options
 
-	mu    sync.Mutex
-	locks map[string]*dirLock // by directory
+	mu      sync.Mutex
+	locks   map[string]*dirLock // by directory
+	cleaned map[string]bool     // keys whose stale temporary files were removed
 }
 
 // dirLock serialises the writes of the mirrors of one directory.
@@ -75,7 +76,7 @@ func Open(dir string, opts Options) (*Mirror, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Mirror{root: r, dir: dir, opts: opts, locks: map[string]*dirLock{}}, nil
+	return &Mirror{root: r, dir: dir, opts: opts, locks: map[string]*dirLock{}, cleaned: map[string]bool{}}, nil
 }
 
 // Close releases the Mirror's files.
