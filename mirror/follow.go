@@ -170,17 +170,14 @@ func (w *watcher) loop(ctx context.Context) {
 			for _, k := range w.keys {
 				keys = append(keys, k)
 			}
-			w.dirs = map[string]bool{} // a directory removed and made again needs a new watch
-			if w.fw != nil {
-				for _, d := range w.fw.WatchList() {
-					_ = w.fw.Remove(d)
-				}
-			}
+			// A directory removed and made again needs a new watch
+			// (adding a watched one again changes nothing).
+			w.dirs = map[string]bool{}
 			w.mu.Unlock()
 			slices.Sort(keys)
 			for _, k := range keys {
-				w.restore(k)
 				w.watch(k)
+				w.restore(k)
 			}
 		}
 	}

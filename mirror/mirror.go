@@ -143,11 +143,20 @@ func (m *Mirror) lock(dir string) (*dirLock, error) {
 	}
 	m.mu.Unlock()
 	l.mu.Lock()
-	if l.fl == nil {
-		if err := m.root.MkdirAll(dir, 0o755); err != nil {
-			l.mu.Unlock()
-			return nil, fmt.Errorf("mirror: %w", err)
+	// The directory may have been removed (and the lock file with it)
+	// since the last write: make it again, and lock the lock file that is
+	// there now, not an unlinked one.
+	if err := m.root.MkdirAll(dir, 0o755); err != nil {
+		l.mu.Unlock()
+		return nil, fmt.Errorf("mirror: %w", err)
+	}
+	if l.fl != nil {
+		if _, err := m.root.Lstat(lockPath(dir)); err != nil {
+			_ = l.fl.Close()
+			l.fl = nil
 		}
+	}
+	if l.fl == nil {
 		l.fl = flock.New(m.abs(lockPath(dir)))
 	}
 	if err := l.fl.Lock(); err != nil {

@@ -156,6 +156,22 @@ func testMirrorFollows(t *testing.T, ca, cb *clientv3.Client) {
 	if len(kept) != 1 {
 		t.Fatalf("edited mirror kept as %v", kept)
 	}
+	// The whole directory removed (its watch goes with it): the sweep
+	// writes the mirror again and watches the new directory.
+	if err := os.RemoveAll(filepath.Join(dir, ".impl")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(mirror.SweepEvery + 5*time.Second)
+	for !holds(2)() {
+		if time.Now().After(deadline) {
+			t.Fatal("mirror not written again after its directory was removed")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".impl", "manifest.json"), []byte(`{}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, holds(2)) // within the test's 10 s, well before the next sweep has to
 }
 
 // The client against Debian's etcd-server package (3.4 on bookworm), beside
