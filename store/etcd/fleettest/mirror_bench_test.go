@@ -42,7 +42,7 @@ func BenchmarkMirrorLag(b *testing.B) {
 			prefix := etcdtest.Prefix(b)
 			a := startDaemon(b, srv, prefix)
 			d := startDaemon(b, srv, prefix)
-			c, err := client.New(a.addr, client.Options{})
+			c, err := client.New(a.addr, client.Options{Token: "fleet-admin"}) // changes over TCP need a token
 			if err != nil {
 				b.Fatal(err)
 			}

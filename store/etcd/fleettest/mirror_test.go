@@ -61,6 +61,11 @@ func custodian(t *testing.T, dir string, args ...string) (string, int) {
 	env := append(os.Environ(), "CUSTODIAN_STORE=", "CUSTODIAN_TOKEN=", "CUSTODIAN_SERVER=", "CUSTODIAN_ACTOR=fleet-test")
 	for len(args) >= 2 && (args[0] == "--store" || args[0] == "--server") {
 		env = append(env, "CUSTODIAN_"+strings.ToUpper(strings.TrimPrefix(args[0], "--"))+"="+args[1])
+		if args[0] == "--server" {
+			// A daemon started with no --token takes changes over TCP
+			// only with its admin token (serveCmd's).
+			env = append(env, "CUSTODIAN_ADMIN_TOKEN=fleet-admin")
+		}
 		args = args[2:]
 	}
 	cmd := exec.Command(testbin.Path(t), args...)
