@@ -95,7 +95,10 @@ On etcd (--store etcd://…, $CUSTODIAN_STORE, or store: in .asdd/config.yaml)
 the daemon serves the etcd store instead: there is no state lock, and
 several daemons (on several machines, or in several directories) may serve
 one prefix at once, etcd ordering their commits; the socket and the pid
-file stay one per project directory. --snapshot-interval does not apply.`,
+file stay one per project directory. --snapshot-interval does not apply.
+The daemon keeps this machine's read-only mirrors of the documents at their
+usual paths current from the etcd watch, for plugins that read the files
+(see custodian mirror).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServe(app, cmd, o)
@@ -176,7 +179,18 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		}
 		st = est
 		log.Info("custodian daemon on etcd", "store", redactURL(storeURL))
+		stopMirrors, err := startMirrors(root, est, log, app.Now)
+		if err != nil {
+			est.Close()
+			return err
+		}
+		defer stopMirrors()
 	} else {
+		if storeURL == "" {
+			if err := refuseMirrors(app); err != nil {
+				return err
+			}
+		}
 		fopts := file.Options{Now: app.Now, Logger: log, Hold: true, SnapshotInterval: o.SnapshotInterval, OnSync: metrics.ObserveSync,
 			SnapshotOnCommit: pluginReadDocument}
 		fopts.Limits.MaxBytes = maxBytes
