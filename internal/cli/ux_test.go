@@ -56,12 +56,12 @@ func TestUnknownSubcommandSuggests(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"tasks", "complete", "SLICE-001", "T1"}, `custodian: unknown command "complete" for "custodian tasks": did you mean "done"? (custodian tasks: add, done, ready)`},
+		{[]string{"tasks", "complete", "SLICE-001", "T1"}, `custodian: unknown command "complete" for "custodian tasks": did you mean "done"? (custodian tasks: add, claim, done, ready)`},
 		{[]string{"slcie", "list"}, `custodian: unknown command "slcie" for "custodian": did you mean "slice"? (see custodian --help)`},
 		{[]string{"slice", "foo"}, `custodian: unknown command "foo" for "custodian slice" (custodian slice: add, list, show)`},
 		{[]string{"state", "foo"}, `custodian: unknown command "foo" for "custodian state" (custodian state: compact, init, read, record-failure, record-output, update)`},
 		{[]string{"cycle", "creat"}, `custodian: unknown command "creat" for "custodian cycle": did you mean "create"? (see custodian cycle --help)`},
-		{[]string{"hook", "uninstall"}, `custodian: unknown command "uninstall" for "custodian hook": did you mean "install"? (custodian hook: install)`},
+		{[]string{"hook", "instal"}, `custodian: unknown command "instal" for "custodian hook": did you mean "install"? (custodian hook: claude, install, uninstall)`},
 	} {
 		_, stderr, code := runCLI(dir, "", now, tc.args...)
 		if code != 2 || strings.TrimSpace(stderr) != tc.want {
@@ -122,7 +122,7 @@ func TestEnumeratedFlags(t *testing.T) {
 		}
 	}
 	walk(root, nil)
-	want := map[string]bool{"slice list --status": true, "slice add --type": true, "heartbeat --status": true, "resolve --action": true, "resolve --to": true, "halt --mode": true, "run --until": true, "serve --log-level": true, "cycle change --action": true, "cycle feedback --type": true}
+	want := map[string]bool{"slice list --status": true, "slice add --type": true, "heartbeat --status": true, "resolve --action": true, "resolve --to": true, "halt --mode": true, "run --until": true, "serve --log-level": true, "cycle change --action": true, "cycle feedback --type": true, "hook install --scope": true, "hook uninstall --scope": true, "mcp --log-level": true}
 	for _, f := range found {
 		delete(want, strings.Join(f.path, " ")+" --"+f.name)
 	}
