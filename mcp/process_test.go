@@ -161,7 +161,6 @@ type daemon struct {
 	cmd  *exec.Cmd
 	out  *lockedBuffer
 	done chan error
-	url  string
 }
 
 // startServe starts `custodian serve` in dir and waits for its socket (or
