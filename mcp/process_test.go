@@ -319,6 +319,29 @@ func TestHTTP(t *testing.T) {
 	if code := post("", big); code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("2 MiB body: %d, want 413", code)
 	}
+	// An admin session's id is no key: presented with the agents' token,
+	// it is refused (the session is bound to who opened it).
+	hijack := func(token string) int {
+		body := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`)
+		req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Mcp-Session-Id", admin.ID())
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := hijack("agents"); code != http.StatusForbidden {
+		t.Fatalf("the admin session with the agents' token: %d, want 403", code)
+	}
+	if code := hijack("humans"); code != http.StatusOK {
+		t.Fatalf("the admin session with the admin token: %d, want 200", code)
+	}
 }
 
 // nodeTools returns the directory of the npm clients' binaries (installed

@@ -214,6 +214,12 @@ type HTTPOptions struct {
 type HTTPHandler struct {
 	h       http.Handler
 	servers []*Server
+	isAdmin func(*http.Request) bool
+	// owners binds each session to who opened it (admin or agent): a
+	// session id presented by another caller is refused, so that an agent
+	// that learned an admin session's id cannot use its human tools.
+	mu     sync.Mutex
+	owners map[string]bool
 }
 
 // NewHTTPHandler serves MCP over streamable HTTP with stateful sessions
@@ -238,14 +244,39 @@ func NewHTTPHandler(agent, admin *Server, isAdmin func(*http.Request) bool, o HT
 		SessionTimeout:      o.SessionTimeout,
 		Logger:              o.Logger,
 	})
-	hh := &HTTPHandler{h: h, servers: []*Server{agent}}
+	hh := &HTTPHandler{h: h, servers: []*Server{agent}, isAdmin: isAdmin, owners: map[string]bool{}}
 	if admin != nil {
 		hh.servers = append(hh.servers, admin)
 	}
 	return hh
 }
 
-func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.h.ServeHTTP(w, r) }
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	admin := h.isAdmin != nil && h.isAdmin(r)
+	if id := r.Header.Get(sessionHeader); id != "" {
+		h.mu.Lock()
+		owner, known := h.owners[id]
+		if known && r.Method == http.MethodDelete && owner == admin {
+			delete(h.owners, id)
+		}
+		h.mu.Unlock()
+		if known && owner != admin {
+			http.Error(w, "this session was opened by another caller (its token differs)", http.StatusForbidden)
+			return
+		}
+		h.h.ServeHTTP(w, r)
+		return
+	}
+	h.h.ServeHTTP(w, r)
+	if id := w.Header().Get(sessionHeader); id != "" {
+		h.mu.Lock()
+		h.owners[id] = admin
+		h.mu.Unlock()
+	}
+}
+
+// sessionHeader carries a streamable HTTP session's id.
+const sessionHeader = "Mcp-Session-Id"
 
 // CloseSessions ends every session (and the streams it holds open), so
 // that a daemon's shutdown can drain.
