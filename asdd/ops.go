@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/internal/jsonenc"
+	"github.com/custodian-dev/custodian/managed"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -525,10 +526,10 @@ var (
 	statusWord = regexp.MustCompile(`^[A-Z][A-Z_]{0,31}$`)
 )
 
-// CleanPath checks that p is a project-relative artifact path: not empty,
-// not absolute, no "..", no backslashes, already clean. Symlink escapes are
-// the I/O layer's to refuse (os.Root).
-func CleanPath(p string) error {
+// CleanRelPath checks that p is a project-relative path: not empty, not
+// absolute, no "..", no backslashes, already clean. Symlink escapes are the
+// I/O layer's to refuse (os.Root).
+func CleanRelPath(p string) error {
 	switch {
 	case p == "":
 		return reason.New(reason.InvalidInput, "empty artifact path")
@@ -547,8 +548,20 @@ func CleanPath(p string) error {
 			return reason.New(reason.InvalidInput, "artifact path %q is not clean", p)
 		}
 	}
-	if strings.HasPrefix(p, ".asdd/state/") {
-		return reason.New(reason.InvalidInput, "artifact path %q is inside the custodian's state directory", p)
+	return nil
+}
+
+// CleanPath checks that p is a project-relative artifact path (CleanRelPath)
+// and not one of the custodian's own files (managed.Owned: journals,
+// snapshots, locks, config, notices, the failure log, cycle and run
+// files), where a halt would write its marker. Symlinks that lead to such
+// a file are the I/O layer's to refuse (asdd/effects).
+func CleanPath(p string) error {
+	if err := CleanRelPath(p); err != nil {
+		return err
+	}
+	if what, ok := managed.What(p); ok {
+		return reason.New(reason.InvalidInput, "artifact path %q is one of the custodian's own files (%s); name an ordinary project file", p, what).With("path", p)
 	}
 	return nil
 }
