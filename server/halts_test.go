@@ -82,3 +82,31 @@ func TestConcurrentHaltsKeepEveryFailureLogRow(t *testing.T) {
 		}
 	}
 }
+
+// Issue 18 item 9: a request body that is not valid UTF-8, or that
+// escapes a lone surrogate, is INVALID_INPUT and commits nothing (it was
+// committed with U+FFFD in place of what was sent).
+func TestInvalidUTF8Refused(t *testing.T) {
+	d := start(t, server.Options{})
+	ctx := context.Background()
+	if _, err := d.c.Op(ctx, "init", asdd.Init{Sprint: "S1"}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := d.c.Get(ctx, asdd.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"{\"id\":\"S-1\",\"name\":\"bad \xff name\"}", `{"id":"S-1","name":"bad \ud800 name"}`} {
+		code, b := call(t, "POST", d.url+"/v1/asdd/add-slice", "", nil, body)
+		if code != 400 || errCode(t, b) != reason.InvalidInput || !strings.Contains(string(b), "UTF") {
+			t.Errorf("%q: %d %s", body, code, b)
+		}
+	}
+	after, err := d.c.Get(ctx, asdd.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Revision != before.Revision {
+		t.Fatalf("committed: revision %d -> %d", before.Revision, after.Revision)
+	}
+}

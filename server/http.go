@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/custodian-dev/custodian/internal/readall"
+	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -74,6 +75,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	}
 	if err != nil {
 		return nil, reason.New(reason.InvalidInput, "read request body: %v", err)
+	}
+	if err := safetext.CheckJSON("request body", body); err != nil {
+		return nil, err
 	}
 	if d, err := store.Depth(body); err != nil {
 		return nil, reason.New(reason.InvalidInput, "malformed JSON: unbalanced brackets")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/cycle/progress"
+	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -703,6 +704,9 @@ func (c *cycleCLI) readInput(from string) ([]byte, error) {
 	}
 	if len(b) > maxInputBytes {
 		return nil, reason.New(reason.InvalidInput, "%s is over the limit of %d bytes", inputName(from), maxInputBytes)
+	}
+	if err := safetext.CheckString(inputName(from), string(b)); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
@@ -233,7 +234,10 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func Run(app *App, args []string) int {
 	root := NewRoot(app)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := checkArgs(args)
+	if err == nil {
+		err = root.Execute()
+	}
 	if cerr := app.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -244,6 +248,17 @@ func Run(app *App, args []string) int {
 		printError(app, err)
 	}
 	return exitCode(err)
+}
+
+// checkArgs refuses arguments that are not valid UTF-8 (INVALID_INPUT):
+// they would be committed with U+FFFD in place of what was sent.
+func checkArgs(args []string) error {
+	for i, a := range args {
+		if err := safetext.CheckString(fmt.Sprintf("argument %d", i+1), a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // exitCode is the process exit code for an error a command returned.
