@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/custodian-dev/custodian/internal/safetext"
 )
 
 // Effect kinds.
@@ -118,9 +120,22 @@ func FailureLogRow(e *Escalation) string {
 	return "| " + strings.Join(cells, " | ") + " |"
 }
 
-func cell(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	return strings.ReplaceAll(s, "|", `\|`)
+// cell is s fit for one cell of the failure log's table: no line break,
+// no bare pipe, no HTML (safetext.Cell).
+func cell(s string) string { return safetext.Cell(s) }
+
+// md is s fit for one line of a notice: no line break, no HTML comment,
+// no leading character that would start a list item or heading
+// (safetext.Inline), so that no text a proposal carries can forge a line
+// such as "- Status: RESOLVED".
+func md(s string) string { return safetext.Inline(s) }
+
+func mdAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = md(s)
+	}
+	return out
 }
 
 // NoticeText is the escalation notice a Tech Lead receives (seed 004,
@@ -128,16 +143,16 @@ func cell(s string) string {
 // failure mode category.
 func NoticeText(s *Slice, e *Escalation) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Escalation %s — %s\n\n", e.ID, ModeLabel(e.FailureMode))
+	fmt.Fprintf(&b, "# Escalation %s — %s\n\n", md(e.ID), ModeLabel(e.FailureMode))
 	fmt.Fprintf(&b, "- Status: %s\n", e.Status)
-	fmt.Fprintf(&b, "- Slice: %s", s.SliceID)
+	fmt.Fprintf(&b, "- Slice: %s", md(s.SliceID))
 	if s.Name != "" {
-		fmt.Fprintf(&b, " (%s)", s.Name)
+		fmt.Fprintf(&b, " (%s)", md(s.Name))
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "- Failure mode category: %s (%s)\n", ModeLabel(e.FailureMode), e.FailureMode)
 	if e.Agent != "" {
-		fmt.Fprintf(&b, "- Agent: %s\n", e.Agent)
+		fmt.Fprintf(&b, "- Agent: %s\n", md(e.Agent))
 	}
 	fmt.Fprintf(&b, "- Phase: %s (last known good: %s)\n", e.Phase, Previous(e.Phase))
 	if e.Score != nil {
@@ -146,43 +161,44 @@ func NoticeText(s *Slice, e *Escalation) string {
 	if e.CCS != nil {
 		fmt.Fprintf(&b, "- Cumulative confidence score: %s\n", FormatScore(*e.CCS))
 	}
-	fmt.Fprintf(&b, "- Raised: %s\n", e.RaisedAt)
-	fmt.Fprintf(&b, "- Routed to: %s\n", strings.Join(e.RouteTo, ", "))
+	fmt.Fprintf(&b, "- Raised: %s\n", md(e.RaisedAt))
+	fmt.Fprintf(&b, "- Routed to: %s\n", strings.Join(mdAll(e.RouteTo), ", "))
 	if e.Action != "" {
-		fmt.Fprintf(&b, "- Action required: %s\n", e.Action)
+		fmt.Fprintf(&b, "- Action required: %s\n", md(e.Action))
 	}
-	fmt.Fprintf(&b, "\n## Reason\n\n%s\n", e.Reason)
+	fmt.Fprintf(&b, "\n## Reason\n\n%s\n", md(e.Reason))
 	if len(e.Uncertainty) > 0 {
 		b.WriteString("\n## Uncertainty factors\n\n")
 		for _, u := range e.Uncertainty {
-			fmt.Fprintf(&b, "- %s\n", u)
+			fmt.Fprintf(&b, "- %s\n", md(u))
 		}
 	}
 	if len(e.Artifacts) > 0 {
 		b.WriteString("\n## Artifacts\n\n")
 		for _, a := range e.Artifacts {
-			fmt.Fprintf(&b, "- %s\n", a)
+			fmt.Fprintf(&b, "- %s\n", md(a))
 		}
 	}
 	if len(e.Conflict) > 0 {
 		b.WriteString("\n## Conflict diff\n\n| Field | Theirs | Ours |\n| --- | --- | --- |\n")
 		for _, c := range e.Conflict {
 			fmt.Fprintf(&b, "| %s | %s: %s %s (r%d) | %s: %s %s |\n", cell(c.Field),
-				c.Theirs.Agent, cell(c.Theirs.Value), shortHash(c.Theirs.Hash), c.Theirs.Revision,
-				c.Ours.Agent, cell(c.Ours.Value), shortHash(c.Ours.Hash))
+				cell(c.Theirs.Agent), cell(c.Theirs.Value), cell(shortHash(c.Theirs.Hash)), c.Theirs.Revision,
+				cell(c.Ours.Agent), cell(c.Ours.Value), cell(shortHash(c.Ours.Hash)))
 		}
 	}
 	b.WriteString("\n## Resolution\n\n")
 	if e.Status == EscalationResolved {
-		fmt.Fprintf(&b, "- Decision: %s\n- By: %s\n- At: %s (after %s)\n- Rationale: %s\n", e.Resolution, e.ResolvedBy, e.ResolvedAt, e.TimeToResolve, e.Rationale)
+		fmt.Fprintf(&b, "- Decision: %s\n- By: %s\n- At: %s (after %s)\n- Rationale: %s\n", md(e.Resolution), md(e.ResolvedBy), md(e.ResolvedAt), md(e.TimeToResolve), md(e.Rationale))
 		if e.RootCause != "" {
-			fmt.Fprintf(&b, "- Root cause: %s\n", e.RootCause)
+			fmt.Fprintf(&b, "- Root cause: %s\n", md(e.RootCause))
 		}
 	} else {
+		id := safetext.Terminal(s.SliceID) // in a code block: shown as typed
 		fmt.Fprintf(&b, "Open. Resolve with one of:\n\n")
-		fmt.Fprintf(&b, "    custodian resolve %s --role ROLE --rationale TEXT --action rerun   # approve a revised agent run\n", s.SliceID)
-		fmt.Fprintf(&b, "    custodian resolve %s --role ROLE --rationale TEXT --action return --to PHASE\n", s.SliceID)
-		fmt.Fprintf(&b, "    custodian approve %s --role ROLE --rationale TEXT                  # accept the output as it is\n", s.SliceID)
+		fmt.Fprintf(&b, "    custodian resolve %s --role ROLE --rationale TEXT --action rerun   # approve a revised agent run\n", id)
+		fmt.Fprintf(&b, "    custodian resolve %s --role ROLE --rationale TEXT --action return --to PHASE\n", id)
+		fmt.Fprintf(&b, "    custodian approve %s --role ROLE --rationale TEXT                  # accept the output as it is\n", id)
 	}
 	return b.String()
 }

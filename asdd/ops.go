@@ -519,7 +519,7 @@ func (b lockBound) due(now time.Time) bool { return b.any && !now.Before(b.at) }
 func (t *tx) touch(s *Slice) { s.UpdatedAt = t.ts }
 
 var (
-	sliceIDRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	sliceIDRE  = regexp.MustCompile(IDPattern)
 	artNameRE  = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 	hashRE     = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 	taskIDRE   = sliceIDRE
@@ -762,6 +762,9 @@ func (o LockSlice) Actor() string { return o.Holder }
 func (o LockSlice) apply(t *tx) error {
 	if strings.TrimSpace(o.Holder) == "" {
 		return reason.New(reason.InvalidInput, "a lock needs a holder")
+	}
+	if err := CheckName("lock holder", o.Holder); err != nil {
+		return err
 	}
 	if o.TTL < 0 {
 		return reason.New(reason.InvalidInput, "lock duration %s is negative", o.TTL)

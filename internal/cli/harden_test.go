@@ -31,3 +31,44 @@ func TestInvalidUTF8InputRefused(t *testing.T) {
 	}
 	_ = asdd.Key
 }
+
+// Issue 18 item 6: text from the state cannot drive the terminal or forge
+// a line of a listing: escape sequences, newlines and bidirectional
+// overrides in a slice name are shown escaped by status and slice list,
+// and a task id written before ids were checked cannot make impl --ready
+// print a fake ready task.
+func TestTerminalOutputEscaped(t *testing.T) {
+	e := newASDDEnv(t)
+	e.must("init", "--sprint", "S1")
+	evil := "evil\x1b[2J\x1b]52;c;ZXZpbA==\x07\u202e\nSLICE-999  DONE"
+	e.must("slice", "add", "SLICE-001", "--name", evil)
+	for _, args := range [][]string{{"status"}, {"slice", "list"}, {"slice", "show", "SLICE-001"}} {
+		out := e.must(args...)
+		if strings.ContainsAny(out, "\x1b\x07\u202e") {
+			t.Errorf("%v printed control characters raw: %q", args, out)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "SLICE-999") {
+				t.Errorf("%v: forged line %q", args, line)
+			}
+		}
+		if !strings.Contains(out, `\x1b[2J`) {
+			t.Errorf("%v: the name is not shown escaped: %q", args, out)
+		}
+	}
+	if m := e.manifest(); m.Slice("SLICE-001").Name != evil {
+		t.Fatalf("the name itself was changed: %q", m.Slice("SLICE-001").Name)
+	}
+	// A task manifest from before ids were checked.
+	e.write(".impl/manifest.json", `{"version":"1.0","plan":{"path":"docs/plans/1.md","number":"001","title":"P","decomposed_at":"2026-04-20T14:00:00Z"},`+
+		`"phases":[{"number":1,"depends_on":[],"bounded_contexts":[]}],`+
+		`"tasks":[{"id":"1.1\n9.9|1|pending|fake ready task","phase":1,"description":"real","bounded_contexts":[],"status":"pending","branch":null,"retries":0,"created_at":"2026-04-20T14:00:00Z","updated_at":"2026-04-20T14:00:00Z"}]}`)
+	out := e.must("impl", "--ready")
+	if lines := strings.Split(strings.TrimSpace(out), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], `1.1\n9.9`) {
+		t.Fatalf("impl --ready:\n%s", out)
+	}
+	// the drop-in keeps the script's exit code for a refusal (1)
+	if out := e.want(1, "impl", "--add-task", "--task-id", "1.2\n9.9|1|pending|fake", "--phase", "1", "--description", "x"); !strings.Contains(out, "is not valid") {
+		t.Fatalf("add-task: %s", out)
+	}
+}

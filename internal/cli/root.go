@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -155,7 +156,16 @@ func (a *App) Render(v any, text func(w io.Writer) error) error {
 	if a.JSON {
 		return WriteJSON(a.Out, v)
 	}
-	return text(a.Out)
+	// Text from the state goes to a terminal: no escape sequence, control
+	// character or bidirectional override in it is passed on
+	// (safetext.TerminalText); the output's own newlines, tabs and colours
+	// are.
+	var buf bytes.Buffer
+	err := text(&buf)
+	if _, werr := a.Out.Write(safetext.TerminalText(buf.Bytes())); err == nil {
+		err = werr
+	}
+	return err
 }
 
 // WriteJSON writes v as indented JSON followed by a newline.

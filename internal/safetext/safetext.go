@@ -147,8 +147,9 @@ func Terminal(s string) string {
 
 // Inline returns s fit to stand as inline text on one line of a Markdown
 // file: line breaks (LF, CR, CRLF, U+2028/9) become spaces, other control
-// characters and bidirectional overrides are dropped, '<' becomes "&lt;"
-// (no HTML, no "<!--" that hides the rest of the file), and a character
+// characters and bidirectional overrides are dropped, a '<' that would
+// start HTML becomes "&lt;" (no tag, no "<!--" that hides the rest of the
+// file), and a character
 // that would make the line a heading, list item, quote, table row, code
 // fence or thematic break is escaped with a backslash.
 func Inline(s string) string {
@@ -163,7 +164,8 @@ func Inline(s string) string {
 func inline(s string) string {
 	var b strings.Builder
 	space := false
-	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+	rs := []rune(strings.ToValidUTF8(s, "\uFFFD"))
+	for i, r := range rs {
 		switch {
 		case r == '\n' || r == '\r' || r == 0x2028 || r == 0x2029 || r == '\t':
 			if !space {
@@ -173,7 +175,7 @@ func inline(s string) string {
 			continue
 		case unsafe(r):
 			continue
-		case r == '<':
+		case r == '<' && i+1 < len(rs) && startsTag(rs[i+1]):
 			b.WriteString("&lt;")
 		default:
 			b.WriteRune(r)
@@ -183,14 +185,21 @@ func inline(s string) string {
 	return strings.TrimSpace(b.String())
 }
 
-// startsWithOrdered reports "12." or "12)" at the start: an ordered list
-// item.
+// startsTag reports whether r after '<' may start HTML in CommonMark: a
+// tag, a closing tag, a comment, a declaration or a processing
+// instruction. "0.4 < 0.85" stays as it is.
+func startsTag(r rune) bool {
+	return r == '!' || r == '/' || r == '?' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z')
+}
+
+// startsWithOrdered reports "12. " or "12)" (then a space or the end) at
+// the start: an ordered list item. "0.4" is not one.
 func startsWithOrdered(s string) bool {
 	i := 0
 	for i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9' {
 		i++
 	}
-	return i > 0 && i < len(s) && (s[i] == '.' || s[i] == ')')
+	return i > 0 && i < len(s) && (s[i] == '.' || s[i] == ')') && (i+1 == len(s) || s[i+1] == ' ')
 }
 
 // Cell returns s fit to stand in one cell of a Markdown table row: Inline
@@ -199,4 +208,68 @@ func startsWithOrdered(s string) bool {
 func Cell(s string) string {
 	s = strings.ReplaceAll(inline(s), `\`, `\\`)
 	return strings.ReplaceAll(s, "|", `\|`)
+}
+
+// TerminalText returns a command's text output fit for a terminal: like
+// Terminal, but newlines and tabs (the output's own layout) and SGR
+// sequences (ESC [ digits and ';' m: the output's own colours) are kept.
+// Every other escape sequence (cursor moves, screen clears, window
+// titles, OSC 52 clipboard writes…), control character and bidirectional
+// override is shown escaped. Fields that come from the state are escaped
+// with Terminal before they are laid out, so that a newline or tab in one
+// cannot forge a line or a column; this is the net under them.
+func TerminalText(b []byte) []byte {
+	clean := true
+	for i := 0; i < len(b); i++ {
+		if c := b[i]; (c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || c >= 0x80 {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return b
+	}
+	var out []byte
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c == 0x1b {
+			if n := sgrLen(b[i:]); n > 0 {
+				out = append(out, b[i:i+n]...)
+				i += n
+				continue
+			}
+		}
+		if c == '\n' || c == '\t' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			out = append(out, "\uFFFD"...)
+			i++
+			continue
+		}
+		out = append(out, Terminal(string(b[i:i+n]))...)
+		i += n
+	}
+	return out
+}
+
+// sgrLen is the length of the SGR sequence b starts with (ESC [ [0-9;]* m),
+// 0 if it does not start with one.
+func sgrLen(b []byte) int {
+	if len(b) < 3 || b[0] != 0x1b || b[1] != '[' {
+		return 0
+	}
+	for i := 2; i < len(b) && i < 64; i++ {
+		switch c := b[i]; {
+		case c == 'm':
+			return i + 1
+		case c == ';' || ('0' <= c && c <= '9'):
+		default:
+			return 0
+		}
+	}
+	return 0
 }

@@ -88,6 +88,7 @@ func TestMarkdown(t *testing.T) {
 		{"# Escalation ESC-X", `\# Escalation ESC-X`, `# Escalation ESC-X`},
 		{"1. item", `\1. item`, `1. item`},
 		{"a <!-- hide", "a &lt;!-- hide", "a &lt;!-- hide"},
+		{"0.4 < 0.85 <b>x</b>", "0.4 < 0.85 &lt;b>x&lt;/b>", "0.4 < 0.85 &lt;b>x&lt;/b>"},
 		{`a \| b`, `a \| b`, `a \\\| b`},
 		{"a | b", "a | b", `a \| b`},
 		{"ends with \\", `ends with \`, `ends with \\`},
@@ -113,7 +114,7 @@ func FuzzCell(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		c := Cell(s)
-		if strings.ContainsAny(c, "\n\r<") {
+		if strings.ContainsAny(c, "\n\r") || strings.Contains(c, "<!") {
 			t.Fatalf("Cell(%q) = %q", s, c)
 		}
 		for i := 0; i < len(c); i++ {
@@ -124,8 +125,22 @@ func FuzzCell(f *testing.F) {
 				t.Fatalf("Cell(%q) = %q: bare pipe at %d", s, c, i)
 			}
 		}
-		if strings.ContainsAny(Inline(s), "\n\r<") {
+		if in := Inline(s); strings.ContainsAny(in, "\n\r") || strings.Contains(in, "<!") || strings.Contains(in, "</") {
 			t.Fatalf("Inline(%q) = %q", s, Inline(s))
 		}
 	})
+}
+
+func TestTerminalText(t *testing.T) {
+	for in, want := range map[string]string{
+		"SLICE\tNAME\nS-1\tLogin\n":                   "SLICE\tNAME\nS-1\tLogin\n",
+		"\x1b[1mbold\x1b[0m \x1b[38;5;196mred\x1b[0m": "\x1b[1mbold\x1b[0m \x1b[38;5;196mred\x1b[0m",
+		"a\x1b[2Jb\x1b]0;title\x07c":                  `a\x1b[2Jb\x1b]0;title\x07c`,
+		"x\ry \u202e z \u009b1m":                      `x\ry \u202e z \u009b1m`,
+		"ok ✓ \xff":                                   "ok ✓ \uFFFD",
+	} {
+		if got := string(TerminalText([]byte(in))); got != want {
+			t.Errorf("TerminalText(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
