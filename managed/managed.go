@@ -42,6 +42,9 @@ const (
 	ConfigPath = ".asdd/config.yaml"
 	// EscalationDir holds the escalation notices.
 	EscalationDir = ".asdd/escalations"
+	// SteeringProposalDir holds the steering-update proposals of
+	// escalations, awaiting a human's approval.
+	SteeringProposalDir = ".asdd/steering-proposals"
 	// RunDir holds the runner's run file, lock, context packets and logs.
 	RunDir = ".asdd/runs"
 	// FailureLogPath is the agent failure log.
@@ -60,6 +63,7 @@ var owned = []struct {
 	{StateDir, true, "the custodian's state directory (the ASDD manifest, its journal, segments, lock and marks, the daemon's pid file and socket)"},
 	{ConfigPath, false, "the custodian's configuration"},
 	{EscalationDir, true, "the escalation notices"},
+	{SteeringProposalDir, true, "the steering-update proposals awaiting approval"},
 	{RunDir, true, "the runner's run files and logs"},
 	{FailureLogPath, false, "the agent failure log"},
 	{PhasesDir, true, "the agent state's phase outputs"},

@@ -71,7 +71,7 @@ func TestOwned(t *testing.T) {
 // that write the files.
 func TestOwnedMatchesThePackages(t *testing.T) {
 	for _, p := range []string{asdd.Key, asdd.ConfigPath, asdd.EscalationDir + "/x.md", asdd.FailureLogPath,
-		impl.Key, agentstate.Key, agentstate.PhasesDir + "/x-output.md", cycle.Key("c-1"), cycle.ProgressDir("c-1") + "/a/b.md",
+		asdd.SteeringProposalDir + "/ESC-1.md", impl.Key, agentstate.Key, agentstate.PhasesDir + "/x-output.md", cycle.Key("c-1"), cycle.ProgressDir("c-1") + "/a/b.md",
 		runner.RunDir + "/runner.json", reconcile.DefaultCachePath, reconcile.EscalationsDir + "/y.md", file.DefaultPidFile} {
 		if !managed.Owned(p) {
 			t.Errorf("%s is written by the custodian but not Owned", p)

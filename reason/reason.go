@@ -31,20 +31,29 @@ const (
 	InvalidInput Code = "INVALID_INPUT"
 	// CorruptState: a state file or journal is damaged and could not be recovered.
 	CorruptState Code = "CORRUPT_STATE"
+	// OutsideQuickBoundary: a quick fix touches an artifact outside the
+	// quick-mode boundary (.asdd/config.yaml quick.boundary).
+	OutsideQuickBoundary Code = "OUTSIDE_QUICK_FIX_BOUNDARY"
+	// GatePending: a phase cannot complete before the agents that gate it
+	// have an accepted result (.asdd/config.yaml phase_gates, quick.gates).
+	GatePending Code = "GATE_PENDING"
 	// Halted: the slice is halted and only a human resolution lets it go on.
 	Halted Code = "SLICE_HALTED"
 	// NeedsReview: the slice carries guessed fields that a human must review first.
 	NeedsReview Code = "NEEDS_HUMAN_REVIEW"
+	// Unauthorized: a missing or wrong token, or a human decision asked by an agent.
+	Unauthorized Code = "UNAUTHORIZED"
 )
 
 // Exit codes of the custodian binary.
 const (
-	ExitOK        = 0
-	ExitInternal  = 1
-	ExitUsage     = 2
-	ExitRejected  = 3
-	ExitConflict  = 4
-	ExitIntegrity = 5
+	ExitOK           = 0
+	ExitInternal     = 1
+	ExitUsage        = 2
+	ExitRejected     = 3
+	ExitConflict     = 4
+	ExitIntegrity    = 5
+	ExitUnauthorized = 6
 )
 
 // Error is a rejection: a stable code and a sentence for people.
@@ -102,6 +111,8 @@ func (c Code) ExitCode() int {
 		return ExitIntegrity
 	case InvalidInput:
 		return ExitUsage
+	case Unauthorized:
+		return ExitUnauthorized
 	case "":
 		return ExitInternal
 	}

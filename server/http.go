@@ -1,17 +1,17 @@
 package server
 
 import (
-	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 
-	"github.com/custodian-dev/custodian/internal/readall"
 	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 func tokenOK(r *http.Request, token string) bool {
@@ -28,8 +28,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // ErrorBody is the JSON of every error response.
-type ErrorBody struct {
-	Error *reason.Error `json:"error"`
+type ErrorBody = wire.ErrorBody
+
+func errorBody(e *reason.Error, coded bool) ErrorBody {
+	if coded {
+		return ErrorBody{Error: e, Outcome: wire.Rejected}
+	}
+	return ErrorBody{Error: e, Outcome: wire.Failed}
 }
 
 // StatusOf is the HTTP status of an error response with this code.
@@ -45,6 +50,8 @@ func StatusOf(code reason.Code) int {
 		return http.StatusLocked
 	case reason.CorruptState:
 		return http.StatusInternalServerError
+	case reason.Unauthorized:
+		return http.StatusUnauthorized
 	case "", "INTERNAL":
 		return http.StatusInternalServerError
 	}
@@ -56,19 +63,16 @@ func writeError(w http.ResponseWriter, err error) {
 	if !ok {
 		e = &reason.Error{Code: "INTERNAL", Message: err.Error()}
 	}
-	writeJSON(w, StatusOf(e.Code), ErrorBody{Error: e})
+	writeJSON(w, StatusOf(e.Code), errorBody(e, ok))
 }
 
 func writeErrorStatus(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, ErrorBody{Error: &reason.Error{Code: reason.Code(code), Message: msg}})
+	writeJSON(w, status, errorBody(&reason.Error{Code: reason.Code(code), Message: msg}, true))
 }
 
 // readBody reads a JSON request body within the size and depth caps.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	// A body's announced length is allocated for up to 64 KB: a client
-	// that announces a large body and sends little does not make the
-	// daemon hold its size.
-	body, err := readall.Sized(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes), r.ContentLength, 64<<10)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return nil, reason.New(reason.InvalidInput, "request body over the limit of %d bytes", s.o.MaxBodyBytes)
@@ -87,16 +91,6 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	return body, nil
 }
 
-// decodeStrict decodes JSON into v, refusing unknown fields and trailing
-// data.
-func decodeStrict(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return reason.New(reason.InvalidInput, "malformed request: %v", err)
-	}
-	if len(bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n")) > 0 { // JSON's whitespace only
-		return reason.New(reason.InvalidInput, "malformed request: data after the JSON value")
-	}
-	return nil
-}
+// decodeStrict decodes JSON into v, refusing invalid UTF-8, unknown
+// fields and trailing data.
+func decodeStrict(body []byte, v any) error { return wire.DecodeStrict(body, v) }

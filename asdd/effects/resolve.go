@@ -146,8 +146,9 @@ func own(kind, name string, pl *place) error {
 	where := managed.FailureLogPath
 	ok := name == where
 	if kind == asdd.EffectWriteFile {
-		where = managed.EscalationDir + "/"
-		ok = strings.HasPrefix(name, where) && !strings.Contains(strings.TrimPrefix(name, where), "/")
+		where = managed.EscalationDir + "/ or " + managed.SteeringProposalDir + "/"
+		dir, base := path.Split(name)
+		ok = (dir == managed.EscalationDir+"/" || dir == managed.SteeringProposalDir+"/") && base != ""
 	}
 	if !ok {
 		return reason.New(reason.InvalidInput, "%s %s refused: this effect only writes %s", kind, name, where)

@@ -155,6 +155,12 @@ func runCheck(app *App, cmd *cobra.Command, full, halt bool) (*CheckReport, erro
 			Message: fmt.Sprintf("project context fields guessed by a rebuild await review (%s): custodian review --project --by ROLE", strings.Join(in.ProjectReview, ", "))})
 	}
 	for _, s := range in.Slices {
+		// Seed 000: "two confidence chain entries for the same agent in
+		// the same slice" is an inconsistency.
+		for _, a := range s.DuplicateChain {
+			findings = append(findings, reconcile.Finding{Code: reason.StateInconsistency, Slice: s.ID,
+				Message: fmt.Sprintf("the confidence chain holds two current entries for the %s agent (earlier attempts belong in confidence_chain_history): review the chain, then `custodian approve` or `rollback`", a)})
+		}
 		if len(s.NeedsReview) > 0 {
 			findings = append(findings, reconcile.Finding{Code: reason.NeedsReview, Slice: s.ID,
 				Message: fmt.Sprintf("fields guessed by a rebuild await review (%s): custodian review %s --by ROLE", strings.Join(s.NeedsReview, ", "), s.ID)})

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/custodian-dev/custodian/app"
 	"io"
 	"os"
 	"path/filepath"
@@ -45,6 +46,7 @@ type App struct {
 
 	mu    sync.Mutex
 	store store.Store
+	svc   app.Service
 }
 
 // Root returns the absolute project root.
@@ -244,12 +246,16 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func Run(app *App, args []string) int {
 	root := NewRoot(app)
 	root.SetArgs(args)
+	var ran *cobra.Command
 	err := checkArgs(args)
 	if err == nil {
-		err = root.Execute()
+		ran, err = root.ExecuteC()
 	}
 	if cerr := app.Close(); err == nil && cerr != nil {
 		err = cerr
+	}
+	if ran != nil && asddOperations[ran.CommandPath()] {
+		err = rejected(err) // refused before or by the rules: nothing changed
 	}
 	if err == nil {
 		return reason.ExitOK
@@ -269,6 +275,15 @@ func checkArgs(args []string) error {
 		}
 	}
 	return nil
+}
+
+// asddOperations are the commands that propose a change of the ASDD
+// manifest: a refusal of theirs says that nothing changed.
+var asddOperations = map[string]bool{
+	"custodian propose": true, "custodian quick": true, "custodian halt": true, "custodian resolve": true,
+	"custodian approve": true, "custodian lock": true, "custodian unlock": true, "custodian heartbeat": true,
+	"custodian slice add": true, "custodian tasks add": true, "custodian tasks done": true,
+	"custodian assumption correct": true, "custodian review": true,
 }
 
 // exitCode is the process exit code for an error a command returned.
@@ -301,6 +316,8 @@ type ExitError struct{ Code int }
 func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
 
 func printError(app *App, err error) {
+	var rej *rejectedError
+	isRejection := errors.As(err, &rej)
 	if app.JSON {
 		e, ok := reason.As(err)
 		if !ok {
@@ -310,7 +327,15 @@ func printError(app *App, err error) {
 			}
 			e = &reason.Error{Code: code, Message: err.Error()}
 		}
-		_ = WriteJSON(app.Out, map[string]any{"error": e})
+		body := map[string]any{"error": e}
+		if isRejection { // an operation refused: say that nothing changed
+			body["committed"], body["outcome"] = false, "rejected"
+		}
+		_ = WriteJSON(app.Out, body)
+		return
+	}
+	if isRejection {
+		fmt.Fprintf(app.Err, "custodian: rejected, nothing changed: %v\n", err)
 		return
 	}
 	fmt.Fprintf(app.Err, "custodian: %v\n", err)

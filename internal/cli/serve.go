@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	appl "github.com/custodian-dev/custodian/app"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -228,8 +229,15 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		}
 		ls = append(ls, l)
 	}
+	// One application layer for every door of the daemon: the API, the
+	// dashboard, the monitor loop.
+	cfg := cachedConfig(app, root)
+	local := appl.NewLocal(appl.Options{Store: st, Root: root, Config: cfg, Now: app.Now, Logger: log})
+	app.mu.Lock()
+	app.svc = local
+	app.mu.Unlock()
 	sopts := server.Options{Token: o.Token, Logger: log, Now: app.Now, Root: root, Metrics: metrics,
-		ASDDConfig: cachedConfig(app, root), MaxWatchers: o.MaxWatchers}
+		ASDDConfig: cfg, App: local, Documents: server.DocumentKey, MaxWatchers: o.MaxWatchers}
 	if UIHandler != nil {
 		ui, err := UIHandler(app)
 		if err != nil {
@@ -284,7 +292,7 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		err = cerr
 	}
 	app.mu.Lock()
-	app.store = nil
+	app.store, app.svc = nil, nil
 	app.mu.Unlock()
 	if err == nil {
 		log.Info("custodian daemon stopped cleanly")
