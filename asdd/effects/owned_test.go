@@ -72,7 +72,7 @@ func TestHaltMarkersOnlyOnProjectFiles(t *testing.T) {
 		".impl/journal.ndjson", ".impl/manifest.json", ".asdd/state/journal.ndjson", ".asdd/config.yaml",
 		"docs/agent-failure-log.md", ".workflow/.cycle/c-1.json", ".asdd/runs/runner.json",
 		"notes/journal.ndjson", "docs/plan.md", "docs/cfg/config.yaml", "a/b/journal.ndjson", "docs/indirect",
-		"docs/cfg/state/journal.ndjson", "loop1",
+		"docs/cfg/state/journal.ndjson",
 	}
 	for _, name := range refused {
 		if _, err := p.Artifact("spec", name, asdd.DefaultMarker); reason.CodeOf(err) != reason.InvalidInput {
@@ -82,6 +82,9 @@ func TestHaltMarkersOnlyOnProjectFiles(t *testing.T) {
 		if err == nil {
 			t.Errorf("marking %s succeeded", name)
 		}
+	}
+	if _, err := p.Artifact("spec", "loop1", asdd.DefaultMarker); reason.CodeOf(err) != reason.StateInconsistency || !strings.Contains(err.Error(), "loop1") {
+		t.Errorf("Artifact(loop1): %v, want STATE_INCONSISTENCY naming it", err)
 	}
 	for name, data := range owned {
 		if got := read(t, dir, name); got != data {

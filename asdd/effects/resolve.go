@@ -84,7 +84,7 @@ func (p *Project) locate(name string) (*place, error) {
 		}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			if links++; links > maxLinks {
-				return fail(reason.New(reason.InvalidInput, "%s: too many levels of symbolic links (a symlink loop?)", name))
+				return fail(reason.New(reason.StateInconsistency, "%s cannot be resolved: a symlink loop (more than %d links)", name, maxLinks))
 			}
 			target, err := cur.Readlink(part)
 			if err != nil {
