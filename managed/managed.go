@@ -98,13 +98,14 @@ func What(rel string) (what string, ok bool) {
 	}
 	// The files of a document kept outside those directories: the
 	// snapshot, its temporary and set-aside copies, the journal and its
-	// segments and broken copies, the lock and the marks (store/file).
+	// segments and broken copies, the lock, the marks and the chain's
+	// anchor (store/file).
 	for _, key := range []string{ImplKey, StateKey} {
 		dir, base := path.Split(key)
 		stem := strings.TrimSuffix(base, ".json")
-		journal, lock, marks := stem+".journal.", "."+stem+".lock", "."+stem+".marks"
+		journal, hidden := stem+".journal.", "."+stem+"."
 		if base == "manifest.json" { // store/file's names beside a manifest.json
-			journal, lock, marks = "journal.", ".lock", ".marks"
+			journal, hidden = "journal.", "."
 		}
 		fdir, fbase := path.Split(p)
 		if fdir != dir {
@@ -112,9 +113,25 @@ func What(rel string) (what string, ok bool) {
 		}
 		switch {
 		case fbase == base, strings.HasPrefix(fbase, base+"."),
-			strings.HasPrefix(fbase, journal), fbase == lock, fbase == marks:
+			strings.HasPrefix(fbase, journal), ownHidden(fbase, hidden):
 			return "the document " + key + " and its journal, lock and marks", true
 		}
 	}
 	return "", false
+}
+
+// ownHidden reports the store's hidden files of a document, given their
+// prefix ("." beside a manifest.json, ".<stem>." otherwise): the lock, the
+// marks and the chain's anchor (and their set-aside copies).
+func ownHidden(base, prefix string) bool {
+	rest, ok := strings.CutPrefix(base, prefix)
+	if !ok {
+		return false
+	}
+	for _, f := range []string{"lock", "marks", "head"} {
+		if rest == f || strings.HasPrefix(rest, f+".") {
+			return true
+		}
+	}
+	return false
 }
