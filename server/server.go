@@ -69,6 +69,11 @@ type Options struct {
 	// PUT /v1/doc, /v1/history) must not serve (DocumentKey: only the
 	// custodian's documents).
 	Documents func(key string) error
+	// TCPNeedsToken, when Token is empty, still refuses TCP requests
+	// without a bearer token (then only the admin token opens them): the
+	// safe default of custodian serve, so that other local users cannot
+	// read or change the state over loopback.
+	TCPNeedsToken bool
 	// App is the application layer the operations go through (nil: one
 	// over the server's store, Root, ASDDConfig, Now and Logger).
 	App *app.Local
@@ -254,7 +259,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				s.o.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration", time.Since(start))
 			}
 		}()
-		if s.o.Token != "" && r.URL.Path != "/v1/health" && !s.uiPage(r) && !tokenOK(r, s.o.Token) && !s.adminOK(r) {
+		if s.needsToken(r) && !(s.o.Token != "" && tokenOK(r, s.o.Token)) && !s.adminOK(r) {
 			rw.Header().Set("WWW-Authenticate", `Bearer realm="custodian"`)
 			writeErrorStatus(rw, http.StatusUnauthorized, "UNAUTHORIZED", "a bearer token is required")
 			return

@@ -103,7 +103,7 @@ file stay one per project directory. --snapshot-interval does not apply.`,
 	f := cmd.Flags()
 	f.StringVar(&o.Addr, "addr", "127.0.0.1:7420", "TCP `address` to listen on (\"\" for the socket only)")
 	f.StringVar(&o.Socket, "socket", DefaultSocket, "unix socket `path`, relative to the project root (\"\" for none)")
-	f.StringVar(&o.Token, "token", os.Getenv("CUSTODIAN_TOKEN"), "bearer `token` required from TCP clients (required off loopback)")
+	f.StringVar(&o.Token, "token", os.Getenv("CUSTODIAN_TOKEN"), "bearer `token` of the agents over TCP (required off loopback); without it TCP takes only the admin token, and agents use the unix socket")
 	f.StringVar(&o.AdminToken, "admin-token", os.Getenv("CUSTODIAN_ADMIN_TOKEN"), "bearer `token` for the human actions over TCP (resolve, approve, review, raw writes of the manifest); generated and printed at start when empty")
 	f.DurationVar(&o.SnapshotInterval, "snapshot-interval", 50*time.Millisecond, "least time between two rewrites of a snapshot file")
 	f.DurationVar(&o.MonitorEvery, "monitor-every", time.Minute, "heartbeat monitor interval (0 disables it)")
@@ -252,6 +252,10 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		return err
 	}
 	sopts.AdminToken = adminToken
+	// Loopback is shared by every local user: without --token, TCP takes
+	// only the admin token (the dashboard's link carries it); the owner's
+	// agents use the unix socket.
+	sopts.TCPNeedsToken = true
 	srv := server.New(st, sopts)
 
 	ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt, syscall.SIGTERM)
