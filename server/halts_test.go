@@ -110,3 +110,40 @@ func TestInvalidUTF8Refused(t *testing.T) {
 		t.Fatalf("committed: revision %d -> %d", before.Revision, after.Revision)
 	}
 }
+
+// Issue 18 item 1 through the daemon: a proposal whose artifact is one of
+// the custodian's files, or reaches one through a symlink, is refused
+// with INVALID_INPUT; nothing is committed or marked.
+func TestHaltMarkerOnCustodianFilesRefusedByTheDaemon(t *testing.T) {
+	d := start(t, server.Options{})
+	ctx := context.Background()
+	if _, err := d.c.Op(ctx, "init", asdd.Init{Sprint: "S1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.c.Op(ctx, "add-slice", asdd.AddSlice{ID: "S-1", Name: "x"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(".asdd/state", filepath.Join(d.dir, "notes")); err != nil {
+		t.Fatal(err)
+	}
+	journal, err := os.ReadFile(filepath.Join(d.dir, ".asdd/state/journal.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, _ := d.c.Get(ctx, asdd.Key)
+	for _, p := range []string{".asdd/state/journal.ndjson", "notes/journal.ndjson", ".asdd/config.yaml"} {
+		_, err := d.c.Propose(ctx, asdd.Proposal{Agent: "discovery", Slice: "S-1", Score: 0.4,
+			Uncertainty: []string{"x"}, Artifacts: []asdd.Artifact{{Name: "intent", Path: p}}})
+		if reason.CodeOf(err) != reason.InvalidInput {
+			t.Errorf("%s: %v, want INVALID_INPUT", p, err)
+		}
+	}
+	after, _ := d.c.Get(ctx, asdd.Key)
+	if after.Revision != before.Revision {
+		t.Fatalf("committed: %d -> %d", before.Revision, after.Revision)
+	}
+	now, err := os.ReadFile(filepath.Join(d.dir, ".asdd/state/journal.ndjson"))
+	if err != nil || !strings.HasPrefix(string(now), string(journal)) || strings.Contains(string(now), "DRAFT") {
+		t.Fatalf("journal changed: %v", err)
+	}
+}

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -29,7 +31,6 @@ func TestInvalidUTF8InputRefused(t *testing.T) {
 	if s := e.read(".agents/tmp/state.json"); strings.Contains(s, "note") {
 		t.Fatalf("committed: %s", s)
 	}
-	_ = asdd.Key
 }
 
 // Issue 18 item 6: text from the state cannot drive the terminal or forge
@@ -71,4 +72,41 @@ func TestTerminalOutputEscaped(t *testing.T) {
 	if out := e.want(1, "impl", "--add-task", "--task-id", "1.2\n9.9|1|pending|fake", "--phase", "1", "--description", "x"); !strings.Contains(out, "is not valid") {
 		t.Fatalf("add-task: %s", out)
 	}
+}
+
+// Issue 18 item 1 through the CLI: an agent that names the task
+// manifest's journal, the config or (through a directory symlink) the
+// ASDD journal as an artifact and scores low is refused (exit 2) before
+// anything is committed or marked.
+func TestHaltMarkerOnCustodianFilesRefused(t *testing.T) {
+	e := newASDDEnv(t)
+	e.must("init", "--sprint", "S1")
+	e.must("slice", "add", "SLICE-001", "--name", "Login")
+	e.must("impl", "--init", "--plan-path", "docs/plans/1.md", "--plan-number", "001", "--plan-title", "Plan")
+	e.write(".asdd/config.yaml", "# defaults\n")
+	if err := os.Symlink(".asdd/state", filepath.Join(e.dir, "notes")); err != nil {
+		t.Fatal(err)
+	}
+	files := []string{".impl/journal.ndjson", ".asdd/config.yaml", ".asdd/state/journal.ndjson"}
+	before := map[string]string{}
+	for _, f := range files {
+		before[f] = e.read(f)
+	}
+	rev := e.manifest().Revision
+	for _, art := range []string{".impl/journal.ndjson", ".asdd/config.yaml", "notes/journal.ndjson"} {
+		out := e.want(2, "propose", "--agent", "discovery", "--slice", "SLICE-001", "--score", "0.40",
+			"--uncertainty", "scope unclear", "--artifact", "intent="+art)
+		if !strings.Contains(out, "INVALID_INPUT") || !strings.Contains(out, "custodian's own") {
+			t.Errorf("%s: %s", art, out)
+		}
+	}
+	for _, f := range files {
+		if got := e.read(f); got != before[f] {
+			t.Errorf("%s changed:\n%s", f, got)
+		}
+	}
+	if m := e.manifest(); m.Revision != rev || m.Slice("SLICE-001").Status != asdd.Discovery {
+		t.Fatalf("committed: revision %d -> %d, %s", rev, m.Revision, m.Slice("SLICE-001").Status)
+	}
+	e.must("impl", "--list-tasks") // the task manifest still reads
 }
