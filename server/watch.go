@@ -53,7 +53,7 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.release()
-	hb, err := s.hubFor(key)
+	hb, err := s.hubFor(r.Context(), key)
 	if err != nil {
 		writeError(w, err)
 		return

@@ -103,22 +103,30 @@ func (s *Server) release() {
 
 // hubFor returns the running hub of key, starting it (following from the
 // document's current revision) if none runs; put gives it back.
-func (s *Server) hubFor(key string) (*hub, error) {
+func (s *Server) hubFor(ctx context.Context, key string) (*hub, error) {
 	w := &s.watches
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if h := w.hubs[key]; h != nil {
 		h.users++
+		w.mu.Unlock()
 		return h, nil
 	}
+	w.mu.Unlock()
+	// The current revision, read without holding up other streams.
 	var start uint64
-	doc, err := s.st.Get(context.Background(), key)
+	doc, err := s.st.Get(ctx, key)
 	switch {
 	case err == nil:
 		start = doc.Revision
 	case errors.Is(err, reason.NotFound):
 	default:
 		return nil, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if h := w.hubs[key]; h != nil { // another stream started it meanwhile
+		h.users++
+		return h, nil
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	h := &hub{key: key, cancel: cancel, done: make(chan struct{}), users: 1, head: start, fanned: start,
@@ -204,6 +212,7 @@ func (h *hub) fanOut(ctx context.Context) {
 		select {
 		case <-h.kick:
 		case <-ctx.Done():
+			return // the last stream left
 		}
 		h.mu.Lock()
 		gap := time.Duration(len(h.live)) * fanOutPace

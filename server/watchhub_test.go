@@ -3,6 +3,7 @@ package server_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/bench"
+	"github.com/custodian-dev/custodian/client"
 	"github.com/custodian-dev/custodian/server"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -204,4 +206,78 @@ func TestHelperWatchers(t *testing.T) {
 	for _, c := range conns {
 		c.Close()
 	}
+}
+
+// Streams that come and go (resuming with Last-Event-ID) while commits go
+// on each see every revision once, in order.
+func TestWatchFanOutUnderChurn(t *testing.T) {
+	d := start(t, server.Options{})
+	ctx := context.Background()
+	const key, total = "state/churn.json", 400
+	if _, err := d.c.Update(ctx, key, setN(0), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	url := d.url + "/v1/watch?key=" + key + "&from=0"
+	done := make(chan error, 8)
+	for w := range 8 {
+		go func() { done <- churn(url, w, 20+w*7, total+1) }()
+	}
+	for i := 1; i <= total; i++ {
+		if _, err := d.c.Update(ctx, key, setN(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 8 {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatal("streams did not finish")
+		}
+	}
+}
+
+// churn reads revisions 1 to last from url, reconnecting with
+// Last-Event-ID after every n, and checks each arrives once, in order.
+func churn(url string, w, n int, last uint64) error {
+	next := uint64(1)
+	for next <= last {
+		req, _ := http.NewRequest("GET", url, nil)
+		if next > 1 {
+			req.Header.Set("Last-Event-ID", fmt.Sprint(next-1))
+		}
+		tr := &http.Transport{}
+		resp, err := (&http.Client{Transport: tr}).Do(req)
+		if err != nil {
+			return err
+		}
+		br := bufio.NewReader(resp.Body)
+		for i := 0; i < n && next <= last; {
+			var ev client.Event
+			ok, err := client.ReadEvent(br, &ev)
+			if err != nil {
+				resp.Body.Close()
+				return fmt.Errorf("stream %d: %v", w, err)
+			}
+			if !ok {
+				continue
+			}
+			var c store.Commit
+			if err := json.Unmarshal(ev.Data, &c); err != nil || ev.Type != "commit" {
+				resp.Body.Close()
+				return fmt.Errorf("stream %d: event %s %s", w, ev.Type, ev.Data)
+			}
+			if c.Rev != next {
+				resp.Body.Close()
+				return fmt.Errorf("stream %d: got %d, want %d", w, c.Rev, next)
+			}
+			next++
+			i++
+		}
+		resp.Body.Close()
+		tr.CloseIdleConnections()
+	}
+	return nil
 }
