@@ -21,10 +21,18 @@ const DefaultMaxWatchers = 1024
 // encoded events: a stream further behind reads the journal first.
 const ringSize = 256
 
-// fanOutPace is the least time between two fan-out rounds of a hub, per
-// live stream (2,000 streams: at most one round per 50 ms). Commits that
-// arrive within a round's gap go out together, one write per stream.
-const fanOutPace = 25 * time.Microsecond
+// fanOutRest is how long a hub's fan-out rests after a round, as a
+// multiple of the round's length: the fan-out takes at most a quarter of
+// the time, however many streams there are and however large the commits,
+// and leaves the rest to the commits it reports. A commit after a quiet
+// spell goes out at once; commits that arrive while the fan-out rests go
+// out together in the next round, one write per stream (2,000 live streams
+// on a loaded 2-core machine: a round every few hundred milliseconds).
+const fanOutRest = 3
+
+// maxFanOutRest bounds the rest after a long round (streams that stopped
+// reading, each ended after fanOutWriteTimeout).
+const maxFanOutRest = time.Second
 
 // fanOutWriteTimeout bounds a fan-out write. A stream's writes only block
 // when its client stopped reading and the socket's buffers are full; such
@@ -204,28 +212,26 @@ func (h *hub) poke() {
 	}
 }
 
-// fanOut writes new commits to the live streams, one round per kick, at
-// most one round per live streams × fanOutPace.
+// fanOut writes new commits to the live streams, one round per kick,
+// resting fanOutRest times as long as each round took.
 func (h *hub) fanOut(ctx context.Context) {
-	var last time.Time
+	var next time.Time // no round before
 	for {
 		select {
 		case <-h.kick:
 		case <-ctx.Done():
 			return // the last stream left
 		}
-		h.mu.Lock()
-		gap := time.Duration(len(h.live)) * fanOutPace
-		h.mu.Unlock()
-		if wait := gap - time.Since(last); wait > 0 && ctx.Err() == nil {
+		if wait := time.Until(next); wait > 0 {
 			t := time.NewTimer(wait)
 			select {
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
+				return
 			}
 		}
-		last = time.Now()
+		began := time.Now()
 		h.mu.Lock()
 		ring, head, err := h.ring, h.head, h.err
 		live := make([]*stream, 0, len(h.live))
@@ -277,9 +283,13 @@ func (h *hub) fanOut(ctx context.Context) {
 		if err != nil && !retry {
 			return
 		}
+		end := time.Now()
+		next = end.Add(min(fanOutRest*end.Sub(began), maxFanOutRest))
 		if retry {
 			h.poke()
-			last = time.Now().Add(time.Millisecond) // not sooner than a millisecond
+			if soon := end.Add(time.Millisecond); next.Before(soon) {
+				next = soon // not sooner than a millisecond
+			}
 		}
 	}
 }
