@@ -614,6 +614,9 @@ func (c *cycleCLI) readJSON(from string, v any) error {
 	if err != nil {
 		return err
 	}
+	if err := safetext.CheckJSON(inputName(from), b); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {

@@ -31,6 +31,12 @@ func TestInvalidUTF8InputRefused(t *testing.T) {
 	if s := e.read(".agents/tmp/state.json"); strings.Contains(s, "note") {
 		t.Fatalf("committed: %s", s)
 	}
+	id := strings.TrimSpace(e.must("cycle", "create", "OAuth"))
+	e.must("cycle", "iterate", id)
+	stdout, stderr, code = runCLI(e.dir, `{"tasks":[{"id":"TASK-001","description":"x \udc00","effort":"small"}]}`, e.now, "cycle", "plan", id, "--from", "-")
+	if code != 2 || !strings.Contains(stdout+stderr, "surrogate") {
+		t.Fatalf("cycle plan with a lone surrogate: exit %d %s%s", code, stdout, stderr)
+	}
 }
 
 // Issue 18 item 6: text from the state cannot drive the terminal or forge
