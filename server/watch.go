@@ -130,7 +130,13 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 			case <-st.behind:
 				break wait
 			case <-tick.C:
-				if !say([]byte(": keep-alive\n\n")) {
+				// A live stream's own write holds up the fan-out to it:
+				// a client that does not take a keep-alive within a
+				// second has stopped reading.
+				st.mu.Lock()
+				ok := st.write([]byte(": keep-alive\n\n"), time.Second)
+				st.mu.Unlock()
+				if !ok {
 					return
 				}
 			}
