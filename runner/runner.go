@@ -720,6 +720,10 @@ func (r *Runner) exec(ctx context.Context, s *asdd.Slice, base uint64, ag *asdd.
 	r.running[p.Pid()] = Running{RunProc: rp, Since: start, halted: halted}
 	r.mu.Unlock()
 	regErr := r.rl.add(rp)
+	if g, ok := p.(Releaser); ok && regErr == nil {
+		// Recorded: the agent may run now.
+		regErr = g.Release()
+	}
 	r.emit(Event{Kind: EvStart, Slice: s.SliceID, Agent: ag.Name, Task: taskID(task), Attempt: attempt, Pid: p.Pid(), Log: logRel})
 
 	type waited struct {

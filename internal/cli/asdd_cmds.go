@@ -628,8 +628,26 @@ func newTasksCmd(app *App) *cobra.Command {
 			return finish(app, r, nil)
 		},
 	}
-	done.Flags().StringVar(&agent, "agent", "implementation", "the agent that did it")
-	cmd.AddCommand(add, ready, done)
+	done.Flags().StringVar(&agent, "agent", "implementation", "the agent that did it (its claimer, if it was claimed)")
+	var claimer string
+	claim := &cobra.Command{
+		Use:   "claim SLICE TASK --agent A",
+		Short: "Claim a ready task for an agent: of concurrent claims one wins, the others get CONFLICT (exit 4)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := required("agent", claimer); err != nil {
+				return err
+			}
+			out, r, err := applyOp(app, cmd, asdd.ClaimTask{Slice: args[0], ID: args[1], Agent: claimer}, false)
+			if err != nil {
+				return err
+			}
+			sliceResult(out, r, args[0])
+			return finish(app, r, nil)
+		},
+	}
+	claim.Flags().StringVar(&claimer, "agent", "", "the claiming agent (a name of its own, e.g. implementation-3)")
+	cmd.AddCommand(add, ready, claim, done)
 	return cmd
 }
 

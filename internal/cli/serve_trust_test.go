@@ -14,9 +14,9 @@ import (
 )
 
 // The default daemon is safe on a machine shared with other users (issue
-// 18 item 2): without --token, TCP takes only the admin token, the unix
-// socket (the owner's, mode 0600) needs none, and the document API serves
-// only the custodian's documents, never another project file.
+// 18 item 2): without --token, a change over TCP needs the admin token,
+// the unix socket (the owner's, mode 0600) needs none, and the document
+// API serves only the custodian's documents, never another project file.
 func TestServeDefaultIsSafeOnLoopback(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -35,11 +35,14 @@ func TestServeDefaultIsSafeOnLoopback(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stranger.Close()
-	if _, err := stranger.Get(ctx, asdd.Key); reason.CodeOf(err) != reason.Unauthorized {
-		t.Fatalf("a TCP read without a token: %v, want UNAUTHORIZED", err)
+	if _, err := stranger.Get(ctx, "package.json"); reason.CodeOf(err) != reason.InvalidInput {
+		t.Fatalf("reading package.json through the document API: %v, want INVALID_INPUT", err)
 	}
 	if _, err := stranger.Op(ctx, "heartbeat", asdd.Beat{Agent: "spec", Status: asdd.HeartbeatActive}); reason.CodeOf(err) != reason.Unauthorized {
 		t.Fatalf("a TCP operation without a token: %v, want UNAUTHORIZED", err)
+	}
+	if _, err := stranger.Write(ctx, asdd.Key, storeChange(`{"slices":[]}`), false); reason.CodeOf(err) != reason.Unauthorized {
+		t.Fatalf("a TCP write without a token: %v, want UNAUTHORIZED", err)
 	}
 	owner, err := client.New("http://"+addr, client.Options{Token: "adm"})
 	if err != nil {
