@@ -63,6 +63,10 @@ func TestTerminalOutputEscaped(t *testing.T) {
 			t.Errorf("%v: the name is not shown escaped: %q", args, out)
 		}
 	}
+	// an error quoting what was sent
+	if _, stderr, _ := e.run("slice", "show", "NOPE\x1b]0;pwned\x07"); strings.ContainsAny(stderr, "\x1b\x07") {
+		t.Errorf("error printed control characters raw: %q", stderr)
+	}
 	if m := e.manifest(); m.Slice("SLICE-001").Name != evil {
 		t.Fatalf("the name itself was changed: %q", m.Slice("SLICE-001").Name)
 	}

@@ -365,7 +365,9 @@ func printError(app *App, err error) {
 		fmt.Fprintf(app.Err, "custodian: rejected, nothing changed: %v\n", err)
 		return
 	}
-	fmt.Fprintf(app.Err, "custodian: %v\n", err)
+	// An error may quote what a caller sent: no escape sequence of it
+	// reaches the terminal.
+	fmt.Fprintf(app.Err, "custodian: %s\n", safetext.TerminalText([]byte(err.Error())))
 }
 
 func isTerminal(w io.Writer) bool {
