@@ -690,7 +690,7 @@ func (r *Runner) exec(ctx context.Context, s *asdd.Slice, base uint64, ag *asdd.
 		return execResult{err: fmt.Errorf("runner: %w", err)}
 	}
 	packet := BuildPacket(r.o.FS, s, r.cfg, ag, task, base, attempt)
-	pb, err := json.MarshalIndent(packet, "", "  ")
+	pb, err := encodePacket(packet)
 	if err != nil {
 		return execResult{err: err}
 	}
@@ -1059,4 +1059,17 @@ func (c *capped) Bytes() []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return bytes.Clone(c.buf.Bytes())
+}
+
+// encodePacket writes a context packet as indented JSON, with <, > and &
+// as they are (an agent reads requirement text, not HTML).
+func encodePacket(p any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(p); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -68,7 +68,7 @@ checks it; without a daemon the project's owner runs the server.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&logLevel, "log-level", "warn", "log level on stderr: debug, info, warn, error")
+	enumFlag(cmd, cmd.Flags(), &logLevel, "log-level", "warn", []string{"debug", "info", "warn", "error"}, "log level on stderr")
 	return cmd
 }
 

@@ -244,9 +244,7 @@ func NewRoot(app *App) *cobra.Command {
 	root.SetIn(app.In)
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &reason.UsageError{Err: err}
-	})
+	root.SetFlagErrorFunc(flagError)
 	regMu.Lock()
 	names := make([]string, 0, len(builders))
 	for n := range builders {
@@ -257,7 +255,74 @@ func NewRoot(app *App) *cobra.Command {
 		root.AddCommand(builders[n](app))
 	}
 	regMu.Unlock()
+	addVersion(app, root)
+	// cobra adds these when it executes; added now, completion gets the
+	// same unknown-subcommand handling as every other command.
+	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpCmd()
+	requireKnownSubcommands(root)
 	return root
+}
+
+// requireKnownSubcommands makes every command that has subcommands (the
+// root included, recursively) reject what is not one of them: an unknown
+// word is a usage error (exit 2) naming the command, a suggestion when one
+// is close and the list of subcommands; a bare noun ("custodian tasks") is a
+// usage error too, with its subcommands listed. A command that does
+// something itself when run without a subcommand keeps its own RunE and
+// only gets the check of its arguments.
+func requireKnownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		requireKnownSubcommands(sub)
+	}
+	if !c.HasSubCommands() {
+		return
+	}
+	runnable := c.Runnable()
+	c.SuggestionsMinimumDistance = 2
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		return unknownSubcommand(cmd, args[0])
+	}
+	if !runnable {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if !cmd.HasParent() {
+				return cmd.Help() // bare "custodian": the overview
+			}
+			return reason.Usage("%s needs a subcommand: %s (see %s --help)", cmd.CommandPath(), strings.Join(subcommandNames(cmd), ", "), cmd.CommandPath())
+		}
+	}
+}
+
+// unknownSubcommand is the usage error for a word that is not one of cmd's
+// subcommands.
+func unknownSubcommand(cmd *cobra.Command, word string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", word, cmd.CommandPath())
+	if s := cmd.SuggestionsFor(word); len(s) > 0 {
+		msg += fmt.Sprintf(": did you mean %q?", s[0])
+		for _, o := range s[1:] {
+			msg += fmt.Sprintf(" or %q?", o)
+		}
+	}
+	if names := subcommandNames(cmd); len(names) <= 12 {
+		msg += fmt.Sprintf(" (%s: %s)", cmd.CommandPath(), strings.Join(names, ", "))
+	} else {
+		msg += fmt.Sprintf(" (see %s --help)", cmd.CommandPath())
+	}
+	return reason.Usage("%s", msg)
+}
+
+// subcommandNames lists cmd's visible subcommands.
+func subcommandNames(cmd *cobra.Command) []string {
+	var names []string
+	for _, s := range cmd.Commands() {
+		if s.IsAvailableCommand() {
+			names = append(names, s.Name())
+		}
+	}
+	return names
 }
 
 // Main runs the CLI and returns the process exit code. Errors are printed
