@@ -255,7 +255,7 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 	app.svc = local
 	app.mu.Unlock()
 	sopts := server.Options{Token: o.Token, Logger: log, Now: app.Now, Root: root, Metrics: metrics,
-		ASDDConfig: cfg, App: local, Documents: server.DocumentKey, MaxWatchers: o.MaxWatchers}
+		ASDDConfig: cfg, App: local, Documents: appl.DocumentKey, MaxWatchers: o.MaxWatchers}
 	if UIHandler != nil {
 		ui, err := UIHandler(app)
 		if err != nil {
