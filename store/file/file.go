@@ -67,6 +67,26 @@ type Options struct {
 	// $CUSTODIAN_JOURNAL_SEGMENT_BYTES when set, else
 	// DefaultSegmentBytes; a negative value never rotates.
 	SegmentBytes int64
+	// JournalKey, when set, authenticates the journal: every record
+	// carries an HMAC under it and the anchor (anchor.go) too, so that a
+	// history rewritten with every hash recomputed, or cut short with its
+	// anchor rewritten, is detected by Verify (and a forged anchor by every
+	// open). Nil takes $CUSTODIAN_JOURNAL_KEY, or the content of the file
+	// $CUSTODIAN_JOURNAL_KEY_FILE names (outside the project); neither set:
+	// no key.
+	JournalKey []byte
+	// DirectEdits is what happens to a snapshot changed behind the
+	// custodian's back (direct.go): DirectEditReject (the default) keeps
+	// it aside and restores the committed value, DirectEditAdopt commits
+	// it as actor "direct-edit" when Validate accepts it.
+	DirectEdits DirectEditPolicy
+	// Validate checks a direct edit before it is adopted (prev is the
+	// committed value); store.Validate, the documents' own validators, by
+	// default.
+	Validate store.Validator
+	// OnDirectEdit, when set, is told of every direct edit found and what
+	// became of it.
+	OnDirectEdit func(DirectEdit)
 	// CheckPatches makes a commit whose Change carries a Patch also parse
 	// its Value in full and refuse the commit when the two disagree: a
 	// check of the proposer's patches, for tests.
@@ -96,7 +116,9 @@ type Store struct {
 	docs   map[string]*doc
 	closed bool
 
-	daemon *daemon // Hold mode only
+	daemon *daemon       // Hold mode only
+	edits  *editWatcher  // Hold mode: the direct-edit watcher, once started (guarded by mu)
+	key    []byte        // the journal key (Options.JournalKey), nil: none
 }
 
 var _ store.Store = (*Store)(nil)
@@ -132,7 +154,24 @@ func Open(dir string, opts Options) (*Store, error) {
 			opts.SegmentBytes = n
 		}
 	}
-	s := &Store{dir: abs, root: r, opts: opts, docs: map[string]*doc{}}
+	if opts.JournalKey == nil {
+		k, err := journalKeyFromEnv(abs)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		opts.JournalKey = k
+	}
+	switch opts.DirectEdits {
+	case "", DirectEditReject, DirectEditAdopt:
+	default:
+		r.Close()
+		return nil, reason.New(reason.InvalidInput, "direct edits policy %q: want %q or %q", opts.DirectEdits, DirectEditAdopt, DirectEditReject)
+	}
+	if opts.Validate == nil {
+		opts.Validate = store.Validate
+	}
+	s := &Store{dir: abs, root: r, opts: opts, docs: map[string]*doc{}, key: opts.JournalKey}
 	if opts.Hold {
 		if err := s.startDaemon(); err != nil {
 			r.Close()
@@ -332,6 +371,17 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if err := d.refresh(); err != nil {
 			return err
 		}
+		if d.readOnly != nil {
+			// A recovery step could not be written (a full disk): retry
+			// it now, and refuse to commit while it fails.
+			d.loaded = false
+			if err := d.refresh(); err != nil {
+				return err
+			}
+			if d.readOnly != nil {
+				return fmt.Errorf("%s: refusing to write: %w", key, d.readOnly)
+			}
+		}
 		if o.IfRevision != nil && *o.IfRevision != d.rev {
 			return reason.New(reason.Conflict, "%s is at revision %d, not %d", key, d.rev, *o.IfRevision)
 		}
@@ -441,8 +491,16 @@ type doc struct {
 	// mark. Set by load (under mu) and, in Hold mode, by the snapshot
 	// writer (under held.snapMu).
 	snapMark string
+	// snapHash is, in Hold mode, the SHA-256 of the snapshot file's bytes
+	// as load left it.
+	snapHash string
 
 	broken  error         // a sync failed: the state on disk is unknown
+	// readOnly is why the last load could not finish a repair on disk
+	// (snapshot rewrite, torn tail cut off: a full disk): reads are
+	// served, commits refused until a load succeeds.
+	readOnly error
+	edit     *capturedEdit // a direct edit load found, to settle (direct.go)
 	cmu     sync.Mutex    // guards changed
 	changed chan struct{} // closed and replaced on every commit (wakes watchers)
 
@@ -524,8 +582,12 @@ func (d *doc) locked(ctx context.Context, f func() error) error {
 	}
 	// Create the lock file through the root so a symlinked directory that
 	// escapes the project is refused before flock follows the path.
-	lf, err := d.s.root.OpenFile(d.p.lock, os.O_CREATE|os.O_RDONLY, 0o644)
+	// Opened without blocking and checked: flock would hang on a FIFO.
+	lf, err := d.openRegular(d.p.lock, os.O_CREATE|os.O_RDONLY, 0o644)
 	if err != nil {
+		if _, ok := reason.As(err); ok {
+			return err
+		}
 		return pathError(d.p.key, err)
 	}
 	lf.Close()
@@ -622,12 +684,5 @@ func (d *doc) syncDir() error {
 }
 
 func (d *doc) readFile(name string) ([]byte, error) {
-	b, err := d.s.root.ReadFile(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, pathError(d.p.key, err)
-	}
-	return b, nil
+	return d.readRegularFile(name)
 }

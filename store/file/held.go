@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path"
@@ -121,6 +120,13 @@ type heldState struct {
 	// snapDisk is snapRev for the syncer, which seals a journal file
 	// only once the snapshot holds one of its revisions.
 	snapDisk atomic.Uint64
+	// The snapshot file as the daemon last wrote or read it (guarded by
+	// snapMu): anything else there is a direct edit (direct.go), and
+	// edits the snapshot writer moved aside before replacing the file
+	// wait in queued for the watcher to settle them.
+	snapID   fileID
+	snapFile string
+	queued   []*capturedEdit
 }
 
 // startDaemon takes the daemon lock and starts the snapshot writer.
@@ -194,10 +200,19 @@ func (s *Store) snapshotLoop() {
 func (s *Store) stopDaemon(docs []*doc) error {
 	close(s.daemon.stop)
 	<-s.daemon.stopped
+	s.mu.Lock()
+	ew := s.edits
+	s.mu.Unlock()
+	if ew != nil {
+		ew.close()
+	}
 	var errs []error
 	for _, d := range docs {
 		d.mu.Lock()
 		if d.held.locked {
+			// A direct edit made while the daemon ran is settled before
+			// it stops, not left on disk for the next command.
+			d.checkHeldEditLocked()
 			if v := d.held.latest.Load(); v != nil {
 				if err := d.awaitDurable(v.rev); err != nil {
 					errs = append(errs, err)
@@ -252,6 +267,7 @@ func (d *doc) heldInit() {
 	d.held.durable.Store(v)
 	d.held.snapRev = d.rev
 	d.held.snapDisk.Store(d.rev)
+	d.held.snapID, d.held.snapFile = d.sID, d.snapHash
 	d.held.taken = d.rev
 	d.held.jExists = d.jID.exists
 	d.held.size = d.jID.size
@@ -287,7 +303,7 @@ func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Rec
 	lines, prev := h.sbuf[:0], h.sealHash
 	for _, r := range recs {
 		var err error
-		if lines, err = r.SealTo(lines, prev); err != nil {
+		if lines, err = r.SealMAC(lines, prev, d.s.key); err != nil {
 			return nil, err
 		}
 		prev = r.Hash
@@ -496,6 +512,7 @@ func (d *doc) syncGroup(batch []pendingRec, lines []byte) error {
 	if err := h.jf.Sync(); err != nil {
 		return err
 	}
+	d.writeAnchor(target.rev, target.hash)
 	before := h.durable.Load()
 	h.durable.Store(target)
 	d.notify()
@@ -528,11 +545,18 @@ func (d *doc) flushSnapshot(force bool) error {
 	if !force && start.Before(h.snapNext) {
 		return nil
 	}
+	// A direct edit of the file is moved aside before the file is
+	// replaced: never lost, settled by the edit watcher.
+	if e := d.captureHeld(); e != nil {
+		h.queued = append(h.queued, e)
+		if ew := d.s.edits; ew != nil {
+			ew.kick()
+		}
+	}
 	var before func() error
-	var fh hash.Hash
+	fh := sha256.New()
 	file := "" // the mark's file hash, when a mark names the new snapshot
 	if v.sum == "" {
-		fh = sha256.New()
 		before = func() error {
 			file = "sha256:" + hex.EncodeToString(fh.Sum(nil))
 			return d.writeMark(mark{Rev: v.rev, Hash: v.hash, File: file})
@@ -542,10 +566,7 @@ func (d *doc) flushSnapshot(force bool) error {
 	// proposer: indent without validating again. Streamed: the indented
 	// copy is never held in memory whole.
 	if err := d.writeSnapshotWith(func(f *os.File) error {
-		var w io.Writer = f
-		if fh != nil {
-			w = io.MultiWriter(f, fh)
-		}
+		w := io.MultiWriter(f, fh)
 		if wt, ok := v.lazy.(io.WriterTo); ok && v.value == nil {
 			// A lazy value streams its bytes: they are never made whole.
 			iw := store.NewIndentWriter(w)
@@ -561,6 +582,10 @@ func (d *doc) flushSnapshot(force bool) error {
 	}
 	h.snapRev, d.snapMark = v.rev, file
 	h.snapDisk.Store(v.rev)
+	h.snapFile = "sha256:" + hex.EncodeToString(fh.Sum(nil))
+	if id, err := d.stat(d.p.snap); err == nil {
+		h.snapID = id
+	}
 	end := time.Now()
 	h.snapNext = start.Add(d.s.opts.SnapshotInterval)
 	if t := end.Add(9 * end.Sub(start)); t.After(h.snapNext) {

@@ -11,6 +11,9 @@ import (
 // slash form (os.Root accepts them on every platform we support).
 type paths struct {
 	key, dir, snap, tmp, journal, lock, marks string
+	// head is the chain's anchor: the journal's last revision and hash
+	// (anchor.go).
+	head string
 	// segPrefix is the base name of the journal's sealed segments up to
 	// their revision range: "journal." beside manifest.json,
 	// "<stem>.journal." otherwise (segment.go).
@@ -29,10 +32,12 @@ func pathsFor(key string) paths {
 		p.journal = path.Join(dir, "journal.ndjson")
 		p.lock = path.Join(dir, ".lock")
 		p.marks = path.Join(dir, ".marks")
+		p.head = path.Join(dir, ".head")
 	} else {
 		p.journal = path.Join(dir, stem+".journal.ndjson")
 		p.lock = path.Join(dir, "."+stem+".lock")
 		p.marks = path.Join(dir, "."+stem+".marks")
+		p.head = path.Join(dir, "."+stem+".head")
 	}
 	p.segPrefix = strings.TrimSuffix(path.Base(p.journal), "ndjson")
 	return p

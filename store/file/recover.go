@@ -81,6 +81,8 @@ func (d *doc) refresh() error {
 			return err
 		}
 		d.heldInit()
+		d.watchEdits()
+		d.settleEdit()
 		return nil
 	}
 	jid, err := d.stat(d.p.journal)
@@ -100,13 +102,17 @@ func (d *doc) refresh() error {
 			return err
 		}
 	}
-	return d.load()
+	if err := d.load(); err != nil {
+		return err
+	}
+	d.settleEdit()
+	return nil
 }
 
 // catchUp applies journal records appended after what this process read.
 // It returns false when a full load is needed instead.
 func (d *doc) catchUp(jid, sid fileID) (bool, error) {
-	f, err := d.s.root.Open(d.p.journal)
+	f, err := d.openRegular(d.p.journal, os.O_RDONLY, 0)
 	if err != nil {
 		return false, pathError(d.p.key, err)
 	}
@@ -169,6 +175,7 @@ func (d *doc) setValue(v []byte) error {
 // rebuilt from the journal (segment.go).
 func (d *doc) load() error {
 	d.loaded = false
+	d.readOnly = nil
 	if err := d.recoverTmp(); err != nil {
 		return err
 	}
@@ -183,6 +190,10 @@ func (d *doc) load() error {
 		last = &l
 	}
 	snap, err := d.readFile(d.p.snap)
+	if err != nil {
+		return err
+	}
+	anc, err := d.checkAnchor(recs, snap != nil)
 	if err != nil {
 		return err
 	}
@@ -216,11 +227,15 @@ func (d *doc) load() error {
 				return err
 			}
 			d.logf("snapshot does not parse: moved aside and rebuilt from the journal", "aside", aside, "error", perr)
+			d.edit = &capturedEdit{aside: aside, err: perr}
 			if value, err = store.Replay(nil, recs); err != nil {
 				return err
 			}
 			rewrite = true
 		case last == nil:
+			if err := d.checkUnjournaled(pv.Tree); err != nil {
+				return err
+			}
 			value, adopted = snap, true
 		case pv.Sum == last.Sum:
 			value = snap
@@ -299,6 +314,7 @@ func (d *doc) load() error {
 						return err
 					}
 					d.logf("snapshot was changed outside the custodian: moved aside and rebuilt from the journal", "aside", aside)
+					d.edit = &capturedEdit{aside: aside, value: snap}
 				}
 			}
 			rewrite = k != len(recs)-1
@@ -309,8 +325,12 @@ func (d *doc) load() error {
 		if err != nil {
 			return err
 		}
+		snap = b
 		if err := d.writeSnapshotFor(b, last); err != nil {
-			return err
+			// The journal holds the value: reads go on (a full disk must
+			// not stop them), writes wait for a load that rewrites it.
+			d.logf("snapshot not rewritten; serving the journal's value, writes refused until it is", "error", err)
+			d.readOnly = fmt.Errorf("%s could not be rewritten from the journal: %w", d.p.snap, err)
 		}
 		value = b
 	}
@@ -330,7 +350,12 @@ func (d *doc) load() error {
 	if d.sID, err = d.stat(d.p.snap); err != nil {
 		return err
 	}
+	d.snapHash = ""
+	if d.s.opts.Hold && snap != nil && d.sID.exists {
+		d.snapHash = store.HashBytes(snap)
+	}
 	d.loaded = true
+	d.advanceAnchor(anc, last)
 	return nil
 }
 
@@ -468,9 +493,14 @@ func (d *doc) readJournal(repair bool, prev *store.Record) (parsedJournal, error
 	if pj.torn && repair {
 		broken := d.p.journal + ".broken-" + stamp(d.s.opts.Now())
 		if err := d.s.root.WriteFile(broken, data, 0o644); err != nil {
-			return pj, fmt.Errorf("keep torn journal: %w", err)
+			// Reads go on without the torn tail; writes wait until it
+			// can be cut off with its copy kept.
+			_ = d.s.root.Remove(broken)
+			d.logf("torn journal tail not cut off (its copy could not be kept); writes refused until it is", "error", err)
+			d.readOnly = fmt.Errorf("the torn tail of %s could not be cut off: keep torn journal: %w", d.p.journal, err)
+			return pj, nil
 		}
-		f, err := d.s.root.OpenFile(d.p.journal, os.O_WRONLY, 0)
+		f, err := d.openRegular(d.p.journal, os.O_WRONLY, 0)
 		if err != nil {
 			return pj, fmt.Errorf("repair journal: %w", err)
 		}
@@ -644,7 +674,7 @@ func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum st
 	}
 	var lines []byte
 	for _, r := range recs {
-		line, err := r.Seal(prev)
+		line, err := r.SealMAC(nil, prev, d.s.key)
 		if err != nil {
 			return nil, err
 		}
@@ -656,6 +686,7 @@ func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum st
 		return nil, err
 	}
 	// Committed: the journal holds it durably.
+	d.writeAnchor(rec.Rev, rec.Hash)
 	d.rev, d.last = rec.Rev, rec
 	d.value, d.lazy, d.memo, d.tree, d.sum, d.adopted = snap, nil, nil, tree, sum, false
 	var err error
@@ -688,8 +719,11 @@ func (d *doc) appendJournal(lines []byte) error {
 	if created {
 		d.liveFirst = d.rev + 1
 	}
-	f, err := d.s.root.OpenFile(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := d.openRegular(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
+		if _, ok := reason.As(err); ok {
+			return err
+		}
 		return pathError(d.p.key, err)
 	}
 	defer f.Close()
@@ -770,7 +804,7 @@ func (d *doc) replaceFile(name, tmp, point string, write func(f *os.File) error,
 	err := d.fault(point + ".write")
 	var f *os.File
 	if err == nil {
-		f, err = d.s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		f, err = d.openRegular(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", tmp, err)

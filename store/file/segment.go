@@ -167,7 +167,7 @@ func corruptSegment(name string, rev uint64, format string, args ...any) error {
 // the file. The record's own hash is checked; its link to the record
 // before it is not (it is read only when the segment is).
 func (d *doc) readTail(s segment) (store.Record, error) {
-	f, err := d.s.root.Open(s.name)
+	f, err := d.openRegular(s.name, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return store.Record{}, corruptSegment(s.name, s.to, "the file disappeared")
@@ -511,7 +511,7 @@ func (d *doc) openLive() (*os.File, error) {
 	if h.jf != nil {
 		return h.jf, nil
 	}
-	f, err := d.s.root.OpenFile(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := d.openRegular(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, pathError(d.p.key, err)
 	}

@@ -208,7 +208,7 @@ func (w *follower) poll(maxRev uint64) ([]store.Record, error) {
 				keep(recs)
 				continue
 			}
-			f, err := d.s.root.Open(d.p.journal)
+			f, err := d.openRegular(d.p.journal, os.O_RDONLY, 0)
 			if errors.Is(err, fs.ErrNotExist) {
 				return out, nil // nothing after the last segment yet
 			}
