@@ -134,6 +134,13 @@ func (a *App) OpenFileStore() (*file.Store, error) {
 		}
 		opts.Limits.MaxBytes = n
 	}
+	out := a.Out
+	if a.JSON {
+		out = a.Err // stdout holds one JSON document
+	}
+	if err := withDirectEdits(&opts, root, out); err != nil {
+		return nil, err
+	}
 	return file.Open(root, opts)
 }
 

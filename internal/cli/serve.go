@@ -176,6 +176,11 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		fopts := file.Options{Now: app.Now, Logger: log, Hold: true, SnapshotInterval: o.SnapshotInterval, OnSync: metrics.ObserveSync}
 		fopts.Limits.MaxBytes = maxBytes
 		fopts.SegmentBytes = segBytes
+		// The daemon watches the snapshots and settles direct edits at
+		// once; each is reported on its stdout.
+		if err := withDirectEdits(&fopts, root, app.Out); err != nil {
+			return err
+		}
 		fst, err := file.Open(root, fopts)
 		if err != nil {
 			return err

@@ -89,6 +89,10 @@ func (d *doc) settleEdit() {
 	if e == nil {
 		return
 	}
+	if d.repair != nil {
+		d.settleRepair(e)
+		return
+	}
 	ev := DirectEdit{Key: d.p.key, Policy: d.s.policy(), Revision: d.rev, Aside: e.aside, Time: d.s.opts.Now().UTC()}
 	var prev []byte
 	if d.has() {

@@ -72,8 +72,8 @@ type Options struct {
 	// history rewritten with every hash recomputed, or cut short with its
 	// anchor rewritten, is detected by Verify (and a forged anchor by every
 	// open). Nil takes $CUSTODIAN_JOURNAL_KEY, or the content of the file
-	// $CUSTODIAN_JOURNAL_KEY_FILE names (outside the project); neither set:
-	// no key.
+	// $CUSTODIAN_JOURNAL_KEY_FILE names (outside the project); neither set,
+	// or an empty non-nil key: no key.
 	JournalKey []byte
 	// DirectEdits is what happens to a snapshot changed behind the
 	// custodian's back (direct.go): DirectEditReject (the default) keeps
@@ -116,9 +116,9 @@ type Store struct {
 	docs   map[string]*doc
 	closed bool
 
-	daemon *daemon       // Hold mode only
-	edits  *editWatcher  // Hold mode: the direct-edit watcher, once started (guarded by mu)
-	key    []byte        // the journal key (Options.JournalKey), nil: none
+	daemon *daemon      // Hold mode only
+	edits  *editWatcher // Hold mode: the direct-edit watcher, once started (guarded by mu)
+	key    []byte       // the journal key (Options.JournalKey), nil: none
 }
 
 var _ store.Store = (*Store)(nil)
@@ -171,7 +171,10 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.Validate == nil {
 		opts.Validate = store.Validate
 	}
-	s := &Store{dir: abs, root: r, opts: opts, docs: map[string]*doc{}, key: opts.JournalKey}
+	s := &Store{dir: abs, root: r, opts: opts, docs: map[string]*doc{}}
+	if len(opts.JournalKey) > 0 {
+		s.key = opts.JournalKey
+	}
 	if opts.Hold {
 		if err := s.startDaemon(); err != nil {
 			r.Close()
@@ -341,9 +344,18 @@ func (s *Store) Keys(ctx context.Context) ([]string, error) {
 			case ".git", "node_modules", "vendor":
 				return fs.SkipDir
 			}
+			if k, ok := keyForJournal(p); ok {
+				// A directory where a journal belongs: listed, so
+				// that verify reports it.
+				keys = append(keys, k)
+				return fs.SkipDir
+			}
 			return nil
 		}
 		if k, ok := keyForJournal(p); ok {
+			keys = append(keys, k)
+		} else if k, ok := keyForAnchor(p); ok {
+			// An anchor whose journal is gone: verify reports it.
 			keys = append(keys, k)
 		}
 		return nil
@@ -495,14 +507,15 @@ type doc struct {
 	// as load left it.
 	snapHash string
 
-	broken  error         // a sync failed: the state on disk is unknown
+	broken error // a sync failed: the state on disk is unknown
 	// readOnly is why the last load could not finish a repair on disk
 	// (snapshot rewrite, torn tail cut off: a full disk): reads are
 	// served, commits refused until a load succeeds.
 	readOnly error
 	edit     *capturedEdit // a direct edit load found, to settle (direct.go)
-	cmu     sync.Mutex    // guards changed
-	changed chan struct{} // closed and replaced on every commit (wakes watchers)
+	repair   *repairState  // set during Repair (repair.go)
+	cmu      sync.Mutex    // guards changed
+	changed  chan struct{} // closed and replaced on every commit (wakes watchers)
 
 	held heldState // Hold mode only
 }

@@ -112,3 +112,17 @@ func keyForJournal(rel string) (string, bool) {
 	}
 	return "", false
 }
+
+// keyForAnchor maps an anchor file's name (.head, .<stem>.head) back to
+// its document's key.
+func keyForAnchor(rel string) (string, bool) {
+	dir, base := path.Split(rel)
+	if base == ".head" {
+		return dir + "manifest.json", true
+	}
+	stem, ok := strings.CutSuffix(base, ".head")
+	if !ok || !strings.HasPrefix(stem, ".") || len(stem) < 2 {
+		return "", false
+	}
+	return dir + stem[1:] + ".json", true
+}

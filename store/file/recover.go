@@ -193,9 +193,11 @@ func (d *doc) load() error {
 	if err != nil {
 		return err
 	}
-	anc, err := d.checkAnchor(recs, snap != nil)
-	if err != nil {
-		return err
+	var anc *anchor
+	if d.repair == nil {
+		if anc, err = d.checkAnchor(recs, snap != nil); err != nil {
+			return err
+		}
 	}
 	d.snapMark = ""
 	var value []byte
@@ -233,8 +235,10 @@ func (d *doc) load() error {
 			}
 			rewrite = true
 		case last == nil:
-			if err := d.checkUnjournaled(pv.Tree); err != nil {
-				return err
+			if d.repair == nil {
+				if err := d.checkUnjournaled(pv.Tree); err != nil {
+					return err
+				}
 			}
 			value, adopted = snap, true
 		case pv.Sum == last.Sum:
