@@ -395,7 +395,7 @@ with a journal key, the anchor or a record is not authenticated by it.
 Every file replaced is moved aside (.repaired-<time>, .unjournaled-<time>),
 never deleted. Run it with the daemon stopped.`,
 		Example: `  custodian repair .asdd/state/manifest.json --keep snapshot --reason "journal restored from backup lacked the last commit"`,
-		Args: cobra.ExactArgs(1),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if strings.TrimSpace(why) == "" {
 				return reason.Usage("repair needs --reason")
