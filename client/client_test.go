@@ -88,7 +88,7 @@ func TestDecodeError(t *testing.T) {
 		{500, `{"error":{"code":"CORRUPT_STATE","message":"bad hash"}}`, reason.CorruptState, reason.ExitIntegrity},
 		{500, `{"error":{"code":"INTERNAL","message":"boom"}}`, "", reason.ExitInternal},
 		{502, `<html>bad gateway</html>`, "", reason.ExitInternal},
-		{http.StatusUnauthorized, `{"error":{"code":"UNAUTHORIZED","message":"a bearer token is required"}}`, "UNAUTHORIZED", reason.ExitRejected},
+		{http.StatusUnauthorized, `{"error":{"code":"UNAUTHORIZED","message":"a bearer token is required"}}`, "UNAUTHORIZED", reason.ExitUnauthorized},
 	}
 	for _, tc := range tests {
 		err := decodeError(tc.status, []byte(tc.body))

@@ -35,6 +35,8 @@ const (
 	Halted Code = "SLICE_HALTED"
 	// NeedsReview: the slice carries guessed fields that a human must review first.
 	NeedsReview Code = "NEEDS_HUMAN_REVIEW"
+	// Unauthorized: a missing or wrong token, or a human-only action asked by an agent.
+	Unauthorized Code = "UNAUTHORIZED"
 )
 
 // Exit codes of the custodian binary.
@@ -45,6 +47,9 @@ const (
 	ExitRejected  = 3
 	ExitConflict  = 4
 	ExitIntegrity = 5
+	// ExitUnauthorized: a missing or wrong token, or a human-only action
+	// asked without the admin token (DESIGN.md §6).
+	ExitUnauthorized = 6
 )
 
 // Error is a rejection: a stable code and a sentence for people.
@@ -102,6 +107,8 @@ func (c Code) ExitCode() int {
 		return ExitIntegrity
 	case InvalidInput:
 		return ExitUsage
+	case Unauthorized:
+		return ExitUnauthorized
 	case "":
 		return ExitInternal
 	}

@@ -230,7 +230,9 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				s.o.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration", time.Since(start))
 			}
 		}()
-		if s.o.Token != "" && r.URL.Path != "/v1/health" && !s.uiPage(r) && !tokenOK(r, s.o.Token) && !s.adminOK(r) {
+		// The token guards TCP: the unix socket (mode 0600) is the
+		// project owner's own door and needs none (docs/daemon.md).
+		if s.o.Token != "" && overTCP(r) && r.URL.Path != "/v1/health" && !s.uiPage(r) && !tokenOK(r, s.o.Token) && !s.adminOK(r) {
 			rw.Header().Set("WWW-Authenticate", `Bearer realm="custodian"`)
 			writeErrorStatus(rw, http.StatusUnauthorized, "UNAUTHORIZED", "a bearer token is required")
 			return

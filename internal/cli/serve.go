@@ -230,6 +230,22 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		}
 		ls = append(ls, l)
 	}
+	if fst, ok := st.(*file.Store); ok {
+		// Commands that find a lock held name this daemon and where it
+		// listens, instead of waiting for it (issue 18 item 14).
+		var addrs []string
+		if sockPath != "" {
+			addrs = append(addrs, "unix:"+sockPath)
+		}
+		for _, l := range ls {
+			if l.Addr().Network() == "tcp" {
+				addrs = append(addrs, "http://"+l.Addr().String())
+			}
+		}
+		if err := fst.AnnounceDaemon(addrs...); err != nil {
+			log.Warn("daemon addresses not recorded in the pid file", "error", err)
+		}
+	}
 	sopts := server.Options{Token: o.Token, Logger: log, Now: app.Now, Root: root, Metrics: metrics,
 		ASDDConfig: cachedConfig(app, root)}
 	if UIHandler != nil {

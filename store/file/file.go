@@ -604,7 +604,20 @@ func (d *doc) locked(ctx context.Context, f func() error) error {
 		return pathError(d.p.key, err)
 	}
 	lf.Close()
-	if ctx.Done() == nil {
+	ok, err := d.flock.TryLock()
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", d.p.lock, err)
+	}
+	if !ok && d.s.daemon == nil {
+		// Held by a daemon for its lifetime (one started without a socket
+		// this process could reach): waiting would never end.
+		if err := d.s.daemonHolder(d.p.lock); err != nil {
+			return err
+		}
+	}
+	if ok {
+		// Taken at once.
+	} else if ctx.Done() == nil {
 		if err := d.flock.Lock(); err != nil {
 			return fmt.Errorf("lock %s: %w", d.p.lock, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -154,7 +155,7 @@ func (s *Store) startDaemon() error {
 	if !ok {
 		holder := "unknown"
 		if b, err := s.root.ReadFile(rel); err == nil && len(strings.TrimSpace(string(b))) > 0 {
-			holder = strings.TrimSpace(string(b))
+			holder, _, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
 		}
 		return reason.New(reason.Conflict, "another custodian daemon (pid %s) already serves this project (it holds %s)", holder, rel)
 	}
@@ -165,6 +166,62 @@ func (s *Store) startDaemon() error {
 	s.daemon = &daemon{pid: fl, pidRel: rel, stop: make(chan struct{}), stopped: make(chan struct{})}
 	go s.snapshotLoop()
 	return nil
+}
+
+// AnnounceDaemon records, in Hold mode, where the daemon can be reached
+// (its socket, its HTTP address): the pid file holds the pid on its first
+// line and one address per line after it, so that a command that finds a
+// document's lock held by the daemon names it instead of waiting.
+func (s *Store) AnnounceDaemon(addrs ...string) error {
+	if s.daemon == nil {
+		return nil
+	}
+	b := fmt.Appendf(nil, "%d\n", os.Getpid())
+	for _, a := range addrs {
+		b = append(b, strings.ReplaceAll(a, "\n", " ")...)
+		b = append(b, '\n')
+	}
+	return s.root.WriteFile(s.daemon.pidRel, b, 0o644)
+}
+
+// daemonHolder returns, when a running daemon holds the project (its pid
+// file is locked), a CONFLICT naming it (pid, addresses) for a command
+// that found lock held; nil when no daemon runs (another command holds the
+// lock for one commit: wait for it).
+func (s *Store) daemonHolder(lock string) error {
+	rel := s.opts.PidFile
+	if rel == "" {
+		rel = DefaultPidFile
+	}
+	f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return nil // no daemon: the pid file is free
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 4096))
+	pid, addrs := "unknown", []string{}
+	var fields []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			fields = append(fields, l)
+		}
+	}
+	if len(fields) > 0 {
+		pid, addrs = fields[0], fields[1:]
+	}
+	where := "no socket: it was started with --socket \"\" and, if it listens on TCP, is reached with --server URL"
+	if len(addrs) > 0 {
+		where = "listening on " + strings.Join(addrs, ", ")
+	}
+	return reason.New(reason.Conflict, "a custodian daemon (pid %s, %s) holds %s for as long as it runs: send this command to it (--server URL or $CUSTODIAN_SERVER), or stop it", pid, where, lock).
+		With("pid", pid).With("addresses", addrs)
 }
 
 // snapshotLoop rewrites the snapshots that are behind, at most once per
