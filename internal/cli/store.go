@@ -341,8 +341,10 @@ is and is not detected.`,
 			err = app.Render(results, func(w io.Writer) error {
 				for _, r := range results {
 					switch {
-					case !r.OK:
+					case !r.OK && r.Code == string(reason.CorruptState):
 						fmt.Fprintf(w, "CORRUPT  %s: %s\n", r.Key, r.Problem)
+					case !r.OK:
+						fmt.Fprintf(w, "%-8s %s: %s\n", r.Code, r.Key, r.Problem)
 					case len(r.Recovery) > 0:
 						fmt.Fprintf(w, "ok       %s (revision %d; recoverable crash state)\n", r.Key, r.Revision)
 						for _, what := range r.Recovery {
@@ -365,7 +367,20 @@ is and is not detected.`,
 				return err
 			}
 			if bad > 0 {
-				return &ExitError{Code: reason.ExitIntegrity}
+				// Corruption first; otherwise what kept verify from
+				// looking (a daemon holding the lock: 4).
+				code := reason.ExitIntegrity
+				for _, r := range results {
+					if !r.OK && r.Code != string(reason.CorruptState) {
+						code = reason.Code(r.Code).ExitCode()
+					}
+				}
+				for _, r := range results {
+					if !r.OK && r.Code == string(reason.CorruptState) {
+						code = reason.ExitIntegrity
+					}
+				}
+				return &ExitError{Code: code}
 			}
 			return nil
 		},
