@@ -231,7 +231,7 @@ func NewRoot(app *App) *cobra.Command {
 // here and nowhere else: "custodian: CODE: message" on stderr, or with
 // --json an {"error":{…}} object on stdout.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := &App{In: stdin, Out: stdout, Err: stderr, Now: time.Now, IsTTY: isTerminal(stdout)}
+	app := &App{In: stdin, Out: stdout, Err: stderr, Now: monotonicClock(), IsTTY: isTerminal(stdout)}
 	return Run(app, args)
 }
 
@@ -308,4 +308,14 @@ func isTerminal(w io.Writer) bool {
 		return false
 	}
 	return fi.Mode()&os.ModeCharDevice != 0
+}
+
+// monotonicClock is the wall clock read once, then advanced by the
+// monotonic clock: a long-running process (the daemon) does not see the
+// wall clock step back or forward (issue 18 item 10). Record times stay
+// ordered across processes through the store (a commit's time is never
+// earlier than its predecessor's).
+func monotonicClock() func() time.Time {
+	start := time.Now()
+	return func() time.Time { return start.Add(time.Since(start)).Round(0) }
 }

@@ -526,3 +526,34 @@ func copyDir(t *testing.T, src string) string {
 
 // anyValue accepts every value (the test documents are not manifests).
 func anyValue(key string, prev, next []byte) error { return nil }
+
+// Issue 18 item 10: a commit's time is never earlier than its
+// predecessor's, whatever the clock says.
+func TestIssue18Item10RecordTimesNeverGoBack(t *testing.T) {
+	for _, hold := range []bool{false, true} {
+		dir := t.TempDir()
+		var mu sync.Mutex
+		clock := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+		now := func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			clock = clock.Add(-time.Hour) // every reading steps back an hour
+			return clock
+		}
+		s := open(t, dir, file.Options{Now: now, Hold: hold, PidFile: ".asdd/state/test.pid"})
+		for i := 1; i <= 4; i++ {
+			if _, err := s.Update(ctx, key, setN(i), store.Create()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		recs, err := s.History(ctx, key, 0, 0)
+		if err != nil || len(recs) != 4 {
+			t.Fatalf("history: %d %v", len(recs), err)
+		}
+		for i := 1; i < len(recs); i++ {
+			if recs[i].Time.Before(recs[i-1].Time) {
+				t.Fatalf("hold=%v: revision %d at %v, before revision %d at %v", hold, recs[i].Rev, recs[i].Time, recs[i-1].Rev, recs[i-1].Time)
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"time"
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
@@ -543,7 +544,7 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	if d.has() && nv.Sum == d.currentSum() && !d.adopted {
 		return nil, nil
 	}
-	now := d.s.opts.Now().UTC()
+	now := d.commitTime()
 	var recs []*store.Record
 	rev := d.rev
 	var from any
@@ -636,7 +637,7 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 		if max := lim.MaxBytes; max > 0 && len(ch.Patch) > max || max <= 0 && len(ch.Patch) > store.DefaultMaxBytes {
 			return nil, false, nil
 		}
-		rec := &store.Record{Rev: d.rev + 1, Time: d.s.opts.Now().UTC(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
+		rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
 		r, err := d.heldAppend([]*store.Record{rec}, &version{lazy: ch.Lazy}, ch.Memo)
 		return r, true, err
 	}
@@ -654,7 +655,7 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 			return nil, true, fmt.Errorf("%s: the change's patch does not produce its value (sum %s, value %s, %v %v)", d.p.key, sum, full, err, ferr)
 		}
 	}
-	rec := &store.Record{Rev: d.rev + 1, Time: d.s.opts.Now().UTC(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
+	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
 	// Kept without a copy: Change.Patch's contract.
 	v := &version{tree: tree}
 	if ch.Value != nil {
@@ -835,4 +836,16 @@ func (d *doc) replaceFile(name, tmp, point string, write func(f *os.File) error,
 		return fmt.Errorf("replace %s: %w", name, err)
 	}
 	return d.syncDir()
+}
+
+// commitTime is the time of the next record: the clock's, but never
+// earlier than the record before it (a clock stepped back, or another
+// process's clock behind this one's), so that record times never go
+// backwards and the durations between them are never negative.
+func (d *doc) commitTime() time.Time {
+	now := d.s.opts.Now().UTC()
+	if d.last != nil && now.Before(d.last.Time) {
+		return d.last.Time.UTC()
+	}
+	return now
 }
