@@ -11,6 +11,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
@@ -41,7 +42,9 @@ func (p *Project) read(name string) ([]byte, bool, error) {
 	if err := asdd.CleanPath(name); err != nil {
 		return nil, false, err
 	}
-	f, err := p.root.Open(name)
+	// O_NONBLOCK: a FIFO or a device named as an artifact is refused
+	// below (not a regular file), never waited on.
+	f, err := p.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
@@ -54,7 +57,7 @@ func (p *Project) read(name string) ([]byte, bool, error) {
 		return nil, false, pathError(name, err)
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, false, reason.New(reason.InvalidInput, "%s is not a regular file", name)
+		return nil, false, reason.New(reason.InvalidInput, "%s is not a regular file (%s)", name, fi.Mode().Type())
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxArtifactBytes+1))
 	if err != nil {
@@ -70,6 +73,12 @@ func (p *Project) read(name string) ([]byte, bool, error) {
 func pathError(name string, err error) error {
 	if strings.Contains(err.Error(), "path escapes") {
 		return reason.New(reason.InvalidInput, "%s leaves the project (a symlink points outside it)", name)
+	}
+	if errors.Is(err, syscall.ELOOP) {
+		return reason.New(reason.StateInconsistency, "%s cannot be resolved: a symlink loop", name)
+	}
+	if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.ENODEV) {
+		return reason.New(reason.InvalidInput, "%s is not a regular file: %v", name, err)
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }

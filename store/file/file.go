@@ -647,6 +647,9 @@ func pathError(key string, err error) error {
 	if errors.Is(err, syscall.ENOTDIR) {
 		return reason.New(reason.InvalidInput, "document key %q: a parent is not a directory", key)
 	}
+	if errors.Is(err, syscall.ELOOP) {
+		return reason.New(reason.CorruptState, "%s: a state file is a symlink loop: %v", key, err)
+	}
 	return fmt.Errorf("%s: %w", key, err)
 }
 
