@@ -142,3 +142,22 @@ func codeOrDash(s string) string {
 	}
 	return s
 }
+
+// readProjectFile reads a file the custodian owns (the config) without
+// ever blocking: a FIFO or a device in its place is INVALID_INPUT at once
+// (issue 18 item 12). Errors wrap fs.ErrNotExist when it is missing.
+func readProjectFile(name string) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, reason.New(reason.InvalidInput, "%s is not a regular file (%s)", name, fi.Mode().Type())
+	}
+	return io.ReadAll(io.LimitReader(f, 16<<20))
+}

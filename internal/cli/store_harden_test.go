@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -96,4 +97,41 @@ func TestIssue21Item4DirectEditsGolden(t *testing.T) {
 		t.Errorf("a bad policy: exit %d, want 2", code)
 	}
 	checkGolden(t, filepath.Join("testdata", "store", "direct-edits.golden"), hashRE.ReplaceAllString(pidRE.ReplaceAllString(s.buf.String(), `"PID/`), "sha256:HASH"))
+}
+
+// TestIssue18Item12FIFOsThroughTheCLI: a FIFO where the config, the
+// journal, the lock or the snapshot belongs: each command answers at once
+// with exit 2 (config) or 5 (state file), never hangs.
+func TestIssue18Item12FIFOsThroughTheCLI(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		exit int
+	}{
+		{".asdd/config.yaml", 2},
+		{".asdd/state/journal.ndjson", 5},
+		{".asdd/state/.lock", 5},
+		{".asdd/state/manifest.json", 5},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			s := &storeTranscript{t: t, dir: t.TempDir(), now: time.Date(2026, 4, 20, 14, 0, 0, 0, time.UTC)}
+			if code := s.run("init"); code != 0 {
+				t.Fatalf("init: %s", s.buf.String())
+			}
+			p := filepath.Join(s.dir, filepath.FromSlash(tc.file))
+			os.Remove(p)
+			if err := syscall.Mkfifo(p, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan int, 1)
+			go func() { done <- s.run("status") }()
+			select {
+			case code := <-done:
+				if code != tc.exit || !strings.Contains(s.buf.String(), filepath.Base(tc.file)) {
+					t.Fatalf("status with a FIFO as %s: exit %d, want %d\n%s", tc.file, code, tc.exit, s.buf.String())
+				}
+			case <-time.After(3 * time.Second):
+				t.Fatalf("status hangs on a FIFO as %s", tc.file)
+			}
+		})
+	}
 }

@@ -376,7 +376,13 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		return store.Result{}, err
 	}
 	var res store.Result
-	err = d.locked(ctx, func() error {
+	lock := d.locked
+	if !o.Create {
+		// A document that does not exist is NOT_FOUND at once: a refused
+		// request leaves no directory or lock file behind.
+		lock = d.lockedRead
+	}
+	err = lock(ctx, func() error {
 		if b := d.brokenErr(); b != nil {
 			return fmt.Errorf("%s: refusing to write after a failed sync (reopen to recover): %w", key, b)
 		}

@@ -557,3 +557,39 @@ func TestIssue18Item10RecordTimesNeverGoBack(t *testing.T) {
 		}
 	}
 }
+
+// Issue 18 item 16: refused or read-only requests leave no directory or
+// lock file behind.
+func TestIssue18Item16RefusedRequestsLeaveNothing(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, dir, file.Options{})
+	for _, k := range []string{".impl/manifest.json", ".workflow/.cycle/c.json", key} {
+		if _, err := s.Update(ctx, k, setN(1)); reason.CodeOf(err) != reason.NotFound {
+			t.Fatalf("Update %s: %v", k, err)
+		}
+		if _, err := s.Get(ctx, k); reason.CodeOf(err) != reason.NotFound {
+			t.Fatalf("Get %s: %v", k, err)
+		}
+		if _, err := s.History(ctx, k, 0, 0); reason.CodeOf(err) != reason.NotFound {
+			t.Fatalf("History %s: %v", k, err)
+		}
+		if err := s.Verify(ctx, k); reason.CodeOf(err) != reason.NotFound {
+			t.Fatalf("Verify %s: %v", k, err)
+		}
+	}
+	if _, err := s.Update(ctx, key, func(store.Document) (store.Change, error) {
+		return store.Change{}, reason.New(reason.InvalidInput, "refused")
+	}, store.Create()); reason.CodeOf(err) != reason.InvalidInput {
+		t.Fatal(err)
+	}
+	var left []string
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		left = append(left, e.Name())
+	}
+	// A refused create may leave the document's directory and lock (it
+	// had to lock to run the rules); nothing else is made.
+	if len(left) > 1 || len(left) == 1 && left[0] != ".asdd" {
+		t.Fatalf("left behind: %v", left)
+	}
+}

@@ -105,7 +105,9 @@ func listSegments(fsys fs.FS, p paths) ([]segment, error) {
 
 // JournalFilesIn lists the journal files of the document key under the
 // project root dir without opening a store: its sealed segments, oldest
-// first, then the live journal if it exists; names are relative to dir.
+// first, then the live journal, its anchor (.head) and its marks, those
+// that exist; names are relative to dir. The anchor and the marks name
+// revisions of this journal: they go wherever it goes.
 // A tool that moves a document's files aside calls it while it holds the
 // document's lock (.lock beside it), so no rotation runs meanwhile.
 func JournalFilesIn(dir, key string) ([]string, error) {
@@ -126,10 +128,12 @@ func JournalFilesIn(dir, key string) ([]string, error) {
 	for _, sg := range segs {
 		out = append(out, sg.name)
 	}
-	if _, err := root.Lstat(p.journal); err == nil {
-		out = append(out, p.journal)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+	for _, name := range []string{p.journal, p.head, p.marks} {
+		if _, err := root.Lstat(name); err == nil {
+			out = append(out, name)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -481,8 +485,8 @@ func (d *doc) rotate(first, last uint64) error {
 
 // JournalFiles lists the files that hold a document's journal, relative to
 // the project root: its sealed segments in revision order, then the live
-// journal (when it exists). A tool that moves a document's journal aside
-// must move all of them.
+// journal, its anchor and its marks (those that exist). A tool that moves
+// a document's journal aside must move all of them.
 func (s *Store) JournalFiles(key string) ([]string, error) {
 	d, err := s.doc(key)
 	if err != nil {
@@ -496,10 +500,12 @@ func (s *Store) JournalFiles(key string) ([]string, error) {
 	for _, sg := range segs {
 		out = append(out, sg.name)
 	}
-	if id, err := d.stat(d.p.journal); err != nil {
-		return nil, err
-	} else if id.exists {
-		out = append(out, d.p.journal)
+	for _, name := range []string{d.p.journal, d.p.head, d.p.marks} {
+		if id, err := d.stat(name); err != nil {
+			return nil, err
+		} else if id.exists {
+			out = append(out, name)
+		}
 	}
 	return out, nil
 }
