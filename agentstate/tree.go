@@ -253,3 +253,15 @@ func Merge(base, patch any) any {
 	}
 	return out
 }
+
+// UnmarshalJSON decodes a JSON object keeping its members' order (what
+// DecodeObject does), so that an Object travels through the daemon's API
+// unchanged.
+func (o *Object) UnmarshalJSON(data []byte) error {
+	v, err := DecodeObject(data)
+	if err != nil {
+		return err
+	}
+	*o = v
+	return nil
+}

@@ -18,10 +18,10 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/internal/readall"
 	"github.com/custodian-dev/custodian/internal/unixsock"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 // Options configure a Client.
@@ -96,15 +96,20 @@ func New(addr string, o Options) (*Client, error) {
 // path when network is "unix", at any depth: see package unixsock).
 func pooled(network, addr string) *http.Client {
 	var d net.Dialer
-	return &http.Client{Transport: &connTransport{
-		dial: func(ctx context.Context) (net.Conn, error) {
+	return &http.Client{Transport: &http.Transport{
+		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			if network == "unix" {
+				// unixsock reaches a socket path longer than the
+				// kernel's limit through its directory.
 				return unixsock.Dial(ctx, &d, addr)
 			}
 			return d.DialContext(ctx, network, addr)
 		},
-		maxIdle:     256,
-		idleTimeout: 30 * time.Second,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     30 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
 	}}
 }
 
@@ -141,7 +146,7 @@ func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, b
 		return fmt.Errorf("daemon: %w", err)
 	}
 	defer resp.Body.Close()
-	data, err := readall.Sized(resp.Body, resp.ContentLength, maxSizedResponse)
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
 	if err != nil {
 		return fmt.Errorf("daemon: read response: %w", err)
 	}
@@ -151,25 +156,19 @@ func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, b
 	if out == nil {
 		return nil
 	}
-	if u, ok := out.(json.Unmarshaler); ok {
-		// Its own decoder checks the JSON (OpResponse's, see decode.go).
-		err = u.UnmarshalJSON(data)
-	} else {
-		err = json.Unmarshal(data, out)
-	}
-	if err != nil {
+	if err := json.Unmarshal(data, out); err != nil {
 		return fmt.Errorf("daemon: decode response: %w", err)
 	}
 	return nil
 }
 
-// maxSizedResponse is the largest Content-Length the client allocates for
-// before reading (a larger response grows its buffer as it comes).
-const maxSizedResponse = 64 << 20
+// maxResponse bounds what the client reads of a response (a document is
+// at most 64 MiB by default; its JSON envelope adds little).
+const maxResponse = 256 << 20
 
 // decodeError turns an error response back into the daemon's error.
 func decodeError(status int, data []byte) error {
-	var er ErrorResponse
+	var er wire.ErrorBody
 	if json.Unmarshal(data, &er) == nil && er.Error != nil && er.Error.Code != "" {
 		if er.Error.Code == "INTERNAL" {
 			return fmt.Errorf("daemon: %s", er.Error.Message)
@@ -208,15 +207,15 @@ func (c *Client) GetAt(ctx context.Context, key string, rev uint64) (store.Docum
 
 // Put commits a value (or, when it would not fit in a request, a patch from
 // base) iff the document is at revision base.
-func (c *Client) Put(ctx context.Context, key string, base store.Document, ch store.Change, create bool) (PutResponse, error) {
+func (c *Client) Put(ctx context.Context, key string, base store.Document, ch store.Change, create bool) (wire.PutResponse, error) {
 	if len(ch.Value) > store.DefaultMaxBytes {
-		return PutResponse{}, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(ch.Value), store.DefaultMaxBytes)
+		return wire.PutResponse{}, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(ch.Value), store.DefaultMaxBytes)
 	}
-	req := PutRequest{Actor: ch.Actor, Reason: ch.Reason, Events: ch.Events}
+	req := wire.PutRequest{Actor: ch.Actor, Reason: ch.Reason, Events: ch.Events}
 	if len(ch.Value) > c.o.MaxBodyBytes*3/4 && base.Value != nil {
 		p, err := store.Diff(base.Value, ch.Value)
 		if err != nil {
-			return PutResponse{}, err
+			return wire.PutResponse{}, err
 		}
 		req.Patch = p
 	} else {
@@ -224,14 +223,14 @@ func (c *Client) Put(ctx context.Context, key string, base store.Document, ch st
 	}
 	body, err := json.Marshal(req)
 	if err != nil {
-		return PutResponse{}, reason.New(reason.InvalidInput, "encode change: %v", err)
+		return wire.PutResponse{}, reason.New(reason.InvalidInput, "encode change: %v", err)
 	}
 	path := "/v1/doc" + keyQuery(key)
 	if create {
 		path = "/v1/doc" + keyQuery(key, "create", "1")
 	}
 	hdr := http.Header{"If-Match": {strconv.Quote(strconv.FormatUint(base.Revision, 10))}}
-	var out PutResponse
+	var out wire.PutResponse
 	err = c.do(ctx, http.MethodPut, path, hdr, body, &out)
 	return out, err
 }
@@ -239,19 +238,19 @@ func (c *Client) Put(ctx context.Context, key string, base store.Document, ch st
 // Write commits a whole value without a revision check (the last writer
 // wins): for an agent that alone owns a document. The daemon serialises it
 // with every other commit.
-func (c *Client) Write(ctx context.Context, key string, ch store.Change, create bool) (PutResponse, error) {
+func (c *Client) Write(ctx context.Context, key string, ch store.Change, create bool) (wire.PutResponse, error) {
 	if len(ch.Value) > store.DefaultMaxBytes {
-		return PutResponse{}, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(ch.Value), store.DefaultMaxBytes)
+		return wire.PutResponse{}, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(ch.Value), store.DefaultMaxBytes)
 	}
-	body, err := json.Marshal(PutRequest{Value: ch.Value, Actor: ch.Actor, Reason: ch.Reason, Events: ch.Events})
+	body, err := json.Marshal(wire.PutRequest{Value: ch.Value, Actor: ch.Actor, Reason: ch.Reason, Events: ch.Events})
 	if err != nil {
-		return PutResponse{}, reason.New(reason.InvalidInput, "encode change: %v", err)
+		return wire.PutResponse{}, reason.New(reason.InvalidInput, "encode change: %v", err)
 	}
 	path := "/v1/doc" + keyQuery(key)
 	if create {
 		path = "/v1/doc" + keyQuery(key, "create", "1")
 	}
-	var out PutResponse
+	var out wire.PutResponse
 	err = c.do(ctx, http.MethodPut, path, nil, body, &out)
 	return out, err
 }
@@ -307,7 +306,7 @@ func (c *Client) Update(ctx context.Context, key string, fn store.UpdateFunc, op
 
 // History returns the journal records with from <= rev <= to (to 0: all).
 func (c *Client) History(ctx context.Context, key string, from, to uint64) ([]store.Record, error) {
-	var h HistoryResponse
+	var h wire.HistoryResponse
 	err := c.do(ctx, http.MethodGet, "/v1/history"+keyQuery(key, "from", strconv.FormatUint(from, 10), "to", strconv.FormatUint(to, 10)), nil, nil, &h)
 	if len(h.Records) == 0 {
 		h.Records = nil
@@ -317,7 +316,7 @@ func (c *Client) History(ctx context.Context, key string, from, to uint64) ([]st
 
 // Keys lists the documents the daemon's store holds.
 func (c *Client) Keys(ctx context.Context) ([]string, error) {
-	var k KeysResponse
+	var k wire.KeysResponse
 	err := c.do(ctx, http.MethodGet, "/v1/keys", nil, nil, &k)
 	if len(k.Keys) == 0 {
 		k.Keys = nil
@@ -330,15 +329,60 @@ func (c *Client) Verify(ctx context.Context, key string) error {
 	return c.do(ctx, http.MethodPost, "/v1/verify"+keyQuery(key), nil, nil, nil)
 }
 
-// Op runs an ASDD operation inside the daemon (see server.ASDDOps for the
-// names). A committed halt comes back with Verdict set and a nil error.
-func (c *Client) Op(ctx context.Context, name string, op asdd.Op) (*OpResponse, error) {
-	body, err := encodeOp(op)
+// Op runs an ASDD operation inside the daemon (wire.ASDDOps names
+// them). A committed halt comes back with Verdict set and a nil error.
+func (c *Client) Op(ctx context.Context, name string, op asdd.Op) (*wire.OpResponse, error) {
+	body, err := json.Marshal(op)
 	if err != nil {
 		return nil, reason.New(reason.InvalidInput, "encode %s: %v", name, err)
 	}
-	var out OpResponse
+	var out wire.OpResponse
 	if err := c.do(ctx, http.MethodPost, "/v1/asdd/"+url.PathEscape(name), nil, body, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// post sends req as JSON to path and decodes the answer into out.
+func (c *Client) post(ctx context.Context, path string, req, out any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return reason.New(reason.InvalidInput, "encode request: %v", err)
+	}
+	return c.do(ctx, http.MethodPost, path, nil, body, out)
+}
+
+// Impl runs a change of the task manifest inside the daemon.
+func (c *Client) Impl(ctx context.Context, req wire.ImplRequest) (*wire.ImplResponse, error) {
+	var out wire.ImplResponse
+	if err := c.post(ctx, "/v1/impl", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// State runs a change of the state-manager's state inside the daemon.
+func (c *Client) State(ctx context.Context, req wire.StateRequest) (*wire.StateResponse, error) {
+	var out wire.StateResponse
+	if err := c.post(ctx, "/v1/state", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Rollback asks the daemon to restore a document's past value.
+func (c *Client) Rollback(ctx context.Context, req wire.RollbackRequest) (*wire.PutResponse, error) {
+	var out wire.PutResponse
+	if err := c.post(ctx, "/v1/rollback", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// Cycle runs a cycle operation inside the daemon.
+func (c *Client) Cycle(ctx context.Context, req wire.CycleRequest) (*wire.CycleResponse, error) {
+	var out wire.CycleResponse
+	if err := c.post(ctx, "/v1/cycle", req, &out); err != nil {
 		return nil, err
 	}
 	return &out, nil
@@ -346,7 +390,7 @@ func (c *Client) Op(ctx context.Context, name string, op asdd.Op) (*OpResponse, 
 
 // Propose submits an agent's proposal. Artifact hashes left empty are
 // computed by the daemon from the files.
-func (c *Client) Propose(ctx context.Context, p asdd.Proposal) (*OpResponse, error) {
+func (c *Client) Propose(ctx context.Context, p asdd.Proposal) (*wire.OpResponse, error) {
 	return c.Op(ctx, "propose", p)
 }
 
@@ -360,17 +404,17 @@ func (c *Client) Slice(ctx context.Context, id string) (*asdd.Slice, error) {
 }
 
 // Heartbeat records an agent heartbeat.
-func (c *Client) Heartbeat(ctx context.Context, b asdd.Beat) (*OpResponse, error) {
+func (c *Client) Heartbeat(ctx context.Context, b asdd.Beat) (*wire.OpResponse, error) {
 	return c.Op(ctx, "heartbeat", b)
 }
 
 // Lock leases a slice.
-func (c *Client) Lock(ctx context.Context, l asdd.LockSlice) (*OpResponse, error) {
+func (c *Client) Lock(ctx context.Context, l asdd.LockSlice) (*wire.OpResponse, error) {
 	return c.Op(ctx, "lock", l)
 }
 
 // Unlock releases a slice's lease.
-func (c *Client) Unlock(ctx context.Context, u asdd.UnlockSlice) (*OpResponse, error) {
+func (c *Client) Unlock(ctx context.Context, u asdd.UnlockSlice) (*wire.OpResponse, error) {
 	return c.Op(ctx, "unlock", u)
 }
 

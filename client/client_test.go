@@ -2,16 +2,12 @@ package client
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/internal/jsonscan"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -88,7 +84,7 @@ func TestDecodeError(t *testing.T) {
 		{500, `{"error":{"code":"CORRUPT_STATE","message":"bad hash"}}`, reason.CorruptState, reason.ExitIntegrity},
 		{500, `{"error":{"code":"INTERNAL","message":"boom"}}`, "", reason.ExitInternal},
 		{502, `<html>bad gateway</html>`, "", reason.ExitInternal},
-		{http.StatusUnauthorized, `{"error":{"code":"UNAUTHORIZED","message":"a bearer token is required"}}`, "UNAUTHORIZED", reason.ExitUnauthorized},
+		{http.StatusUnauthorized, `{"error":{"code":"UNAUTHORIZED","message":"a bearer token is required"}}`, reason.Unauthorized, reason.ExitUnauthorized},
 	}
 	for _, tc := range tests {
 		err := decodeError(tc.status, []byte(tc.body))
@@ -117,100 +113,4 @@ func TestNewAddresses(t *testing.T) {
 			t.Errorf("New(%q): %v", addr, err)
 		}
 	}
-}
-
-// The daemon's operation responses are encoded by hand, byte for byte as
-// encoding/json encodes the struct.
-func TestOpResponseMatchesMarshal(t *testing.T) {
-	type plain OpResponse
-	n := 3
-	for _, r := range []OpResponse{
-		{},
-		{Revision: 7, Summary: "heartbeat from spec_agent (ACTIVE)", Events: []asdd.Event{{Type: "heartbeat", Agent: "spec", Data: map[string]any{"status": "ACTIVE", "n": 2}}}},
-		{Revision: 9, Summary: "<halt> & more", Events: []asdd.Event{}, Verdict: &reason.Error{Code: reason.BelowThreshold, Message: "0.5 < 0.7"},
-			Slice: &asdd.Slice{SliceID: "SLICE-001", Status: "SPEC"}, Warnings: []string{"w1", "w\"2"},
-			Effects: []EffectSummary{{Kind: "marker", Path: "docs/x.md"}}},
-		{Revision: 1, Slice: &asdd.Slice{SliceID: "S", Tasks: []asdd.Task{{ID: "T1", Wave: n, Title: "a<b"}}}},
-	} {
-		want, err := json.Marshal(plain(r))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := r.MarshalJSON()
-		if err != nil || string(got) != string(want) {
-			t.Errorf("MarshalJSON = %s, %v\nwant %s", got, err, want)
-		}
-		var encoded []json.RawMessage
-		for _, e := range r.Events {
-			eb, _ := e.MarshalJSON()
-			encoded = append(encoded, eb)
-		}
-		if r.Events != nil {
-			if app, err := r.AppendJSON(nil, append([]json.RawMessage{}, encoded...)); err != nil || string(app) != string(want) {
-				t.Errorf("AppendJSON with encoded events = %s, %v\nwant %s", app, err, want)
-			}
-		}
-		var back OpResponse
-		if err := json.Unmarshal(got, &back); err != nil || back.Revision != r.Revision || back.Summary != r.Summary {
-			t.Errorf("round trip of %s: %+v, %v", got, back, err)
-		}
-		// The daemon's usual answers take the decoder's fast path.
-		if r.Verdict == nil && r.Slice == nil && r.Warnings == nil && r.Effects == nil {
-			if p := (opParser{*jsonscan.New(got)}); !p.response(&back) {
-				t.Errorf("%s is not read by the fast path", got)
-			}
-		}
-	}
-}
-
-// OpResponse's decoder gives exactly what encoding/json gives, or the same
-// error, on any input.
-func FuzzOpResponseDecode(f *testing.F) {
-	for _, s := range []string{
-		`{"revision":2,"summary":"heartbeat from spec_agent (ACTIVE)","events":[{"type":"heartbeat","agent":"spec","data":{"status":"ACTIVE"}}]}`,
-		`{"revision":9,"summary":"x","events":[],"verdict":{"code":"BELOW_THRESHOLD","message":"m"}}`,
-		`{"revision":1,"summary":"","events":null}`,
-		` { "revision" : 18446744073709551615 , "events" : [ { "type" : "t" , "slice" : "S" , "data" : { "a" : -0.5e3 , "b" : true , "c" : null , "d" : false } } ] } `,
-		`{"revision":1,"revision":2}`, `{"Revision":1}`, `{"revision":-0}`, `{"revision":1e2}`, `null`, `{"summary":"\u00e9\n"}`,
-		`{"events":[{"data":{"n":1e400}}]}`, `{"events":[{"data":{"x":[1]}}]}`, `{"summary":"` + "\xff" + `"}`, `{}`, `{"events":[{}]}`,
-	} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		type plain OpResponse
-		var want plain
-		werr := json.Unmarshal(b, &want)
-		var got OpResponse
-		gerr := got.UnmarshalJSON(b)
-		if (werr == nil) != (gerr == nil) {
-			t.Fatalf("%q: encoding/json %v, UnmarshalJSON %v", b, werr, gerr)
-		}
-		if werr == nil && !reflect.DeepEqual(OpResponse(want), got) {
-			t.Fatalf("%q:\nencoding/json %#v\nUnmarshalJSON %#v", b, want, got)
-		}
-	})
-}
-
-// A heartbeat's request body is byte for byte json.Marshal's.
-func FuzzEncodeOp(f *testing.F) {
-	f.Add("spec_agent", "ACTIVE", "", int64(3), true, false, true)
-	f.Add("<&>\u2028", "\xff", "SLICE-1", int64(-1), false, true, false)
-	f.Fuzz(func(t *testing.T, agent, status, slice string, n int64, wave, completed, remaining bool) {
-		v := int(n)
-		b := asdd.Beat{Agent: agent, Status: status, Slice: slice}
-		if wave {
-			b.Wave = &v
-		}
-		if completed {
-			b.Completed = &v
-		}
-		if remaining {
-			b.Remaining = &v
-		}
-		want, _ := json.Marshal(b)
-		got, err := encodeOp(b)
-		if err != nil || string(got) != string(want) {
-			t.Fatalf("encodeOp %s, %v; json.Marshal %s", got, err, want)
-		}
-	})
 }

@@ -204,15 +204,6 @@ func TestTransportCancelAndEarlyClose(t *testing.T) {
 	}
 }
 
-// The transport speaks plain HTTP only; https goes to net/http's.
-func TestTransportRefusesOtherSchemes(t *testing.T) {
-	tr := &connTransport{maxIdle: 1, idleTimeout: time.Second}
-	req, _ := http.NewRequest(http.MethodGet, "https://x/v1/health", strings.NewReader("x"))
-	if _, err := tr.RoundTrip(req); !errors.Is(err, errTransportScheme) {
-		t.Fatalf("https request: %v", err)
-	}
-}
-
 // A request whose context is already done is not sent, even on a pooled
 // connection; a context that ends while the body is read is the error.
 func TestTransportDoneContext(t *testing.T) {
@@ -263,45 +254,5 @@ func TestTransportEarlyAnswers(t *testing.T) {
 		if err := c.Health(ctx); err != nil {
 			t.Fatal(err)
 		}
-	}
-}
-
-// Connections idle past the timeout are closed, not only the newest.
-func TestTransportIdleTimeout(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "d.sock")
-	startTestDaemon(t, sock, echoMux())
-	tr := &connTransport{
-		dial:        func(ctx context.Context) (net.Conn, error) { return new(net.Dialer).DialContext(ctx, "unix", sock) },
-		maxIdle:     64,
-		idleTimeout: 30 * time.Millisecond,
-	}
-	c, err := New("unix://"+sock, Options{HTTPClient: &http.Client{Transport: tr}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	ctx := context.Background()
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for range 16 {
-		wg.Go(func() {
-			<-start
-			c.do(ctx, http.MethodGet, "/v1/slow-ish", nil, nil, nil)
-		})
-	}
-	close(start)
-	wg.Wait()
-	// Steady light use keeps the newest connection fresh; the others age.
-	for range 8 {
-		time.Sleep(10 * time.Millisecond)
-		if err := c.Health(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tr.mu.Lock()
-	n := len(tr.idle)
-	tr.mu.Unlock()
-	if n != 1 {
-		t.Fatalf("%d connections pooled after the others idled out, want 1", n)
 	}
 }

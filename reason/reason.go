@@ -35,20 +35,18 @@ const (
 	Halted Code = "SLICE_HALTED"
 	// NeedsReview: the slice carries guessed fields that a human must review first.
 	NeedsReview Code = "NEEDS_HUMAN_REVIEW"
-	// Unauthorized: a missing or wrong token, or a human-only action asked by an agent.
+	// Unauthorized: a missing or wrong token, or a human decision asked by an agent.
 	Unauthorized Code = "UNAUTHORIZED"
 )
 
 // Exit codes of the custodian binary.
 const (
-	ExitOK        = 0
-	ExitInternal  = 1
-	ExitUsage     = 2
-	ExitRejected  = 3
-	ExitConflict  = 4
-	ExitIntegrity = 5
-	// ExitUnauthorized: a missing or wrong token, or a human-only action
-	// asked without the admin token (DESIGN.md §6).
+	ExitOK           = 0
+	ExitInternal     = 1
+	ExitUsage        = 2
+	ExitRejected     = 3
+	ExitConflict     = 4
+	ExitIntegrity    = 5
 	ExitUnauthorized = 6
 )
 

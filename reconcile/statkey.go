@@ -34,6 +34,5 @@ type Stamp struct {
 
 // StampOf returns the stamp of a file's metadata.
 func StampOf(fi fs.FileInfo) Stamp {
-	k := keyOf(fi)
-	return Stamp{Size: k.Size, Mtime: k.Mtime, Ctime: k.Ctime, Ino: k.Ino, Dev: k.Dev}
+	return Stamp(keyOf(fi))
 }

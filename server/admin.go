@@ -4,60 +4,35 @@ import (
 	"net"
 	"net/http"
 	"path"
-	"slices"
 	"strings"
-
-	"github.com/custodian-dev/custodian/asdd"
 )
 
-// AdminOps are the ASDD operations only a human with the admin token may
-// run over TCP: the ways out of a halt (resolve, approve) and the review of
-// what a rebuild guessed (clear-review). Everything else the dashboard
-// does is a read.
-var AdminOps = []string{"resolve", "approve", "clear-review"}
-
-// RuleKeys are the documents whose every change by an agent is a daemon
-// operation (POST /v1/asdd/{op}), checked by the rules where the document
-// is kept. A raw write of one of them (PUT /v1/doc: the CLI's rollback,
-// init, rebuild and monitor, the runner) would skip the rules, so over TCP
-// it is a human's decision too and needs the admin token.
-var RuleKeys = []string{asdd.Key}
-
 // needsAdmin reports whether r must carry the admin token: Options.AdminToken
-// is set, r came over TCP, and it is POST /v1/asdd/{resolve|approve|
-// clear-review} or a PUT /v1/doc of one of the RuleKeys. The unix socket
+// is set, r came over TCP, and it is a raw write (PUT /v1/doc) of any
+// document. A raw write skips the operations' rules (it is how a human
+// rolls back, rebuilds or repairs), so it is a human's decision. Human
+// decisions among the operations (resolve, approve, clear-review,
+// correct-assumption, a forced unlock) are refused by the application
+// layer to a request marked as an agent's (agentRequest). The unix socket
 // is exempt: it is the project owner's (mode 0600), who can take the state
 // lock and change the files directly anyway.
 func (s *Server) needsAdmin(r *http.Request) bool {
-	if s.o.AdminToken == "" {
+	raw := r.Method == http.MethodPut && r.URL.Path == "/v1/doc" || r.Method == http.MethodPost && r.URL.Path == "/v1/rollback"
+	if s.o.AdminToken == "" || !raw {
 		return false
 	}
-	switch r.Method {
-	case http.MethodPost:
-		op, ok := strings.CutPrefix(r.URL.Path, "/v1/asdd/")
-		if !ok || !isAdminOp(op) {
-			return false
-		}
-	case http.MethodPut:
-		if r.URL.Path != "/v1/doc" || !slices.Contains(RuleKeys, r.URL.Query().Get("key")) {
-			return false
-		}
-	default:
-		return false
-	}
-	if a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && a.Network() == "unix" {
-		return false
-	}
-	return true
+	return !overUnixSocket(r)
 }
 
-func isAdminOp(op string) bool {
-	for _, a := range AdminOps {
-		if a == op {
-			return true
-		}
-	}
-	return false
+// agentRequest reports whether r is an agent's: an admin token is set, r
+// came over TCP and does not carry it.
+func (s *Server) agentRequest(r *http.Request) bool {
+	return s.o.AdminToken != "" && !overUnixSocket(r) && !s.adminOK(r)
+}
+
+func overUnixSocket(r *http.Request) bool {
+	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && a.Network() == "unix"
 }
 
 // adminOK reports whether r carries the admin token as its bearer token.

@@ -30,8 +30,13 @@ func TestAdminTokenGuardsHumanActions(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(d.dir, "specs/S-1/intent.md"), []byte("# Login\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if code, b := call(t, "POST", u+"/v1/asdd/init", "", nil, `{"Sprint":"S1"}`); code != http.StatusUnauthorized {
+		t.Fatalf("init (setting up the project is a human's decision) without a token: %d %s", code, b)
+	}
+	if code, b := call(t, "POST", u+"/v1/asdd/init", "adm-secret", nil, `{"Sprint":"S1"}`); code != http.StatusOK {
+		t.Fatalf("init with the admin token: %d %s", code, b)
+	}
 	for _, step := range []struct{ path, body string }{
-		{"/v1/asdd/init", `{"Sprint":"S1"}`},
 		{"/v1/asdd/add-slice", `{"ID":"S-1","Name":"Login"}`},
 		{"/v1/asdd/propose", `{"Agent":"discovery","Slice":"S-1","Score":0.60,"Uncertainty":["vague"],"Artifacts":[{"Name":"intent","Path":"specs/S-1/intent.md"}]}`},
 	} {
@@ -48,6 +53,8 @@ func TestAdminTokenGuardsHumanActions(t *testing.T) {
 		{"resolve with a wrong token", "resolve", "nope", resolve, http.StatusUnauthorized},
 		{"approve without token", "approve", "", resolve, http.StatusUnauthorized},
 		{"clear-review without token", "clear-review", "", `{"Role":"TL","Rationale":"ok"}`, http.StatusUnauthorized},
+		{"forced unlock without token", "unlock", "", `{"Slice":"S-1","Force":true,"Role":"TL"}`, http.StatusUnauthorized},
+		{"correct-assumption without token", "correct-assumption", "", `{"Slice":"S-1","Index":0,"Role":"PO","Correction":"x"}`, http.StatusUnauthorized},
 		{"resolve spelled with an escape, without token", "res%6flve", "", resolve, http.StatusUnauthorized},
 		{"resolve with the admin token", "resolve", "adm-secret", resolve, http.StatusOK},
 		{"heartbeat needs no token", "heartbeat", "", `{"Agent":"spec","Status":"ACTIVE"}`, http.StatusOK},
@@ -72,6 +79,18 @@ func TestAdminTokenGuardsHumanActions(t *testing.T) {
 	code, b := call(t, "GET", u+"/v1/asdd/slices/S-1", "", nil, "")
 	if code != http.StatusOK || !strings.Contains(string(b), `"status":"DISCOVERY"`) {
 		t.Fatalf("slice after resolve: %d %s", code, b)
+	}
+	// An agent reports a failure it found (custodian halt) without the
+	// admin token: it is an agent's operation, not a raw write.
+	if code, b := call(t, "POST", u+"/v1/asdd/halt", "", nil, `{"Agent":"validation","Slice":"S-1","Mode":"HALLUCINATED_SPEC_SECTION","Reason":"undefined term"}`); code != http.StatusOK || !strings.Contains(string(b), `"outcome":"halted"`) {
+		t.Fatalf("halt without the admin token: %d %s", code, b)
+	}
+	// A rollback is a human's: refused without the admin token.
+	if code, b := call(t, "POST", u+"/v1/rollback", "", nil, `{"key":".asdd/state/manifest.json","to":2,"reason":"undo"}`); code != http.StatusUnauthorized {
+		t.Fatalf("rollback without the admin token: %d %s", code, b)
+	}
+	if code, b := call(t, "POST", u+"/v1/rollback", "adm-secret", nil, `{"key":".asdd/state/manifest.json","to":2,"reason":"undo"}`); code != http.StatusOK {
+		t.Fatalf("rollback with the admin token: %d %s", code, b)
 	}
 }
 
@@ -182,9 +201,8 @@ func TestTokenLeavesTheDashboardPageOpen(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 }
 
-// Over TCP a raw write of the manifest skips the rules its agents'
-// operations run, so it needs the admin token like the human actions;
-// other documents do not.
+// Over TCP a raw write of any document skips the rules its agents'
+// operations run, so it needs the admin token like the human actions.
 func TestAdminTokenGuardsManifestWrites(t *testing.T) {
 	d := start(t, server.Options{Token: "agents", AdminToken: "adm"})
 	put := "/v1/doc?create=1&key="
@@ -194,8 +212,9 @@ func TestAdminTokenGuardsManifestWrites(t *testing.T) {
 		want                   int
 	}{
 		{"manifest with the agents' token", ".asdd/state/manifest.json", "agents", manifest, http.StatusUnauthorized},
-		{"manifest after another key parameter", "other.json&key=.asdd/state/manifest.json", "agents", `{"value":{}}`, http.StatusOK},
-		{"another document with the agents' token", "notes/a.json", "agents", `{"value":{"a":1}}`, http.StatusOK},
+		{"manifest after another key parameter", "other.json&key=.asdd/state/manifest.json", "agents", `{"value":{}}`, http.StatusUnauthorized},
+		{"another document with the agents' token", "notes/a.json", "agents", `{"value":{"a":1}}`, http.StatusUnauthorized},
+		{"the task manifest with the agents' token", ".impl/manifest.json", "agents", `{"value":{"tasks":[]}}`, http.StatusUnauthorized},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,16 +1,16 @@
 package server
 
 import (
-	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strings"
 
-	"github.com/custodian-dev/custodian/internal/readall"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 func tokenOK(r *http.Request, token string) bool {
@@ -27,9 +27,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // ErrorBody is the JSON of every error response.
-type ErrorBody struct {
-	Error *reason.Error `json:"error"`
-}
+type ErrorBody = wire.ErrorBody
 
 // StatusOf is the HTTP status of an error response with this code.
 func StatusOf(code reason.Code) int {
@@ -44,6 +42,8 @@ func StatusOf(code reason.Code) int {
 		return http.StatusLocked
 	case reason.CorruptState:
 		return http.StatusInternalServerError
+	case reason.Unauthorized:
+		return http.StatusUnauthorized
 	case "", "INTERNAL":
 		return http.StatusInternalServerError
 	}
@@ -64,10 +64,7 @@ func writeErrorStatus(w http.ResponseWriter, status int, code, msg string) {
 
 // readBody reads a JSON request body within the size and depth caps.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	// A body's announced length is allocated for up to 64 KB: a client
-	// that announces a large body and sends little does not make the
-	// daemon hold its size.
-	body, err := readall.Sized(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes), r.ContentLength, 64<<10)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes))
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return nil, reason.New(reason.InvalidInput, "request body over the limit of %d bytes", s.o.MaxBodyBytes)
@@ -83,16 +80,6 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	return body, nil
 }
 
-// decodeStrict decodes JSON into v, refusing unknown fields and trailing
-// data.
-func decodeStrict(body []byte, v any) error {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return reason.New(reason.InvalidInput, "malformed request: %v", err)
-	}
-	if len(bytes.TrimLeft(body[dec.InputOffset():], " \t\r\n")) > 0 { // JSON's whitespace only
-		return reason.New(reason.InvalidInput, "malformed request: data after the JSON value")
-	}
-	return nil
-}
+// decodeStrict decodes JSON into v, refusing invalid UTF-8, unknown
+// fields and trailing data.
+func decodeStrict(body []byte, v any) error { return wire.DecodeStrict(body, v) }

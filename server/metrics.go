@@ -64,6 +64,10 @@ func (s *Server) observeCommit(start time.Time, res store.Result, err error) {
 	s.m.ObserveCommit(start, res.Changed, err)
 }
 
+func (s *Server) observeOp(start time.Time, changed bool, err error) {
+	s.m.ObserveCommit(start, changed, err)
+}
+
 // ObserveCommit records one proposal that arrived at start: a rejection by
 // its reason code when err is set, else a commit when changed (the daemon's
 // own commits, such as the heartbeat monitor's, are counted through it).

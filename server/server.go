@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -60,6 +61,13 @@ type Options struct {
 	Metrics *Metrics
 	// UI, when set, is served at / (the web dashboard).
 	UI http.Handler
+	// Documents, when set, refuses the keys the document API (GET and
+	// PUT /v1/doc, /v1/history) must not serve (DocumentKey: only the
+	// custodian's documents).
+	Documents func(key string) error
+	// App is the application layer the operations go through (nil: one
+	// over the server's store, Root, ASDDConfig, Now and Logger).
+	App *app.Local
 }
 
 func (o *Options) defaults() {
@@ -101,12 +109,12 @@ func (o *Options) defaults() {
 
 // Server serves one store over HTTP.
 type Server struct {
-	st   store.Store
-	o    Options
-	mux  *http.ServeMux
-	h    http.Handler
-	m    *Metrics
-	asdd manifestCache
+	st  store.Store
+	o   Options
+	mux *http.ServeMux
+	h   http.Handler
+	m   *Metrics
+	app *app.Local
 
 	stopOnce sync.Once
 	stopping chan struct{} // closed when Serve begins to shut down
@@ -115,7 +123,10 @@ type Server struct {
 // New returns a server for st. The caller keeps ownership of st.
 func New(st store.Store, o Options) *Server {
 	o.defaults()
-	s := &Server{st: st, o: o, mux: http.NewServeMux(), m: o.Metrics, stopping: make(chan struct{})}
+	s := &Server{st: st, o: o, mux: http.NewServeMux(), m: o.Metrics, stopping: make(chan struct{}), app: o.App}
+	if s.app == nil {
+		s.app = app.NewLocal(app.Options{Store: st, Root: o.Root, Config: o.ASDDConfig, Now: o.Now, Logger: o.Logger})
+	}
 	s.routes()
 	s.h = s.middleware(s.mux)
 	return s
@@ -157,6 +168,10 @@ func (s *Server) routes() {
 	s.route("POST /v1/verify", http.HandlerFunc(s.verify))
 	s.route("GET /v1/watch", http.HandlerFunc(s.watch))
 	s.route("POST /v1/asdd/{op}", http.HandlerFunc(s.asddOp))
+	s.route("POST /v1/impl", http.HandlerFunc(s.implOp))
+	s.route("POST /v1/state", http.HandlerFunc(s.stateOp))
+	s.route("POST /v1/cycle", http.HandlerFunc(s.cycleOp))
+	s.route("POST /v1/rollback", http.HandlerFunc(s.rollback))
 	s.route("GET /v1/asdd/slices/{id}", http.HandlerFunc(s.getSlice))
 	s.route("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	if s.o.UI != nil {
@@ -243,6 +258,11 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 		}
 		if s.crossSiteGuard(rw, r) {
 			return
+		}
+		if s.agentRequest(r) {
+			// The agents' token: the application layer refuses human
+			// decisions to it.
+			r = r.WithContext(app.WithCaller(r.Context(), app.Agent))
 		}
 		next.ServeHTTP(rw, r)
 	})

@@ -28,6 +28,7 @@ import (
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
 	"github.com/custodian-dev/custodian/store/storetest"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -126,7 +127,7 @@ func call(t *testing.T, method, url, token string, hdr map[string]string, body s
 
 func errCode(t *testing.T, b []byte) reason.Code {
 	t.Helper()
-	var e client.ErrorResponse
+	var e wire.ErrorBody
 	if err := json.Unmarshal(b, &e); err != nil || e.Error == nil {
 		t.Fatalf("not an error body: %s", b)
 	}
@@ -215,7 +216,7 @@ func TestASDDOperations(t *testing.T) {
 	if _, err := c.Propose(ctx, asdd.Proposal{Agent: "discovery", Slice: "S-1", Score: 0.97}); reason.CodeOf(err) != reason.NotFound {
 		t.Fatalf("propose before init: %v, want NOT_FOUND", err)
 	}
-	must := func(r *client.OpResponse, err error) *client.OpResponse {
+	must := func(r *wire.OpResponse, err error) *wire.OpResponse {
 		t.Helper()
 		if err != nil {
 			t.Fatal(err)

@@ -7,9 +7,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/agentstate"
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/cycle"
+	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 //go:embed openapi.json
@@ -36,7 +40,7 @@ func (s *Server) keys(w http.ResponseWriter, r *http.Request) {
 	if keys == nil {
 		keys = []string{}
 	}
-	writeJSON(w, http.StatusOK, client.KeysResponse{Keys: keys})
+	writeJSON(w, http.StatusOK, wire.KeysResponse{Keys: keys})
 }
 
 func uintParam(r *http.Request, name string) (uint64, bool, error) {
@@ -51,8 +55,26 @@ func uintParam(r *http.Request, name string) (uint64, bool, error) {
 	return n, true, nil
 }
 
+// DocumentKey refuses a key that is not one of the custodian's documents:
+// the daemon serves the four kinds of state document, not the project's
+// files (custodian serve sets it as Options.Documents).
+func DocumentKey(key string) error {
+	switch key {
+	case asdd.Key, impl.Key, agentstate.Key:
+		return nil
+	}
+	if _, ok := cycle.IDFromKey(key); ok {
+		return nil
+	}
+	return reason.New(reason.InvalidInput, "%q is not a custodian document (%s, %s, %s or %s)", key, asdd.Key, impl.Key, agentstate.Key, cycle.Key("<id>"))
+}
+
 func (s *Server) getDoc(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Query().Get("key")
+	if err := s.documentKey(key); err != nil {
+		writeError(w, err)
+		return
+	}
 	rev, at, err := uintParam(r, "rev")
 	if err != nil {
 		writeError(w, err)
@@ -89,12 +111,16 @@ func ifMatch(r *http.Request) (uint64, bool, error) {
 
 func (s *Server) putDoc(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Query().Get("key")
+	if err := s.documentKey(key); err != nil {
+		writeError(w, err)
+		return
+	}
 	body, err := s.readBody(w, r)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	var req client.PutRequest
+	var req wire.PutRequest
 	if err := decodeStrict(body, &req); err != nil {
 		writeError(w, err)
 		return
@@ -145,11 +171,15 @@ func (s *Server) putDoc(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("ETag", strconv.Quote(strconv.FormatUint(res.Revision, 10)))
-	writeJSON(w, http.StatusOK, client.PutResponse{Document: res.Document, Changed: res.Changed, Record: res.Record})
+	writeJSON(w, http.StatusOK, wire.PutResponse{Document: res.Document, Changed: res.Changed, Record: res.Record})
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Query().Get("key")
+	if err := s.documentKey(key); err != nil {
+		writeError(w, err)
+		return
+	}
 	from, _, err := uintParam(r, "from")
 	if err != nil {
 		writeError(w, err)
@@ -168,7 +198,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 	if recs == nil {
 		recs = []store.Record{}
 	}
-	writeJSON(w, http.StatusOK, client.HistoryResponse{Records: recs})
+	writeJSON(w, http.StatusOK, wire.HistoryResponse{Records: recs})
 }
 
 func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
@@ -177,5 +207,12 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, client.VerifyResponse{Key: key, OK: true})
+	writeJSON(w, http.StatusOK, wire.VerifyResponse{Key: key, OK: true})
+}
+
+func (s *Server) documentKey(key string) error {
+	if s.o.Documents == nil {
+		return nil
+	}
+	return s.o.Documents(key)
 }

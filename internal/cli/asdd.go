@@ -8,15 +8,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/asdd/effects"
-	"github.com/custodian-dev/custodian/client"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 // The ASDD commands (seeds 000 and 004): the manifest at
@@ -77,166 +75,50 @@ func corrupt(err error) error {
 
 // commitResult is what a mutating command reports.
 type commitResult struct {
-	Revision uint64          `json:"revision"`
-	Summary  string          `json:"summary"`
-	Events   []asdd.Event    `json:"events"`
-	Verdict  *reason.Error   `json:"verdict,omitempty"`
-	Slice    *asdd.Slice     `json:"slice,omitempty"`
-	Warnings []string        `json:"warnings,omitempty"`
-	Effects  []effectSummary `json:"effects,omitempty"`
+	Revision uint64 `json:"revision"`
+	// Committed reports whether state changed (a halt is committed);
+	// Outcome is accepted, halted or unchanged. A rejection is an error
+	// and changes nothing.
+	Committed bool            `json:"committed"`
+	Outcome   string          `json:"outcome"`
+	Summary   string          `json:"summary"`
+	Events    []asdd.Event    `json:"events"`
+	Verdict   *reason.Error   `json:"verdict,omitempty"`
+	Slice     *asdd.Slice     `json:"slice,omitempty"`
+	Warnings  []string        `json:"warnings,omitempty"`
+	Effects   []effectSummary `json:"effects,omitempty"`
 }
 
-type effectSummary struct {
-	Kind string `json:"kind"`
-	Path string `json:"path"`
-}
+type effectSummary = wire.EffectSummary
 
-// applyOp commits op: asdd.Apply inside the store's Update (so it re-runs
-// on a concurrent commit), then the outcome's file effects. A committed
-// halt comes back with its Verdict set.
-func applyOp(app *App, cmd *cobra.Command, op asdd.Op, create bool) (*asdd.Outcome, *commitResult, error) {
-	cfg, err := asddConfig(app)
+// applyOp runs op through the application layer (the daemon's when one
+// runs): the rules, the commit and the file effects. A committed halt
+// comes back with its Verdict set. The outcome carries no manifest.
+func applyOp(app *App, cmd *cobra.Command, op asdd.Op, _ bool) (*asdd.Outcome, *commitResult, error) {
+	svc, err := app.Service()
 	if err != nil {
 		return nil, nil, err
 	}
-	st, err := app.Store()
+	resp, err := svc.ASDD(app.Context(cmd), op)
 	if err != nil {
 		return nil, nil, err
 	}
-	if c, ok := st.(*client.Client); ok {
-		if name, ok := daemonOp(op); ok {
-			return applyDaemonOp(app, cmd, c, name, op)
+	if _, remote := svc.(*appRemote); remote {
+		for _, w := range resp.Warnings {
+			fmt.Fprintf(app.Err, "custodian: warning: committed revision %d, but: %s\n", resp.Revision, w)
 		}
 	}
-	var out *asdd.Outcome
-	var opts []store.UpdateOption
-	if create {
-		opts = append(opts, store.Create())
-	}
-	res, err := st.Update(app.Context(cmd), asdd.Key, func(cur store.Document) (store.Change, error) {
-		ch, o, err := manifestChange(cur, op, cfg, app.Now(), op.Actor(), create)
-		out = o
-		return ch, err
-	}, opts...)
-	if err != nil {
-		return nil, nil, err
-	}
-	r := &commitResult{Revision: res.Revision, Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
+	return &asdd.Outcome{Summary: resp.Summary, Events: resp.Events, Verdict: resp.Verdict}, resultOf(resp), nil
+}
+
+// resultOf is the command's report of an operation's response.
+func resultOf(resp *wire.OpResponse) *commitResult {
+	r := &commitResult{Revision: resp.Revision, Committed: resp.Committed, Outcome: resp.Outcome, Summary: resp.Summary,
+		Events: resp.Events, Verdict: resp.Verdict, Slice: resp.Slice, Warnings: resp.Warnings, Effects: resp.Effects}
 	if r.Events == nil {
 		r.Events = []asdd.Event{}
 	}
-	effs := asdd.CommitEffects(out)
-	if len(effs) > 0 {
-		root, err := app.Root()
-		if err != nil {
-			return nil, nil, err
-		}
-		p, err := effects.Open(root)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer p.Close()
-		if err := p.Apply(effs); err != nil {
-			// The commit stands; the effects can be re-derived (asdd.AllEffects).
-			r.Warnings = append(r.Warnings, err.Error())
-			fmt.Fprintf(app.Err, "custodian: warning: committed revision %d, but: %v\n", res.Revision, err)
-		}
-		for _, e := range out.Effects {
-			r.Effects = append(r.Effects, effectSummary{Kind: e.Kind, Path: e.Path})
-		}
-	}
-	return out, r, nil
-}
-
-// manifestChange runs op's rules on the committed manifest cur and returns
-// the change to commit (by actor) and the outcome. A missing manifest is
-// an error unless create.
-func manifestChange(cur store.Document, op asdd.Op, cfg *asdd.Config, now time.Time, actor string, create bool) (store.Change, *asdd.Outcome, error) {
-	var m *asdd.Manifest
-	if cur.Exists() {
-		dm, err := asdd.Decode(cur.Value)
-		if err != nil {
-			return store.Change{}, nil, corrupt(err)
-		}
-		m = dm
-		m.Revision = cur.Revision
-	} else if !create {
-		return store.Change{}, nil, errNoASDDManifest
-	}
-	o, err := asdd.Apply(m, op, cfg, now)
-	if err != nil {
-		return store.Change{}, nil, err
-	}
-	raw, err := asdd.Encode(o.Manifest)
-	if err != nil {
-		return store.Change{}, nil, err
-	}
-	events := make([]store.Event, 0, len(o.Events))
-	for _, e := range o.Events {
-		data, err := e.MarshalJSON()
-		if err != nil {
-			return store.Change{}, nil, fmt.Errorf("encode event: %w", err)
-		}
-		events = append(events, store.Event{Type: e.Type, Data: data})
-	}
-	return store.Change{Value: raw, Actor: actor, Reason: o.Summary, Events: events}, o, nil
-}
-
-// daemonOp names the operations a daemon runs itself (POST /v1/asdd/{op}):
-// the rules run where the manifest is kept, and a command costs what the
-// operation changes, not a read and a compare-and-swap of the whole
-// manifest. init stays local (it writes the configuration first).
-func daemonOp(op asdd.Op) (string, bool) {
-	switch op.(type) {
-	case asdd.AddSlice:
-		return "add-slice", true
-	case asdd.Quick:
-		return "quick", true
-	case asdd.LockSlice:
-		return "lock", true
-	case asdd.UnlockSlice:
-		return "unlock", true
-	case asdd.Beat:
-		return "heartbeat", true
-	case asdd.Proposal:
-		return "propose", true
-	case asdd.AddTask:
-		return "add-task", true
-	case asdd.CompleteTask:
-		return "complete-task", true
-	case asdd.Resolve:
-		return "resolve", true
-	case asdd.Approve:
-		return "approve", true
-	case asdd.ClearReview:
-		return "clear-review", true
-	}
-	// The human actions (resolve, approve, clear-review) need the admin
-	// token over TCP ($CUSTODIAN_ADMIN_TOKEN); so does every write of the
-	// manifest that is not an operation (init, rollback, the monitor).
-	return "", false
-}
-
-// applyDaemonOp is applyOp through the daemon: it runs the rules, commits
-// and applies the file effects; its answer becomes the same result. The
-// outcome carries no manifest (the result's Slice is the daemon's).
-func applyDaemonOp(app *App, cmd *cobra.Command, c *client.Client, name string, op asdd.Op) (*asdd.Outcome, *commitResult, error) {
-	resp, err := c.Op(app.Context(cmd), name, op)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := &asdd.Outcome{Summary: resp.Summary, Events: resp.Events, Verdict: resp.Verdict}
-	r := &commitResult{Revision: resp.Revision, Summary: resp.Summary, Events: resp.Events, Verdict: resp.Verdict, Slice: resp.Slice, Warnings: resp.Warnings}
-	if r.Events == nil {
-		r.Events = []asdd.Event{}
-	}
-	for _, w := range resp.Warnings {
-		fmt.Fprintf(app.Err, "custodian: warning: committed revision %d, but: %s\n", resp.Revision, w)
-	}
-	for _, e := range resp.Effects {
-		r.Effects = append(r.Effects, effectSummary{Kind: e.Kind, Path: e.Path})
-	}
-	return out, r, nil
+	return r
 }
 
 // finish renders a commit result and turns a committed halt into the

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +21,7 @@ import (
 	"github.com/custodian-dev/custodian/cycle/progress"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 // custodian cycle: the Parallel Dev Cycle of seed 003, one document per
@@ -40,10 +40,6 @@ const (
 	SignalExitStop     = 11
 	SignalExitUnknown  = 12
 )
-
-// cycleRandom is where new cycle ids get their random part; tests replace
-// it.
-var cycleRandom io.Reader = rand.Reader
 
 // maxInputBytes bounds a file or stdin that a cycle command reads.
 const maxInputBytes = 16 << 20
@@ -189,50 +185,34 @@ func messageOf(err error) string {
 	return err.Error()
 }
 
-// apply commits op on cycle id through the store, syncs the progress files
-// and prints the result.
+// apply runs op on cycle id through the application layer (which syncs
+// the progress files) and prints the result.
 func (c *cycleCLI) apply(cmd *cobra.Command, id string, op cycle.Op, actor string) error {
 	if err := cycle.CheckID(id); err != nil {
 		return err
 	}
-	ctx := c.app.Context(cmd)
-	s, err := c.app.Store()
+	req, err := wire.CycleRequestOf(id, op, nil, actor)
 	if err != nil {
 		return err
 	}
-	now := c.app.Now()
-	var ev cycle.Event
-	var next cycle.State
-	ran := false
-	res, err := s.Update(ctx, cycle.Key(id), func(cur store.Document) (store.Change, error) {
-		ran = true
-		if !cur.Exists() {
-			return store.Change{}, noCycle(id)
-		}
-		st, err := decodeValid(id, cur.Value)
-		if err != nil {
-			return store.Change{}, err
-		}
-		next, ev, err = cycle.Apply(st, op, now)
-		if err != nil {
-			return store.Change{}, err
-		}
-		raw, err := cycle.Encode(next)
-		if err != nil {
-			return store.Change{}, err
-		}
-		return store.Change{Value: raw, Actor: actor, Reason: ev.Summary, Events: cycleEvents(ev)}, nil
+	return c.run(cmd, req, func(w io.Writer, r *wire.CycleResponse) error {
+		_, err := fmt.Fprintf(w, "%s: %s\n", id, r.Summary)
+		return err
 	})
+}
+
+// run sends req to the application layer and renders its response.
+func (c *cycleCLI) run(cmd *cobra.Command, req wire.CycleRequest, text func(io.Writer, *wire.CycleResponse) error) error {
+	svc, err := c.app.Service()
 	if err != nil {
-		if !ran && reason.CodeOf(err) == reason.NotFound {
-			return noCycle(id)
-		}
 		return err
 	}
-	synced := c.syncKnown(ctx, id, res.Revision, next)
-	return c.app.Render(cycleResult{CycleID: id, Revision: res.Revision, Event: ev.Type, Summary: ev.Summary, Cycle: next, Synced: synced}, func(w io.Writer) error {
-		_, err := fmt.Fprintf(w, "%s: %s\n", id, ev.Summary)
+	r, err := svc.UpdateCycle(c.app.Context(cmd), req)
+	if err != nil {
 		return err
+	}
+	return c.app.Render(cycleResult{CycleID: r.CycleID, Revision: r.Revision, Event: r.Event, Summary: r.Summary, Cycle: r.Cycle, Synced: r.Synced}, func(w io.Writer) error {
+		return text(w, r)
 	})
 }
 
@@ -307,46 +287,12 @@ is cycle-v1-<UTC time>-<6 random characters> unless --id gives one.`,
         --description "Add OAuth2 login support with Google and GitHub providers")`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := c.app.Context(cmd)
-			now := c.app.Now()
-			s, err := c.app.Store()
+			a, err := json.Marshal(wire.CycleCreate{Task: args[0], Description: description, MaxIterations: &maxIter})
 			if err != nil {
 				return err
 			}
-			given := id != ""
-			var st cycle.State
-			var res store.Result
-			for attempt := 0; ; attempt++ {
-				cid := id
-				if !given {
-					if cid, err = cycle.NewID(now, cycleRandom); err != nil {
-						return err
-					}
-				}
-				if st, err = cycle.New(cid, args[0], description, maxIter, now); err != nil {
-					return err
-				}
-				raw, err := cycle.Encode(st)
-				if err != nil {
-					return err
-				}
-				res, err = s.Update(ctx, cycle.Key(cid), func(cur store.Document) (store.Change, error) {
-					if cur.Exists() {
-						return store.Change{}, reason.New(reason.Conflict, "cycle %s already exists", cid)
-					}
-					return store.Change{Value: raw, Actor: c.actorOr(""), Reason: "cycle created: " + st.Title,
-						Events: cycleEvents(cycle.Event{Type: "cycle.create", Summary: st.Title})}, nil
-				}, store.Create())
-				if err == nil {
-					break
-				}
-				if given || reason.CodeOf(err) != reason.Conflict || attempt == 4 {
-					return err
-				}
-			}
-			synced := c.sync(ctx, st.CycleID)
-			return c.app.Render(cycleResult{CycleID: st.CycleID, Revision: res.Revision, Event: "cycle.create", Summary: st.Title, Cycle: st, Synced: synced}, func(w io.Writer) error {
-				_, err := fmt.Fprintln(w, st.CycleID)
+			return c.run(cmd, wire.CycleRequest{ID: id, Op: "create", Args: a, Actor: c.actorOr("")}, func(w io.Writer, r *wire.CycleResponse) error {
+				_, err := fmt.Fprintln(w, r.CycleID)
 				return err
 			})
 		},

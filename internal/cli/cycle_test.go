@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/custodian-dev/custodian/app"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,9 +40,9 @@ type cycleEnv struct {
 
 func newCycleEnv(t *testing.T) *cycleEnv {
 	t.Helper()
-	old := cycleRandom
-	cycleRandom = &countingReader{}
-	t.Cleanup(func() { cycleRandom = old })
+	old := app.CycleRandom
+	app.CycleRandom = &countingReader{}
+	t.Cleanup(func() { app.CycleRandom = old })
 	return &cycleEnv{t: t, dir: t.TempDir(), now: time.Date(2026, 1, 22, 2, 0, 0, 0, time.UTC)}
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,7 +12,7 @@ import (
 
 	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 // custodian impl: a drop-in for the principled-implementation plugin's
@@ -95,9 +94,6 @@ func implMessage(err error) string {
 	}
 	return err.Error()
 }
-
-// errNoManifest is the script's complaint about a missing manifest.
-var errNoManifest = reason.New(reason.NotFound, "manifest not found at %s. Run --init first.", impl.Key)
 
 func implOp(app *App, ctx context.Context, a impl.Args) error {
 	now := app.Now()
@@ -181,137 +177,49 @@ func implOp(app *App, ctx context.Context, a impl.Args) error {
 	return reason.New(reason.InvalidInput, "unknown operation '%s'", a.Op)
 }
 
-// implLoad reads the manifest through the store (which applies recovery).
+// implLoad reads the manifest through the application layer (the store
+// applies recovery).
 func implLoad(app *App, ctx context.Context) (*impl.Manifest, error) {
-	st, err := app.Store()
+	svc, err := app.Service()
 	if err != nil {
 		return nil, err
 	}
-	doc, err := st.Get(ctx, impl.Key)
+	m, _, err := svc.ImplManifest(ctx)
+	return m, err
+}
+
+// implChange runs a change of the manifest through the application layer,
+// which checks the arguments as the script does.
+func implChange(app *App, ctx context.Context, a impl.Args) (*wire.ImplResponse, error) {
+	svc, err := app.Service()
 	if err != nil {
-		if errors.Is(err, reason.NotFound) {
-			return nil, errNoManifest
-		}
 		return nil, err
 	}
-	return impl.Decode(doc.Value)
+	return svc.Impl(ctx, wire.ImplRequestOf(a, Actor("")))
 }
 
-// implUpdate commits f's change to the manifest. f runs on a freshly decoded
-// manifest each time the store calls it; an error from f commits nothing.
-func implUpdate(app *App, ctx context.Context, why string, f func(m *impl.Manifest) ([]store.Event, error)) (store.Result, error) {
-	st, err := app.Store()
+func implInit(app *App, ctx context.Context, a impl.Args, _ time.Time) error {
+	r, err := implChange(app, ctx, a)
 	if err != nil {
-		return store.Result{}, err
+		return err
 	}
-	actor := Actor("")
-	return st.Update(ctx, impl.Key, func(cur store.Document) (store.Change, error) {
-		if !cur.Exists() {
-			return store.Change{}, errNoManifest
-		}
-		m, err := impl.Decode(cur.Value)
-		if err != nil {
-			return store.Change{}, err
-		}
-		events, err := f(m)
-		if err != nil {
-			return store.Change{}, err
-		}
-		v, err := impl.Encode(m)
-		if err != nil {
-			return store.Change{}, err
-		}
-		return store.Change{Value: v, Actor: actor, Reason: why, Events: events}, nil
-	}, store.Create())
+	return app.Render(map[string]any{"manifest": impl.Key, "revision": r.Revision, "message": r.Message}, implLines(r.Message))
 }
 
-func implEvent(typ string, data any) []store.Event {
-	b, err := json.Marshal(data)
+func implAddTask(app *App, ctx context.Context, a impl.Args, _ time.Time) error {
+	r, err := implChange(app, ctx, a)
 	if err != nil {
-		return []store.Event{{Type: typ}}
+		return err
 	}
-	return []store.Event{{Type: typ, Data: b}}
+	return app.Render(map[string]any{"id": r.ID, "phase": r.Phase, "revision": r.Revision, "message": r.Message}, implLines(r.Message))
 }
 
-func implInit(app *App, ctx context.Context, a impl.Args, now time.Time) error {
-	m, err := impl.New(a.PlanPath, a.PlanNumber, a.PlanTitle, now)
+func implUpdateStatus(app *App, ctx context.Context, a impl.Args, _ time.Time) error {
+	r, err := implChange(app, ctx, a)
 	if err != nil {
 		return err
 	}
-	v, err := impl.Encode(m)
-	if err != nil {
-		return err
-	}
-	st, err := app.Store()
-	if err != nil {
-		return err
-	}
-	why := fmt.Sprintf("init plan %s (%s)", a.PlanNumber, a.PlanPath)
-	res, err := st.Update(ctx, impl.Key, func(cur store.Document) (store.Change, error) {
-		if cur.Exists() && !a.Force {
-			return store.Change{}, reason.New(reason.InvalidInput, "manifest already exists at %s. Use --force to overwrite.", impl.Key)
-		}
-		return store.Change{Value: v, Actor: Actor(""), Reason: why, Events: implEvent("impl.init", map[string]any{"plan": a.PlanNumber, "force": a.Force})}, nil
-	}, store.Create())
-	if err != nil {
-		return err
-	}
-	msg := "Manifest initialized at " + impl.Key
-	return app.Render(map[string]any{"manifest": impl.Key, "revision": res.Revision, "message": msg}, implLines(msg))
-}
-
-func implAddTask(app *App, ctx context.Context, a impl.Args, now time.Time) error {
-	// As in the script, a missing manifest is reported before bad
-	// arguments: the arguments are checked inside the update, after the
-	// store has found the manifest.
-	var nt impl.NewTask
-	why := fmt.Sprintf("add-task %s to phase %s", a.TaskID, a.Phase)
-	res, err := implUpdate(app, ctx, why, func(m *impl.Manifest) ([]store.Event, error) {
-		if a.TaskID == "" || a.Phase == "" || a.Description == "" {
-			return nil, reason.New(reason.InvalidInput, "--add-task requires --task-id, --phase, and --description")
-		}
-		phase, err := impl.ParsePhase(a.Phase)
-		if err != nil {
-			return nil, err
-		}
-		deps, err := impl.ParseDependsOn(a.DependsOn)
-		if err != nil {
-			return nil, err
-		}
-		nt = impl.NewTask{ID: a.TaskID, Phase: phase, Description: a.Description, DependsOn: deps, BoundedContexts: impl.ParseBoundedContexts(a.BoundedContexts)}
-		if err := m.AddTask(nt, now); err != nil {
-			return nil, err
-		}
-		return implEvent("impl.task_added", map[string]any{"id": nt.ID, "phase": nt.Phase}), nil
-	})
-	if err != nil {
-		return err
-	}
-	msg := fmt.Sprintf("Added task %s to phase %d", nt.ID, nt.Phase)
-	return app.Render(map[string]any{"id": nt.ID, "phase": nt.Phase, "revision": res.Revision, "message": msg}, implLines(msg))
-}
-
-func implUpdateStatus(app *App, ctx context.Context, a impl.Args, now time.Time) error {
-	var tr impl.Transition
-	res, err := implUpdate(app, ctx, fmt.Sprintf("update-status %s to %s", a.TaskID, a.Status), func(m *impl.Manifest) ([]store.Event, error) {
-		if a.TaskID == "" || a.Status == "" {
-			return nil, reason.New(reason.InvalidInput, "--update-status requires --task-id and --status")
-		}
-		status, err := impl.ParseStatus(a.Status)
-		if err != nil {
-			return nil, err
-		}
-		u := impl.StatusUpdate{ID: a.TaskID, Status: status, Branch: a.Branch, CheckResults: a.CheckResults, Error: a.Error}
-		if tr, err = m.UpdateStatus(u, now); err != nil {
-			return nil, err
-		}
-		return implEvent("impl.status_changed", tr), nil
-	})
-	if err != nil {
-		return err
-	}
-	msg := fmt.Sprintf("Task %s status updated to %s", tr.ID, tr.To)
-	return app.Render(map[string]any{"transition": tr, "revision": res.Revision, "message": msg}, implLines(msg))
+	return app.Render(map[string]any{"transition": r.Transition, "revision": r.Revision, "message": r.Message}, implLines(r.Message))
 }
 
 // implLines renders text lines, each ended by a newline.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/custodian-dev/custodian/app"
 	"io"
 	"os"
 	"path/filepath"
@@ -43,6 +44,7 @@ type App struct {
 
 	mu    sync.Mutex
 	store store.Store
+	svc   app.Service
 }
 
 // Root returns the absolute project root.

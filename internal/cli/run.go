@@ -15,12 +15,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/asdd/effects"
-	"github.com/custodian-dev/custodian/client"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/runner"
-	"github.com/custodian-dev/custodian/store"
 )
 
 func init() { Register("run", newRunCmd) }
@@ -111,7 +110,7 @@ func runRun(app *App, cmd *cobra.Command, args []string, o runOptions) error {
 	pw := &progressWriter{w: progress}
 	r, err := runner.New(runner.Options{
 		Root: root, Config: cfg, State: state, MaxParallel: o.maxParallel, Until: o.until, Resume: o.resume,
-		Vars: runVars(app, state.st, root), Progress: pw.event,
+		Vars: runVars(app, state.svc, root), Progress: pw.event,
 	})
 	if err != nil {
 		return err
@@ -150,13 +149,13 @@ func runRun(app *App, cmd *cobra.Command, args []string, o runOptions) error {
 
 // runVars are the variables every agent gets to reach the custodian the
 // runner uses: the daemon's URL when one serves, the store URL, this binary.
-func runVars(app *App, st store.Store, root string) map[string]string {
+func runVars(app *App, svc app.Service, root string) map[string]string {
 	v := map[string]string{}
 	switch {
 	case app.ServerURL != "":
 		v["CUSTODIAN_SERVER"] = app.ServerURL
 	default:
-		if _, ok := st.(*client.Client); ok {
+		if _, ok := svc.(*appRemote); ok {
 			v["CUSTODIAN_SERVER"] = "unix://" + filepath.Join(root, filepath.FromSlash(DefaultSocket))
 		}
 	}
@@ -300,19 +299,18 @@ func writeRunSummary(w io.Writer, s *runner.Summary) error {
 	return err
 }
 
-// runState is runner.State on the project's store: the same commit path
-// as every ASDD command (asdd.Apply inside a store update, then the file
-// effects), with the configuration given per operation.
+// runState is runner.State on the project's application layer: the same
+// path as every ASDD command. The runner's heartbeat policy travels with
+// an operation only to a Local layer; a daemon applies its own.
 type runState struct {
 	app  *App
-	st   store.Store
+	svc  app.Service
 	cfg  *asdd.Config
 	proj *effects.Project
-	mu   sync.Mutex // effects on files, one commit at a time
 }
 
-func newRunState(app *App, root string, cfg *asdd.Config) (*runState, error) {
-	st, err := app.Store()
+func newRunState(cli *App, root string, cfg *asdd.Config) (*runState, error) {
+	svc, err := cli.Service()
 	if err != nil {
 		return nil, err
 	}
@@ -320,50 +318,28 @@ func newRunState(app *App, root string, cfg *asdd.Config) (*runState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &runState{app: app, st: st, cfg: cfg, proj: p}, nil
+	return &runState{app: cli, svc: svc, cfg: cfg, proj: p}, nil
 }
 
 func (s *runState) close() { s.proj.Close() }
 
 func (s *runState) Manifest(ctx context.Context) (*asdd.Manifest, error) {
-	doc, err := s.st.Get(ctx, asdd.Key)
-	if reason.CodeOf(err) == reason.NotFound || (err == nil && !doc.Exists()) {
-		return nil, errNoASDDManifest
-	}
-	if err != nil {
-		return nil, err
-	}
-	m, err := asdd.Decode(doc.Value)
-	if err != nil {
-		return nil, corrupt(err)
-	}
-	m.Revision = doc.Revision
-	return m, nil
+	return s.svc.Manifest(ctx)
 }
 
 func (s *runState) Apply(ctx context.Context, op asdd.Op, cfg *asdd.Config) (*asdd.Outcome, error) {
 	if cfg == nil {
 		cfg = s.cfg
 	}
-	var out *asdd.Outcome
-	res, err := s.st.Update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
-		ch, o, err := manifestChange(cur, op, cfg, s.app.Now(), "runner:"+op.Actor(), false)
-		out = o
-		return ch, err
-	})
+	if l, ok := s.svc.(*app.Local); ok {
+		_, out, err := l.ApplyASDD(ctx, op, cfg, "runner:")
+		return out, err
+	}
+	resp, err := s.svc.ASDD(ctx, op)
 	if err != nil {
 		return nil, err
 	}
-	out.Manifest.Revision = res.Revision
-	if effs := asdd.CommitEffects(out); len(effs) > 0 {
-		s.mu.Lock()
-		err := s.proj.Apply(effs)
-		s.mu.Unlock()
-		if err != nil {
-			fmt.Fprintf(s.app.Err, "custodian: warning: committed revision %d, but: %v\n", res.Revision, err)
-		}
-	}
-	return out, nil
+	return &asdd.Outcome{Summary: resp.Summary, Events: resp.Events, Verdict: resp.Verdict}, nil
 }
 
 func (s *runState) Artifact(name, path, marker string) (asdd.Artifact, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	appl "github.com/custodian-dev/custodian/app"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -246,8 +247,15 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 			log.Warn("daemon addresses not recorded in the pid file", "error", err)
 		}
 	}
+	// One application layer for every door of the daemon: the API, the
+	// dashboard, the monitor loop.
+	cfg := cachedConfig(app, root)
+	local := appl.NewLocal(appl.Options{Store: st, Root: root, Config: cfg, Now: app.Now, Logger: log})
+	app.mu.Lock()
+	app.svc = local
+	app.mu.Unlock()
 	sopts := server.Options{Token: o.Token, Logger: log, Now: app.Now, Root: root, Metrics: metrics,
-		ASDDConfig: cachedConfig(app, root)}
+		ASDDConfig: cfg, App: local, Documents: server.DocumentKey}
 	if UIHandler != nil {
 		ui, err := UIHandler(app)
 		if err != nil {
@@ -302,7 +310,7 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		err = cerr
 	}
 	app.mu.Lock()
-	app.store = nil
+	app.store, app.svc = nil, nil
 	app.mu.Unlock()
 	if err == nil {
 		log.Info("custodian daemon stopped cleanly")

@@ -501,7 +501,7 @@ func TestServeTCPHumanActionsNeedAdminToken(t *testing.T) {
 		{"rollback", asdd.Key, "--to", "1", "--reason", "undo the halt"},
 		{"init", "--sprint", "S2"},
 	} {
-		out := agent.want(6, args...) // DESIGN.md §6: unauthorized exits 6
+		out := agent.want(6, args...)
 		if !strings.Contains(out, "UNAUTHORIZED") || !strings.Contains(out, "CUSTODIAN_ADMIN_TOKEN") {
 			t.Errorf("custodian %s without the admin token: %s", strings.Join(args, " "), out)
 		}

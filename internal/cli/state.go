@@ -5,17 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/custodian-dev/custodian/app"
 	"io"
 	"os"
-	"path"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/agentstate"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 // custodian state: the subagents state-manager's .agents/tmp/state.json
@@ -56,7 +56,7 @@ type stateCmd struct {
 }
 
 // errNoState is returned by every command but init when there is no state.
-var errNoState = reason.New(reason.NotFound, "no workflow state at %s: run custodian state init first", agentstate.Key)
+var errNoState = app.ErrNoState
 
 func (s *stateCmd) initCmd() *cobra.Command {
 	var force bool
@@ -65,19 +65,7 @@ func (s *stateCmd) initCmd() *cobra.Command {
 		Short: "Start a workflow: write the initial state (status in_progress, startedAt now)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			now := s.app.Now()
-			st, err := agentstate.Init(args[0], now)
-			if err != nil {
-				return err
-			}
-			return s.commit(cmd, "init: "+args[0], func(cur agentstate.Object, exists bool) (agentstate.Object, error) {
-				if exists && !force {
-					task, _ := cur.Get("task")
-					status, _ := cur.Get("status")
-					return nil, reason.New(reason.InvalidInput, "a workflow state already exists at %s (task %q, status %v): use --force to start over", agentstate.Key, task, status)
-				}
-				return st, nil
-			})
+			return s.commit(cmd, wire.StateRequest{Op: "init", Task: args[0], Force: force})
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing state (its history stays in the journal)")
@@ -134,27 +122,12 @@ func (s *stateCmd) updateCmd() *cobra.Command {
 			if strings.TrimSpace(string(raw)) == "" {
 				return reason.New(reason.InvalidInput, "update needs a JSON object, as the argument or on stdin")
 			}
-			patch, err := agentstate.DecodeObject(raw)
-			if err != nil {
+			if _, err := agentstate.DecodeObject(raw); err != nil {
 				return reason.New(reason.InvalidInput, "update: %w", err)
 			}
-			now := s.app.Now()
-			return s.commit(cmd, "update "+patchKeys(patch), func(cur agentstate.Object, exists bool) (agentstate.Object, error) {
-				if !exists {
-					return nil, errNoState
-				}
-				return agentstate.Update(cur, patch, now)
-			})
+			return s.commit(cmd, wire.StateRequest{Op: "update", Patch: raw})
 		},
 	}
-}
-
-func patchKeys(o agentstate.Object) string {
-	keys := make([]string, len(o))
-	for i, f := range o {
-		keys[i] = f.Key
-	}
-	return strings.Join(keys, ", ")
 }
 
 func (s *stateCmd) recordOutputCmd() *cobra.Command {
@@ -167,11 +140,11 @@ func (s *stateCmd) recordOutputCmd() *cobra.Command {
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			phase := args[0]
-			rel, err := agentstate.OutputPath(phase, ext)
-			if err != nil {
+			if _, err := agentstate.OutputPath(phase, ext); err != nil {
 				return err
 			}
 			var content []byte
+			var err error
 			if len(args) == 2 && args[1] != "-" {
 				f, err := os.Open(args[1])
 				if err != nil {
@@ -188,25 +161,7 @@ func (s *stateCmd) recordOutputCmd() *cobra.Command {
 			if ext == "json" && !json.Valid(content) {
 				return reason.New(reason.InvalidInput, "phase %s output is not valid JSON (--ext json)", phase)
 			}
-			ctx := s.app.Context(cmd)
-			// The state must exist before anything is written.
-			if _, err := s.load(ctx); err != nil {
-				return err
-			}
-			root, err := s.app.Root()
-			if err != nil {
-				return err
-			}
-			if err := writeFileAtomic(root, rel, content); err != nil {
-				return err
-			}
-			now := s.app.Now()
-			return s.commit(cmd, "record-output "+phase, func(cur agentstate.Object, exists bool) (agentstate.Object, error) {
-				if !exists {
-					return nil, errNoState
-				}
-				return agentstate.RecordOutput(cur, phase, rel, now)
-			})
+			return s.commit(cmd, wire.StateRequest{Op: "record-output", Phase: phase, Ext: ext, Content: content})
 		},
 	}
 	cmd.Flags().StringVar(&ext, "ext", "md", "file extension of the output")
@@ -221,21 +176,12 @@ func (s *stateCmd) recordFailureCmd() *cobra.Command {
 		Example: `  custodian state record-failure --phase 2.1 --error "Task agent timeout on task-3" --context '{"failedTask":"task-3"}'`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f := agentstate.Failure{Phase: phase, Error: msg}
 			if ctxJSON != "" {
-				c, err := agentstate.DecodeObject([]byte(ctxJSON))
-				if err != nil {
+				if _, err := agentstate.DecodeObject([]byte(ctxJSON)); err != nil {
 					return reason.New(reason.InvalidInput, "--context: %w", err)
 				}
-				f.Context = c
 			}
-			now := s.app.Now()
-			return s.commit(cmd, "record-failure "+phase+": "+msg, func(cur agentstate.Object, exists bool) (agentstate.Object, error) {
-				if !exists {
-					return nil, errNoState
-				}
-				return agentstate.RecordFailure(cur, f, now)
-			})
+			return s.commit(cmd, wire.StateRequest{Op: "record-failure", Phase: phase, Error: msg, Context: json.RawMessage(ctxJSON)})
 		},
 	}
 	cmd.Flags().StringVar(&phase, "phase", "", "the phase that failed (0, 1.1 … 4.3)")
@@ -251,68 +197,37 @@ func (s *stateCmd) compactCmd() *cobra.Command {
 		Short: "Record a context compaction in compaction.history (and lastCompactedAt)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			now := s.app.Now()
-			return s.commit(cmd, "compact", func(cur agentstate.Object, exists bool) (agentstate.Object, error) {
-				if !exists {
-					return nil, errNoState
-				}
-				return agentstate.Compact(cur, summary, now)
-			})
+			return s.commit(cmd, wire.StateRequest{Op: "compact", Summary: summary})
 		},
 	}
 	cmd.Flags().StringVar(&summary, "summary", "", "what the compacted context held")
 	return cmd
 }
 
-// load reads the state through the store (which applies the .tmp recovery
-// rules of the seed) and checks its version.
+// load reads the state through the application layer (the store applies
+// the .tmp recovery rules of the seed).
 func (s *stateCmd) load(ctx context.Context) (agentstate.Object, error) {
-	st, err := s.app.Store()
+	svc, err := s.app.Service()
 	if err != nil {
 		return nil, err
 	}
-	doc, err := st.Get(ctx, agentstate.Key)
-	if err != nil {
-		if errors.Is(err, reason.NotFound) {
-			return nil, errNoState
-		}
-		return nil, err
-	}
-	return agentstate.Decode(doc.Value)
+	st, _, err := svc.State(ctx)
+	return st, err
 }
 
-// commit runs f on the current state under the store's concurrency control,
-// commits its result and prints it.
-func (s *stateCmd) commit(cmd *cobra.Command, why string, f func(cur agentstate.Object, exists bool) (agentstate.Object, error)) error {
-	st, err := s.app.Store()
+// commit runs req through the application layer and prints the state it
+// committed.
+func (s *stateCmd) commit(cmd *cobra.Command, req wire.StateRequest) error {
+	svc, err := s.app.Service()
 	if err != nil {
 		return err
 	}
-	actor := Actor(*s.actor)
-	var next agentstate.Object
-	_, err = st.Update(s.app.Context(cmd), agentstate.Key, func(cur store.Document) (store.Change, error) {
-		var state agentstate.Object
-		if cur.Exists() {
-			var err error
-			if state, err = agentstate.Decode(cur.Value); err != nil {
-				return store.Change{}, err
-			}
-		}
-		n, err := f(state, cur.Exists())
-		if err != nil {
-			return store.Change{}, err
-		}
-		v, err := agentstate.Encode(n)
-		if err != nil {
-			return store.Change{}, err
-		}
-		next = n
-		return store.Change{Value: v, Actor: actor, Reason: why}, nil
-	}, store.Create())
+	req.Actor = Actor(*s.actor)
+	resp, err := svc.UpdateState(s.app.Context(cmd), req)
 	if err != nil {
 		return err
 	}
-	return s.print(next)
+	return s.print(resp.State)
 }
 
 func (s *stateCmd) print(v any) error {
@@ -343,47 +258,4 @@ func readLimited(r io.Reader, name string) ([]byte, error) {
 		return nil, reason.New(reason.InvalidInput, "%s is over the limit of %d bytes", name, stateMaxInput)
 	}
 	return b, nil
-}
-
-// writeFileAtomic writes rel (a slash path inside root) durably: a temp
-// file in the same directory, fsync, rename, fsync the directory. os.Root
-// refuses paths that escape the project, symlinks included.
-func writeFileAtomic(root, rel string, data []byte) error {
-	r, err := os.OpenRoot(root)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", rel, err)
-	}
-	defer r.Close()
-	dir := path.Dir(rel)
-	if err := r.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", rel, err)
-	}
-	tmp := fmt.Sprintf("%s.tmp-%d-%d", rel, os.Getpid(), time.Now().UnixNano())
-	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", rel, err)
-	}
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = r.Rename(tmp, rel)
-	}
-	if werr != nil {
-		_ = r.Remove(tmp)
-		return fmt.Errorf("write %s: %w", rel, werr)
-	}
-	d, err := r.Open(dir)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", rel, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("write %s: sync directory: %w", rel, err)
-	}
-	return nil
 }

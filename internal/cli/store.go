@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/custodian-dev/custodian/wire"
 	"io"
 	"os"
 	"path/filepath"
@@ -211,11 +212,11 @@ func newRollbackCmd(app *App) *cobra.Command {
 			if strings.TrimSpace(why) == "" {
 				return reason.Usage("rollback needs --reason")
 			}
-			s, err := app.Store()
+			svc, err := app.Service()
 			if err != nil {
 				return err
 			}
-			res, err := store.Rollback(app.Context(cmd), s, args[0], rev, Actor(actor), why)
+			res, err := svc.Rollback(app.Context(cmd), wire.RollbackRequest{Key: args[0], To: rev, Reason: why, Actor: Actor(actor)})
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,76 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/custodian-dev/custodian/agentstate"
+	"github.com/custodian-dev/custodian/app"
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/cycle"
+	"github.com/custodian-dev/custodian/impl"
+	"github.com/custodian-dev/custodian/store/file"
+	"github.com/custodian-dev/custodian/wire"
+)
+
+// The on-disk formats are unchanged: a project the previous release wrote
+// (all four document kinds, journal segments) opens, verifies and takes
+// commits of every kind.
+func TestPreviousReleaseProject(t *testing.T) {
+	root := t.TempDir()
+	if err := os.CopyFS(root, os.DirFS(filepath.Join("testdata", "prev-release"))); err != nil {
+		t.Fatal(err)
+	}
+	st, err := file.Open(root, file.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	cycleKey := cycle.Key("cycle-v1-20261125T120000-abcdef")
+	keys := []string{asdd.Key, impl.Key, agentstate.Key, cycleKey}
+	verify := func() {
+		t.Helper()
+		for _, k := range keys {
+			if err := st.Verify(ctx, k); err != nil {
+				t.Fatalf("verify %s: %v", k, err)
+			}
+		}
+	}
+	verify()
+	svc := app.NewLocal(app.Options{Store: st, Root: root, Logger: slog.New(slog.DiscardHandler)})
+	m, err := svc.Manifest(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Revision != 20 || len(m.Slices) != 3 || m.Slice("SLICE-001").Status != "SPEC" {
+		t.Fatalf("manifest: revision %d, %d slices, SLICE-001 %s", m.Revision, len(m.Slices), m.Slice("SLICE-001").Status)
+	}
+	if _, err := svc.ASDD(ctx, asdd.Beat{Agent: "spec", Status: asdd.HeartbeatIdle}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.ASDD(ctx, asdd.AddSlice{ID: "SLICE-004", Name: "four"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.Impl(ctx, wire.ImplRequest{Op: "update-status", TaskID: "1.1", Status: "passed"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.UpdateState(ctx, wire.StateRequest{Op: "update", Patch: json.RawMessage(`{"currentPhase":"1.2"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.UpdateCycle(ctx, wire.CycleRequest{ID: "cycle-v1-20261125T120000-abcdef", Op: "iterate", Args: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	verify()
+	hist, err := st.History(ctx, asdd.Key, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 22 {
+		t.Errorf("manifest history has %d records, want 22 (20 written before, 2 now)", len(hist))
+	}
+}

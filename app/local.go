@@ -1,0 +1,97 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/store"
+)
+
+// Options configure a Local service.
+type Options struct {
+	// Store holds the documents. Required.
+	Store store.Store
+	// Root is the project's root directory: artifacts are hashed, drift
+	// observed and file effects applied under it. Required.
+	Root string
+	// Config returns the ASDD configuration in force (nil: read
+	// .asdd/config.yaml under Root on every operation).
+	Config func() (*asdd.Config, error)
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+	// Logger receives warnings about effects that could not be applied
+	// after a commit (nil: slog.Default()).
+	Logger *slog.Logger
+	// Warn, when set, is also told each such warning (the CLI prints them).
+	Warn func(msg string)
+}
+
+// Local is the application layer over a store and the project's files: the
+// CLI without a daemon, the runner, the monitor, and the daemon itself.
+// Safe for concurrent use.
+type Local struct {
+	o    Options
+	asdd manifestCache
+	// fx serializes file effects of this process (markers, notices, the
+	// failure log), so that concurrent commits cannot lose a row.
+	fx sync.Mutex
+}
+
+var _ Service = (*Local)(nil)
+
+// NewLocal returns the application layer over o.Store and o.Root.
+func NewLocal(o Options) *Local {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Config == nil {
+		root := o.Root
+		o.Config = func() (*asdd.Config, error) { return ReadConfig(root) }
+	}
+	return &Local{o: o}
+}
+
+// Close releases nothing: the store belongs to the caller.
+func (l *Local) Close() error { return nil }
+
+// Store returns the store the service commits to.
+func (l *Local) Store() store.Store { return l.o.Store }
+
+// ReadConfig reads .asdd/config.yaml under root; a missing file means the
+// defaults of seed 004.
+func ReadConfig(root string) (*asdd.Config, error) {
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(asdd.ConfigPath)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return asdd.DefaultConfig(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", asdd.ConfigPath, err)
+	}
+	return asdd.ParseConfig(b)
+}
+
+// warn reports an effect that failed after its commit.
+func (l *Local) warn(rev uint64, err error) string {
+	msg := err.Error()
+	l.o.Logger.Warn("effects not applied", "revision", rev, "error", msg)
+	if l.o.Warn != nil {
+		l.o.Warn(fmt.Sprintf("committed revision %d, but: %s", rev, msg))
+	}
+	return msg
+}
+
+// root opens nothing: it reports whether the service has a project root.
+func (l *Local) hasRoot() bool { return l.o.Root != "" }
+
+var _ = context.Background

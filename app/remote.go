@@ -1,0 +1,152 @@
+package app
+
+import (
+	"context"
+	"errors"
+
+	"github.com/custodian-dev/custodian/agentstate"
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/cycle"
+	"github.com/custodian-dev/custodian/impl"
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/wire"
+)
+
+// Remote is the application layer of a project whose daemon runs: every
+// operation is sent to the daemon, which runs it through its Local. Reads
+// go to the daemon too, so they see every acknowledged commit.
+type Remote struct {
+	c *client.Client
+}
+
+var _ Service = (*Remote)(nil)
+
+// NewRemote returns the application layer behind the daemon c talks to.
+func NewRemote(c *client.Client) *Remote { return &Remote{c: c} }
+
+// Client returns the daemon client.
+func (r *Remote) Client() *client.Client { return r.c }
+
+// Close closes the client's idle connections.
+func (r *Remote) Close() error { return r.c.Close() }
+
+// Manifest reads the manifest from the daemon.
+func (r *Remote) Manifest(ctx context.Context) (*asdd.Manifest, error) {
+	doc, err := r.c.Get(ctx, asdd.Key)
+	if reason.CodeOf(err) == reason.NotFound || (err == nil && !doc.Exists()) {
+		return nil, errNoManifest
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, err := asdd.Decode(doc.Value)
+	if err != nil {
+		return nil, corrupt(err)
+	}
+	m.Revision = doc.Revision
+	return m, nil
+}
+
+// ASDD runs op in the daemon. Artifacts are sent by name and path only:
+// the daemon hashes them and observes the slice's files itself.
+func (r *Remote) ASDD(ctx context.Context, op asdd.Op) (*wire.OpResponse, error) {
+	name, ok := wire.ASDDOpName(op)
+	if !ok {
+		return nil, reason.New(reason.InvalidInput, "operation %T has no daemon operation", op)
+	}
+	return r.c.Op(ctx, name, stripObservations(op))
+}
+
+// stripObservations drops what only the custodian may observe, so that
+// nothing a caller computed travels (the daemon ignores it anyway).
+func stripObservations(op asdd.Op) asdd.Op {
+	bare := func(as []asdd.Artifact) []asdd.Artifact {
+		if as == nil {
+			return nil
+		}
+		out := make([]asdd.Artifact, len(as))
+		for i, a := range as {
+			out[i] = asdd.Artifact{Name: a.Name, Path: a.Path}
+		}
+		return out
+	}
+	switch o := op.(type) {
+	case asdd.Proposal:
+		o.Artifacts, o.Observed = bare(o.Artifacts), nil
+		if o.Trace != nil {
+			o.Trace = &asdd.Artifact{Name: o.Trace.Name, Path: o.Trace.Path}
+		}
+		return o
+	case asdd.Quick:
+		o.Artifacts = bare(o.Artifacts)
+		return o
+	case asdd.ReportFailure:
+		o.Artifacts = bare(o.Artifacts)
+		return o
+	case asdd.Resolve:
+		o.Hashes = nil
+		return o
+	case asdd.Approve:
+		o.Hashes = nil
+		return o
+	}
+	return op
+}
+
+// ImplManifest reads the task manifest from the daemon.
+func (r *Remote) ImplManifest(ctx context.Context) (*impl.Manifest, uint64, error) {
+	doc, err := r.c.Get(ctx, impl.Key)
+	if errors.Is(err, reason.NotFound) || (err == nil && !doc.Exists()) {
+		return nil, 0, ErrNoImplManifest
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	m, err := impl.Decode(doc.Value)
+	return m, doc.Revision, err
+}
+
+// Impl runs a change of the task manifest in the daemon.
+func (r *Remote) Impl(ctx context.Context, req wire.ImplRequest) (*wire.ImplResponse, error) {
+	return r.c.Impl(ctx, req)
+}
+
+// State reads the state-manager's state from the daemon.
+func (r *Remote) State(ctx context.Context) (agentstate.Object, uint64, error) {
+	doc, err := r.c.Get(ctx, agentstate.Key)
+	if errors.Is(err, reason.NotFound) || (err == nil && !doc.Exists()) {
+		return nil, 0, ErrNoState
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := agentstate.Decode(doc.Value)
+	return st, doc.Revision, err
+}
+
+// UpdateState runs a change of the state in the daemon.
+func (r *Remote) UpdateState(ctx context.Context, req wire.StateRequest) (*wire.StateResponse, error) {
+	return r.c.State(ctx, req)
+}
+
+// Cycle reads a cycle from the daemon.
+func (r *Remote) Cycle(ctx context.Context, id string) (cycle.State, uint64, error) {
+	if err := cycle.CheckID(id); err != nil {
+		return cycle.State{}, 0, err
+	}
+	doc, err := r.c.Get(ctx, cycle.Key(id))
+	if reason.CodeOf(err) == reason.NotFound || (err == nil && !doc.Exists()) {
+		return cycle.State{}, 0, NoCycle(id)
+	}
+	if err != nil {
+		return cycle.State{}, 0, err
+	}
+	st, err := DecodeCycle(id, doc.Value)
+	return st, doc.Revision, err
+}
+
+// UpdateCycle runs a cycle operation in the daemon.
+func (r *Remote) UpdateCycle(ctx context.Context, req wire.CycleRequest) (*wire.CycleResponse, error) {
+	return r.c.Cycle(ctx, req)
+}

@@ -1,0 +1,72 @@
+// Package atomicfile replaces files durably, the one way the custodian
+// writes a file that others read: a temporary file in the same directory,
+// write, fsync, rename over the target, fsync the directory. A reader sees
+// the old content or the new one, never a torn file, and after the call
+// returns the new content survives a crash or power loss. Paths are
+// resolved inside an *os.Root, so they cannot escape it (symlinks
+// included).
+package atomicfile
+
+import (
+	"fmt"
+	"os"
+	"path"
+	"time"
+)
+
+// Write replaces rel (a slash path inside root) with data, creating its
+// directory if needed. The temporary file is unique to the call, so
+// concurrent writers never share one; the last rename wins.
+func Write(root *os.Root, rel string, data []byte, perm os.FileMode) error {
+	dir := path.Dir(rel)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	tmp := fmt.Sprintf("%s.tmp-%d-%d", rel, os.Getpid(), time.Now().UnixNano())
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = root.Rename(tmp, rel)
+	}
+	if werr != nil {
+		_ = root.Remove(tmp)
+		return fmt.Errorf("write %s: %w", rel, werr)
+	}
+	return SyncDir(root, dir)
+}
+
+// WriteIn is Write under the directory dir.
+func WriteIn(dir, rel string, data []byte, perm os.FileMode) error {
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", rel, err)
+	}
+	defer r.Close()
+	return Write(r, rel, data, perm)
+}
+
+// SyncDir fsyncs the directory dir inside root, so that a rename or a
+// creation in it is durable.
+func SyncDir(root *os.Root, dir string) error {
+	d, err := root.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, err)
+	}
+	serr := d.Sync()
+	if cerr := d.Close(); serr == nil {
+		serr = cerr
+	}
+	if serr != nil {
+		return fmt.Errorf("sync directory %s: %w", dir, serr)
+	}
+	return nil
+}
