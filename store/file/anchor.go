@@ -121,13 +121,28 @@ func (d *doc) writeAnchor(rev uint64, hash string) {
 		d.logf("anchor not written; verify reports it behind the journal", "error", err)
 		return
 	}
-	f, err := d.s.root.OpenFile(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644)
-	if err == nil {
-		if _, err = f.WriteAt(line, 0); err == nil {
-			err = f.Truncate(int64(len(line)))
+	var err error
+	if d.held.active.Load() {
+		// Hold mode: the syncer keeps the file open (nobody else writes
+		// while the daemon holds the document).
+		if d.held.anchor == nil {
+			d.held.anchor, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644)
 		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
+		if err == nil {
+			if _, err = d.held.anchor.WriteAt(line, 0); err == nil {
+				err = d.held.anchor.Truncate(int64(len(line)))
+			}
+		}
+	} else {
+		var f *os.File
+		f, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err == nil {
+			if _, err = f.WriteAt(line, 0); err == nil {
+				err = f.Truncate(int64(len(line)))
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
 		}
 	}
 	if err != nil {

@@ -128,6 +128,8 @@ type heldState struct {
 	snapID   fileID
 	snapFile string
 	queued   []*capturedEdit
+
+	anchor *os.File // the anchor file, open for the syncer's rewrites
 }
 
 // startDaemon takes the daemon lock and starts the snapshot writer.
@@ -287,6 +289,10 @@ func (s *Store) stopDaemon(docs []*doc) error {
 					errs = append(errs, err)
 				}
 				d.held.jf = nil
+			}
+			if d.held.anchor != nil {
+				d.held.anchor.Close()
+				d.held.anchor = nil
 			}
 			if err := d.flock.Unlock(); err != nil {
 				errs = append(errs, err)
