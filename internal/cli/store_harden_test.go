@@ -135,3 +135,43 @@ func TestIssue18Item12FIFOsThroughTheCLI(t *testing.T) {
 		})
 	}
 }
+
+// TestIssue21Item4DirectEditOfTheTaskManifest: the case the issue names —
+// a direct edit of .impl/manifest.json, as the original task-manifest.sh
+// makes — is adopted when the task manifest's rules accept it (its diff in
+// the history), and kept aside with the committed value when they do not
+// (a merged task moved back).
+func TestIssue21Item4DirectEditOfTheTaskManifest(t *testing.T) {
+	s := &storeTranscript{t: t, dir: t.TempDir(), now: time.Date(2026, 4, 20, 14, 0, 0, 0, time.UTC)}
+	s.run("impl", "--init", "--plan-path", "docs/plan.md", "--plan-number", "1", "--plan-title", "Auth")
+	s.run("impl", "--add-task", "--task-id", "1.1", "--phase", "1", "--description", "login")
+	s.run("impl", "--update-status", "--task-id", "1.1", "--status", "merged")
+	m := filepath.Join(s.dir, ".impl", "manifest.json")
+	edit := func(from, to string) {
+		b, err := os.ReadFile(m)
+		if err != nil || !strings.Contains(string(b), from) {
+			t.Fatalf("manifest: %v\n%s", err, b)
+		}
+		os.WriteFile(m, []byte(strings.Replace(string(b), from, to, 1)), 0o644)
+	}
+	edit(`"login"`, `"login and logout"`)
+	if code := s.run("impl", "--get-task", "--task-id", "1.1"); code != 0 {
+		t.Fatalf("get-task after a valid edit: exit %d", code)
+	}
+	if !strings.Contains(s.buf.String(), "adopted as revision") || !strings.Contains(s.buf.String(), "login and logout") {
+		t.Fatalf("valid edit not adopted:\n%s", s.buf.String())
+	}
+	edit(`"merged"`, `"pending"`)
+	s.run("impl", "--get-task", "--task-id", "1.1")
+	if !strings.Contains(s.buf.String(), "rejected (INVALID_TRANSITION") {
+		t.Fatalf("a merged task moved back was not rejected:\n%s", s.buf.String())
+	}
+	b, _ := os.ReadFile(m)
+	if !strings.Contains(string(b), `"merged"`) || !strings.Contains(string(b), "login and logout") {
+		t.Fatalf("the committed value is not back on disk:\n%s", b)
+	}
+	s.run("history", ".impl/manifest.json")
+	if !strings.Contains(s.buf.String(), "direct-edit") {
+		t.Fatalf("no direct-edit commit in the history:\n%s", s.buf.String())
+	}
+}
