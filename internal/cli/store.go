@@ -330,6 +330,7 @@ is and is not detected.`,
 					if e, ok := reason.As(err); ok {
 						r.Problem = e.Message
 					}
+					r.Problem = strings.TrimPrefix(r.Problem, k+": ")
 					if r.Code == "" {
 						// Whatever keeps a state file from being read
 						// is an integrity problem, not an internal one.

@@ -76,6 +76,9 @@ func TestIssue18Item14SocketlessDaemonIsNamed(t *testing.T) {
 	// Through the daemon, the same commands work.
 	viaTCP := &proc{t: t, bin: p.bin, dir: p.dir, env: []string{"CUSTODIAN_SERVER=http://" + addr}}
 	viaTCP.want(0, "status")
+	// Issue 18 item 16: --server before the subcommand is accepted.
+	direct.want(0, "--server", "http://"+addr, "status")
+	direct.want(0, "--server=http://"+addr, "get", asdd.Key)
 }
 
 // TestIssue19Item12DaemonNoticesDirectEdits: while `custodian serve` runs,

@@ -183,11 +183,19 @@ func (d *doc) checkAnchorWith(a *anchor, bad string, recs []store.Record, snapEx
 		return reason.New(reason.CorruptState, "%s: the anchor %s is not authenticated by the journal key (written without it, or forged); if the journal is as it should be, re-anchor it: %s", d.p.key, d.p.head, d.repairCommand())
 	}
 	if len(recs) == 0 {
-		what := "the snapshot is kept as it is"
 		if !snapExists {
-			what = "there is no snapshot either"
+			// Snapshot and journal both gone: the document is lost
+			// whole (a rebuild brings it back from other files), and a
+			// new one starts afresh. The anchor of the lost one goes
+			// aside (verify reported it until now).
+			aside, err := d.moveAside(d.p.head, "orphan")
+			if err != nil {
+				return err
+			}
+			d.logf("the document's snapshot and journal are gone: its anchor was moved aside and a new history starts", "aside", aside, "revision", a.Rev)
+			return nil
 		}
-		return reason.New(reason.CorruptState, "%s: its journal %s is missing, but revision %d was committed (anchor %s); %s and nothing was changed: restore the journal, or start a new one from the snapshot: %s", d.p.key, d.p.journal, a.Rev, d.p.head, what, d.repairCommand())
+		return reason.New(reason.CorruptState, "%s: its journal %s is missing, but revision %d was committed (anchor %s); the snapshot is kept as it is and nothing was changed: restore the journal, or start a new one from the snapshot: %s", d.p.key, d.p.journal, a.Rev, d.p.head, d.repairCommand())
 	}
 	last := recs[len(recs)-1]
 	if a.Rev > last.Rev {

@@ -158,15 +158,13 @@ func (d *doc) checkUnjournaled(tree any) error {
 		m := ms[len(ms)-1]
 		return reason.New(reason.CorruptState, "%s: its journal %s is missing, but its marks name revision %d; the snapshot is kept as it is and nothing was changed: restore the journal, or start a new one from the snapshot: %s", d.p.key, d.p.journal, m.Rev, d.repairCommand())
 	}
-	if obj, ok := tree.(map[string]any); ok {
-		if n, ok := obj["revision"].(json.Number); ok && n.String() != "0" {
-			d.logf("snapshot names a revision but has no journal: adopted as found (custodian verify reports it)", "revision", n.String())
-		}
+	if n, ok := snapshotRevision(tree); ok {
+		d.logf("snapshot names a revision but has no journal: adopted as found (custodian verify reports it)", "revision", n)
 	}
 	return nil
 }
 
-// SnapshotRevision returns the "revision" member of a snapshot with no
+// snapshotRevision returns the "revision" member of a snapshot with no
 // journal, when it names one (the custodian writes it into the documents
 // it keeps): such a snapshot lost its journal. ok is false otherwise.
 func snapshotRevision(tree any) (string, bool) {

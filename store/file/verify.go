@@ -141,7 +141,7 @@ func (d *doc) verify(ctx context.Context, rep *VerifyReport) error {
 		// line (a crash in the document's first commit).
 		if snap == nil {
 			if anc != nil {
-				return d.checkAnchorWith(anc, bad, nil, false)
+				return reason.New(reason.CorruptState, "%s: its snapshot and its journal %s are gone, but revision %d was committed (anchor %s): rebuild it, or restore them from a backup (the next commit starts a new history)", key, d.p.journal, anc.Rev, d.p.head)
 			}
 			if jid.exists {
 				rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s holds no complete record (a crash during the document's first commit, never acknowledged): nothing was committed; the next commit starts the journal afresh", d.p.journal))
