@@ -169,3 +169,64 @@ func TestIssue19Item12DaemonNoticesDirectEdits(t *testing.T) {
 	}
 	p.want(0, "verify")
 }
+
+// TestIssue18Item12DaemonRefusesFIFOArtifacts: proposals naming a FIFO as
+// their artifact, sent to the daemon at once, are each refused promptly
+// (exit 2) and pin no thread of the daemon.
+func TestIssue18Item12DaemonRefusesFIFOArtifacts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	p := &proc{t: t, bin: testbin.Path(t), dir: t.TempDir()}
+	p.want(0, "init")
+	p.want(0, "slice", "add", "S-1")
+	os.MkdirAll(filepath.Join(p.dir, "specs", "S-1"), 0o755)
+	if err := syscall.Mkfifo(filepath.Join(p.dir, "specs", "S-1", "intent.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := startServe(t, p.dir)
+	defer func() {
+		d.cmd.Process.Signal(syscall.SIGTERM)
+		d.wait(t)
+	}()
+	threads := func() int {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", d.cmd.Process.Pid))
+		if err != nil {
+			t.Skip("no /proc")
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if n, ok := strings.CutPrefix(l, "Threads:"); ok {
+				var v int
+				fmt.Sscan(strings.TrimSpace(n), &v)
+				return v
+			}
+		}
+		return 0
+	}
+	before := threads()
+	const n = 24
+	type result struct {
+		out  string
+		code int
+		took time.Duration
+	}
+	results := make(chan result, n)
+	for range n {
+		go func() {
+			start := time.Now()
+			out, code := p.run("propose", "--agent", "discovery", "--slice", "S-1", "--score", "0.97", "--artifact", "intent=specs/S-1/intent.md")
+			results <- result{out, code, time.Since(start)}
+		}()
+	}
+	for range n {
+		r := <-results
+		if r.code != 2 || !strings.Contains(r.out, "intent.md") || r.took > 10*time.Second {
+			t.Errorf("propose with a FIFO artifact: exit %d after %v\n%s", r.code, r.took, r.out)
+		}
+	}
+	if after := threads(); after > before+8 {
+		t.Errorf("daemon threads %d after the proposals, %d before: requests are pinned", after, before)
+	}
+	p.want(0, "status") // the daemon still answers
+}
