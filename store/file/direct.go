@@ -295,21 +295,6 @@ func (ew *editWatcher) loop() {
 	}
 }
 
-// CheckDirectEdits looks, in Hold mode, at the snapshot of every document
-// in memory and settles any direct edit at once (the watcher does the same
-// on its own); outside Hold mode every open checks, and it does nothing.
-func (s *Store) CheckDirectEdits() {
-	s.mu.Lock()
-	docs := make([]*doc, 0, len(s.docs))
-	for _, d := range s.docs {
-		docs = append(docs, d)
-	}
-	s.mu.Unlock()
-	for _, d := range docs {
-		d.checkHeldEdit()
-	}
-}
-
 // checkHeldEdit settles a direct edit of a document the daemon holds.
 func (d *doc) checkHeldEdit() {
 	d.mu.Lock()
