@@ -14,6 +14,7 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
 )
 
@@ -71,6 +72,17 @@ func withDirectEdits(opts *file.Options, root string, out io.Writer) error {
 		return err
 	}
 	opts.DirectEdits = policy
+	// The document's own validator, and for the ASDD manifest the rule
+	// for hand edits: nothing the rules own may change.
+	opts.Validate = func(key string, prev, next []byte) error {
+		if err := store.Validate(key, prev, next); err != nil {
+			return err
+		}
+		if key == asdd.Key && prev != nil {
+			return asdd.CheckDirectEdit(prev, next)
+		}
+		return nil
+	}
 	var mu sync.Mutex
 	opts.OnDirectEdit = func(e file.DirectEdit) {
 		mu.Lock()

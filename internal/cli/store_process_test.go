@@ -83,10 +83,11 @@ func TestIssue18Item14SocketlessDaemonIsNamed(t *testing.T) {
 
 // TestIssue19Item12DaemonNoticesDirectEdits: while `custodian serve` runs,
 // a direct edit of the ASDD manifest is noticed at once (fsnotify): a
-// valid one is adopted as a commit by direct-edit (direct_edits: adopt,
-// the default), one the policy or the schema refuses is kept aside, the
-// file on disk goes back to the committed value and an escalation notice
-// says why; each is reported on the daemon's stdout.
+// valid one (a rename) is adopted as a commit by direct-edit
+// (direct_edits: adopt, the default); one the domain's rules refuse (a
+// slice moved to DONE by hand) is kept aside, the file on disk goes back
+// to the committed value and an escalation notice says why; each is
+// reported on the daemon's stdout.
 func TestIssue19Item12DaemonNoticesDirectEdits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -150,11 +151,13 @@ func TestIssue19Item12DaemonNoticesDirectEdits(t *testing.T) {
 	}
 	await("report", func() bool { return strings.Contains(d.out.String(), "adopted as revision") })
 
-	edit(func(m map[string]any) { slice(m)["status"] = "FINISHED" })
-	await("rejection", func() bool { return strings.Contains(d.out.String(), "rejected") })
+	// The file says DONE, the daemon says DISCOVERY: the lifecycle is
+	// the rules', so the edit is refused and the file put back.
+	edit(func(m map[string]any) { slice(m)["status"] = "DONE" })
+	await("rejection", func() bool { return strings.Contains(d.out.String(), "rejected (INVALID_TRANSITION") })
 	await("the file restored", func() bool {
 		b, _ := os.ReadFile(manifest)
-		return strings.Contains(string(b), `"DISCOVERY"`) && !strings.Contains(string(b), "FINISHED")
+		return strings.Contains(string(b), `"DISCOVERY"`) && !strings.Contains(string(b), `"DONE"`)
 	})
 	if got := served().Slices[0].Status; got != "DISCOVERY" {
 		t.Fatalf("served status %s after a rejected edit", got)
@@ -164,7 +167,7 @@ func TestIssue19Item12DaemonNoticesDirectEdits(t *testing.T) {
 	if len(notices) != 1 || len(aside) != 1 {
 		t.Fatalf("notices %v, kept aside %v", notices, aside)
 	}
-	if b, _ := os.ReadFile(aside[0]); !strings.Contains(string(b), "FINISHED") {
+	if b, _ := os.ReadFile(aside[0]); !strings.Contains(string(b), `"DONE"`) {
 		t.Fatal("the rejected edit is not what was kept aside")
 	}
 	p.want(0, "verify")
