@@ -1,9 +1,12 @@
 package file
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -72,6 +75,10 @@ type capturedEdit struct {
 	aside string
 	value []byte // the edited content (nil when it did not parse)
 	err   error  // why it did not parse
+	// base is the revision the edited file held before the edit, when
+	// known (Hold mode: the revision the daemon last wrote there); 0:
+	// the latest.
+	base uint64
 }
 
 func (s *Store) policy() DirectEditPolicy {
@@ -117,6 +124,21 @@ func (d *doc) settleEdit() {
 	case d.readOnly != nil:
 		refuse(fmt.Errorf("not adopted: %w", d.readOnly))
 	default:
+		if e.base > 0 && e.base < d.rev {
+			// Made on an earlier revision than the latest (commits came
+			// while the file was being edited): what the edit changes is
+			// applied to the latest, and only where those commits left
+			// the document as the editor saw it.
+			merged, err := d.rebaseEdit(e.base, e.value, prev)
+			if err != nil {
+				refuse(err)
+				break
+			}
+			e.value = merged
+			if p, err := store.Diff(prev, e.value); err == nil {
+				ev.Patch = p
+			}
+		}
 		if err := d.s.opts.Validate(d.p.key, prev, e.value); err != nil {
 			refuse(err)
 			break
@@ -391,7 +413,83 @@ func (d *doc) captureHeld() *capturedEdit {
 	if perr != nil {
 		return &capturedEdit{aside: aside, err: perr}
 	}
-	return &capturedEdit{aside: aside, value: b}
+	return &capturedEdit{aside: aside, value: b, base: h.snapRev}
+}
+
+// rebaseEdit applies what an edit made on revision base changes to cur,
+// the latest value: the patch from base to the edit, each replace and
+// remove guarded by a test that the member still holds base's value. A
+// member a later commit changed too is a CONFLICT: the edit is kept
+// aside, the later commit stands.
+func (d *doc) rebaseEdit(base uint64, edit, cur []byte) ([]byte, error) {
+	old, err := d.replayTo(base)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := store.Diff(old, edit)
+	if err != nil {
+		return nil, err
+	}
+	var ops []map[string]any
+	if err := json.Unmarshal(patch, &ops); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(old))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, err
+	}
+	guarded := make([]map[string]any, 0, 2*len(ops))
+	for _, op := range ops {
+		if o, _ := op["op"].(string); o == "replace" || o == "remove" {
+			p, _ := op["path"].(string)
+			if v, ok := pointerGet(tree, p); ok {
+				guarded = append(guarded, map[string]any{"op": "test", "path": p, "value": v})
+			}
+		}
+		guarded = append(guarded, op)
+	}
+	gp, err := json.Marshal(guarded)
+	if err != nil {
+		return nil, err
+	}
+	out, err := store.ApplyPatch(cur, gp)
+	if err != nil {
+		return nil, reason.New(reason.Conflict, "the edit was made on revision %d and revisions %d to %d changed what it changes (%v): the later commits stand", base, base+1, d.rev, err)
+	}
+	return out, nil
+}
+
+// pointerGet returns the value at an RFC 6901 pointer in a decoded tree.
+func pointerGet(tree any, ptr string) (any, bool) {
+	if ptr == "" {
+		return tree, true
+	}
+	if !strings.HasPrefix(ptr, "/") {
+		return nil, false
+	}
+	cur := tree
+	for _, seg := range strings.Split(ptr[1:], "/") {
+		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		switch x := cur.(type) {
+		case map[string]any:
+			v, ok := x[seg]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			cur = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
 }
 
 // kick makes the watcher look at every snapshot soon.

@@ -593,3 +593,54 @@ func TestIssue18Item16RefusedRequestsLeaveNothing(t *testing.T) {
 		t.Fatalf("left behind: %v", left)
 	}
 }
+
+// An edit of the daemon's snapshot made while commits came in (the file
+// held revision 3, the latest is 4): what the edit changes is applied to
+// the latest; a member the later commit changed too is a CONFLICT and the
+// edit stays aside.
+func TestIssue21Item4DirectEditRebasedUnderServe(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		edit  func(m map[string]any)
+		adopt bool
+	}{
+		{"disjoint", func(m map[string]any) { m["edited"] = true }, true},
+		{"conflicting", func(m map[string]any) { m["n"] = 99 }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir, _ := commitN(t, 3)
+			var log editLog
+			s := open(t, dir, file.Options{Hold: true, SnapshotInterval: time.Hour, DirectEdits: file.DirectEditAdopt, Validate: anyValue, OnDirectEdit: log.add})
+			if _, err := s.Get(ctx, key); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Update(ctx, key, setN(4)); err != nil { // the file still holds revision 3
+				t.Fatal(err)
+			}
+			var m map[string]any
+			json.Unmarshal(must(os.ReadFile(path(dir, "manifest.json"))), &m)
+			if m["n"].(float64) != 3 {
+				t.Fatalf("the file holds n=%v, want the snapshot of revision 3", m["n"])
+			}
+			tc.edit(m)
+			b, _ := json.Marshal(m)
+			os.WriteFile(path(dir, "manifest.json"), b, 0o644)
+			ev := log.wait(t, 1)[0]
+			doc, err := s.Get(ctx, key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got map[string]any
+			json.Unmarshal(doc.Value, &got)
+			if tc.adopt {
+				if !ev.Adopted || doc.Revision != 5 || got["n"].(float64) != 4 || got["edited"] != true {
+					t.Fatalf("event %+v; value %s at %d", ev, doc.Value, doc.Revision)
+				}
+				return
+			}
+			if ev.Adopted || ev.Code != string(reason.Conflict) || doc.Revision != 4 || got["n"].(float64) != 4 {
+				t.Fatalf("event %+v; value %s at %d", ev, doc.Value, doc.Revision)
+			}
+		})
+	}
+}
