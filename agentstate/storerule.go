@@ -1,15 +1,11 @@
 package agentstate
 
-import "github.com/custodian-dev/custodian/store"
-
-// Generic writes (rollback, the HTTP document API) must leave a valid
-// schema v2 state.
-func init() {
-	store.RegisterValidator(".agents/tmp/state.json", func(key string, prev, next []byte) error {
-		o, err := Decode(next)
-		if err != nil {
-			return err
-		}
-		return Validate(o)
-	})
+// ValidateWrite checks a generic write of the state (a rollback, a human's
+// raw write): the next value must be a valid schema v2 state.
+func ValidateWrite(key string, prev, next []byte) error {
+	o, err := Decode(next)
+	if err != nil {
+		return err
+	}
+	return Validate(o)
 }

@@ -86,6 +86,7 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	}
 	actor := actorPrefix + op.Actor()
 	var out *asdd.Outcome
+	var memo *manifestMemo
 	res, err := l.o.Store.Update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
 		var e *asdd.Encoded
 		exact := false
@@ -135,7 +136,8 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 			events = append(events, store.Event{Type: e.Type, Data: data})
 		}
 		out = o
-		ch := store.Change{Memo: &manifestMemo{e: ne, cfg: cfg}, Actor: actor, Reason: o.Summary, Events: events}
+		memo = &manifestMemo{e: ne, cfg: cfg}
+		ch := store.Change{Memo: memo, Actor: actor, Reason: o.Summary, Events: events}
 		if exact && patch != nil {
 			// The store applies the patch to its own copy and makes the
 			// bytes only if someone reads them.
@@ -147,6 +149,9 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	}, opts...)
 	if err != nil {
 		return nil, nil, err
+	}
+	if res.Changed && memo != nil {
+		l.noteRecent(res.Revision, memo.e)
 	}
 	out.Manifest.Revision = res.Revision
 	resp := &wire.OpResponse{Revision: res.Revision, Committed: res.Changed, Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
@@ -220,14 +225,17 @@ func (l *Local) observe(ctx context.Context, op asdd.Op, cfg *asdd.Config) (asdd
 		return out, nil
 	}
 	sliceObserved := func(id string) (map[string]string, error) {
-		m, err := l.Manifest(ctx)
+		// A recent manifest (no decoding of the whole document per
+		// operation); read only. A path the slice gained since is not
+		// observed, and the rules skip what was not observed.
+		e, err := l.recent(ctx)
 		if err != nil {
 			if errors.Is(err, errNoManifest) {
 				return map[string]string{}, nil
 			}
 			return nil, err
 		}
-		s := m.Slice(id)
+		s := e.Manifest.Slice(id)
 		if s == nil {
 			return map[string]string{}, nil
 		}
@@ -270,6 +278,18 @@ func (l *Local) observe(ctx context.Context, op asdd.Op, cfg *asdd.Config) (asdd
 		if o.Artifacts, err = hashAll(o.Artifacts, asdd.DefaultMarker); err != nil {
 			return nil, err
 		}
+		// What the slice's artifacts will hash to once marked DRAFT —
+		// AGENT HALTED: the rules mark the phase's artifact (seed 004).
+		o.Marked = map[string]string{}
+		if m, err := l.Manifest(ctx); err == nil {
+			if s := m.Slice(o.Slice); s != nil {
+				for name, path := range s.PhaseData {
+					if a, err := proj.Artifact(name, path, asdd.DefaultMarker); err == nil && a.MarkedSHA256 != "" {
+						o.Marked[path] = a.MarkedSHA256
+					}
+				}
+			}
+		}
 		return o, nil
 	case asdd.Resolve:
 		obs, err := sliceObserved(o.Slice)
@@ -288,11 +308,11 @@ func (l *Local) observe(ctx context.Context, op asdd.Op, cfg *asdd.Config) (asdd
 	case asdd.FlagDrift:
 		// Only paths that really drifted are flagged: the custodian
 		// compares them with what the manifest recorded.
-		m, err := l.Manifest(ctx)
+		e, _, err := l.Latest(ctx)
 		if err != nil {
 			return nil, err
 		}
-		s, err := m.Find(o.Slice)
+		s, err := e.Manifest.Find(o.Slice)
 		if err != nil {
 			return nil, err
 		}
@@ -392,6 +412,14 @@ func (c *manifestCache) get(doc store.Document) (*asdd.Encoded, bool) {
 	return c.e, true
 }
 
+// at returns the cached manifest of revision rev for reading, exact or
+// not.
+func (c *manifestCache) at(rev uint64) (*asdd.Encoded, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.e, c.e != nil && c.rev == rev
+}
+
 func (c *manifestCache) put(rev uint64, e *asdd.Encoded, exact bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -471,6 +499,11 @@ func (l *Local) Latest(ctx context.Context) (*asdd.Encoded, uint64, error) {
 			}
 		}
 	}
+	// One caller decodes a value with no memo; the others wait for its
+	// result instead of decoding the same manifest at once (a daemon's
+	// first operations on a large manifest).
+	l.decoding.Lock()
+	defer l.decoding.Unlock()
 	doc, err := l.o.Store.Get(ctx, asdd.Key)
 	if reason.CodeOf(err) == reason.NotFound || (err == nil && !doc.Exists()) {
 		err = errNoManifest
@@ -478,9 +511,48 @@ func (l *Local) Latest(ctx context.Context) (*asdd.Encoded, uint64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
+	if mm, ok := doc.Memo.(*manifestMemo); ok {
+		return mm.e, doc.Revision, nil
+	}
+	if e, ok := l.asdd.at(doc.Revision); ok {
+		return e, doc.Revision, nil
+	}
 	e, _, _, err := l.encodedAt(doc)
 	if err != nil {
 		return nil, 0, err
 	}
 	return e, doc.Revision, nil
+}
+
+// recentManifest is the manifest of the latest commit this service made.
+type recentManifest struct {
+	rev uint64
+	e   *asdd.Encoded
+}
+
+// noteRecent keeps e (revision rev) as the recent manifest unless a newer
+// one is kept.
+func (l *Local) noteRecent(rev uint64, e *asdd.Encoded) {
+	for {
+		cur := l.last.Load()
+		if cur != nil && cur.rev >= rev {
+			return
+		}
+		if l.last.CompareAndSwap(cur, &recentManifest{rev: rev, e: e}) {
+			return
+		}
+	}
+}
+
+// recent returns a recent manifest for observation: the latest this
+// service committed, else the store's latest.
+func (l *Local) recent(ctx context.Context) (*asdd.Encoded, error) {
+	if r := l.last.Load(); r != nil {
+		return r.e, nil
+	}
+	e, rev, err := l.Latest(ctx)
+	if err == nil {
+		l.noteRecent(rev, e)
+	}
+	return e, err
 }

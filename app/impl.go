@@ -2,15 +2,40 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/wire"
 )
+
+// PlanHash is "sha256:<hex>" of the plan document at path (relative to
+// the project root, or absolute), "" when it cannot be read.
+func PlanHash(root, path string) string {
+	if path == "" {
+		return ""
+	}
+	p := path
+	if !filepath.IsAbs(p) {
+		if root == "" {
+			return ""
+		}
+		p = filepath.Join(root, filepath.FromSlash(p))
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
 
 // ErrNoImplManifest is task-manifest.sh's complaint about a missing
 // manifest.
@@ -45,6 +70,9 @@ func (l *Local) Impl(ctx context.Context, req wire.ImplRequest) (*wire.ImplRespo
 		if err != nil {
 			return nil, err
 		}
+		// The plan's hash at decomposition: a plan modified since makes
+		// the tasks stale (seed 001; impl --stale, --summary, --continue).
+		m.Plan.SHA256 = PlanHash(l.o.Root, req.PlanPath)
 		v, err := impl.Encode(m)
 		if err != nil {
 			return nil, err

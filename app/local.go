@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/custodian-dev/custodian/asdd"
@@ -32,6 +33,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Warn, when set, is also told each such warning (the CLI prints them).
 	Warn func(msg string)
+	// Rules check generic writes (rollback) of each document (nil:
+	// DocumentRules).
+	Rules store.Rules
 }
 
 // Local is the application layer over a store and the project's files: the
@@ -43,6 +47,10 @@ type Local struct {
 	// fx serializes file effects of this process (markers, notices, the
 	// failure log), so that concurrent commits cannot lose a row.
 	fx sync.Mutex
+	// decoding serializes Latest's decoding of a value without a memo.
+	decoding sync.Mutex
+	// last is the manifest of the latest ASDD commit this service made.
+	last atomic.Pointer[recentManifest]
 }
 
 var _ Service = (*Local)(nil)
@@ -55,6 +63,9 @@ func NewLocal(o Options) *Local {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Rules == nil {
+		o.Rules = DocumentRules
+	}
 	if o.Config == nil {
 		root := o.Root
 		o.Config = func() (*asdd.Config, error) { return ReadConfig(root) }
@@ -64,6 +75,9 @@ func NewLocal(o Options) *Local {
 
 // Close releases nothing: the store belongs to the caller.
 func (l *Local) Close() error { return nil }
+
+// Rules returns the checks of generic writes.
+func (l *Local) Rules() store.Rules { return l.o.Rules }
 
 // Store returns the store the service commits to.
 func (l *Local) Store() store.Store { return l.o.Store }

@@ -16,7 +16,7 @@ func (l *Local) Rollback(ctx context.Context, req wire.RollbackRequest) (*wire.P
 	if CallerOf(ctx) == Agent {
 		return nil, errHuman("a rollback")
 	}
-	res, err := store.Rollback(ctx, l.o.Store, req.Key, req.To, req.Actor, req.Reason)
+	res, err := store.Rollback(ctx, l.o.Store, req.Key, req.To, req.Actor, req.Reason, l.o.Rules.Validate)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,7 @@
 package asdd
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -39,6 +40,38 @@ type BoardSlice struct {
 	TasksTotal  int           `json:"tasks_total"`
 	TasksReady  []string      `json:"tasks_ready,omitempty"`
 	NeedsReview []string      `json:"needs_human_review,omitempty"`
+	// Retro is a retro-spec slice's validation progress (seed 000: retro
+	// specification and feature development in a single view).
+	Retro *RetroView `json:"retro,omitempty"`
+}
+
+// RetroView is a retro-spec slice's validation status and counts.
+type RetroView struct {
+	ValidationStatus string `json:"validation_status"`
+	Validated        int    `json:"requirements_validated"`
+	Corrected        int    `json:"requirements_corrected"`
+	Missing          int    `json:"requirements_missing"`
+}
+
+// Text is "PARTIAL: 14 validated, 3 corrected, 2 missing".
+func (r *RetroView) Text() string {
+	return fmt.Sprintf("%s: %d validated, %d corrected, %d missing", r.ValidationStatus, r.Validated, r.Corrected, r.Missing)
+}
+
+// RetroOf is the slice's retro-spec view, nil for a slice that is not a
+// retro-spec one and carries no validation counters.
+func RetroOf(s *Slice) *RetroView {
+	if s.Type != TypeRetroSpec && s.ValidationStatus == "" && s.RequirementsValidated == nil && s.RequirementsCorrected == nil && s.RequirementsMissing == nil {
+		return nil
+	}
+	v := func(p *int) int {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	return &RetroView{ValidationStatus: orDefault(s.ValidationStatus, "PENDING"), Validated: v(s.RequirementsValidated),
+		Corrected: v(s.RequirementsCorrected), Missing: v(s.RequirementsMissing)}
 }
 
 // WeakLinkView is the lowest-scoring CCS agent of a slice.
@@ -50,21 +83,24 @@ type WeakLinkView struct {
 
 // BlockView is a halted slice's block record, in short.
 type BlockView struct {
-	AtPhase     string   `json:"blocked_at_phase"`
-	LKGPhase    string   `json:"lkg_phase"`
-	FailureMode string   `json:"failure_mode,omitempty"`
-	Reason      string   `json:"block_reason"`
-	Since       string   `json:"rollback_timestamp"`
-	Escalation  string   `json:"escalation,omitempty"`
-	AwaitingBy  []string `json:"awaiting_sign_off,omitempty"`
-	Paused      []string `json:"paused_agents,omitempty"`
+	AtPhase        string   `json:"blocked_at_phase"`
+	LKGPhase       string   `json:"lkg_phase"`
+	FailureMode    string   `json:"failure_mode,omitempty"`
+	Reason         string   `json:"block_reason"`
+	Since          string   `json:"rollback_timestamp"`
+	Escalation     string   `json:"escalation,omitempty"`
+	AwaitingBy     []string `json:"awaiting_sign_off,omitempty"`
+	Paused         []string `json:"paused_agents,omitempty"`
+	FeatureBranch  string   `json:"feature_branch,omitempty"`
+	ReviewRequired string   `json:"review_required,omitempty"`
 }
 
 // LockView is a slice's lease.
 type LockView struct {
-	Holder  string `json:"holder"`
-	Expires string `json:"expires"`
-	Expired bool   `json:"expired"`
+	Holder    string `json:"holder"`
+	Requester string `json:"requester,omitempty"`
+	Expires   string `json:"expires"`
+	Expired   bool   `json:"expired"`
 }
 
 // BoardHeartbeat is one agent's heartbeat with its age.
@@ -90,7 +126,7 @@ func NewBoard(m *Manifest, cfg *Config, now time.Time) Board {
 	b := Board{Revision: m.Revision, Sprint: m.ProjectContext.CurrentSprint, GlobalConfidence: m.ProjectContext.GlobalConfidenceScore,
 		Slices: []BoardSlice{}, Escalations: []EscalationView{}, Heartbeats: []BoardHeartbeat{}, NeedsReview: m.NeedsReview()}
 	for _, s := range m.Slices {
-		bs := BoardSlice{ID: s.SliceID, Name: s.Name, Type: s.Type, Status: s.Status, CCS: s.CCS, NeedsReview: s.NeedsHumanReview}
+		bs := BoardSlice{ID: s.SliceID, Name: s.Name, Type: s.Type, Status: s.Status, CCS: s.CCS, NeedsReview: s.NeedsHumanReview, Retro: RetroOf(s)}
 		if wl, ok := WeakLink(s, cfg); ok {
 			bs.WeakLink = &WeakLinkView{Agent: wl.Agent, Score: wl.Score, Uncertainty: wl.UncertaintyFactors}
 		}
@@ -106,11 +142,12 @@ func NewBoard(m *Manifest, cfg *Config, now time.Time) Board {
 				}
 			}
 			bs.Block = &BlockView{AtPhase: s.BlockedAtPhase, LKGPhase: s.LKGPhase, FailureMode: s.FailureMode, Reason: s.BlockReason,
-				Since: s.RollbackTimestamp, Escalation: s.EscalationID, AwaitingBy: awaiting, Paused: s.PausedAgents}
+				Since: s.RollbackTimestamp, Escalation: s.EscalationID, AwaitingBy: awaiting, Paused: s.PausedAgents,
+				FeatureBranch: s.FeatureBranch, ReviewRequired: s.ReviewRequired}
 		}
 		if s.Lock != nil {
 			exp, ok := ParseTimestamp(s.Lock.Expires)
-			bs.Lock = &LockView{Holder: s.Lock.Holder, Expires: s.Lock.Expires, Expired: ok && !now.Before(exp)}
+			bs.Lock = &LockView{Holder: s.Lock.Holder, Requester: s.Lock.Requester, Expires: s.Lock.Expires, Expired: ok && !now.Before(exp)}
 		}
 		for _, t := range s.Tasks {
 			bs.TasksTotal++

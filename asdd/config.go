@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bmatcuk/doublestar/v4"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/custodian-dev/custodian/reason"
@@ -51,7 +52,59 @@ type Config struct {
 	// custodian's back: "adopt" (the default) commits a valid edit as
 	// actor direct-edit, "reject" keeps every edit aside (docs/store.md).
 	DirectEdits string `yaml:"direct_edits,omitempty"`
+	// PhaseGates maps a phase to the agents whose accepted result the
+	// slice needs before the phase completes (seed 004: QA and Security
+	// before deployment).
+	PhaseGates map[string][]string `yaml:"phase_gates"`
+	// Quick is quick mode (/asdd:quick): its gates and its boundary.
+	Quick QuickCfg `yaml:"quick"`
 }
+
+// QuickCfg configures quick mode.
+type QuickCfg struct {
+	// Gates are the agents whose accepted result a quick fix needs before
+	// it is DONE (seed 004: "QA Agent verifies against codebase").
+	Gates []string `yaml:"gates"`
+	// Boundary is what a quick fix may touch ("zero architectural impact;
+	// the Tech Lead defines the boundary").
+	Boundary QuickBoundary `yaml:"boundary"`
+}
+
+// QuickBoundary limits the artifacts of a quick fix: by kind (the
+// phase_data name) and by path (globs with ** for any depth). An empty
+// allow list allows any kind or path not excluded.
+type QuickBoundary struct {
+	AllowedArtifacts  []string `yaml:"allowed_artifacts"`
+	ExcludedArtifacts []string `yaml:"excluded_artifacts"`
+	AllowedPaths      []string `yaml:"allowed_paths"`
+	ExcludedPaths     []string `yaml:"excluded_paths"`
+}
+
+// Check refuses an artifact outside the boundary.
+func (b QuickBoundary) Check(a Artifact) error {
+	if slices.Contains(b.ExcludedArtifacts, a.Name) {
+		return reason.New(reason.OutsideQuickBoundary, "a quick fix may not touch the %s artifact (%s): quick.boundary.excluded_artifacts in %s; run it through the pipeline instead", a.Name, a.Path, ConfigPath).
+			With("artifact", a.Name).With("path", a.Path)
+	}
+	if len(b.AllowedArtifacts) > 0 && !slices.Contains(b.AllowedArtifacts, a.Name) {
+		return reason.New(reason.OutsideQuickBoundary, "a quick fix may touch only the artifacts %s, not %s (%s): quick.boundary.allowed_artifacts in %s", strings.Join(b.AllowedArtifacts, ", "), a.Name, a.Path, ConfigPath).
+			With("artifact", a.Name).With("path", a.Path)
+	}
+	for _, g := range b.ExcludedPaths {
+		if ok, _ := doublestar.Match(g, a.Path); ok {
+			return reason.New(reason.OutsideQuickBoundary, "a quick fix may not touch %s (it matches %q, quick.boundary.excluded_paths in %s)", a.Path, g, ConfigPath).
+				With("artifact", a.Name).With("path", a.Path)
+		}
+	}
+	if len(b.AllowedPaths) > 0 && !slices.ContainsFunc(b.AllowedPaths, func(g string) bool { ok, _ := doublestar.Match(g, a.Path); return ok }) {
+		return reason.New(reason.OutsideQuickBoundary, "a quick fix may touch only paths matching %s, not %s (quick.boundary.allowed_paths in %s)", strings.Join(b.AllowedPaths, ", "), a.Path, ConfigPath).
+			With("artifact", a.Name).With("path", a.Path)
+	}
+	return nil
+}
+
+// Gates returns the agents gating the completion of phase.
+func (c *Config) Gates(phase string) []string { return c.PhaseGates[phase] }
 
 // Pipeline is how `custodian run` drives the agents.
 type Pipeline struct {
@@ -81,7 +134,21 @@ type Agent struct {
 	// Env is added to the agent process's environment (the CUSTODIAN_*
 	// variables the runner sets cannot be overridden).
 	Env map[string]string `yaml:"env,omitempty"`
+	// BelowAction is what a halt below the agent's minimum does besides
+	// blocking the slice: feature_branch (the agent's work goes to a git
+	// branch named in the block record, for a human code review),
+	// steering_update (its proposal is written as a steering-update
+	// proposal awaiting approval) or none. Unset: the default agent's of
+	// the same name.
+	BelowAction string `yaml:"below_action,omitempty"`
 }
+
+// Below actions.
+const (
+	BelowFeatureBranch  = "feature_branch"
+	BelowSteeringUpdate = "steering_update"
+	BelowNone           = "none"
+)
 
 // DefaultMarker is what a halted phase artifact is marked with (seed 004).
 const DefaultMarker = "DRAFT — AGENT HALTED"
@@ -183,11 +250,43 @@ func ParseConfig(data []byte) (*Config, error) {
 	c := *def
 	c.Agents = nil
 	c.Steering.Precedence = nil
+	c.PhaseGates = nil
+	c.Quick = QuickCfg{Gates: nil, Boundary: QuickBoundary{}}
+	quickSet := quickKeys(data)
 	if err := decodeConfig(data, &c); err != nil {
 		return nil, err
 	}
 	if c.Agents == nil {
 		c.Agents = def.Agents
+	}
+	// The default gates hold for the agents the configuration defines
+	// (a configuration with its own agent list keeps those of them it has).
+	if c.PhaseGates == nil && !quickSet["phase_gates"] {
+		for phase, agents := range def.PhaseGates {
+			for _, n := range agents {
+				if a, ok := c.Agent(n); ok && a.Works(phase) {
+					if c.PhaseGates == nil {
+						c.PhaseGates = map[string][]string{}
+					}
+					c.PhaseGates[phase] = append(c.PhaseGates[phase], n)
+				}
+			}
+		}
+	}
+	if !quickSet["quick.gates"] {
+		for _, n := range def.Quick.Gates {
+			if a, ok := c.Agent(n); ok && a.Works(QuickFix) {
+				c.Quick.Gates = append(c.Quick.Gates, n)
+			}
+		}
+	}
+	if !quickSet["quick.boundary"] {
+		c.Quick.Boundary = def.Quick.Boundary
+	}
+	for i := range c.Agents {
+		if d, ok := def.Agent(c.Agents[i].Name); ok && c.Agents[i].BelowAction == "" {
+			c.Agents[i].BelowAction = d.BelowAction
+		}
 	}
 	if c.Steering.Precedence == nil {
 		c.Steering.Precedence = def.Steering.Precedence
@@ -196,6 +295,28 @@ func ParseConfig(data []byte) (*Config, error) {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// quickKeys reports which of phase_gates, quick.gates and quick.boundary
+// the configuration sets (an empty value set on purpose is kept: no gates).
+func quickKeys(data []byte) map[string]bool {
+	var raw struct {
+		PhaseGates *yaml.Node `yaml:"phase_gates"`
+		Quick      *struct {
+			Gates    *yaml.Node `yaml:"gates"`
+			Boundary *yaml.Node `yaml:"boundary"`
+		} `yaml:"quick"`
+	}
+	out := map[string]bool{}
+	if yaml.Unmarshal(data, &raw) != nil {
+		return out
+	}
+	out["phase_gates"] = raw.PhaseGates != nil
+	if raw.Quick != nil {
+		out["quick.gates"] = raw.Quick.Gates != nil
+		out["quick.boundary"] = raw.Quick.Boundary != nil
+	}
+	return out
 }
 
 func decodeConfig(data []byte, c *Config) error {
@@ -330,6 +451,11 @@ func (c *Config) Validate() error {
 		if err := a.validateRun(key, bad); err != nil {
 			return err
 		}
+		switch a.BelowAction {
+		case "", BelowNone, BelowFeatureBranch, BelowSteeringUpdate:
+		default:
+			return bad(key+".below_action", "%q is not one of feature_branch, steering_update, none", a.BelowAction)
+		}
 	}
 	for i, n := range c.CCS.Agents {
 		if !names[n] {
@@ -376,6 +502,39 @@ func (c *Config) Validate() error {
 	}
 	if c.Lock.DefaultTTL <= 0 {
 		return bad("lock.default_ttl", "must be positive")
+	}
+	for _, phase := range slices.Sorted(maps.Keys(c.PhaseGates)) {
+		if !IsPhase(phase) || Next(phase) == "" {
+			return bad("phase_gates."+phase, "%q is not a lifecycle phase that completes", phase)
+		}
+		for i, n := range c.PhaseGates[phase] {
+			a, ok := c.Agent(n)
+			if !names[n] || !ok {
+				return bad(fmt.Sprintf("phase_gates.%s[%d]", phase, i), "unknown agent %q", n)
+			}
+			if !a.Works(phase) {
+				return bad(fmt.Sprintf("phase_gates.%s[%d]", phase, i), "the %s agent does not work in %s", n, phase)
+			}
+		}
+	}
+	for i, n := range c.Quick.Gates {
+		a, ok := c.Agent(n)
+		if !names[n] || !ok {
+			return bad(fmt.Sprintf("quick.gates[%d]", i), "unknown agent %q", n)
+		}
+		if !a.Works(QuickFix) {
+			return bad(fmt.Sprintf("quick.gates[%d]", i), "the %s agent does not work in QUICK_FIX", n)
+		}
+	}
+	for _, l := range []struct {
+		key   string
+		globs []string
+	}{{"quick.boundary.allowed_paths", c.Quick.Boundary.AllowedPaths}, {"quick.boundary.excluded_paths", c.Quick.Boundary.ExcludedPaths}} {
+		for i, g := range l.globs {
+			if !doublestar.ValidatePattern(g) || g == "" {
+				return bad(fmt.Sprintf("%s[%d]", l.key, i), "%q is not a valid glob", g)
+			}
+		}
 	}
 	for field, agents := range c.Steering.Precedence {
 		for i, n := range agents {
@@ -486,3 +645,29 @@ func (c *Config) Downstream(name string) []string {
 
 // IsCCSAgent reports whether the agent's score enters the CCS.
 func (c *Config) IsCCSAgent(name string) bool { return slices.Contains(c.CCS.Agents, name) }
+
+// PhaseArtifacts returns the artifacts of slice s (phase_data name ->
+// path) that its phase works on: those the phase's agents must provide,
+// or — for a phase that produces none of its own, such as VALIDATION —
+// those of the latest earlier phase that has some. nil if none is named.
+func (c *Config) PhaseArtifacts(s *Slice, phase string) map[string]string {
+	for i := PhaseIndex(phase); i >= 0; i-- {
+		ph := Lifecycle[i]
+		out := map[string]string{}
+		for _, a := range c.Agents {
+			works := slices.Contains(a.Phases, ph) || (ph == Spec && slices.Contains(a.Phases, BehaviorCapture) && s.Type == TypeRetroSpec)
+			if !works {
+				continue
+			}
+			for _, r := range a.RequiredArtifacts {
+				if p := s.PhaseData[r]; p != "" && p != NeedsHumanReview {
+					out[r] = p
+				}
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
+}

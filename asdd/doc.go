@@ -25,19 +25,28 @@
 // The rules, in the order a proposal meets them: known agent and a score in
 // [0,1]; no NEEDS_HUMAN_REVIEW state anywhere; the slice's lease; a halted
 // slice refuses everything but a human resolution; a score below the
-// uncertainty threshold needs uncertainty factors; the agent must work in
+// uncertainty threshold needs uncertainty factors (unless it is below the
+// agent's minimum: then the slice halts, the missing factors a second
+// finding); the agent must work in
 // the slice's phase and may move it only to the next phase (skipping is for
 // QUICK_FIX slices only); required artifacts; consistency and drift of the
 // artifacts the slice already names; concurrent changes since the
 // proposal's base revision (disjoint ones merge, conflicting ones go by the
 // steering rules' precedence or halt with the conflict diff); then the
 // gates — the refinement-loop limit, the agent's minimum (raised by dynamic
-// gating), a low-confidence cascade, and the CCS floor. A gate that fails
+// gating), a low-confidence cascade, and the CCS floor; then the phase
+// gates (the agents a phase needs accepted before it completes:
+// GATE_PENDING). A QUICK_FIX slice skips the phase sequence but keeps the
+// agents' minimums, the quick-fix boundary and QA before DONE. A gate that fails
 // halts the slice: status BLOCKED with the block record of seed 000, the
 // last-known-good phase, downstream agents paused, the proposal's artifacts
 // marked and not accepted, an escalation notice and a failure-log row.
-// Resolve (rerun, resume, return to a phase) or Approve by the roles the
-// halt names is the only way out.
+// Resolve (rerun, resume, return to a phase; on a conflict, resume in
+// favour of one agent) or Approve by the roles the halt names is the only
+// way out. A conflict also locks the slice until it is arbitrated; an
+// agent's below_action adds a feature branch (implementation) or a
+// steering-update proposal awaiting approval (knowledge). The confidence
+// chain keeps one current entry per agent; earlier ones are history.
 //
 // NewBoard builds the status board (slices by phase, CCS and weak link,
 // blockers, locks, escalations, heartbeat ages) that the CLI and the

@@ -51,10 +51,14 @@ func MarkContent(marker string, content []byte) []byte {
 // under .asdd/escalations/ and its row in the agent failure log. They are
 // derived from the escalation alone, so they can be re-applied at any time.
 func EscalationEffects(s *Slice, e *Escalation) []Effect {
-	return []Effect{
+	out := []Effect{
 		{Kind: EffectWriteFile, Path: e.Path, Content: NoticeText(s, e)},
 		{Kind: EffectUpsertRow, Path: FailureLogPath, Key: e.ID, Content: FailureLogRow(e), Header: FailureLogHeader()},
 	}
+	if u := steeringUpdateOf(s, e.ID); u != nil {
+		out = append(out, Effect{Kind: EffectWriteFile, Path: u.Path, Content: SteeringProposalText(s, e, u)})
+	}
+	return out
 }
 
 // AllEffects re-derives the effects of every escalation of every slice and
@@ -151,6 +155,15 @@ func NoticeText(s *Slice, e *Escalation) string {
 	if e.Action != "" {
 		fmt.Fprintf(&b, "- Action required: %s\n", e.Action)
 	}
+	if e.ReviewRequired != "" {
+		fmt.Fprintf(&b, "- Review required: %s\n", e.ReviewRequired)
+	}
+	if e.FeatureBranch != "" {
+		fmt.Fprintf(&b, "- Feature branch: %s\n", e.FeatureBranch)
+	}
+	if e.SteeringProposal != "" {
+		fmt.Fprintf(&b, "- Steering-update proposal: %s (takes effect only once approved)\n", e.SteeringProposal)
+	}
 	fmt.Fprintf(&b, "\n## Reason\n\n%s\n", e.Reason)
 	if len(e.Uncertainty) > 0 {
 		b.WriteString("\n## Uncertainty factors\n\n")
@@ -158,10 +171,26 @@ func NoticeText(s *Slice, e *Escalation) string {
 			fmt.Fprintf(&b, "- %s\n", u)
 		}
 	}
+	if len(e.Findings) > 0 {
+		b.WriteString("\n## Further findings\n\n")
+		for _, f := range e.Findings {
+			fmt.Fprintf(&b, "- %s\n", f)
+		}
+	}
 	if len(e.Artifacts) > 0 {
 		b.WriteString("\n## Artifacts\n\n")
+		if e.ArtifactHashes != nil {
+			b.WriteString("Every artifact of the slice, for a full human review, with the hash the custodian recorded:\n\n")
+		}
 		for _, a := range e.Artifacts {
-			fmt.Fprintf(&b, "- %s\n", a)
+			switch hs, ok := e.ArtifactHashes[a]; {
+			case ok:
+				fmt.Fprintf(&b, "- %s `%s`\n", a, hs)
+			case e.ArtifactHashes != nil:
+				fmt.Fprintf(&b, "- %s (no recorded hash)\n", a)
+			default:
+				fmt.Fprintf(&b, "- %s\n", a)
+			}
 		}
 	}
 	if len(e.Conflict) > 0 {
@@ -175,6 +204,9 @@ func NoticeText(s *Slice, e *Escalation) string {
 	b.WriteString("\n## Resolution\n\n")
 	if e.Status == EscalationResolved {
 		fmt.Fprintf(&b, "- Decision: %s\n- By: %s\n- At: %s (after %s)\n- Rationale: %s\n", e.Resolution, e.ResolvedBy, e.ResolvedAt, e.TimeToResolve, e.Rationale)
+		if a := e.Arbitration; a != nil {
+			fmt.Fprintf(&b, "- Arbitration: in favour of %s over %s on %s\n", a.Favoured, a.Overruled, strings.Join(a.Fields, ", "))
+		}
 		if e.RootCause != "" {
 			fmt.Fprintf(&b, "- Root cause: %s\n", e.RootCause)
 		}

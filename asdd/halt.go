@@ -26,6 +26,8 @@ type haltSpec struct {
 	marker                             string
 	resume                             string
 	arts                               []string // artifacts to list in the notice
+	allArtifacts                       bool     // list every artifact of the slice with its hash
+	findings                           []string // further violations of the halting proposal
 }
 
 // halt blocks slice s: LKG rollback and the block record of seed 000,
@@ -38,6 +40,9 @@ func (t *tx) halt(s *Slice, h haltSpec) {
 	s.Status = Blocked
 	s.BlockedAtPhase = h.phase
 	s.LKGPhase = Previous(h.phase)
+	if h.phase == QuickFix {
+		s.LKGPhase = QuickFix // a quick fix has no earlier phase
+	}
 	s.BlockReason = h.reason
 	s.UncertaintyFactors = slices.Clone(h.uncertainty)
 	s.RollbackTimestamp = t.ts
@@ -68,6 +73,16 @@ func (t *tx) halt(s *Slice, h haltSpec) {
 		ID: id, Path: EscalationDir + "/" + id + ".md", FailureMode: h.mode, Agent: h.agent, Phase: h.phase,
 		Score: h.score, Reason: h.reason, Action: h.action, RouteTo: slices.Clone(h.route.RouteTo), Artifacts: arts,
 		Uncertainty: slices.Clone(h.uncertainty), Conflict: h.conflict, RaisedAt: t.ts, Status: EscalationOpen,
+		Findings: slices.Clone(h.findings),
+	}
+	if h.allArtifacts {
+		e.ArtifactHashes = map[string]string{}
+		for _, p := range s.Artifacts() {
+			if hs := s.ArtifactHashes[p]; hs != "" {
+				e.ArtifactHashes[p] = hs
+			}
+		}
+		e.Artifacts = s.Artifacts()
 	}
 	if h.ccs != nil {
 		v := *h.ccs
@@ -151,6 +166,10 @@ type Resolve struct {
 	// Hashes are the current hashes of the slice's artifacts as the human
 	// accepted them (files edited while resolving are not drift).
 	Hashes map[string]string
+	// Favour arbitrates a conflict (with resume): the agent whose whole
+	// proposal is applied — the halted one (the default) or the one whose
+	// committed change it conflicted with.
+	Favour string
 }
 
 // Actor is the resolving role.
@@ -182,6 +201,14 @@ func (o Resolve) apply(t *tx) error {
 	}
 	if s.Status != Blocked {
 		return reason.New(reason.InvalidTransition, "slice %s is not halted (status %s)", s.SliceID, s.Status)
+	}
+	if o.Favour != "" {
+		if action != ActionResume || s.FailureMode != ModeConflict {
+			return reason.New(reason.InvalidInput, "--favour arbitrates a conflict: it goes with --action resume on a slice halted for conflicting agent outputs")
+		}
+		if sides := conflictSides(s); !slices.Contains(sides, o.Favour) {
+			return reason.New(reason.InvalidInput, "the conflict on slice %s is between %s, not %s", s.SliceID, strings.Join(sides, " and "), o.Favour)
+		}
 	}
 	if action == ActionReturn {
 		if PhaseIndex(o.ReturnTo) > PhaseIndex(s.BlockedAtPhase) || o.ReturnTo == Done {
@@ -243,6 +270,10 @@ func (t *tx) lift(s *Slice, o Resolve, action string) {
 		}
 		resolution = fmt.Sprintf("revised run of %s approved", orDefault(s.HaltedAgent, "the agent"))
 	case ActionResume:
+		if s.FailureMode == ModeConflict {
+			resolution = t.arbitrate(s, o, resolvedBy)
+			break
+		}
 		for i := len(s.ConfidenceChain) - 1; i >= 0; i-- {
 			if e := &s.ConfidenceChain[i]; e.Outcome == OutcomeHalted && e.Agent == s.HaltedAgent {
 				e.Outcome = OutcomeAccepted
@@ -275,8 +306,13 @@ func (t *tx) lift(s *Slice, o Resolve, action string) {
 	}
 	s.HaltedArtifacts = nil // resumed ones are named by phase_data now
 	t.recordHashes(s, o.Hashes)
+	if s.Lock != nil && s.Lock.Escalation != "" && s.Lock.Escalation == s.EscalationID {
+		t.event("unlocked", s.SliceID, "", map[string]any{"holder": s.Lock.Holder, "escalation": s.Lock.Escalation})
+		s.Lock = nil // the conflict lock lifts with the conflict
+	}
 
 	if e := s.OpenEscalation(); e != nil {
+		t.decideSteering(s, e.ID, action, resolvedBy)
 		e.Status = EscalationResolved
 		e.ResolvedAt = t.ts
 		e.ResolvedBy = resolvedBy
@@ -299,6 +335,7 @@ func (t *tx) lift(s *Slice, o Resolve, action string) {
 	s.BlockedAtPhase, s.LKGPhase, s.BlockReason, s.RollbackTimestamp = "", "", "", ""
 	s.FailureMode, s.HaltedAgent, s.ActionRequired, s.PausedAgents = "", "", "", nil
 	s.ResumePhase, s.SignOffsRequired, s.SignOffs, s.EscalationID = "", nil, nil, ""
+	s.FeatureBranch, s.ReviewRequired = "", ""
 	t.touch(s)
 	t.event("slice_resolved", s.SliceID, "", map[string]any{
 		"action": action, "by": resolvedBy, "failure_mode": mode, "blocked_at_phase": at, "status": s.Status, "rationale": o.Rationale,
@@ -386,4 +423,98 @@ func (o FlagDrift) apply(t *tx) error {
 	})
 	t.out.Verdict = reason.New(reason.StateDrift, "slice %s halted: %s changed without a manifest update", s.SliceID, strings.Join(paths, ", "))
 	return nil
+}
+
+// conflictSides returns the two agents of a conflict halt: the halted one
+// first, then those whose committed changes it conflicted with.
+func conflictSides(s *Slice) []string {
+	sides := []string{s.HaltedAgent}
+	if e := s.OpenEscalation(); e != nil {
+		for _, c := range e.Conflict {
+			if !slices.Contains(sides, c.Theirs.Agent) {
+				sides = append(sides, c.Theirs.Agent)
+			}
+		}
+	}
+	return sides
+}
+
+// arbitrate settles a conflict halt in favour of one agent (seed 004:
+// "Tech Lead arbitrates; decision logged in manifest"). In favour of the
+// halted agent its whole proposal is applied — chain entry, every
+// artifact — and the slice moves on as that proposal would have; in favour
+// of the other, its committed change stands, the halted proposal is
+// superseded and the slice goes back to the phase it was halted in. The
+// decision goes on the escalation and a dissent notice for the overruled
+// agent, with both sides' values.
+func (t *tx) arbitrate(s *Slice, o Resolve, by string) string {
+	sides := conflictSides(s)
+	favoured := orDefault(o.Favour, s.HaltedAgent)
+	overruled := sides[0]
+	if favoured == sides[0] && len(sides) > 1 {
+		overruled = sides[1]
+	}
+	e := s.OpenEscalation()
+	var conflict []ConflictDiff
+	if e != nil {
+		conflict = e.Conflict
+	}
+	var fields []string
+	for _, c := range conflict {
+		fields = append(fields, c.Field)
+	}
+	halted := -1
+	for i := len(s.ConfidenceChain) - 1; i >= 0; i-- {
+		if e := s.ConfidenceChain[i]; e.Outcome == OutcomeHalted && e.Agent == s.HaltedAgent {
+			halted = i
+			break
+		}
+	}
+	if favoured == s.HaltedAgent {
+		if halted >= 0 {
+			s.ConfidenceChain[halted].Outcome = OutcomeAccepted
+		}
+		if s.PhaseData == nil {
+			s.PhaseData = map[string]string{}
+		}
+		for _, name := range slices.Sorted(maps.Keys(s.HaltedArtifacts)) {
+			s.PhaseData[name] = s.HaltedArtifacts[name]
+		}
+		for _, c := range conflict {
+			if c.Ours.Hash != "" {
+				if s.ArtifactHashes == nil {
+					s.ArtifactHashes = map[string]string{}
+				}
+				s.ArtifactHashes[c.Ours.Value] = c.Ours.Hash
+			}
+		}
+		s.Status = orDefault(s.ResumePhase, s.BlockedAtPhase)
+	} else {
+		if halted >= 0 {
+			s.ConfidenceChain[halted].Outcome = OutcomeSuperseded
+		}
+		s.Status = s.BlockedAtPhase
+	}
+	for _, c := range conflict {
+		ours, theirs := c.Ours, c.Theirs
+		winner, loser := theirs, ours
+		if favoured == ours.Agent {
+			winner, loser = ours, theirs
+		}
+		notice := map[string]any{
+			"agent": loser.Agent, "field": c.Field, "overruled_by": winner.Agent, "rule": "arbitration",
+			"arbitrated_by": by, "rationale": o.Rationale, "favoured_value": winner.Value, "favoured_hash": winner.Hash,
+			"overruled_value": loser.Value, "overruled_hash": loser.Hash, "timestamp": t.ts, "revision": t.rev,
+		}
+		raw, _ := marshalCompact(notice)
+		s.DissentNotices = append(s.DissentNotices, raw)
+	}
+	if e != nil {
+		e.Arbitration = &Arbitration{Favoured: favoured, Overruled: overruled, Fields: fields, By: by, At: t.ts}
+	}
+	t.event("conflict_arbitrated", s.SliceID, favoured, map[string]any{"favoured": favoured, "overruled": overruled, "fields": fields, "by": by})
+	if favoured == s.HaltedAgent {
+		return fmt.Sprintf("arbitrated in favour of %s over %s on %s: %s's whole proposal applied", favoured, overruled, strings.Join(fields, ", "), favoured)
+	}
+	return fmt.Sprintf("arbitrated in favour of %s over %s on %s: %s's committed change stands, %s re-runs", favoured, overruled, strings.Join(fields, ", "), favoured, overruled)
 }

@@ -36,6 +36,9 @@ func Invariants(m *Manifest, cfg *Config) []string {
 		case ok && *s.CCS != want:
 			add("%s: ccs %v is not the product of its chain %v", id, *s.CCS, want)
 		}
+		for _, a := range s.DuplicateChainAgents() {
+			add("%s: two current confidence chain entries for the %s agent", id, a)
+		}
 		seen := map[string]bool{}
 		for _, e := range s.ConfidenceChain {
 			if e.Attempt == 0 {

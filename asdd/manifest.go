@@ -56,13 +56,17 @@ type ProjectContext struct {
 // custodian's rules keep (artifact hashes, lock, attempts, raised minimums,
 // tasks, escalations).
 type Slice struct {
-	SliceID         string            `json:"slice_id"`
-	Name            string            `json:"name,omitempty"`
-	Type            string            `json:"type,omitempty"`
-	Status          string            `json:"status"`
-	GovernanceMode  string            `json:"governance_mode,omitempty"`
-	PhaseData       map[string]string `json:"phase_data,omitzero"`
-	ConfidenceChain []ChainEntry      `json:"confidence_chain,omitzero"`
+	SliceID        string            `json:"slice_id"`
+	Name           string            `json:"name,omitempty"`
+	Type           string            `json:"type,omitempty"`
+	Status         string            `json:"status"`
+	GovernanceMode string            `json:"governance_mode,omitempty"`
+	PhaseData      map[string]string `json:"phase_data,omitzero"`
+	// ConfidenceChain holds each agent's current entry: one per agent.
+	ConfidenceChain []ChainEntry `json:"confidence_chain,omitzero"`
+	// ChainHistory holds the agents' earlier entries (attempts before a
+	// halt and re-run, entries a return superseded), oldest first.
+	ChainHistory []ChainEntry `json:"confidence_chain_history,omitempty"`
 	// CCS is the product of the latest live chain score of each CCS agent;
 	// absent while no CCS agent has scored.
 	CCS             *float64          `json:"ccs,omitempty"`
@@ -86,6 +90,15 @@ type Slice struct {
 	SignOffsRequired []string          `json:"sign_offs_required,omitempty"`
 	SignOffs         []SignOff         `json:"sign_offs,omitempty"`
 	EscalationID     string            `json:"escalation_id,omitempty"`
+	// FeatureBranch is the git branch holding the halted agent's work
+	// (seed 004: implementation below its minimum → "commit to feature
+	// branch; require human code review"); ReviewRequired names the review.
+	FeatureBranch  string `json:"feature_branch,omitempty"`
+	ReviewRequired string `json:"review_required,omitempty"`
+	// SteeringUpdates are the Knowledge Agent's steering-update proposals
+	// (seed 004: below its minimum → "propose steering update; require
+	// human approval"): PENDING_APPROVAL until a human decides.
+	SteeringUpdates []SteeringUpdate `json:"steering_updates,omitempty"`
 
 	// Retro-spec slices (legacy migration).
 	ValidationStatus      string `json:"validation_status,omitempty"`
@@ -150,8 +163,14 @@ type Lock struct {
 	Status   string `json:"status,omitempty"` // "LOCK", as the seed names it
 	Holder   string `json:"holder"`
 	Acquired string `json:"acquired"`
-	Expires  string `json:"expires"`
+	Expires  string `json:"expires"` // "" never: held until a human resolves
 	Reason   string `json:"reason,omitempty"`
+	// Requester is the agent whose proposal made the custodian lock the
+	// slice (seed 000: a LOCK status with timestamp and requester).
+	Requester string `json:"requester,omitempty"`
+	// Escalation is the escalation the lock waits for: it is released
+	// when that escalation is resolved.
+	Escalation string `json:"escalation,omitempty"`
 
 	Extra Extra `json:"-"`
 }
@@ -220,16 +239,66 @@ type Escalation struct {
 	Artifacts   []string       `json:"artifacts,omitempty"`
 	Uncertainty []string       `json:"uncertainty_factors,omitempty"`
 	Conflict    []ConflictDiff `json:"conflict,omitempty"`
-	RaisedAt    string         `json:"raised_at"`
-	Status      string         `json:"status"` // OPEN or RESOLVED
-	ResolvedAt  string         `json:"resolved_at,omitempty"`
-	ResolvedBy  string         `json:"resolved_by,omitempty"`
-	Resolution  string         `json:"resolution,omitempty"`
-	Rationale   string         `json:"rationale,omitempty"`
+	// ArtifactHashes lists every artifact of the slice with its recorded
+	// hash, for a halt that calls for a review of them all (CCS floor).
+	ArtifactHashes map[string]string `json:"artifact_hashes,omitempty"`
+	// Findings are further rule violations of the halting proposal
+	// ("MISSING_UNCERTAINTY_FACTORS: …").
+	Findings []string `json:"findings,omitempty"`
+	// Arbitration is the Tech Lead's decision on a conflict: the agent
+	// favoured and the one overruled, with the fields in dispute (both
+	// sides are in Conflict).
+	Arbitration *Arbitration `json:"arbitration,omitempty"`
+	// SteeringProposal is the steering-update proposal the halt wrote
+	// (under .asdd/steering-proposals/), awaiting human approval.
+	SteeringProposal string `json:"steering_proposal,omitempty"`
+	// FeatureBranch and ReviewRequired: see Slice.
+	FeatureBranch  string `json:"feature_branch,omitempty"`
+	ReviewRequired string `json:"review_required,omitempty"`
+	RaisedAt       string `json:"raised_at"`
+	Status         string `json:"status"` // OPEN or RESOLVED
+	ResolvedAt     string `json:"resolved_at,omitempty"`
+	ResolvedBy     string `json:"resolved_by,omitempty"`
+	Resolution     string `json:"resolution,omitempty"`
+	Rationale      string `json:"rationale,omitempty"`
 	// TimeToResolve is a Go duration string ("1h2m3s").
 	TimeToResolve string `json:"time_to_resolve,omitempty"`
 	RootCause     string `json:"root_cause,omitempty"`
 }
+
+// Arbitration is a human's decision between two agents' conflicting
+// changes.
+type Arbitration struct {
+	Favoured  string   `json:"favoured"`
+	Overruled string   `json:"overruled"`
+	Fields    []string `json:"fields"`
+	By        string   `json:"by"`
+	At        string   `json:"at"`
+}
+
+// SteeringUpdate is a steering-update proposal awaiting (or past) human
+// approval: the proposal file under .asdd/steering-proposals/ and the
+// artifacts it would put into effect.
+type SteeringUpdate struct {
+	Path       string            `json:"path"`
+	Escalation string            `json:"escalation"`
+	Agent      string            `json:"agent"`
+	Score      float64           `json:"score"`
+	Artifacts  map[string]string `json:"artifacts,omitempty"`
+	Status     string            `json:"status"` // PENDING_APPROVAL, APPROVED, REJECTED
+	DecidedBy  string            `json:"decided_by,omitempty"`
+	DecidedAt  string            `json:"decided_at,omitempty"`
+}
+
+// Steering update statuses.
+const (
+	SteeringPending  = "PENDING_APPROVAL"
+	SteeringApproved = "APPROVED"
+	SteeringRejected = "REJECTED"
+)
+
+// SteeringProposalDir is where steering-update proposals are written.
+const SteeringProposalDir = ".asdd/steering-proposals"
 
 // Escalation statuses.
 const (
@@ -344,7 +413,66 @@ func (s *Slice) UnmarshalJSON(b []byte) error {
 	}
 	p.Extra = x
 	*s = Slice(p)
+	s.migrateChain()
 	return nil
+}
+
+// migrateChain reads a chain written before the chain kept one entry per
+// agent: when an agent has several entries, all numbered by the custodian
+// (distinct attempts), the earlier ones are its history. Duplicates the
+// custodian cannot tell apart stay, for `custodian check` to report.
+func (s *Slice) migrateChain() {
+	count := map[string]int{}
+	for _, e := range s.ConfidenceChain {
+		count[e.Agent]++
+	}
+	dup := false
+	for agent, n := range count {
+		if n < 2 {
+			continue
+		}
+		seen := map[int]bool{}
+		for _, e := range s.ConfidenceChain {
+			if e.Agent != agent {
+				continue
+			}
+			if e.Attempt <= 0 || seen[e.Attempt] {
+				return
+			}
+			seen[e.Attempt] = true
+		}
+		dup = true
+	}
+	if !dup {
+		return
+	}
+	last := map[string]int{}
+	for i, e := range s.ConfidenceChain {
+		last[e.Agent] = i
+	}
+	keep := make([]ChainEntry, 0, len(last))
+	for i, e := range s.ConfidenceChain {
+		if last[e.Agent] == i {
+			keep = append(keep, e)
+		} else {
+			s.ChainHistory = append(s.ChainHistory, e)
+		}
+	}
+	s.ConfidenceChain = keep
+}
+
+// DuplicateChainAgents lists the agents with more than one current entry
+// in the slice's confidence chain (seed 000: an inconsistency).
+func (s *Slice) DuplicateChainAgents() []string {
+	count := map[string]int{}
+	var out []string
+	for _, e := range s.ConfidenceChain {
+		count[e.Agent]++
+		if count[e.Agent] == 2 {
+			out = append(out, e.Agent)
+		}
+	}
+	return out
 }
 
 // MarshalJSON encodes a slice with its unknown members. The seed's list

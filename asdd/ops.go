@@ -75,6 +75,25 @@ type Outcome struct {
 	Summary string
 }
 
+// What an operation did, as every door reports it ("outcome" in --json and
+// the API, with "committed"): accepted and halted are committed; a
+// rejection changes nothing.
+const (
+	ResultAccepted = "accepted"
+	ResultHalted   = "halted"
+	ResultRejected = "rejected"
+)
+
+// Result is ResultHalted for a committed halt, ResultAccepted for any other
+// committed outcome. A rejection has no Outcome: its result is
+// ResultRejected, and nothing was committed.
+func (o *Outcome) Result() string {
+	if o != nil && o.Verdict != nil {
+		return ResultHalted
+	}
+	return ResultAccepted
+}
+
 // tx is the state of one Apply.
 type tx struct {
 	m       *Manifest
@@ -668,6 +687,9 @@ func newSlice(id, name, typ, status, gov, ts string) *Slice {
 	}
 }
 
+// OrDefault is s, or d when s is empty.
+func OrDefault(s, d string) string { return orDefault(s, d) }
+
 func orDefault(s, d string) string {
 	if s == "" {
 		return d
@@ -756,6 +778,9 @@ func (o Quick) apply(t *tx) error {
 		return err
 	}
 	for _, a := range o.Artifacts {
+		if err := t.cfg.Quick.Boundary.Check(a); err != nil {
+			return err
+		}
 		recordArtifact(s, a)
 	}
 	t.addSlice(s)

@@ -53,6 +53,10 @@ type Proposal struct {
 	// Assumptions are the agent's initial assumptions (assumptions-first
 	// discovery), recorded on the slice when the proposal is accepted.
 	Assumptions []string
+	// FeatureBranch names the git branch holding the agent's work, for an
+	// agent whose below_action is feature_branch: recorded in the block
+	// record if the proposal halts below the minimum.
+	FeatureBranch string
 }
 
 // Actor is the proposing agent.
@@ -167,12 +171,16 @@ func (p Proposal) apply(t *tx) error {
 	case NeedsHumanReview:
 		return reason.New(reason.NeedsReview, "slice %s has status %s", s.SliceID, NeedsHumanReview)
 	}
-	if below(p.Score, t.cfg.UncertaintyThreshold) && len(p.Uncertainty) == 0 {
-		return reason.New(reason.MissingUncertaintyFactors,
-			"the %s agent scored %s, below %s, and gave no uncertainty factors", ag.Name, FormatScore(p.Score), FormatScore(t.cfg.UncertaintyThreshold))
+	// A score below the uncertainty threshold needs uncertainty factors;
+	// one below the agent's minimum halts the slice all the same (seed 000:
+	// a failing agent is BLOCKED and logged), the missing factors recorded
+	// as a second finding.
+	missing := p.missingFactors(t, ag)
+	if missing != nil && !below(p.Score, minimumFor(s, ag)) {
+		return missing
 	}
 	if s.Status == QuickFix || s.Type == TypeQuickFix {
-		return t.proposeQuick(s, ag, p)
+		return t.proposeQuick(s, ag, p, missing)
 	}
 	since := p.changesSince(t, s, ag)
 	phase, target, err := p.transition(s, ag, since)
@@ -187,25 +195,35 @@ func (p Proposal) apply(t *tx) error {
 	if halted, err := p.checkDrift(t, s); halted || err != nil {
 		return err
 	}
-	apply, halted := p.settleConflicts(t, s, ag, since)
+	apply, halted := p.settleConflicts(t, s, ag, since, phase, target)
 	if halted {
 		return nil
 	}
 
 	// The confidence gates.
-	minimum := ag.MinConfidence
-	if r, ok := s.RaisedMinimums[ag.Name]; ok && r > minimum {
-		minimum = r
-	}
+	minimum := minimumFor(s, ag)
 	entry := p.entry(t, s, ag, phase, minimum, apply)
 	if h := p.gates(t, s, ag, phase, entry); h != nil {
+		if missing != nil {
+			h.findings = append(h.findings, string(missing.Code)+": "+missing.Message)
+		}
 		p.haltOn(t, s, ag, entry, *h, target, apply)
 		return nil
+	}
+	if missing != nil { // not reached: below the minimum always halts
+		return missing
+	}
+	// A phase completes only once its gate agents accepted the slice (a
+	// failing proposal halts above whatever the gates say).
+	if target != "" && target != Partial {
+		if err := t.checkGates(s, phase, t.cfg.Gates(phase), ag.Name, target); err != nil {
+			return err
+		}
 	}
 
 	// Accepted.
 	entry.Outcome = OutcomeAccepted
-	s.ConfidenceChain = append(s.ConfidenceChain, entry)
+	appendChain(s, entry)
 	for _, a := range apply {
 		recordArtifact(s, a)
 	}
@@ -240,6 +258,55 @@ func (p Proposal) apply(t *tx) error {
 	return nil
 }
 
+// minimumFor is the agent's minimum for the slice: its configured one, or
+// the one dynamic gating raised.
+func minimumFor(s *Slice, ag *Agent) float64 {
+	minimum := ag.MinConfidence
+	if r, ok := s.RaisedMinimums[ag.Name]; ok && r > minimum {
+		minimum = r
+	}
+	return minimum
+}
+
+// missingFactors is the MISSING_UNCERTAINTY_FACTORS finding of a score
+// below the uncertainty threshold given without factors, or nil.
+func (p Proposal) missingFactors(t *tx, ag *Agent) *reason.Error {
+	if !below(p.Score, t.cfg.UncertaintyThreshold) || len(p.Uncertainty) > 0 {
+		return nil
+	}
+	return reason.New(reason.MissingUncertaintyFactors,
+		"the %s agent scored %s, below %s, and gave no uncertainty factors", ag.Name, FormatScore(p.Score), FormatScore(t.cfg.UncertaintyThreshold))
+}
+
+// nextAttempt numbers the agent's next chain entry in the slice: one more
+// than its latest, current or in the history.
+func nextAttempt(s *Slice, agent string) int {
+	attempt := 1
+	for _, list := range [][]ChainEntry{s.ConfidenceChain, s.ChainHistory} {
+		for _, e := range list {
+			if e.Agent == agent && e.Attempt >= attempt {
+				attempt = e.Attempt + 1
+			}
+		}
+	}
+	return attempt
+}
+
+// appendChain makes e the agent's current chain entry: the confidence
+// chain keeps one entry per agent (seed 000 calls two an inconsistency);
+// the agent's earlier entries move to the chain history, in order.
+func appendChain(s *Slice, e ChainEntry) {
+	keep := make([]ChainEntry, 0, len(s.ConfidenceChain)+1)
+	for _, old := range s.ConfidenceChain {
+		if old.Agent == e.Agent {
+			s.ChainHistory = append(s.ChainHistory, old)
+		} else {
+			keep = append(keep, old)
+		}
+	}
+	s.ConfidenceChain = append(keep, e)
+}
+
 // check validates the proposal's own fields and that the pipeline may run.
 func (p Proposal) check(t *tx) (*Agent, error) {
 	ag, err := t.agent(p.Agent)
@@ -268,6 +335,9 @@ func (p Proposal) check(t *tx) (*Agent, error) {
 		if strings.TrimSpace(a) == "" {
 			return nil, reason.New(reason.InvalidInput, "an assumption is empty")
 		}
+	}
+	if p.FeatureBranch != "" && !ValidBranch(p.FeatureBranch) {
+		return nil, reason.New(reason.InvalidInput, "feature branch %q is not a valid branch name", p.FeatureBranch)
 	}
 	if p.BaseRevision > t.m.Revision {
 		return nil, reason.New(reason.InvalidInput, "base revision %d is ahead of the manifest (revision %d)", p.BaseRevision, t.m.Revision)
@@ -377,7 +447,7 @@ func (p Proposal) checkDrift(t *tx, s *Slice) (halted bool, err error) {
 // both changed goes by the steering rules' precedence (the loser gets a
 // dissent notice); without a rule the slice halts with the conflict diff.
 // It returns the artifacts to apply.
-func (p Proposal) settleConflicts(t *tx, s *Slice, ag *Agent, since []ChainEntry) (apply []Artifact, halted bool) {
+func (p Proposal) settleConflicts(t *tx, s *Slice, ag *Agent, since []ChainEntry, phase, target string) (apply []Artifact, halted bool) {
 	apply = slices.Clone(p.Artifacts)
 	var unresolved []ConflictDiff
 	for i := len(apply) - 1; i >= 0; i-- {
@@ -402,9 +472,32 @@ func (p Proposal) settleConflicts(t *tx, s *Slice, ag *Agent, since []ChainEntry
 	}
 	slices.Reverse(unresolved)
 	t.beat(ag.Name)
-	held := map[string]string{}
+	// The whole proposal is held for arbitration: its chain entry (halted)
+	// and every artifact it would have applied, so that `resolve --action
+	// resume` in its favour applies all of it.
+	entry := p.entry(t, s, ag, phase, minimumFor(s, ag), apply)
+	entry.Outcome = OutcomeHalted
+	appendChain(s, entry)
+	conflicting := map[string]bool{}
 	for _, c := range unresolved {
-		held[strings.TrimPrefix(c.Field, "phase_data.")] = c.Ours.Value
+		conflicting[c.Theirs.Value] = true
+	}
+	held := map[string]string{}
+	for _, a := range apply {
+		held[a.Name] = a.Path
+		if !conflicting[a.Path] {
+			if s.ArtifactHashes == nil {
+				s.ArtifactHashes = map[string]string{}
+			}
+			s.ArtifactHashes[a.Path] = a.SHA256
+		}
+	}
+	if p.Trace != nil {
+		recordTrace(s, *p.Trace)
+	}
+	resume := s.Status
+	if target != "" {
+		resume = target
 	}
 	score := p.Score
 	t.halt(s, haltSpec{
@@ -412,13 +505,18 @@ func (p Proposal) settleConflicts(t *tx, s *Slice, ag *Agent, since []ChainEntry
 		agent:    ag.Name,
 		phase:    s.Status,
 		reason:   fmt.Sprintf("the %s agent's proposal conflicts with concurrent changes to %s and no steering rule settles it", ag.Name, fieldsOf(unresolved)),
-		action:   "Pause pipeline; log conflict; escalate to TL (arbitrate: resume applies the halted proposal, rerun keeps the committed one)",
+		action:   "Pause pipeline; log conflict; escalate to TL (arbitrate: resume --favour AGENT applies that agent's whole proposal)",
 		route:    t.cfg.Escalation,
 		score:    &score,
 		conflict: unresolved,
 		halted:   held,
-		resume:   s.Status,
+		resume:   resume,
 	})
+	// Seed 000, conflict resolution step 1: the slice is locked, with a
+	// LOCK status, timestamp and requester, until the conflict is settled.
+	s.Lock = &Lock{Status: "LOCK", Holder: "knowledge", Acquired: t.ts, Requester: ag.Name, Escalation: s.EscalationID,
+		Reason: fmt.Sprintf("conflicting changes to %s: awaiting arbitration", fieldsOf(unresolved))}
+	t.event("locked", s.SliceID, ag.Name, map[string]any{"holder": "knowledge", "requester": ag.Name, "escalation": s.EscalationID})
 	t.out.Verdict = reason.New(reason.Conflict, "slice %s halted: concurrent conflicting changes to %s escalated to %s",
 		s.SliceID, fieldsOf(unresolved), strings.Join(t.cfg.Escalation.RouteTo, ", ")).With("escalation", s.EscalationID)
 	return nil, true
@@ -432,12 +530,7 @@ func (p Proposal) entry(t *tx, s *Slice, ag *Agent, phase string, minimum float6
 		s.Attempts = map[string]int{}
 	}
 	s.Attempts[key]++
-	attempt := 1
-	for _, e := range s.ConfidenceChain {
-		if e.Agent == ag.Name && e.Attempt >= attempt {
-			attempt = e.Attempt + 1
-		}
-	}
+	attempt := nextAttempt(s, ag.Name)
 	e := ChainEntry{
 		Agent: ag.Name, Score: p.Score, Timestamp: t.ts, Attempt: attempt, Phase: phase, Revision: t.rev,
 		Minimum: &minimum, BelowMinimum: below(p.Score, minimum), UncertaintyFactors: slices.Clone(p.Uncertainty),
@@ -493,7 +586,7 @@ func (p Proposal) gates(t *tx, s *Slice, ag *Agent, phase string, e ChainEntry) 
 		if ccs, ok := ComputeCCS(chain, t.cfg); ok && below(ccs, t.cfg.CCS.Floor) {
 			return &haltSpec{mode: ModeCCSFloor,
 				reason: fmt.Sprintf("CCS %s < floor %s after the %s agent's %s", FormatScore(ccs), plain(t.cfg.CCS.Floor), ag.Name, plain(p.Score)),
-				action: "Halt pipeline; full human review of all artifacts in slice", route: t.cfg.Escalation, ccs: &ccs}
+				action: "Halt pipeline; full human review of all artifacts in slice", route: t.cfg.Escalation, ccs: &ccs, allArtifacts: true}
 		}
 	}
 	return nil
@@ -503,7 +596,7 @@ func (p Proposal) gates(t *tx, s *Slice, ag *Agent, phase string, e ChainEntry) 
 // artifacts held back and marked, the block record and escalation.
 func (p Proposal) haltOn(t *tx, s *Slice, ag *Agent, e ChainEntry, h haltSpec, target string, apply []Artifact) {
 	e.Outcome = OutcomeHalted
-	s.ConfidenceChain = append(s.ConfidenceChain, e)
+	appendChain(s, e)
 	score := p.Score
 	h.agent, h.phase, h.score, h.minimum = ag.Name, s.Status, &score, e.Minimum
 	h.marker = ag.ArtifactMarker()
@@ -529,6 +622,9 @@ func (p Proposal) haltOn(t *tx, s *Slice, ag *Agent, e ChainEntry, h haltSpec, t
 		recordTrace(s, *p.Trace)
 	}
 	t.halt(s, h)
+	if h.mode == ModeBelowMinimum {
+		t.belowAction(s, ag, p, e)
+	}
 	t.beat(ag.Name)
 	code := reason.BelowThreshold
 	if h.mode == ModeRefinementLoop {
@@ -538,31 +634,85 @@ func (p Proposal) haltOn(t *tx, s *Slice, ag *Agent, e ChainEntry, h haltSpec, t
 		With("failure_mode", h.mode).With("escalation", s.EscalationID).With("lkg_phase", s.LKGPhase)
 }
 
-// proposeQuick records a proposal on a QUICK_FIX slice: no phase gates.
-func (t *tx) proposeQuick(s *Slice, ag *Agent, p Proposal) error {
+// checkGates refuses to complete phase while one of the gate agents has
+// no accepted current result for the slice in that phase (seed 004: QA
+// and Security before deployment; QA verifies a quick fix).
+func (t *tx) checkGates(s *Slice, phase string, gates []string, proposer, target string) error {
+	var missing []string
+	for _, g := range gates {
+		if g == proposer {
+			continue
+		}
+		ok := slices.ContainsFunc(s.ConfidenceChain, func(e ChainEntry) bool {
+			return e.Agent == g && e.Phase == phase && e.Outcome == OutcomeAccepted
+		})
+		if !ok {
+			missing = append(missing, g)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	key := "phase_gates." + phase
+	if phase == QuickFix {
+		key = "quick.gates"
+	}
+	return reason.New(reason.GatePending, "slice %s cannot go from %s to %s before the %s agent%s accepted result%s in %s (%s in %s)",
+		s.SliceID, phase, target, strings.Join(missing, " and "), plural(len(missing), "'s", "s'"), plural(len(missing), "", "s"), phase, key, ConfigPath).
+		With("missing", missing).With("phase", phase)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// proposeQuick records a proposal on a QUICK_FIX slice: no phase gates,
+// but the quick-mode boundary on what it touches, the agent's minimum
+// (below it the slice halts, as any other), and quick.gates before DONE.
+func (t *tx) proposeQuick(s *Slice, ag *Agent, p Proposal, missing *reason.Error) error {
 	if p.To != "" && p.To != Done && p.To != QuickFix {
 		return reason.New(reason.InvalidTransition, "a QUICK_FIX slice goes only to DONE, not %s", p.To)
 	}
-	attempt := 1
-	for _, e := range s.ConfidenceChain {
-		if e.Agent == ag.Name && e.Attempt >= attempt {
-			attempt = e.Attempt + 1
-		}
-	}
-	entry := ChainEntry{Agent: ag.Name, Score: p.Score, Timestamp: t.ts, Attempt: attempt, Phase: QuickFix, Revision: t.rev,
-		Outcome: OutcomeAccepted, UncertaintyFactors: slices.Clone(p.Uncertainty)}
-	if len(p.Artifacts) > 0 {
-		entry.Artifacts = map[string]string{}
+	if !ag.Works(QuickFix) {
+		return reason.New(reason.InvalidTransition, "the %s agent works in %s, not on a QUICK_FIX slice", ag.Name, strings.Join(ag.Phases, ", "))
 	}
 	for _, a := range p.Artifacts {
+		if err := t.cfg.Quick.Boundary.Check(a); err != nil {
+			return err
+		}
+	}
+	minimum := minimumFor(s, ag)
+	entry := p.entry(t, s, ag, QuickFix, minimum, p.Artifacts)
+	if h := p.gates(t, s, ag, QuickFix, entry); h != nil {
+		if missing != nil {
+			h.findings = append(h.findings, string(missing.Code)+": "+missing.Message)
+		}
+		target := ""
+		if p.To == Done {
+			target = Done
+		}
+		p.haltOn(t, s, ag, entry, *h, target, p.Artifacts)
+		return nil
+	}
+	if missing != nil {
+		return missing
+	}
+	if p.To == Done {
+		if err := t.checkGates(s, QuickFix, t.cfg.Quick.Gates, ag.Name, Done); err != nil {
+			return err
+		}
+	}
+	entry.Outcome = OutcomeAccepted
+	for _, a := range p.Artifacts {
 		recordArtifact(s, a)
-		entry.Artifacts[a.Name] = a.Path
 	}
 	if p.Trace != nil {
 		recordTrace(s, *p.Trace)
-		entry.Trace = p.Trace.Path
 	}
-	s.ConfidenceChain = append(s.ConfidenceChain, entry)
+	appendChain(s, entry)
 	from := s.Status
 	if p.To == Done {
 		if err := unhashedArtifacts(s); err != nil {
@@ -572,7 +722,7 @@ func (t *tx) proposeQuick(s *Slice, ag *Agent, p Proposal) error {
 	}
 	t.touch(s)
 	t.beat(ag.Name)
-	t.event("proposal_accepted", s.SliceID, ag.Name, map[string]any{"score": p.Score, "from": from, "to": s.Status, "quick": true})
+	t.event("proposal_accepted", s.SliceID, ag.Name, map[string]any{"score": p.Score, "attempt": entry.Attempt, "from": from, "to": s.Status, "quick": true})
 	t.summary("%s (quick fix): %s scored %s; %s → %s", s.SliceID, ag.Name, FormatScore(p.Score), from, s.Status)
 	return nil
 }

@@ -33,6 +33,10 @@ type ReportFailure struct {
 	Reason    string
 	Flagged   []string   // sections flagged (REQ-004, "## Settlement")
 	Artifacts []Artifact // the conflicting artifacts, listed in the notice
+	// Marked maps artifact paths of the slice to the hash each will have
+	// once marked DRAFT — AGENT HALTED (MarkContent), as the door read them;
+	// the marked phase artifacts' new hashes are recorded from it.
+	Marked map[string]string
 }
 
 // Actor is the reporting agent.
@@ -80,10 +84,32 @@ func (o ReportFailure) apply(t *tx) error {
 	for _, a := range o.Artifacts {
 		arts = append(arts, a.Path)
 	}
+	for p, hs := range o.Marked {
+		if err := CleanPath(p); err != nil {
+			return err
+		}
+		if !hashRE.MatchString(hs) {
+			return reason.New(reason.InvalidInput, "marked hash %q of %s is not sha256:<64 hex>", hs, p)
+		}
+	}
+	// Seed 004's rollback procedure, step 1: the current phase's artifact
+	// is marked DRAFT — AGENT HALTED, as for a threshold halt.
+	phaseArts := t.cfg.PhaseArtifacts(s, s.Status)
+	marks := map[string]string{}
+	for _, p := range phaseArts {
+		marks[p] = s.ArtifactHashes[p]
+		if hs := o.Marked[p]; hs != "" {
+			if s.ArtifactHashes == nil {
+				s.ArtifactHashes = map[string]string{}
+			}
+			s.ArtifactHashes[p] = hs
+		}
+	}
 	t.halt(s, haltSpec{
 		mode: o.Mode, agent: ag.Name, phase: s.Status, resume: s.Status,
 		reason: fmt.Sprintf("the %s agent reports: %s", ag.Name, o.Reason),
 		action: r.Response, route: t.cfg.Escalation, uncertainty: flagged, arts: arts,
+		halted: phaseArts, marks: marks, marker: DefaultMarker,
 	})
 	t.beat(ag.Name)
 	return nil

@@ -1,12 +1,10 @@
 package asdd
 
-import "github.com/custodian-dev/custodian/store"
-
-// Generic writes (rollback, the HTTP document API) must leave a manifest
-// that passes the schema, as every rule-driven commit does.
-func init() {
-	store.RegisterValidator(".asdd/state/manifest.json", func(key string, prev, next []byte) error {
-		_, err := Decode(next)
-		return err
-	})
+// ValidateWrite checks a generic write of the manifest (a rollback, a
+// human's raw write): the next value must pass the schema, as every
+// rule-driven commit does. The composition root hands it to the store's
+// generic write paths (app.DocumentRules).
+func ValidateWrite(key string, prev, next []byte) error {
+	_, err := Decode(next)
+	return err
 }

@@ -134,7 +134,7 @@ func (w *world) drive(id, phase string) {
 	if w.m.Slice(id) == nil {
 		w.do(AddSlice{ID: id, Name: "slice " + id})
 	}
-	order := []string{"discovery", "spec", "validation", "domain", "design", "task_planning", "implementation", "security", "devops", "observability"}
+	order := []string{"discovery", "spec", "validation", "domain", "design", "task_planning", "refactor", "implementation", "qa", "security", "devops", "observability"}
 	for _, a := range order {
 		s := w.slice(id)
 		if s.Status == phase {

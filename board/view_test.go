@@ -2,6 +2,7 @@ package board_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
@@ -219,4 +220,45 @@ func FuzzNewView(f *testing.F) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// Issue 19, item 9: the board shows a retro-spec slice's validation status
+// and counts beside the feature slices (seed 000: "a single view").
+func TestViewRetroSpecProgress(t *testing.T) {
+	cfg := asdd.DefaultConfig()
+	retro := &asdd.Slice{SliceID: "RETRO-AUTH-001", Type: asdd.TypeRetroSpec, Status: asdd.BehaviorCapture,
+		ValidationStatus: "PARTIAL", RequirementsValidated: ptr(14), RequirementsCorrected: ptr(3), RequirementsMissing: ptr(2)}
+	feature := &asdd.Slice{SliceID: "SLICE-001", Status: asdd.Design}
+	v := board.NewView(&asdd.Manifest{Slices: []*asdd.Slice{retro, feature}}, cfg, time.Now(), nil)
+	raw, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Cards []struct {
+			ID    string `json:"slice_id"`
+			Retro *struct {
+				Status                        string `json:"validation_status"`
+				Validated, Corrected, Missing int
+			} `json:"retro"`
+		} `json:"cards"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range got.Cards {
+		switch c.ID {
+		case "RETRO-AUTH-001":
+			if c.Retro == nil || c.Retro.Status != "PARTIAL" {
+				t.Errorf("retro card %+v in %s", c.Retro, raw)
+			}
+		case "SLICE-001":
+			if c.Retro != nil {
+				t.Errorf("feature card with retro counts %+v", c.Retro)
+			}
+		}
+	}
+	if !json.Valid(raw) || !strings.Contains(string(raw), `"requirements_validated":14,"requirements_corrected":3,"requirements_missing":2`) {
+		t.Errorf("board JSON lacks the counts: %s", raw)
+	}
 }

@@ -137,8 +137,10 @@ func TestTransportReusesConnections(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if n := d.conns.Load(); n > 8 {
-		t.Fatalf("400 requests from 8 goroutines opened %d connections, want at most 8", n)
+	// net/http's transport may dial one more connection for a request
+	// racing a connection's return to the pool; none is opened per request.
+	if n := d.conns.Load(); n > 16 {
+		t.Fatalf("400 requests from 8 goroutines opened %d connections, want a few (at most 16)", n)
 	}
 }
 

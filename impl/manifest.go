@@ -65,7 +65,12 @@ type Plan struct {
 	Number       string
 	Title        string
 	DecomposedAt string
-	Extra        Members
+	// SHA256 is "sha256:<hex>" of the plan document at decomposition
+	// (--init), "" when it could not be read then (or in a manifest the
+	// original script wrote): a plan modified since makes the tasks stale
+	// (seed 001).
+	SHA256 string
+	Extra  Members
 }
 
 // Phase is a group of tasks that may start once the phases it depends on

@@ -123,6 +123,8 @@ func (p *Plan) decode(where string, data []byte) error {
 			err = decodeString(where, f.Key, f.Value, &p.Title)
 		case "decomposed_at":
 			err = decodeString(where, f.Key, f.Value, &p.DecomposedAt)
+		case "sha256":
+			err = decodeString(where, f.Key, f.Value, &p.SHA256)
 		default:
 			p.Extra = append(p.Extra, Member{f.Key, compact(f.Value)})
 		}
@@ -146,6 +148,10 @@ func (p *Plan) appendJSON(b []byte) []byte {
 	b = appendString(b, p.Title)
 	b = appendKey(b, false, "decomposed_at")
 	b = appendString(b, p.DecomposedAt)
+	if p.SHA256 != "" {
+		b = appendKey(b, false, "sha256")
+		b = appendString(b, p.SHA256)
+	}
 	b = appendExtra(b, false, p.Extra)
 	return append(b, '}')
 }

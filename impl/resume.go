@@ -31,6 +31,8 @@ type Resume struct {
 	State     ResumeState `json:"status"`
 	WaitingOn []int       `json:"waiting_on,omitempty"`
 	Tasks     []Task      `json:"tasks"`
+	// PlanStale is set when the plan document changed since decomposition.
+	PlanStale *PlanChange `json:"plan_stale,omitempty"`
 }
 
 // Runnable reports whether a task may be spawned now, its phase permitting:

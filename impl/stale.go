@@ -27,6 +27,9 @@ type StaleTask struct {
 	Status Status   `json:"status"`
 	Branch string   `json:"branch"`
 	Git    GitState `json:"git"`
+	// Plan is set on the entry with id "plan" that --stale adds when the
+	// plan document changed since decomposition.
+	Plan *PlanChange `json:"plan,omitempty"`
 }
 
 // IsStale decides whether a task's status disagrees with its branch: a

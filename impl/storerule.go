@@ -2,27 +2,24 @@ package impl
 
 import (
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
 )
 
-// Generic writes (rollback, the HTTP document API, and so every agent that
-// writes the manifest through the daemon) must leave a valid task manifest
-// and keep update-status's rule: a task in a final status stays in it.
-func init() {
-	store.RegisterValidator(Key, func(key string, prev, next []byte) error {
-		n, err := Decode(next)
-		if err != nil {
-			return err
-		}
-		if prev == nil {
-			return nil
-		}
-		p, err := Decode(prev)
-		if err != nil {
-			return nil // a damaged previous value does not bind its successor
-		}
-		return CheckTransition(p, n)
-	})
+// ValidateWrite checks a generic write of the task manifest (a rollback,
+// a human's raw write): a valid manifest that keeps update-status's rule,
+// a task in a final status stays in it.
+func ValidateWrite(key string, prev, next []byte) error {
+	n, err := Decode(next)
+	if err != nil {
+		return err
+	}
+	if prev == nil {
+		return nil
+	}
+	p, err := Decode(prev)
+	if err != nil {
+		return nil // a damaged previous value does not bind its successor
+	}
+	return CheckTransition(p, n)
 }
 
 // CheckTransition reports whether next may follow prev: every task of prev

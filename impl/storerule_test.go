@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
 )
 
 // A generic write of the manifest (PUT /v1/doc, rollback) keeps
@@ -48,12 +47,12 @@ func TestGenericWritesKeepFinalStatuses(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = store.Validate(Key, prev, next)
+			err = ValidateWrite(Key, prev, next)
 			if got := reason.CodeOf(err); got != tc.want {
 				t.Fatalf("Validate: %v (code %q), want code %q", err, got, tc.want)
 			}
 			// A new manifest is bound by nothing before it.
-			if err := store.Validate(Key, nil, next); err != nil {
+			if err := ValidateWrite(Key, nil, next); err != nil {
 				t.Fatalf("Validate of a new manifest: %v", err)
 			}
 		})

@@ -31,6 +31,12 @@ const (
 	InvalidInput Code = "INVALID_INPUT"
 	// CorruptState: a state file or journal is damaged and could not be recovered.
 	CorruptState Code = "CORRUPT_STATE"
+	// OutsideQuickBoundary: a quick fix touches an artifact outside the
+	// quick-mode boundary (.asdd/config.yaml quick.boundary).
+	OutsideQuickBoundary Code = "OUTSIDE_QUICK_FIX_BOUNDARY"
+	// GatePending: a phase cannot complete before the agents that gate it
+	// have an accepted result (.asdd/config.yaml phase_gates, quick.gates).
+	GatePending Code = "GATE_PENDING"
 	// Halted: the slice is halted and only a human resolution lets it go on.
 	Halted Code = "SLICE_HALTED"
 	// NeedsReview: the slice carries guessed fields that a human must review first.

@@ -42,21 +42,46 @@ type Step struct {
 
 // PhaseAgents returns the agents that work on a slice in status, in
 // pipeline order: those whose phases include it (not the "*" agents),
-// up to and including the first that completes it. QUICK_FIX has no
-// completer: all of its agents run (implementation, then QA).
+// up to and including the first that completes it, with the phase's gate
+// agents (phase_gates) that come later in pipeline order run just before
+// the completer (the domain refuses to complete the phase without their
+// accepted results). QUICK_FIX has no completer: all of its agents run
+// (implementation, then QA).
 func PhaseAgents(cfg *asdd.Config, status string) []*asdd.Agent {
 	var out []*asdd.Agent
+	var completer *asdd.Agent
 	for i := range cfg.Agents {
 		a := &cfg.Agents[i]
 		if slices.Contains(a.Phases, "*") || !a.Works(status) {
 			continue
 		}
-		out = append(out, a)
 		if a.CompletesPhase(status) {
+			completer = a
 			break
 		}
+		out = append(out, a)
 	}
-	return out
+	if completer == nil {
+		return out
+	}
+	for _, g := range cfg.Gates(status) {
+		if a, ok := cfg.Agent(g); ok && !slices.Contains(out, a) && a != completer {
+			out = append(out, a)
+		}
+	}
+	return append(out, completer)
+}
+
+// before reports whether a comes before b in pipeline order.
+func before(cfg *asdd.Config, a, b *asdd.Agent) bool {
+	ia := slices.IndexFunc(cfg.Agents, func(x asdd.Agent) bool { return x.Name == a.Name })
+	ib := slices.IndexFunc(cfg.Agents, func(x asdd.Agent) bool { return x.Name == b.Name })
+	return ia < ib
+}
+
+// gate reports whether the agent gates the completion of phase.
+func gate(cfg *asdd.Config, agent, phase string) bool {
+	return slices.Contains(cfg.Gates(phase), agent)
 }
 
 // ranIn reports whether the agent has a live accepted chain entry for the
@@ -99,15 +124,27 @@ func Next(s *asdd.Slice, cfg *asdd.Config, until string) Step {
 		st.Kind, st.Why = StepStop, "no agent works in "+s.Status
 		return st
 	}
+	last := agents[len(agents)-1]
 	for _, a := range agents {
 		if ranIn(s, a.Name, s.Status) {
 			continue
 		}
 		completer := a.CompletesPhase(s.Status)
+		// The implementation tasks run (as sub-agents of the completer)
+		// once planned, before the agents that follow the planner.
+		if s.Status == asdd.Implementation && openTasks(s) && last.CompletesPhase(s.Status) && len(last.Command) > 0 && !before(cfg, a, last) {
+			st.Agent, st.Kind = last.Name, StepTasks
+			return st
+		}
 		if len(a.Command) == 0 {
 			if completer {
 				st.Kind, st.Agent = StepStop, a.Name
 				st.Why = fmt.Sprintf("the %s agent, which completes %s, has no command in %s", a.Name, s.Status, asdd.ConfigPath)
+				return st
+			}
+			if gate(cfg, a.Name, s.Status) {
+				st.Kind, st.Agent = StepStop, a.Name
+				st.Why = fmt.Sprintf("the %s agent, whose accepted result %s needs before it completes (phase_gates), has no command in %s: give it one, or take it out of phase_gates.%s", a.Name, s.Status, asdd.ConfigPath, s.Status)
 				return st
 			}
 			st.Skipped = append(st.Skipped, a.Name)
@@ -115,9 +152,6 @@ func Next(s *asdd.Slice, cfg *asdd.Config, until string) Step {
 		}
 		st.Agent = a.Name
 		st.Kind = StepAgent
-		if completer && s.Status == asdd.Implementation && openTasks(s) {
-			st.Kind = StepTasks
-		}
 		return st
 	}
 	if s.Status == asdd.QuickFix {
@@ -165,10 +199,14 @@ func Plan(s *asdd.Slice, cfg *asdd.Config, until string) SlicePlan {
 	p := SlicePlan{Slice: s.SliceID, Status: s.Status, Runs: []PlannedRun{}}
 	sim := *s
 	sim.ConfidenceChain = slices.Clone(s.ConfidenceChain)
+	skipped := map[string]bool{}
 	for range 64 { // bounded: the lifecycle is short
 		st := Next(&sim, cfg, until)
 		for _, name := range st.Skipped {
-			p.Runs = append(p.Runs, PlannedRun{Phase: sim.Status, Agent: name, Skipped: true, Note: "no command"})
+			if !skipped[sim.Status+" "+name] {
+				skipped[sim.Status+" "+name] = true
+				p.Runs = append(p.Runs, PlannedRun{Phase: sim.Status, Agent: name, Skipped: true, Note: "no command"})
+			}
 		}
 		switch st.Kind {
 		case StepDone, StepHalted, StepStop:
@@ -179,11 +217,13 @@ func Plan(s *asdd.Slice, cfg *asdd.Config, until string) SlicePlan {
 		run := PlannedRun{Phase: sim.Status, Agent: st.Agent, Command: a.Command}
 		if st.Kind == StepTasks {
 			run.Tasks = Waves(sim.Tasks)
-			run.Note = fmt.Sprintf("%d open tasks as sub-agents, wave by wave; then the %s agent reports", countOpen(sim.Tasks), st.Agent)
+			run.Note = fmt.Sprintf("%d open tasks as sub-agents, wave by wave", countOpen(sim.Tasks))
 			sim.Tasks = slices.Clone(sim.Tasks)
 			for i := range sim.Tasks {
 				sim.Tasks[i].Status = asdd.TaskDone
 			}
+			p.Runs = append(p.Runs, run)
+			continue // then the phase's remaining agents, the completer last
 		}
 		p.Runs = append(p.Runs, run)
 		sim.ConfidenceChain = append(sim.ConfidenceChain, asdd.ChainEntry{Agent: st.Agent, Phase: sim.Status, Outcome: asdd.OutcomeAccepted})

@@ -16,6 +16,9 @@ func TestNext(t *testing.T) {
 	noDomain := testConfig(0)
 	a, _ = noDomain.Agent("domain")
 	a.Command = nil
+	noSecurity := testConfig(0)
+	a, _ = noSecurity.Agent("security")
+	a.Command = nil
 	acc := func(agent, phase string) asdd.ChainEntry {
 		return asdd.ChainEntry{Agent: agent, Phase: phase, Outcome: asdd.OutcomeAccepted}
 	}
@@ -44,8 +47,12 @@ func TestNext(t *testing.T) {
 		{"implementation: planning first", cfg, asdd.Slice{Status: asdd.Implementation}, "", StepAgent, "task_planning", "", ""},
 		{"implementation: tasks", cfg, asdd.Slice{Status: asdd.Implementation, ConfidenceChain: []asdd.ChainEntry{acc("task_planning", asdd.Implementation)},
 			Tasks: []asdd.Task{{ID: "T1", Wave: 1, Status: asdd.TaskPending}}}, "", StepTasks, "implementation", "", ""},
-		{"implementation: tasks done", cfg, asdd.Slice{Status: asdd.Implementation, ConfidenceChain: []asdd.ChainEntry{acc("task_planning", asdd.Implementation)},
+		{"implementation: tasks done, refactor (a gate) next", cfg, asdd.Slice{Status: asdd.Implementation, ConfidenceChain: []asdd.ChainEntry{acc("task_planning", asdd.Implementation)},
+			Tasks: []asdd.Task{{ID: "T1", Wave: 1, Status: asdd.TaskDone}}}, "", StepAgent, "refactor", "", ""},
+		{"implementation: refactor ran", cfg, asdd.Slice{Status: asdd.Implementation, ConfidenceChain: []asdd.ChainEntry{acc("task_planning", asdd.Implementation), acc("refactor", asdd.Implementation)},
 			Tasks: []asdd.Task{{ID: "T1", Wave: 1, Status: asdd.TaskDone}}}, "", StepAgent, "implementation", "", ""},
+		{"no command for a gate", noSecurity, asdd.Slice{Status: asdd.CICD, ConfidenceChain: []asdd.ChainEntry{acc("qa", asdd.CICD)}}, "", StepStop, "security", "phase_gates", ""},
+		{"ci: security, devops", cfg, asdd.Slice{Status: asdd.CICD, ConfidenceChain: []asdd.ChainEntry{acc("qa", asdd.CICD), acc("security", asdd.CICD)}}, "", StepAgent, "devops", "", ""},
 		{"ci: qa first", cfg, asdd.Slice{Status: asdd.CICD}, "", StepAgent, "qa", "", ""},
 		{"quick fix", cfg, asdd.Slice{Status: asdd.QuickFix}, "", StepAgent, "implementation", "", ""},
 		{"quick fix: qa", cfg, asdd.Slice{Status: asdd.QuickFix, ConfidenceChain: []asdd.ChainEntry{acc("implementation", asdd.QuickFix)}}, "", StepAgent, "qa", "", ""},
@@ -64,7 +71,7 @@ func TestNext(t *testing.T) {
 
 func TestPlan(t *testing.T) {
 	cfg := testConfig(0)
-	a, _ := cfg.Agent("security")
+	a, _ := cfg.Agent("task_planning")
 	a.Command = nil
 	s := &asdd.Slice{SliceID: "S", Status: asdd.Design, Tasks: []asdd.Task{
 		{ID: "T1", Wave: 1, Status: asdd.TaskDone}, {ID: "T2", Wave: 1}, {ID: "T3", Wave: 3}, {ID: "T4", Wave: 3}}}
@@ -82,14 +89,21 @@ func TestPlan(t *testing.T) {
 		}
 		got = append(got, e)
 	}
-	want := "DESIGN:domain DESIGN:design IMPLEMENTATION:task_planning IMPLEMENTATION:implementation[1: T2][3: T3 T4] CI_CD:qa CI_CD:security(skipped) CI_CD:devops OBSERVABILITY:observability"
+	want := "DESIGN:domain DESIGN:design IMPLEMENTATION:task_planning(skipped) IMPLEMENTATION:implementation[1: T2][3: T3 T4] IMPLEMENTATION:refactor IMPLEMENTATION:implementation CI_CD:qa CI_CD:security CI_CD:devops OBSERVABILITY:observability"
 	if strings.Join(got, " ") != want || p.End != "DONE" {
 		t.Errorf("plan\n got %s (end %s)\nwant %s", strings.Join(got, " "), p.End, want)
 	}
 	if s.Tasks[1].Status != "" || len(s.ConfidenceChain) != 0 {
 		t.Error("Plan changed the slice")
 	}
-	if p := Plan(s, cfg, asdd.CICD); p.End != "reached CI_CD (--until)" || len(p.Runs) != 4 {
+	if p := Plan(s, cfg, asdd.CICD); p.End != "reached CI_CD (--until)" || len(p.Runs) != 6 {
 		t.Errorf("until: %+v", p)
+	}
+	// A gate agent without a command stops the plan where the domain would
+	// refuse to complete the phase.
+	sec, _ := cfg.Agent("security")
+	sec.Command = nil
+	if p := Plan(s, cfg, ""); !strings.Contains(p.End, "the security agent, whose accepted result CI_CD needs") {
+		t.Errorf("plan without security: %+v", p)
 	}
 }

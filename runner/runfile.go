@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/custodian-dev/custodian/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -119,25 +120,12 @@ func (rl *runLock) write() error {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(rl.dir, "runner.json.tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
+	// Durable (temp file, fsync, rename, directory fsync): after a crash
+	// of the machine, --resume must still find the process groups to kill.
+	if err := atomicfile.WriteIn(rl.dir, "runner.json", append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("runner: %w", err)
 	}
-	if _, err := f.Write(append(b, '\n')); err != nil {
-		f.Close()
-		return fmt.Errorf("runner: %w", err)
-	}
-	// Synced: after a crash of the machine, --resume must still find the
-	// process groups to kill.
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("runner: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("runner: %w", err)
-	}
-	return os.Rename(tmp, filepath.Join(rl.dir, "runner.json"))
+	return nil
 }
 
 func (rl *runLock) add(p RunProc) error {

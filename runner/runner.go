@@ -894,7 +894,15 @@ func (r *Runner) propose(ctx context.Context, s *asdd.Slice, ag *asdd.Agent, res
 		return stepOutcome{OutcomeRejected, fmt.Sprintf("the %s agent's result: %v", ag.Name, err)}
 	}
 	if res.Halt != nil {
-		_, err := r.o.State.Apply(ctx, asdd.ReportFailure{Agent: ag.Name, Slice: s.SliceID, Mode: strings.ToUpper(res.Halt.Mode), Reason: res.Halt.Reason, Flagged: res.Halt.Flag}, nil)
+		// The marked hashes of the slice's artifacts: the domain marks the
+		// phase's artifact DRAFT — AGENT HALTED and records its new hash.
+		marked := map[string]string{}
+		for name, path := range s.PhaseData {
+			if a, err := r.o.State.Artifact(name, path, asdd.DefaultMarker); err == nil && a.MarkedSHA256 != "" {
+				marked[path] = a.MarkedSHA256
+			}
+		}
+		_, err := r.o.State.Apply(ctx, asdd.ReportFailure{Agent: ag.Name, Slice: s.SliceID, Mode: strings.ToUpper(res.Halt.Mode), Reason: res.Halt.Reason, Flagged: res.Halt.Flag, Marked: marked}, nil)
 		if err != nil {
 			return reject(err)
 		}
@@ -941,6 +949,7 @@ func (r *Runner) propose(ctx context.Context, s *asdd.Slice, ag *asdd.Agent, res
 		detail = fmt.Sprintf("%s: HALTED %s: %s", res, out.Verdict.Code, out.Verdict.Message)
 	}
 	r.emit(Event{Kind: EvProposed, Slice: s.SliceID, Agent: ag.Name, Detail: detail})
+	r.featureBranch(ctx, s.SliceID, ag, out)
 	return stepOutcome{}
 }
 

@@ -68,8 +68,22 @@ func TestRunToDoneWithWaves(t *testing.T) {
 			t.Errorf("%s ran %d times", a, n)
 		}
 	}
-	if n := fs.starts("S/refactor"); n != 0 {
-		t.Errorf("refactor, which works only in IMPLEMENTATION after the phase's completer, ran %d times", n)
+	// Refactor gates IMPLEMENTATION: it runs once, after the waves and
+	// before the implementation agent reports.
+	if n := fs.starts("S/refactor"); n != 1 {
+		t.Errorf("refactor ran %d times", n)
+	}
+	refactor, report := -1, -1
+	for i, l := range fs.log {
+		if strings.HasPrefix(l, "start S/refactor") {
+			refactor = i
+		}
+		if l == "start S/implementation" || strings.HasPrefix(l, "start S/implementation ") {
+			report = i
+		}
+	}
+	if refactor < 0 || report < refactor || refactor < lastA {
+		t.Errorf("refactor at %d, implementation's report at %d, last wave-1 task at %d:\n%s", refactor, report, lastA, strings.Join(fs.log, "\n"))
 	}
 	waves := 0
 	for _, e := range events {

@@ -29,6 +29,13 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // ErrorBody is the JSON of every error response.
 type ErrorBody = wire.ErrorBody
 
+func errorBody(e *reason.Error, coded bool) ErrorBody {
+	if coded {
+		return ErrorBody{Error: e, Outcome: wire.Rejected}
+	}
+	return ErrorBody{Error: e, Outcome: wire.Failed}
+}
+
 // StatusOf is the HTTP status of an error response with this code.
 func StatusOf(code reason.Code) int {
 	switch code {
@@ -55,11 +62,11 @@ func writeError(w http.ResponseWriter, err error) {
 	if !ok {
 		e = &reason.Error{Code: "INTERNAL", Message: err.Error()}
 	}
-	writeJSON(w, StatusOf(e.Code), ErrorBody{Error: e})
+	writeJSON(w, StatusOf(e.Code), errorBody(e, ok))
 }
 
 func writeErrorStatus(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, ErrorBody{Error: &reason.Error{Code: reason.Code(code), Message: msg}})
+	writeJSON(w, status, errorBody(&reason.Error{Code: reason.Code(code), Message: msg}, true))
 }
 
 // readBody reads a JSON request body within the size and depth caps.

@@ -65,6 +65,11 @@ type Options struct {
 	// PUT /v1/doc, /v1/history) must not serve (DocumentKey: only the
 	// custodian's documents).
 	Documents func(key string) error
+	// TCPNeedsToken, when Token is empty, still refuses TCP requests that
+	// change something without a bearer token (then only the admin token
+	// opens them): the safe default of custodian serve, so that other
+	// local users cannot change the owner's state and files over loopback.
+	TCPNeedsToken bool
 	// App is the application layer the operations go through (nil: one
 	// over the server's store, Root, ASDDConfig, Now and Logger).
 	App *app.Local
@@ -172,6 +177,7 @@ func (s *Server) routes() {
 	s.route("POST /v1/state", http.HandlerFunc(s.stateOp))
 	s.route("POST /v1/cycle", http.HandlerFunc(s.cycleOp))
 	s.route("POST /v1/rollback", http.HandlerFunc(s.rollback))
+	s.route("POST /v1/jq", http.HandlerFunc(s.applyJQ))
 	s.route("GET /v1/asdd/slices/{id}", http.HandlerFunc(s.getSlice))
 	s.route("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
 	if s.o.UI != nil {
@@ -245,9 +251,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				s.o.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration", time.Since(start))
 			}
 		}()
-		// The token guards TCP: the unix socket (mode 0600) is the
-		// project owner's own door and needs none (docs/daemon.md).
-		if s.o.Token != "" && overTCP(r) && r.URL.Path != "/v1/health" && !s.uiPage(r) && !tokenOK(r, s.o.Token) && !s.adminOK(r) {
+		if s.needsToken(r) && !(s.o.Token != "" && tokenOK(r, s.o.Token)) && !s.adminOK(r) {
 			rw.Header().Set("WWW-Authenticate", `Bearer realm="custodian"`)
 			writeErrorStatus(rw, http.StatusUnauthorized, "UNAUTHORIZED", "a bearer token is required")
 			return

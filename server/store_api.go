@@ -160,7 +160,7 @@ func (s *Server) putDoc(w http.ResponseWriter, r *http.Request) {
 		}
 		// A raw write obeys the document's domain (its schema, an
 		// append-only history) as a rollback does.
-		if err := store.Validate(key, cur.Value, v); err != nil {
+		if err := s.app.Rules().Validate(key, cur.Value, v); err != nil {
 			return store.Change{}, err
 		}
 		return store.Change{Value: v, Actor: req.Actor, Reason: req.Reason, Events: req.Events}, nil

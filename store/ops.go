@@ -23,8 +23,9 @@ func DiffRevisions(ctx context.Context, s Store, key string, a, b uint64) (json.
 }
 
 // Rollback commits, as a new revision, the value the document had at
-// revision rev. History is never rewritten.
-func Rollback(ctx context.Context, s Store, key string, rev uint64, actor, why string) (Result, error) {
+// revision rev, if validate (nil: none) accepts it. History is never
+// rewritten.
+func Rollback(ctx context.Context, s Store, key string, rev uint64, actor, why string, validate Validator) (Result, error) {
 	if why == "" {
 		return Result{}, reason.New(reason.InvalidInput, "a rollback needs a reason")
 	}
@@ -36,8 +37,10 @@ func Rollback(ctx context.Context, s Store, key string, rev uint64, actor, why s
 		return Result{}, reason.New(reason.InvalidInput, "%s had no value at revision %d", key, rev)
 	}
 	return s.Update(ctx, key, func(cur Document) (Change, error) {
-		if err := Validate(key, cur.Value, old.Value); err != nil {
-			return Change{}, err
+		if validate != nil {
+			if err := validate(key, cur.Value, old.Value); err != nil {
+				return Change{}, err
+			}
 		}
 		return Change{
 			Value:  old.Value,

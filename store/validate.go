@@ -1,9 +1,6 @@
 package store
 
-import (
-	"path"
-	"sync"
-)
+import "path"
 
 // A Validator checks a proposed next value of a document against its
 // domain's rules (schema, append-only history, …): generic writes such as
@@ -11,34 +8,22 @@ import (
 // the domain's own commands enforce. prev is nil when the document is new.
 type Validator func(key string, prev, next []byte) error
 
-var (
-	validatorsMu sync.RWMutex
-	validators   []registered
-)
-
-type registered struct {
-	pattern string
-	v       Validator
+// Rule is a Validator for the keys matching Pattern (path.Match syntax,
+// e.g. ".workflow/.cycle/*.json").
+type Rule struct {
+	Pattern string
+	Check   Validator
 }
 
-// RegisterValidator registers v for the keys matching pattern (path.Match
-// syntax, e.g. ".workflow/.cycle/*.json"). Domains call it from init.
-func RegisterValidator(pattern string, v Validator) {
-	if _, err := path.Match(pattern, ""); err != nil {
-		panic("store: bad validator pattern " + pattern)
-	}
-	validatorsMu.Lock()
-	defer validatorsMu.Unlock()
-	validators = append(validators, registered{pattern, v})
-}
+// Rules are the validators of a set of documents, handed to the generic
+// write paths by the composition root.
+type Rules []Rule
 
-// Validate runs every validator registered for key.
-func Validate(key string, prev, next []byte) error {
-	validatorsMu.RLock()
-	defer validatorsMu.RUnlock()
-	for _, r := range validators {
-		if ok, _ := path.Match(r.pattern, key); ok {
-			if err := r.v(key, prev, next); err != nil {
+// Validate runs every rule whose pattern matches key.
+func (rs Rules) Validate(key string, prev, next []byte) error {
+	for _, r := range rs {
+		if ok, _ := path.Match(r.Pattern, key); ok {
+			if err := r.Check(key, prev, next); err != nil {
 				return err
 			}
 		}

@@ -67,6 +67,11 @@ type VerifyResponse struct {
 // ErrorBody is the body of every error response.
 type ErrorBody struct {
 	Error *reason.Error `json:"error"`
+	// Committed is always false: an error response changed nothing.
+	Committed bool `json:"committed"`
+	// Outcome is Rejected when a rule or an input check refused the
+	// request (the error has a reason code), Failed otherwise.
+	Outcome string `json:"outcome"`
 }
 
 // Outcome values of OpResponse.Outcome: whether the operation changed
@@ -79,6 +84,12 @@ const (
 	Halted = "halted"
 	// Unchanged: the operation was valid and changed nothing.
 	Unchanged = "unchanged"
+	// Rejected (an ErrorBody's outcome): refused by a rule or an input
+	// check; nothing changed.
+	Rejected = "rejected"
+	// Failed (an ErrorBody's outcome): an error without a reason code;
+	// nothing was committed.
+	Failed = "error"
 )
 
 // OpResponse is the result of an ASDD operation.
@@ -122,6 +133,8 @@ var asddOps = map[string]func() asdd.Op{
 	"halt":               func() asdd.Op { return new(asdd.ReportFailure) },
 	"flag-drift":         func() asdd.Op { return new(asdd.FlagDrift) },
 	"agent-timeout":      func() asdd.Op { return new(asdd.AgentTimeout) },
+	"clear-markers":      func() asdd.Op { return new(asdd.ClearMarkers) },
+	"attach-branch":      func() asdd.Op { return new(asdd.AttachBranch) },
 }
 
 // ASDDOps lists the ASDD operation names, sorted.
@@ -171,6 +184,10 @@ func ASDDOpName(op asdd.Op) (string, bool) {
 		return "flag-drift", true
 	case asdd.AgentTimeout:
 		return "agent-timeout", true
+	case asdd.ClearMarkers:
+		return "clear-markers", true
+	case asdd.AttachBranch:
+		return "attach-branch", true
 	}
 	return "", false
 }
@@ -222,6 +239,10 @@ func derefOp(p asdd.Op) asdd.Op {
 	case *asdd.FlagDrift:
 		return *o
 	case *asdd.AgentTimeout:
+		return *o
+	case *asdd.ClearMarkers:
+		return *o
+	case *asdd.AttachBranch:
 		return *o
 	}
 	panic(fmt.Sprintf("wire: no value type for %T", p))

@@ -22,7 +22,7 @@ func TestASDDOpsRoundTrip(t *testing.T) {
 		asdd.Resolve{Slice: "S", Role: "TL"}, asdd.Approve{Slice: "S", Role: "TL"}, asdd.AddTask{Slice: "S", ID: "T1"},
 		asdd.CompleteTask{Slice: "S", ID: "T1"}, asdd.ClearReview{Role: "TL"}, asdd.CorrectAssumption{Slice: "S", Role: "PO"},
 		asdd.ReportFailure{Slice: "S", Agent: "validation"}, asdd.FlagDrift{Slice: "S", Paths: map[string]string{"a": "b"}},
-		asdd.AgentTimeout{Agent: "spec"},
+		asdd.AgentTimeout{Agent: "spec"}, asdd.ClearMarkers{Heartbeat: "spec_agent"}, asdd.AttachBranch{Slice: "S", Agent: "implementation", Branch: "asdd/S/x"},
 	}
 	if len(ops) != len(asddOps) {
 		t.Fatalf("test covers %d operations, the table has %d", len(ops), len(asddOps))

@@ -155,16 +155,20 @@ function drawCard(c, v) {
     meta.append(h("li", { class: "in-phase", "data-seconds": c.phase_seconds, title: "since " + c.phase_since, text: age(c.phase_seconds + elapsed()) + " in phase" }));
   }
   if (c.lock) {
-    meta.append(h("li", { class: "lock" + (c.lock.expired ? " expired" : ""), title: "lease until " + c.lock.expires, text: (c.lock.expired ? "expired lock of " : "locked by ") + c.lock.holder }));
+    meta.append(h("li", { class: "lock" + (c.lock.expired ? " expired" : ""), title: c.lock.expires ? "lease until " + c.lock.expires : "LOCK until a human resolves the conflict", text: (c.lock.expired ? "expired lock of " : "locked by ") + c.lock.holder + (c.lock.requester ? ` (requested by ${c.lock.requester})` : "") }));
   }
   if (c.tasks_total) meta.append(h("li", { text: `tasks ${c.tasks_done}/${c.tasks_total}` + (c.tasks_ready ? ` (ready: ${c.tasks_ready.join(", ")})` : "") }));
+  if (c.retro) {
+    meta.append(h("li", { class: "retro", title: "retro-spec validation", text: `retro ${c.retro.validation_status}: ${c.retro.requirements_validated} validated, ${c.retro.requirements_corrected} corrected, ${c.retro.requirements_missing} missing` }));
+  }
   if (meta.childElementCount) card.append(meta);
   if (c.block) {
     card.append(h("div", { class: "block" },
       h("div", { class: "mode", text: `${c.block.failure_mode || "BLOCKED"} at ${c.block.blocked_at_phase} (LKG ${c.block.lkg_phase})` }),
       h("div", { class: "block-reason", text: c.block.block_reason }),
       c.block.awaiting_sign_off && c.block.awaiting_sign_off.length ? h("div", { class: "awaiting", text: "awaiting " + c.block.awaiting_sign_off.join(" + ") }) : null,
-      c.block.paused_agents && c.block.paused_agents.length ? h("div", { class: "awaiting", text: "paused: " + c.block.paused_agents.join(", ") }) : null));
+      c.block.paused_agents && c.block.paused_agents.length ? h("div", { class: "awaiting", text: "paused: " + c.block.paused_agents.join(", ") }) : null,
+      c.block.review_required ? h("div", { class: "awaiting", text: "review: " + c.block.review_required }) : null));
   }
   for (const b of c.blockers || []) card.append(h("div", { class: "blocker", text: "blocker: " + b }));
   for (const d of c.drift || []) card.append(h("div", { class: "drift", title: d.message, text: `≠ ${d.code === "STATE_DRIFT" ? "drift" : "missing"}: ${d.path}` }));

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/custodian-dev/custodian/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path"
@@ -108,43 +109,10 @@ func Read(root *os.Root, id string) (map[string][]byte, error) {
 	return out, nil
 }
 
-// writeAtomic replaces p with b: temp file in the same directory, write,
-// fsync, rename, fsync the directory.
+// writeAtomic replaces p with b durably (internal/atomicfile).
 func writeAtomic(root *os.Root, p string, b []byte) error {
-	dir := path.Dir(p)
-	if err := root.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("progress file %s: %w", p, err)
-	}
-	tmp := p + ".tmp"
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("progress file %s: %w", p, err)
-	}
-	_, werr := f.Write(b)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		_ = root.Remove(tmp)
-		return fmt.Errorf("progress file %s: %w", p, werr)
-	}
-	if err := root.Rename(tmp, p); err != nil {
-		_ = root.Remove(tmp)
-		return fmt.Errorf("progress file %s: %w", p, err)
-	}
-	d, err := root.Open(dir)
-	if err != nil {
-		return fmt.Errorf("progress file %s: %w", p, err)
-	}
-	serr := d.Sync()
-	if cerr := d.Close(); serr == nil {
-		serr = cerr
-	}
-	if serr != nil {
-		return fmt.Errorf("progress file %s: sync directory: %w", p, serr)
+	if err := atomicfile.Write(root, p, b, 0o644); err != nil {
+		return fmt.Errorf("progress file: %w", err)
 	}
 	return nil
 }

@@ -101,7 +101,7 @@ func applyOp(app *App, cmd *cobra.Command, op asdd.Op, _ bool) (*asdd.Outcome, *
 	}
 	resp, err := svc.ASDD(app.Context(cmd), op)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, rejected(err)
 	}
 	if _, remote := svc.(*appRemote); remote {
 		for _, w := range resp.Warnings {
@@ -121,6 +121,24 @@ func resultOf(resp *wire.OpResponse) *commitResult {
 	return r
 }
 
+// rejectedError is an operation the rules (or the input checks) refused:
+// nothing was committed. Its text and --json say so.
+type rejectedError struct{ err error }
+
+func (e *rejectedError) Error() string { return e.err.Error() }
+func (e *rejectedError) Unwrap() error { return e.err }
+
+// rejected marks a refusal with a reason code as a rejection.
+func rejected(err error) error {
+	if _, ok := reason.As(err); !ok {
+		return err
+	}
+	if errors.As(err, new(*rejectedError)) {
+		return err
+	}
+	return &rejectedError{err}
+}
+
 // finish renders a commit result and turns a committed halt into the
 // verdict's exit code.
 func finish(app *App, r *commitResult, text func(w io.Writer) error) error {
@@ -135,7 +153,7 @@ func finish(app *App, r *commitResult, text func(w io.Writer) error) error {
 	}
 	if r.Verdict != nil {
 		if !app.JSON {
-			fmt.Fprintf(app.Err, "custodian: %v\n", r.Verdict)
+			fmt.Fprintf(app.Err, "custodian: halted (committed at revision %d): %v\n", r.Revision, r.Verdict)
 		}
 		return &ExitError{Code: r.Verdict.Code.ExitCode()}
 	}

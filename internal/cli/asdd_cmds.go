@@ -166,12 +166,28 @@ func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now ti
 		if len(s.PausedAgents) > 0 {
 			fmt.Fprintf(w, "    paused: %s\n", strings.Join(s.PausedAgents, ", "))
 		}
+		if s.FeatureBranch != "" {
+			fmt.Fprintf(w, "    feature branch: %s\n", s.FeatureBranch)
+		}
+		if s.ReviewRequired != "" {
+			fmt.Fprintf(w, "    review required: %s\n", s.ReviewRequired)
+		}
+	}
+	if r := asdd.RetroOf(s); r != nil {
+		fmt.Fprintf(w, "  retro-spec validation %s\n", r.Text())
+	}
+	for _, u := range s.SteeringUpdates {
+		fmt.Fprintf(w, "  steering update %s: %s (%s)\n", u.Status, u.Path, u.Escalation)
 	}
 	for _, u := range s.UncertaintyFactors {
 		fmt.Fprintf(w, "  uncertainty: %s\n", u)
 	}
 	if s.Lock != nil {
-		fmt.Fprintf(w, "  locked by %s until %s\n", s.Lock.Holder, s.Lock.Expires)
+		if s.Lock.Expires == "" {
+			fmt.Fprintf(w, "  %s by %s since %s, requested by %s: %s\n", asdd.OrDefault(s.Lock.Status, "locked"), s.Lock.Holder, s.Lock.Acquired, dash(s.Lock.Requester), s.Lock.Reason)
+		} else {
+			fmt.Fprintf(w, "  locked by %s until %s\n", s.Lock.Holder, s.Lock.Expires)
+		}
 	}
 	for _, a := range sortedKeys(s.RaisedMinimums) {
 		fmt.Fprintf(w, "  minimum of %s raised to %s (dynamic gating)\n", a, asdd.FormatScore(s.RaisedMinimums[a]))
@@ -189,6 +205,14 @@ func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now ti
 		fmt.Fprintln(w, "  confidence chain:")
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		for _, e := range s.ConfidenceChain {
+			fmt.Fprintf(tw, "    %s\t#%d\t%s\t%s\t%s\t%s\n", e.Agent, e.Attempt, strconv.FormatFloat(e.Score, 'f', -1, 64), dash(e.Phase), dash(e.Outcome), e.Timestamp)
+		}
+		tw.Flush()
+	}
+	if len(s.ChainHistory) > 0 {
+		fmt.Fprintln(w, "  earlier attempts:")
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, e := range s.ChainHistory {
 			fmt.Fprintf(tw, "    %s\t#%d\t%s\t%s\t%s\t%s\n", e.Agent, e.Attempt, strconv.FormatFloat(e.Score, 'f', -1, 64), dash(e.Phase), dash(e.Outcome), e.Timestamp)
 		}
 		tw.Flush()
@@ -213,7 +237,7 @@ func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now ti
 }
 
 func newProposeCmd(app *App) *cobra.Command {
-	var agent, slice, score, trace, to string
+	var agent, slice, score, trace, to, branch string
 	var arts, unc, assume []string
 	var base uint64
 	var validated, corrected, missing int
@@ -257,7 +281,7 @@ slice (exit 3; 4 for an escalated conflict; 5 for drift) with the reason.`,
 			if err != nil {
 				return err
 			}
-			prop := asdd.Proposal{Agent: agent, Slice: slice, Score: sc, Artifacts: artifacts, Uncertainty: unc, To: strings.ToUpper(to), BaseRevision: base, Assumptions: assume}
+			prop := asdd.Proposal{Agent: agent, Slice: slice, Score: sc, Artifacts: artifacts, Uncertainty: unc, To: strings.ToUpper(to), BaseRevision: base, Assumptions: assume, FeatureBranch: branch}
 			if trace != "" {
 				t, err := p.Artifact("trace", trace, marker)
 				if err != nil {
@@ -293,6 +317,7 @@ slice (exit 3; 4 for an escalated conflict; 5 for drift) with the reason.`,
 	f.StringArrayVar(&assume, "assumption", nil, "an initial assumption for PO/TL to correct if wrong (assumptions-first discovery; repeatable)")
 	f.StringVar(&to, "to", "", "the status asked for (PARTIAL from validation, DONE for a quick fix; default: the next phase)")
 	f.Uint64Var(&base, "base-revision", 0, "the manifest revision the agent read before it ran (concurrent changes since are merged or escalated)")
+	f.StringVar(&branch, "feature-branch", "", "the git branch holding the agent's work (recorded in the block record if the proposal halts below the minimum of an agent whose below_action is feature_branch)")
 	f.IntVar(&validated, "validated", 0, "retro-spec: requirements validated")
 	f.IntVar(&corrected, "corrected", 0, "retro-spec: requirements corrected")
 	f.IntVar(&missing, "missing", 0, "retro-spec: requirements missing")
@@ -379,13 +404,17 @@ func sliceHashes(app *App, cmd *cobra.Command, id string) (map[string]string, er
 }
 
 func newResolveCmd(app *App) *cobra.Command {
-	var role, by, rationale, action, to, root string
+	var role, by, rationale, action, to, root, favour string
 	cmd := &cobra.Command{
-		Use:   "resolve SLICE --role R --rationale TEXT [--action rerun|resume|return --to PHASE]",
+		Use:   "resolve SLICE --role R --rationale TEXT [--action rerun|resume|return --to PHASE] [--favour AGENT]",
 		Short: "A human decision on a halted slice: approve a re-run, resume, or return to a phase",
 		Long: `Resolve a halted slice, by a named role with a rationale (the only way out of a
 halt): rerun approves a revised run of the halted agent, resume accepts the
 halted output as it is, return sends the slice back to an earlier phase (--to).
+On a conflict between two agents (the slice is locked until then), resume
+--favour AGENT arbitrates: that agent's whole proposal is applied and the
+slice moves on (the other's committed change stands if it is favoured); the
+decision is logged with both sides.
 The resolution, time to resolve and root cause are written to the escalation
 notice and to docs/agent-failure-log.md. The artifacts' current hashes are
 recorded as the human's accepted versions.`,
@@ -404,7 +433,10 @@ recorded as the human's accepted versions.`,
 			if to != "" && action == "" {
 				action = asdd.ActionReturn
 			}
-			op := asdd.Resolve{Slice: args[0], Role: role, By: by, Rationale: rationale, Action: action, ReturnTo: strings.ToUpper(to), RootCause: root, Hashes: hashes}
+			if favour != "" && action == "" {
+				action = asdd.ActionResume
+			}
+			op := asdd.Resolve{Slice: args[0], Role: role, By: by, Rationale: rationale, Action: action, ReturnTo: strings.ToUpper(to), RootCause: root, Hashes: hashes, Favour: favour}
 			out, r, err := applyOp(app, cmd, op, false)
 			if err != nil {
 				return err
@@ -418,6 +450,7 @@ recorded as the human's accepted versions.`,
 	cmd.Flags().StringVar(&rationale, "rationale", "", "why (logged)")
 	cmd.Flags().StringVar(&action, "action", "", "rerun (default), resume or return")
 	cmd.Flags().StringVar(&to, "to", "", "the phase to return to (implies --action return)")
+	cmd.Flags().StringVar(&favour, "favour", "", "arbitrate a conflict in favour of this agent (implies --action resume)")
 	cmd.Flags().StringVar(&root, "root-cause", "", "the root cause, for the failure log")
 	return cmd
 }
@@ -673,6 +706,8 @@ notice and a failure-log row, like any halt.`,
 			if err != nil {
 				return err
 			}
+			// The application layer hashes the slice's artifacts as marked:
+			// the phase's artifact is marked DRAFT — AGENT HALTED.
 			op := asdd.ReportFailure{Agent: agent, Slice: args[0], Mode: strings.ToUpper(mode), Reason: why, Flagged: flagged, Artifacts: artifacts}
 			out, r, err := applyOp(app, cmd, op, false)
 			if err != nil {

@@ -130,7 +130,13 @@ func TestASDDEndToEndProcesses(t *testing.T) {
 	p.want(3, "tasks", "done", "S-DONE", "T2")
 	p.want(0, "tasks", "done", "S-DONE", "T1")
 	p.want(0, "tasks", "done", "S-DONE", "T2")
-	for _, step := range [][2]string{{"implementation", "0.96"}, {"qa", "0.97"}, {"security", "0.98"}, {"devops", "0.97"}, {"observability", "0.97"}} {
+	// Refactor gates IMPLEMENTATION; QA and Security gate CI_CD (GATE_PENDING, exit 3, nothing changed).
+	p.propose(3, "implementation", "S-DONE", "0.96")
+	p.propose(0, "refactor", "S-DONE", "0.97")
+	p.propose(0, "implementation", "S-DONE", "0.96")
+	p.propose(0, "qa", "S-DONE", "0.97")
+	p.propose(3, "devops", "S-DONE", "0.97")
+	for _, step := range [][2]string{{"security", "0.98"}, {"devops", "0.97"}, {"observability", "0.97"}} {
 		p.propose(0, step[0], "S-DONE", step[1])
 	}
 	if got := p.status("S-DONE"); got != asdd.Done {
@@ -330,7 +336,7 @@ func TestASDDDemo(t *testing.T) {
 	if s2.Status != asdd.Blocked || s2.FailureMode != asdd.ModeCCSFloor {
 		t.Errorf("SLICE-002 %s %s", s2.Status, s2.FailureMode)
 	}
-	if s3.Status != asdd.Blocked || s3.FailureMode != asdd.ModeConflict || s3.Lock != nil || len(s3.OpenEscalation().Conflict) != 1 {
+	if s3.Status != asdd.Blocked || s3.FailureMode != asdd.ModeConflict || s3.Lock == nil || s3.Lock.Status != "LOCK" || s3.Lock.Requester == "" || len(s3.OpenEscalation().Conflict) != 1 {
 		t.Errorf("SLICE-003 %s %s lock %+v", s3.Status, s3.FailureMode, s3.Lock)
 	}
 	if len(s4.Escalations) != 1 || s4.Escalations[0].Status != asdd.EscalationResolved {

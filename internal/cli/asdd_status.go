@@ -191,6 +191,9 @@ func writeBoardStyled(w io.Writer, b asdd.Board, st boardStyle) error {
 			lock, lockSGR := "—", sgrDim
 			if s.Lock != nil {
 				lock, lockSGR = s.Lock.Holder+" until "+s.Lock.Expires, sgrBlue
+				if s.Lock.Expires == "" {
+					lock = s.Lock.Holder + " (LOCK for " + s.Lock.Requester + ")"
+				}
 				if s.Lock.Expired {
 					lock, lockSGR = "expired ("+s.Lock.Holder+")", sgrDim
 				}
@@ -198,6 +201,18 @@ func writeBoardStyled(w io.Writer, b asdd.Board, st boardStyle) error {
 			rows = append(rows, []cell{{phase, st.phaseSGR(s)}, {s.ID, sgrBold}, {ccsText(s.CCS), st.ccsSGR(s.CCS)}, {weak, weakSGR}, {tasks, tasksSGR}, {lock, lockSGR}, {s.Name, ""}})
 		}
 		st.writeTable(w, "", rows)
+	}
+	var retro []asdd.BoardSlice
+	for _, s := range b.Slices {
+		if s.Retro != nil {
+			retro = append(retro, s)
+		}
+	}
+	if len(retro) > 0 {
+		fmt.Fprintln(w, "\n"+st.paint(sgrBold, "Retro-spec validation:"))
+		for _, s := range retro {
+			fmt.Fprintf(w, "  %s  %s\n", st.paint(sgrBold, s.ID), s.Retro.Text())
+		}
 	}
 	var blocked []asdd.BoardSlice
 	for _, s := range b.Slices {
@@ -219,6 +234,9 @@ func writeBoardStyled(w io.Writer, b asdd.Board, st boardStyle) error {
 					fmt.Fprintf(w, "; paused: %s", strings.Join(s.Block.Paused, ", "))
 				}
 				fmt.Fprintln(w)
+				if s.Block.ReviewRequired != "" {
+					fmt.Fprintf(w, "      review required: %s\n", s.Block.ReviewRequired)
+				}
 				if s.WeakLink != nil {
 					for _, u := range s.WeakLink.Uncertainty {
 						fmt.Fprintf(w, "      weak link %s: %s\n", s.WeakLink.Agent, u)

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -36,13 +38,29 @@ type DaemonBenchReport struct {
 	CostRatio float64      `json:"commit_cost_ratio"`
 	Memory    bench.Memory `json:"memory"`
 	MemoryRun bench.Result `json:"memory_run"`
+	// Proposals are real proposals (a discovery result naming an artifact
+	// file the daemon hashes itself, accepted and committed) with each
+	// client count.
+	Proposals []bench.Result `json:"real_proposals"`
+	// CLISmall and CLIBig are CLI heartbeats (whole processes, measured
+	// alternately) on manifests of 10 and --slices slices; CLICostRatio
+	// is Big's p50 over Small's.
+	CLISmall     bench.Result `json:"cli_heartbeat_small"`
+	CLIBig       bench.Result `json:"cli_heartbeat_big"`
+	CLICostRatio float64      `json:"cli_commit_cost_ratio"`
+	// Impl and Script are `custodian impl --update-status` and the
+	// plugin's task-manifest.sh (--task-manifest) on a 10-task manifest,
+	// measured alternately; ImplSpeedup is Script's p50 over Impl's.
+	Impl        bench.Result `json:"impl_update_status"`
+	Script      bench.Result `json:"task_manifest_sh,omitempty"`
+	ImplSpeedup float64      `json:"impl_speedup,omitempty"`
 }
 
 func newBenchDaemonCmd(app *App) *cobra.Command {
 	var (
-		slices, big, tasks, cliOps int
-		clients                    string
-		duration                   time.Duration
+		slices, big, tasks, cliOps, propSlices int
+		clients, taskManifest                  string
+		duration                               time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "daemon",
@@ -200,6 +218,26 @@ Scratch files live under the project root (-C) and are removed.`,
 			if rep.Small.P50 > 0 {
 				rep.CostRatio = float64(rep.Big.P50) / float64(rep.Small.P50)
 			}
+			for _, c := range cs {
+				progress("measuring real proposals (the daemon hashes the artifact), %d client(s)…", c)
+				pdir, err := sub(fmt.Sprintf("proposals-%d", c))
+				if err != nil {
+					return err
+				}
+				r, err := realProposals(pdir, c, propSlices, duration)
+				if err != nil {
+					return err
+				}
+				rep.Proposals = append(rep.Proposals, r)
+			}
+			progress("measuring CLI heartbeats on 10 and %d slices, alternately…", slices)
+			if err := cliCommitCost(exe, sub, slices, cliOps, duration, &rep); err != nil {
+				return err
+			}
+			progress("measuring custodian impl --update-status%s…", map[bool]string{true: " against " + taskManifest, false: ""}[taskManifest != ""])
+			if err := implCost(exe, sub, taskManifest, cliOps, duration, &rep); err != nil {
+				return err
+			}
 			progress("measuring memory with %d tasks…", tasks)
 			mdir, err := sub("memory")
 			if err != nil {
@@ -218,6 +256,8 @@ Scratch files live under the project root (-C) and are removed.`,
 	f.IntVar(&tasks, "tasks", 100000, "tasks in the manifest of the memory measurement (100 per slice)")
 	f.IntVar(&cliOps, "cli-ops", 20, "at least this many CLI-mode proposals")
 	f.StringVar(&clients, "clients", "1,16,64", "concurrent daemon client counts")
+	f.IntVar(&propSlices, "proposal-slices", 40000, "slices seeded for the real-proposal measurement (each takes one proposal)")
+	f.StringVar(&taskManifest, "task-manifest", "", "`path` of the plugin's task-manifest.sh, to measure custodian impl against (bash and jq needed)")
 	f.DurationVar(&duration, "duration", 2*time.Second, "time spent on each measurement")
 	return cmd
 }
@@ -250,8 +290,23 @@ func printDaemonBench(w io.Writer, r *DaemonBenchReport) error {
 	row(r.Small, "", "")
 	row(r.Big, "", "")
 	row(r.MemoryRun, "", "")
+	for _, x := range r.Proposals {
+		row(x, "", "")
+	}
+	row(r.CLISmall, "", "")
+	row(r.CLIBig, "", "")
+	row(r.Impl, "", "")
+	if r.Script.Name != "" {
+		row(r.Script, "", "")
+	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if r.CLISmall.P50 > 0 {
+		fmt.Fprintf(w, "\nCLI commit cost at %s vs %s: %.2f× (p50)", r.CLIBig.Name, r.CLISmall.Name, r.CLICostRatio)
+	}
+	if r.ImplSpeedup > 0 {
+		fmt.Fprintf(w, "\ncustodian impl --update-status is %.2f× as fast as task-manifest.sh (p50)", r.ImplSpeedup)
 	}
 	_, err := fmt.Fprintf(w, "\ncommit cost at %s vs %s: %.2f× (p50)\ncustodian serve with %d tasks (%d slices, %.1f MB manifest): RSS %.1f MB after the load, peak RSS %.1f MB\n",
 		r.Big.Name, r.Small.Name, r.CostRatio, r.Memory.Tasks, r.Memory.Slices, mb(r.Memory.DocBytes), mb(int(r.Memory.RSS)), mb(int(r.Memory.PeakRSS)))
@@ -266,4 +321,127 @@ func maxInt(xs []int) int {
 		m = max(m, x)
 	}
 	return m
+}
+
+// realProposals seeds dir with slices fresh slices and measures accepted
+// proposals through an in-process daemon with clients clients.
+func realProposals(dir string, clients, slices int, budget time.Duration) (bench.Result, error) {
+	doc, err := bench.ProposalManifest(slices)
+	if err != nil {
+		return bench.Result{}, err
+	}
+	if err := bench.Seed(dir, doc); err != nil {
+		return bench.Result{}, err
+	}
+	art, err := bench.SeedArtifact(dir)
+	if err != nil {
+		return bench.Result{}, err
+	}
+	d, err := bench.StartDaemon(dir)
+	if err != nil {
+		return bench.Result{}, err
+	}
+	r, err := bench.RealProposals(d, fmt.Sprintf("real proposals (daemon hashes the artifact), %d client(s)", clients), art, clients, slices, budget)
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return r, err
+}
+
+// cliCommitCost measures CLI heartbeats, whole processes, on 10 and on
+// big slices, alternately.
+func cliCommitCost(exe string, sub func(string) (string, error), big, minOps int, budget time.Duration, rep *DaemonBenchReport) error {
+	dirs := [2]string{}
+	for i, n := range []int{10, big} {
+		d, err := sub(fmt.Sprintf("cli-%d", n))
+		if err != nil {
+			return err
+		}
+		doc, err := bench.Manifest(n, 0)
+		if err != nil {
+			return err
+		}
+		if err := bench.Seed(d, doc); err != nil {
+			return err
+		}
+		dirs[i] = d
+	}
+	beat := func(dir string) func(int) error {
+		return func(i int) error {
+			return runQuiet(exe, dir, "heartbeat", "--agent", "spec", "--status", "ACTIVE", "--done", fmt.Sprint(i+1))
+		}
+	}
+	var err error
+	rep.CLISmall, rep.CLIBig, err = bench.Alternate(
+		bench.Command{Name: "CLI heartbeat (a process), 10 slices", Run: beat(dirs[0])},
+		bench.Command{Name: fmt.Sprintf("CLI heartbeat (a process), %d slices", big), Run: beat(dirs[1])}, budget, minOps)
+	if err == nil && rep.CLISmall.P50 > 0 {
+		rep.CLICostRatio = float64(rep.CLIBig.P50) / float64(rep.CLISmall.P50)
+	}
+	return err
+}
+
+// implCost measures custodian impl --update-status on a 10-task manifest,
+// alternately with the plugin's script when one is given.
+func implCost(exe string, sub func(string) (string, error), script string, minOps int, budget time.Duration, rep *DaemonBenchReport) error {
+	setup := func(dir string, run func(args ...string) error) error {
+		if err := run("--init", "--plan-path", "docs/plan.md", "--plan-number", "001", "--plan-title", "Bench"); err != nil {
+			return err
+		}
+		for i := 1; i <= 10; i++ {
+			if err := run("--add-task", "--task-id", fmt.Sprintf("1.%d", i), "--phase", "1", "--description", "task"); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	statuses := []string{"in_progress", "pending"}
+	cdir, err := sub("impl-custodian")
+	if err != nil {
+		return err
+	}
+	custodian := func(args ...string) error { return runQuiet(exe, cdir, append([]string{"impl"}, args...)...) }
+	if err := setup(cdir, custodian); err != nil {
+		return err
+	}
+	mine := bench.Command{Name: "custodian impl --update-status (a process), 10 tasks", Run: func(i int) error {
+		return custodian("--update-status", "--task-id", "1.1", "--status", statuses[i%2])
+	}}
+	if script == "" {
+		r, _, err := bench.Alternate(mine, bench.Command{Name: "none", Run: func(int) error { return nil }}, budget, minOps)
+		rep.Impl = r
+		return err
+	}
+	sdir, err := sub("impl-script")
+	if err != nil {
+		return err
+	}
+	theirs := func(args ...string) error {
+		cmd := exec.Command("bash", append([]string{script}, args...)...)
+		cmd.Dir = sdir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("%s: %v: %s", script, err, out)
+		}
+		return nil
+	}
+	if err := setup(sdir, theirs); err != nil {
+		return err
+	}
+	rep.Impl, rep.Script, err = bench.Alternate(mine, bench.Command{Name: "task-manifest.sh --update-status (bash + jq), 10 tasks", Run: func(i int) error {
+		return theirs("--update-status", "--task-id", "1.1", "--status", statuses[i%2])
+	}}, budget, minOps)
+	if err == nil && rep.Impl.P50 > 0 {
+		rep.ImplSpeedup = float64(rep.Script.P50) / float64(rep.Impl.P50)
+	}
+	return err
+}
+
+// runQuiet runs exe -C dir args... with no daemon, failing with its output.
+func runQuiet(exe, dir string, args ...string) error {
+	cmd := exec.Command(exe, append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "CUSTODIAN_SERVER=")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("custodian %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return nil
 }

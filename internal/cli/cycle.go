@@ -71,7 +71,7 @@ completed).`,
 		c.changeCmd(), c.testResultsCmd(), c.requirementsCmd(), c.explorationCmd(),
 		c.planCmd(), c.taskCmd(), c.feedbackCmd(), c.decideCmd(), c.blockCmd(),
 		c.signalCmd(), c.pauseCmd(), c.resumeCmd(), c.stopCmd(), c.completeCmd(),
-		c.rebuildCmd(), c.syncCmd(),
+		c.rebuildCmd(), c.syncCmd(), c.putCmd(), c.appendCmd(),
 	)
 	return cmd
 }

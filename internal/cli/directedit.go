@@ -12,9 +12,9 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	appl "github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
 )
 
@@ -72,12 +72,10 @@ func withDirectEdits(opts *file.Options, root string, out io.Writer) error {
 		return err
 	}
 	opts.DirectEdits = policy
-	// The document's own validator, and for the ASDD manifest the rule
-	// for hand edits: nothing the rules own may change.
-	opts.Validate = func(key string, prev, next []byte) error {
-		if err := store.Validate(key, prev, next); err != nil {
-			return err
-		}
+	// The documents' rules, and for a hand edit of the ASDD manifest
+	// one more: nothing the rules own may change.
+	opts.Validate = appl.DocumentRules.Validate
+	opts.DirectEditRule = func(key string, prev, next []byte) error {
 		if key == asdd.Key && prev != nil {
 			return asdd.CheckDirectEdit(prev, next)
 		}

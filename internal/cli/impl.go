@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	appl "github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/wire"
@@ -152,10 +153,20 @@ func implOp(app *App, ctx context.Context, a impl.Args) error {
 	case impl.OpSummary:
 		s := m.Summary()
 		head := []implKV{{"plan_title", s.PlanTitle}, {"plan_number", s.PlanNumber}, {"total_phases", s.TotalPhases}, {"total_tasks", s.TotalTasks}}
-		return app.Render(implCountsJSON(head, s.Counts), implLines(impl.SummaryLines(s)...))
+		lines := impl.SummaryLines(s)
+		if c := implPlanStale(app, m); c != nil {
+			head = append(head, implKV{"plan_stale", c})
+			lines = append(lines, c.Line())
+		}
+		return app.Render(implCountsJSON(head, s.Counts), implLines(lines...))
 	case impl.OpContinue:
 		r := m.Continue()
-		return app.Render(r, implLines(impl.ResumeLines(r)...))
+		r.PlanStale = implPlanStale(app, m)
+		lines := impl.ResumeLines(r)
+		if r.PlanStale != nil {
+			lines = append(lines, r.PlanStale.Line())
+		}
+		return app.Render(r, implLines(lines...))
 	case impl.OpReady:
 		tasks := m.Ready()
 		return app.Render(tasks, implTaskLines(tasks))
@@ -171,6 +182,10 @@ func implOp(app *App, ctx context.Context, a impl.Args) error {
 		out := make([]string, len(stale))
 		for i, s := range stale {
 			out[i] = impl.StaleLine(s)
+		}
+		if c := implPlanStale(app, m); c != nil {
+			stale = append(stale, impl.StaleTask{ID: "plan", Plan: c})
+			out = append(out, c.Line())
 		}
 		return app.Render(stale, implLines(out...))
 	}
@@ -212,6 +227,18 @@ func implAddTask(app *App, ctx context.Context, a impl.Args, _ time.Time) error 
 		return err
 	}
 	return app.Render(map[string]any{"id": r.ID, "phase": r.Phase, "revision": r.Revision, "message": r.Message}, implLines(r.Message))
+}
+
+// implPlanStale reports a plan changed since decomposition (seed 001).
+func implPlanStale(app *App, m *impl.Manifest) *impl.PlanChange {
+	if m.Plan.SHA256 == "" {
+		return nil
+	}
+	root, err := app.Root()
+	if err != nil {
+		return nil
+	}
+	return m.PlanStale(appl.PlanHash(root, m.Plan.Path))
 }
 
 func implUpdateStatus(app *App, ctx context.Context, a impl.Args, _ time.Time) error {

@@ -155,6 +155,12 @@ func runCheck(app *App, cmd *cobra.Command, full, halt bool) (*CheckReport, erro
 			Message: fmt.Sprintf("project context fields guessed by a rebuild await review (%s): custodian review --project --by ROLE", strings.Join(in.ProjectReview, ", "))})
 	}
 	for _, s := range in.Slices {
+		// Seed 000: "two confidence chain entries for the same agent in
+		// the same slice" is an inconsistency.
+		for _, a := range s.DuplicateChain {
+			findings = append(findings, reconcile.Finding{Code: reason.StateInconsistency, Slice: s.ID,
+				Message: fmt.Sprintf("the confidence chain holds two current entries for the %s agent (earlier attempts belong in confidence_chain_history): review the chain, then `custodian approve` or `rollback`", a)})
+		}
 		if len(s.NeedsReview) > 0 {
 			findings = append(findings, reconcile.Finding{Code: reason.NeedsReview, Slice: s.ID,
 				Message: fmt.Sprintf("fields guessed by a rebuild await review (%s): custodian review %s --by ROLE", strings.Join(s.NeedsReview, ", "), s.ID)})
@@ -253,11 +259,11 @@ func integrityPlural(n int, one, many string) string {
 const hookMarker = "# custodian pre-commit hook"
 
 func newHookCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{Use: "hook", Short: "Install custodian check as a git pre-commit hook"}
-	var force bool
-	var binary string
+	cmd := &cobra.Command{Use: "hook", Short: "Git pre-commit hook (custodian check) and Claude Code hooks (custodian hook claude)"}
+	var force, claudeFlag, mcp, dry bool
+	var binary, scope string
 	install := &cobra.Command{
-		Use:   "install [--force] [--binary PATH]",
+		Use:   "install [--force] [--binary PATH] | install --claude [--scope project|local|user] [--mcp] [--dry-run]",
 		Short: "Write the git pre-commit hook that runs `custodian check` (a commit with findings is refused)",
 		Long: `Write the repository's pre-commit hook (honouring core.hooksPath) so that
 every commit first runs ` + "`custodian check`" + ` on this project: a commit while an
@@ -267,9 +273,26 @@ left alone unless --force.
 
 In CI, run the same check on the checkout:
 
-  custodian check --full      # exit 0 clean, 5 with findings`,
+  custodian check --full      # exit 0 clean, 5 with findings
+
+With --claude it installs the Claude Code hook instead: it merges the
+PreToolUse and SessionStart entries running ` + "`custodian hook claude`" + ` into
+.claude/settings.json (--scope local: .claude/settings.local.json, --scope
+user: ~/.claude/settings.json), keeping every other key and hook in its
+order, never twice, written atomically; --mcp adds the custodian MCP server
+to .mcp.json. ` + "`custodian hook uninstall --claude`" + ` removes only those entries.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if claudeFlag {
+				res, err := runClaudeInstall(app, scope, binary, mcp, dry, false)
+				if err != nil {
+					return err
+				}
+				return app.Render(res, func(w io.Writer) error { return printClaudeInstall(w, res, "installed the custodian hook in") })
+			}
+			if mcp || dry || cmd.Flags().Changed("scope") {
+				return &reason.UsageError{Err: errors.New("--scope, --mcp and --dry-run go with --claude")}
+			}
 			res, err := installHook(app, binary, force)
 			if err != nil {
 				return err
@@ -281,8 +304,12 @@ In CI, run the same check on the checkout:
 		},
 	}
 	install.Flags().BoolVar(&force, "force", false, "replace a pre-commit hook custodian did not write")
-	install.Flags().StringVar(&binary, "binary", "", "the custodian binary the hook runs (default: this one)")
-	cmd.AddCommand(install)
+	install.Flags().StringVar(&binary, "binary", "", "the custodian binary the hook runs (default: this one; with --claude: custodian on PATH)")
+	install.Flags().BoolVar(&claudeFlag, "claude", false, "install the Claude Code hook (`custodian hook claude`) into the Claude Code settings instead")
+	install.Flags().StringVar(&scope, "scope", "project", "with --claude: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
+	install.Flags().BoolVar(&mcp, "mcp", false, "with --claude: also add the custodian MCP server to .mcp.json")
+	install.Flags().BoolVar(&dry, "dry-run", false, "with --claude: print what would be written, write nothing")
+	cmd.AddCommand(install, newHookClaudeCmd(app), newHookUninstallCmd(app))
 	return cmd
 }
 

@@ -30,7 +30,7 @@ import (
 // checkCachePath is where the check input cache lives.
 var checkCachePath = path.Join(path.Dir(asdd.Key), "checkcache")
 
-const checkCacheVersion = 1
+const checkCacheVersion = 2 // 2: slices' duplicate chain agents
 
 // checkInput is what a check takes from the manifest.
 type checkInput struct {
@@ -43,6 +43,8 @@ type checkInput struct {
 type checkInputSlice struct {
 	ID, Status  string
 	NeedsReview []string
+	// DuplicateChain lists agents with two current chain entries.
+	DuplicateChain []string
 }
 
 // checkCacheFile is the cache's content.
@@ -56,7 +58,7 @@ type checkCacheFile struct {
 func inputOf(m *asdd.Manifest) *checkInput {
 	in := &checkInput{Revision: m.Revision, ProjectReview: m.ProjectContext.NeedsHumanReview}
 	for _, s := range m.Slices {
-		in.Slices = append(in.Slices, checkInputSlice{ID: s.SliceID, Status: s.Status, NeedsReview: s.NeedsHumanReview})
+		in.Slices = append(in.Slices, checkInputSlice{ID: s.SliceID, Status: s.Status, NeedsReview: s.NeedsHumanReview, DuplicateChain: s.DuplicateChainAgents()})
 		in.Artifacts = append(in.Artifacts, sliceArtifacts(s)...)
 	}
 	return in

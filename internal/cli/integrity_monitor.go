@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -17,7 +15,6 @@ import (
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/monitor"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
 )
 
 func init() { Register("monitor", newMonitorCmd) }
@@ -181,42 +178,18 @@ func monitorOnce(app *App, cmd *cobra.Command) (*MonitorResult, error) {
 }
 
 // clearMarkers removes the retry and escalation markers of a heartbeat the
-// monitor found stale, re-checking inside the update that they still are.
-func clearMarkers(app *App, cmd *cobra.Command, a monitor.Action, cfg *asdd.Config) (uint64, bool, error) {
-	st, err := app.Store()
-	if err != nil {
+// monitor found stale, through the rules (asdd.ClearMarkers re-checks
+// against the latest manifest that they still are).
+func clearMarkers(app *App, cmd *cobra.Command, a monitor.Action, _ *asdd.Config) (uint64, bool, error) {
+	_, r, err := applyOp(app, cmd, asdd.ClearMarkers{Heartbeat: a.Agent}, false)
+	switch reason.CodeOf(err) {
+	case "":
+	case reason.InvalidTransition, reason.NotFound:
+		return 0, false, nil // the state moved meanwhile
+	default:
 		return 0, false, err
 	}
-	cleared := false
-	r, err := st.Update(app.Context(cmd), asdd.Key, func(cur store.Document) (store.Change, error) {
-		cleared = false
-		m, err := asdd.Decode(cur.Value)
-		if err != nil {
-			return store.Change{}, corrupt(err)
-		}
-		h := m.AgentHeartbeats[a.Agent]
-		if h == nil || !slices.ContainsFunc(monitor.Evaluate(heartbeatsOf(m), policyOf(cfg), a.At), func(x monitor.Action) bool {
-			return x.Agent == a.Agent && x.Kind == monitor.Clear
-		}) {
-			return store.Change{}, nil
-		}
-		h.RetryRequestedAt, h.EscalatedAt = "", ""
-		m.Revision = cur.Revision + 1
-		raw, err := asdd.Encode(m)
-		if err != nil {
-			return store.Change{}, err
-		}
-		data, err := json.Marshal(a)
-		if err != nil {
-			return store.Change{}, fmt.Errorf("encode event: %w", err)
-		}
-		cleared = true
-		return store.Change{Value: raw, Actor: "monitor", Reason: a.Message, Events: []store.Event{{Type: "heartbeat_cleared", Data: data}}}, nil
-	})
-	if err != nil {
-		return 0, false, err
-	}
-	return r.Revision, cleared, nil
+	return r.Revision, r.Committed, nil
 }
 
 // pendingOf lists the heartbeats that carry a retry request or escalation.

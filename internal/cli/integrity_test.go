@@ -128,6 +128,7 @@ var pipeline = []agentRun{
 	{"domain", "domain_model", "domain-model.md", "0.96"},
 	{"design", "design", "design.md", "0.95"},
 	{"task_planning", "tasks", "tasks.md", "0.97"},
+	{"refactor", "", "", "0.96"},
 	{"implementation", "", "", "0.95"},
 	{"qa", "", "", "0.97"},
 	{"security", "", "", "0.98"},

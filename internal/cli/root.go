@@ -8,7 +8,6 @@ import (
 	"github.com/custodian-dev/custodian/app"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/internal/projectroot"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
@@ -42,22 +42,49 @@ type App struct {
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 
-	mu    sync.Mutex
-	store store.Store
-	svc   app.Service
+	mu      sync.Mutex
+	store   store.Store
+	svc     app.Service
+	rootMu  sync.Mutex         // Store holds mu while it calls Root
+	root    projectroot.Result // findRoot's answer for rootFor
+	rootFor string
 }
 
-// Root returns the absolute project root.
+// Root returns the absolute project root: found from the current directory
+// (or -C DIR) as git finds a repository — the nearest directory up holding
+// .asdd, .impl, .agents/tmp or .workflow/.cycle, else the git top level —
+// and, inside a linked git worktree, in the main checkout, so that every
+// worktree of a repository shares one state (package projectroot).
 func (a *App) Root() (string, error) {
+	r, err := a.findRoot()
+	return r.Root, err
+}
+
+// WorkRoot is Root as seen from the current work tree: inside a linked git
+// worktree, the same place in the worktree rather than in the main checkout.
+// Files that belong to the checked-out tree (Claude Code's project settings,
+// the generated command docs) are written there; state never is.
+func (a *App) WorkRoot() (string, error) {
+	r, err := a.findRoot()
+	return r.WorkRoot, err
+}
+
+func (a *App) findRoot() (projectroot.Result, error) {
 	dir := a.Dir
 	if dir == "" {
 		dir = "."
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("project root: %w", err)
+	a.rootMu.Lock()
+	defer a.rootMu.Unlock()
+	if a.root.Root != "" && a.rootFor == dir {
+		return a.root, nil
 	}
-	return abs, nil
+	r, err := projectroot.Find(dir)
+	if err != nil {
+		return r, fmt.Errorf("project root: %w", err)
+	}
+	a.root, a.rootFor = r, dir
+	return r, nil
 }
 
 // StoreOpener may open the store a command uses instead of the embedded
@@ -206,7 +233,7 @@ func NewRoot(app *App) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVarP(&app.Dir, "dir", "C", "", "run as if started in `DIR` (the project root)")
+	root.PersistentFlags().StringVarP(&app.Dir, "dir", "C", "", "run as if started in `DIR` (the project is found from there, as git finds a repository)")
 	root.PersistentFlags().BoolVar(&app.JSON, "json", false, "print machine-readable JSON")
 	root.PersistentFlags().StringVar(&app.StoreURL, "store", os.Getenv("CUSTODIAN_STORE"), "state backend `URL` (etcd://host:2379[,host:2379]/prefix); default: the embedded file store")
 	root.PersistentFlags().StringVar(&app.ServerURL, "server", os.Getenv("CUSTODIAN_SERVER"), "send operations to the daemon at `URL` (default: the project's socket, if a daemon runs)")
@@ -242,9 +269,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func Run(app *App, args []string) int {
 	root := NewRoot(app)
 	root.SetArgs(args)
-	err := root.Execute()
+	ran, err := root.ExecuteC()
 	if cerr := app.Close(); err == nil && cerr != nil {
 		err = cerr
+	}
+	if ran != nil && asddOperations[ran.CommandPath()] {
+		err = rejected(err) // refused before or by the rules: nothing changed
 	}
 	if err == nil {
 		return reason.ExitOK
@@ -253,6 +283,15 @@ func Run(app *App, args []string) int {
 		printError(app, err)
 	}
 	return exitCode(err)
+}
+
+// asddOperations are the commands that propose a change of the ASDD
+// manifest: a refusal of theirs says that nothing changed.
+var asddOperations = map[string]bool{
+	"custodian propose": true, "custodian quick": true, "custodian halt": true, "custodian resolve": true,
+	"custodian approve": true, "custodian lock": true, "custodian unlock": true, "custodian heartbeat": true,
+	"custodian slice add": true, "custodian tasks add": true, "custodian tasks done": true,
+	"custodian assumption correct": true, "custodian review": true,
 }
 
 // exitCode is the process exit code for an error a command returned.
@@ -285,6 +324,8 @@ type ExitError struct{ Code int }
 func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
 
 func printError(app *App, err error) {
+	var rej *rejectedError
+	isRejection := errors.As(err, &rej)
 	if app.JSON {
 		e, ok := reason.As(err)
 		if !ok {
@@ -294,7 +335,15 @@ func printError(app *App, err error) {
 			}
 			e = &reason.Error{Code: code, Message: err.Error()}
 		}
-		_ = WriteJSON(app.Out, map[string]any{"error": e})
+		body := map[string]any{"error": e}
+		if isRejection { // an operation refused: say that nothing changed
+			body["committed"], body["outcome"] = false, "rejected"
+		}
+		_ = WriteJSON(app.Out, body)
+		return
+	}
+	if isRejection {
+		fmt.Fprintf(app.Err, "custodian: rejected, nothing changed: %v\n", err)
 		return
 	}
 	fmt.Fprintf(app.Err, "custodian: %v\n", err)

@@ -198,7 +198,7 @@ func TestRunSliceToDone(t *testing.T) {
 		t.Fatalf("status %s, want DONE\n%s", s.Status, out)
 	}
 	es := p.entries()
-	for _, a := range []string{"discovery", "spec", "validation", "domain", "design", "task_planning", "implementation", "qa", "security", "devops", "observability"} {
+	for _, a := range []string{"discovery", "spec", "validation", "domain", "design", "task_planning", "refactor", "implementation", "qa", "security", "devops", "observability"} {
 		if n := starts(es, "S1", a, "-"); n != 1 {
 			t.Errorf("%s ran %d times, want once", a, n)
 		}

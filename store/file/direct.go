@@ -139,9 +139,15 @@ func (d *doc) settleEdit() {
 				ev.Patch = p
 			}
 		}
-		if err := d.s.opts.Validate(d.p.key, prev, e.value); err != nil {
+		if err := d.validate(prev, e.value); err != nil {
 			refuse(err)
 			break
+		}
+		if r := d.s.opts.DirectEditRule; r != nil {
+			if err := r(d.p.key, prev, e.value); err != nil {
+				refuse(err)
+				break
+			}
 		}
 		rec, err := d.commit(store.Change{
 			Value:  e.value,
@@ -498,4 +504,12 @@ func (ew *editWatcher) kick() {
 	case ew.kicks <- struct{}{}:
 	default:
 	}
+}
+
+// validate runs Options.Validate, when set, on a value about to be adopted.
+func (d *doc) validate(prev, next []byte) error {
+	if d.s.opts.Validate == nil {
+		return nil
+	}
+	return d.s.opts.Validate(d.p.key, prev, next)
 }

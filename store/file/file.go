@@ -57,6 +57,13 @@ type Options struct {
 	// SnapshotInterval is the least time between two rewrites of a
 	// document's snapshot in Hold mode; 50 ms by default.
 	SnapshotInterval time.Duration
+	// SnapshotOnCommit, in Hold mode, names the documents whose snapshot
+	// must hold a commit before the commit is acknowledged: those that
+	// other tools read from disk right after changing them through the
+	// custodian (a plugin's hook running jq on .impl/manifest.json after
+	// task-manifest.sh --update-status). Others are rewritten in the
+	// background as SnapshotInterval paces them.
+	SnapshotOnCommit func(key string) bool
 	// OnSync, when set, is told after each journal fsync of Hold mode how
 	// many commits and bytes it made durable and how long it took (the
 	// daemon's group-commit metrics).
@@ -80,10 +87,15 @@ type Options struct {
 	// it aside and restores the committed value, DirectEditAdopt commits
 	// it as actor "direct-edit" when Validate accepts it.
 	DirectEdits DirectEditPolicy
-	// Validate checks a direct edit before it is adopted (prev is the
-	// committed value); store.Validate, the documents' own validators, by
-	// default.
+	// Validate checks a direct edit before it is adopted, and a snapshot a
+	// repair keeps (prev is the committed value): the composition root
+	// passes the documents' rules (app.DocumentRules). Nil checks nothing
+	// beyond the value parsing.
 	Validate store.Validator
+	// DirectEditRule, when set, is one more check of a direct edit only
+	// (not of what a repair keeps): the ASDD manifest's rule that a hand
+	// edit changes nothing the rules own.
+	DirectEditRule store.Validator
 	// OnDirectEdit, when set, is told of every direct edit found and what
 	// became of it.
 	OnDirectEdit func(DirectEdit)
@@ -168,9 +180,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		r.Close()
 		return nil, reason.New(reason.InvalidInput, "direct edits policy %q: want %q or %q", opts.DirectEdits, DirectEditAdopt, DirectEditReject)
 	}
-	if opts.Validate == nil {
-		opts.Validate = store.Validate
-	}
 	s := &Store{dir: abs, root: r, opts: opts, docs: map[string]*doc{}}
 	if len(opts.JournalKey) > 0 {
 		s.key = opts.JournalKey
@@ -232,6 +241,9 @@ func (s *Store) doc(key string) (*doc, error) {
 	if !ok {
 		p := pathsFor(key)
 		d = &doc{s: s, p: p, flock: flock.New(filepath.Join(s.dir, filepath.FromSlash(p.lock))), changed: make(chan struct{})}
+		if p.coopLock != "" {
+			d.coop = flock.New(filepath.Join(s.dir, filepath.FromSlash(p.coopLock)))
+		}
 		s.docs[key] = d
 	}
 	return d, nil
@@ -444,6 +456,12 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if err != nil {
 			return store.Result{}, err
 		}
+		if res.Changed && d.held.active.Load() && s.opts.SnapshotOnCommit != nil && s.opts.SnapshotOnCommit(key) {
+			if err := d.flushSnapshot(true); err != nil {
+				// Committed and durable: the snapshot catches up later.
+				d.logf("snapshot not rewritten at commit; the journal holds the commit", "error", err)
+			}
+		}
 	}
 	return res, err
 }
@@ -482,6 +500,7 @@ type doc struct {
 	s     *Store
 	p     paths
 	flock *flock.Flock
+	coop  *flock.Flock // paths.coopLock, nil for none
 
 	mu sync.Mutex // serialises this process's goroutines; flock the processes
 
@@ -642,7 +661,38 @@ func (d *doc) locked(ctx context.Context, f func() error) error {
 		return f()
 	}
 	defer d.flock.Unlock()
+	if d.coop != nil {
+		unlock, err := d.coopLock(ctx)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	return f()
+}
+
+// coopLock takes the cooperative lock of paths.coopLock (after the
+// document's own lock, always in that order).
+func (d *doc) coopLock(ctx context.Context) (func(), error) {
+	lf, err := d.s.root.OpenFile(d.p.coopLock, os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return nil, pathError(d.p.key, err)
+	}
+	lf.Close()
+	if ctx == nil || ctx.Done() == nil {
+		if err := d.coop.Lock(); err != nil {
+			return nil, fmt.Errorf("lock %s: %w", d.p.coopLock, err)
+		}
+	} else {
+		ok, err := d.coop.TryLockContext(ctx, time.Millisecond)
+		if err != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("lock %s: %w", d.p.coopLock, err)
+		}
+		if !ok {
+			return nil, reason.New(reason.Conflict, "lock %s not acquired: %v", d.p.coopLock, ctx.Err())
+		}
+	}
+	return func() { d.coop.Unlock() }, nil
 }
 
 func pathError(key string, err error) error {

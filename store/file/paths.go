@@ -14,6 +14,12 @@ type paths struct {
 	// head is the chain's anchor: the journal's last revision and hash
 	// (anchor.go).
 	head string
+	// coopLock is a lock file that other tools take around their own
+	// writes of the snapshot ("" for none): the state-manager plugins
+	// hold flock(2) on .agents/tmp/state.json.lock while they rewrite
+	// state.json, so the custodian holds it too while it commits and
+	// rewrites that snapshot, and such tools never interleave with it.
+	coopLock string
 	// segPrefix is the base name of the journal's sealed segments up to
 	// their revision range: "journal." beside manifest.json,
 	// "<stem>.journal." otherwise (segment.go).
@@ -40,6 +46,9 @@ func pathsFor(key string) paths {
 		p.head = path.Join(dir, "."+stem+".head")
 	}
 	p.segPrefix = strings.TrimSuffix(path.Base(p.journal), "ndjson")
+	if key == ".agents/tmp/state.json" {
+		p.coopLock = key + ".lock"
+	}
 	return p
 }
 

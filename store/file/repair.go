@@ -141,7 +141,7 @@ func (d *doc) settleRepair(e *capturedEdit) {
 	if d.has() {
 		prev = d.bytes()
 	}
-	if err := d.s.opts.Validate(d.p.key, prev, e.value); err != nil {
+	if err := d.validate(prev, e.value); err != nil {
 		rs.commitError = fmt.Errorf("the snapshot (kept at %s) is not a valid %s; repair with --keep journal: %w", e.aside, d.p.key, err)
 		return
 	}

@@ -254,7 +254,7 @@ func testDiffAndRollback(t *testing.T, s store.Store) {
 	if diff := cmp.Diff([]map[string]any{{"op": "add", "path": "/b", "value": 2.0}}, ops); diff != "" {
 		t.Fatalf("diff (-want +got):\n%s", diff)
 	}
-	res, err := store.Rollback(ctx, s, key, 1, "tl", "undo b")
+	res, err := store.Rollback(ctx, s, key, 1, "tl", "undo b", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func testDiffAndRollback(t *testing.T, s store.Store) {
 	if diff := cmp.Diff(map[string]any{"a": 1.0}, decode(t, res.Value)); diff != "" {
 		t.Fatalf("after rollback (-want +got):\n%s", diff)
 	}
-	_, err = store.Rollback(ctx, s, key, 9, "tl", "nope")
+	_, err = store.Rollback(ctx, s, key, 9, "tl", "nope", nil)
 	wantCode(t, err, reason.NotFound)
 }
 

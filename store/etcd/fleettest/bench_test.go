@@ -23,7 +23,7 @@ import (
 func BenchmarkDaemonOnEtcd(b *testing.B) {
 	srv := etcdtest.Shared(b)
 	d := startDaemon(b, srv, etcdtest.Prefix(b))
-	c, err := client.New(d.addr, client.Options{})
+	c, err := client.New(d.addr, client.Options{Token: fleetToken})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -56,11 +56,14 @@ func storeURL(srv *etcdtest.Server, prefix string) string {
 	return "etcd://" + srv.URL() + prefix
 }
 
+// fleetToken is the agents' token of the fleet's daemons (TCP needs one).
+const fleetToken = "fleet-agents"
+
 // serveCmd is `custodian serve` on the etcd store in dir, on an ephemeral
 // loopback port and no socket.
 func serveCmd(t testing.TB, dir, url string) *exec.Cmd {
 	cmd := exec.Command(testbin.Path(t), "serve", "--store", url, "--addr", "127.0.0.1:0", "--socket", "",
-		"--monitor-every", "0", "--admin-token", "fleet-admin")
+		"--monitor-every", "0", "--admin-token", "fleet-admin", "--token", fleetToken)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CUSTODIAN_STORE=", "CUSTODIAN_TOKEN=", "CUSTODIAN_SERVER=")
 	return cmd

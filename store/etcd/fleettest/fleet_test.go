@@ -41,7 +41,7 @@ func TestFleet(t *testing.T) {
 	clients := make([]*client.Client, daemonCount)
 	for i := range daemons {
 		daemons[i] = startDaemon(t, srv, prefix)
-		c, err := client.New(daemons[i].addr, client.Options{})
+		c, err := client.New(daemons[i].addr, client.Options{Token: fleetToken})
 		if err != nil {
 			t.Fatal(err)
 		}
