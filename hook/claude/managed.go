@@ -46,11 +46,14 @@ func Classify(rel string) Kind {
 
 // owned reports whether base is one of the store's files for the document
 // named name.json: the snapshot and anything derived from its name (temp,
-// corrupt-aside, state.json.lock), the journal and its segments, the lock.
+// corrupt-aside, state.json.lock), the journal and its segments, the lock,
+// the marks and the chain's anchor (and their copies kept aside).
 func owned(base, name string) bool {
 	return strings.HasPrefix(base, name+".json") ||
 		strings.HasPrefix(base, name+".journal.") ||
-		base == "."+name+".lock"
+		base == "."+name+".lock" ||
+		strings.HasPrefix(base, "."+name+".marks") ||
+		strings.HasPrefix(base, "."+name+".head")
 }
 
 func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
