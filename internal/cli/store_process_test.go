@@ -126,7 +126,13 @@ func TestIssue19Item12DaemonNoticesDirectEdits(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		for !ok() {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: not within 5 s\n%s", what, d.out.String())
+				ents, _ := os.ReadDir(filepath.Dir(manifest))
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				b, _ := os.ReadFile(manifest)
+				j, _ := os.ReadFile(filepath.Join(filepath.Dir(manifest), "journal.ndjson")); t.Fatalf("%s: not within 5 s\n%s\nfiles: %v\nmanifest: %s\njournal: %s", what, d.out.String(), names, b, j)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}

@@ -513,3 +513,68 @@ func (d *doc) validate(prev, next []byte) error {
 	}
 	return d.s.opts.Validate(d.p.key, prev, next)
 }
+
+// queueEdit hands an edit the snapshot writer moved aside to the watcher
+// (under held.snapMu).
+func (d *doc) queueEdit(e *capturedEdit) {
+	d.held.queued = append(d.held.queued, e)
+	d.s.mu.Lock()
+	ew := d.s.edits
+	d.s.mu.Unlock()
+	if ew != nil {
+		ew.kick()
+	}
+}
+
+// guardSnapshot hard-links the snapshot about to be replaced to
+// <snap>.replacing (under held.snapMu, after captureHeld found it as the
+// daemon wrote it): whatever is written into that file until the rename
+// is kept. "" when there is no file (or links are not supported).
+func (d *doc) guardSnapshot() string {
+	if !d.held.snapID.exists {
+		return ""
+	}
+	link := d.p.snap + ".replacing"
+	_ = d.s.root.Remove(link)
+	if err := d.s.root.Link(d.p.snap, link); err != nil {
+		return ""
+	}
+	return link
+}
+
+// checkGuard looks, once the snapshot was replaced, at the file it
+// replaced (kept by guardSnapshot's link): unchanged, the link goes; written
+// in place between the last look and the rename, it is a direct edit,
+// moved aside and queued.
+func (d *doc) checkGuard(link string, was fileID, wasFile string, base uint64) {
+	id, err := d.stat(link)
+	if err != nil || !id.exists {
+		return
+	}
+	if id.size == was.size && id.mtime == was.mtime && id.ino == was.ino {
+		_ = d.s.root.Remove(link)
+		return
+	}
+	b, err := d.readFile(link)
+	if err != nil || b == nil || store.HashBytes(b) == wasFile {
+		_ = d.s.root.Remove(link)
+		return
+	}
+	pv, perr := store.ParseValue(b, d.s.opts.Limits)
+	kind := "unjournaled"
+	if perr != nil {
+		kind = "corrupt"
+	}
+	aside := d.p.snap + "." + kind + "-" + stamp(d.s.opts.Now())
+	if err := d.s.root.Rename(link, aside); err != nil {
+		d.logf("a direct edit made while the snapshot was replaced is kept at "+link, "error", err)
+		return
+	}
+	_ = d.syncDir()
+	_ = pv
+	if perr != nil {
+		d.queueEdit(&capturedEdit{aside: aside, err: perr})
+		return
+	}
+	d.queueEdit(&capturedEdit{aside: aside, value: b, base: base})
+}

@@ -512,6 +512,10 @@ type doc struct {
 	liveFirst uint64
 	rotateAt  int64  // after a failed rotation: the journal size at which to try again
 	sID       fileID // snapshot identity as last read or written
+	// wroteID is the identity of the snapshot this process last wrote
+	// (taken from its temp file before the rename); guarded by mu, or in
+	// Hold mode by held.snapMu.
+	wroteID fileID
 	rev       uint64
 	last      *store.Record
 	value     []byte // current value as stored in the snapshot (nil: none, or lazy)

@@ -608,22 +608,27 @@ func (d *doc) flushSnapshot(force bool) error {
 	if !force && start.Before(h.snapNext) {
 		return nil
 	}
-	// A direct edit of the file is moved aside before the file is
-	// replaced: never lost, settled by the edit watcher.
-	if e := d.captureHeld(); e != nil {
-		h.queued = append(h.queued, e)
-		if ew := d.s.edits; ew != nil {
-			ew.kick()
-		}
-	}
-	var before func() error
 	fh := sha256.New()
 	file := "" // the mark's file hash, when a mark names the new snapshot
-	if v.sum == "" {
-		before = func() error {
+	guard := "" // a hard link to the file being replaced (direct.go)
+	oldID, oldFile, oldRev := h.snapID, h.snapFile, h.snapRev
+	before := func() error {
+		if v.sum == "" {
 			file = "sha256:" + hex.EncodeToString(fh.Sum(nil))
-			return d.writeMark(mark{Rev: v.rev, Hash: v.hash, File: file})
+			if err := d.writeMark(mark{Rev: v.rev, Hash: v.hash, File: file}); err != nil {
+				return err
+			}
 		}
+		// A direct edit of the file is moved aside right before the file
+		// is replaced, and the file replaced is kept by a hard link until
+		// the rename is done: an edit written in place meanwhile is in it.
+		// Never lost; settled by the edit watcher.
+		if e := d.captureHeld(); e != nil {
+			d.queueEdit(e)
+		}
+		oldID, oldFile = h.snapID, h.snapFile
+		guard = d.guardSnapshot()
+		return nil
 	}
 	// Every value in memory was parsed or vouched for by its patch's
 	// proposer: indent without validating again. Streamed: the indented
@@ -641,14 +646,18 @@ func (d *doc) flushSnapshot(force bool) error {
 		bw := bufio.NewWriterSize(w, 256<<10)
 		return store.IndentValidTo(bw, v.bytes())
 	}, before); err != nil {
+		if guard != "" {
+			_ = d.s.root.Remove(guard) // the file was not replaced
+		}
 		return err
+	}
+	if guard != "" {
+		d.checkGuard(guard, oldID, oldFile, oldRev)
 	}
 	h.snapRev, d.snapMark = v.rev, file
 	h.snapDisk.Store(v.rev)
 	h.snapFile = "sha256:" + hex.EncodeToString(fh.Sum(nil))
-	if id, err := d.stat(d.p.snap); err == nil {
-		h.snapID = id
-	}
+	h.snapID = d.wroteID // as written: an edit right after the rename differs
 	end := time.Now()
 	h.snapNext = start.Add(d.s.opts.SnapshotInterval)
 	if t := end.Add(9 * end.Sub(start)); t.After(h.snapNext) {

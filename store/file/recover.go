@@ -133,11 +133,11 @@ func (d *doc) catchUp(jid, sid fileID) (bool, error) {
 	last := pj.recs[len(pj.recs)-1]
 	// The committer rewrote the snapshot before it let go of the lock, so
 	// reading it is one parse, where replaying is one per record.
-	if snap, err := d.readFile(d.p.snap); err == nil && snap != nil {
+	if snap, snapID, err := d.readFileID(d.p.snap); err == nil && snap != nil {
 		if pv, err := store.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}); err == nil && pv.Sum == last.Sum {
 			d.value, d.lazy, d.memo, d.tree, d.sum = snap, nil, nil, pv.Tree, pv.Sum
 			d.rev, d.last, d.jID = last.Rev, &pj.recs[len(pj.recs)-1], jid
-			d.sID, _ = d.stat(d.p.snap)
+			d.sID = snapID
 			return true, nil
 		}
 	}
@@ -191,7 +191,7 @@ func (d *doc) load() error {
 		l := recs[len(recs)-1] // a copy: d.last must not keep the records alive
 		last = &l
 	}
-	snap, err := d.readFile(d.p.snap)
+	snap, snapID, err := d.readFileID(d.p.snap)
 	if err != nil {
 		return err
 	}
@@ -337,6 +337,9 @@ func (d *doc) load() error {
 			// not stop them), writes wait for a load that rewrites it.
 			d.logf("snapshot not rewritten; serving the journal's value, writes refused until it is", "error", err)
 			d.readOnly = fmt.Errorf("%s could not be rewritten from the journal: %w", d.p.snap, err)
+			snapID, _ = d.stat(d.p.snap)
+		} else {
+			snapID = d.wroteID
 		}
 		value = b
 	}
@@ -353,9 +356,9 @@ func (d *doc) load() error {
 	if d.jID, err = d.stat(d.p.journal); err != nil {
 		return err
 	}
-	if d.sID, err = d.stat(d.p.snap); err != nil {
-		return err
-	}
+	// The snapshot as read or written here, not as it is now: an edit
+	// made since is seen as a change by the next look.
+	d.sID = snapID
 	d.snapHash = ""
 	if d.s.opts.Hold && snap != nil && d.sID.exists {
 		d.snapHash = store.HashBytes(snap)
@@ -699,6 +702,7 @@ func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum st
 	if d.jID, err = d.stat(d.p.journal); err != nil {
 		d.loaded = false
 	}
+	d.wroteID = fileID{}
 	if err := d.writeSnapshot(snap); err != nil {
 		d.logf("snapshot not rewritten; the journal holds the commit and the next open replays it", "revision", rec.Rev, "error", err)
 	} else if n := d.s.segmentBytes(); n > 0 && d.jID.exists && d.jID.size >= max(n, d.rotateAt) && d.loaded {
@@ -710,7 +714,9 @@ func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum st
 			d.jID, d.liveFirst, d.rotateAt = fileID{}, rec.Rev+1, 0
 		}
 	}
-	if d.sID, err = d.stat(d.p.snap); err != nil {
+	if d.wroteID.exists {
+		d.sID = d.wroteID // as written, not as it may be by now
+	} else if d.sID, err = d.stat(d.p.snap); err != nil {
 		d.loaded = false
 	}
 	d.notify()
@@ -836,10 +842,20 @@ func (d *doc) replaceFile(name, tmp, point string, write func(f *os.File) error,
 	if err == nil && beforeRename != nil {
 		err = beforeRename()
 	}
+	var id fileID
+	if err == nil && name == d.p.snap {
+		// The identity the snapshot will have (rename keeps the inode and
+		// the mtime): taken now, so that a write right after the rename
+		// is never mistaken for ours.
+		id, err = d.stat(tmp)
+	}
 	if err == nil {
 		if err = d.fault(point + ".rename"); err == nil {
 			err = d.s.root.Rename(tmp, name)
 		}
+	}
+	if err == nil && name == d.p.snap {
+		d.wroteID = id
 	}
 	if err != nil {
 		_ = d.s.root.Remove(tmp)

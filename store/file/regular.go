@@ -66,22 +66,34 @@ func kindOf(m fs.FileMode) string {
 // readRegularFile reads a whole state file: nil, nil when it does not
 // exist.
 func (d *doc) readRegularFile(name string) ([]byte, error) {
+	b, _, err := d.readFileID(name)
+	return b, err
+}
+
+// readFileID reads a whole state file and returns the identity it had when
+// opened (fstat before reading: a write during the read makes the next
+// look at the file see it changed).
+func (d *doc) readFileID(name string) ([]byte, fileID, error) {
 	f, err := d.openRegular(name, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, fileID{}, nil
 	}
 	if err != nil {
 		if _, ok := reason.As(err); ok {
-			return nil, err
+			return nil, fileID{}, err
 		}
-		return nil, pathError(d.p.key, err)
+		return nil, fileID{}, pathError(d.p.key, err)
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fileID{}, fmt.Errorf("read %s: %w", name, err)
+	}
 	b, err := io.ReadAll(f)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
+		return nil, fileID{}, fmt.Errorf("read %s: %w", name, err)
 	}
-	return b, nil
+	return b, idOf(fi), nil
 }
 
 // readRegular reads a file outside the store's root (a key file), at most
