@@ -132,7 +132,8 @@ func TestIssue19Item12DaemonNoticesDirectEdits(t *testing.T) {
 					names = append(names, e.Name())
 				}
 				b, _ := os.ReadFile(manifest)
-				j, _ := os.ReadFile(filepath.Join(filepath.Dir(manifest), "journal.ndjson")); t.Fatalf("%s: not within 5 s\n%s\nfiles: %v\nmanifest: %s\njournal: %s", what, d.out.String(), names, b, j)
+				j, _ := os.ReadFile(filepath.Join(filepath.Dir(manifest), "journal.ndjson"))
+				t.Fatalf("%s: not within 5 s\n%s\nfiles: %v\nmanifest: %s\njournal: %s", what, d.out.String(), names, b, j)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}

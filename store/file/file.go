@@ -516,10 +516,10 @@ type doc struct {
 	// (taken from its temp file before the rename); guarded by mu, or in
 	// Hold mode by held.snapMu.
 	wroteID fileID
-	rev       uint64
-	last      *store.Record
-	value     []byte // current value as stored in the snapshot (nil: none, or lazy)
-	tree      any    // value decoded, for diffs
+	rev     uint64
+	last    *store.Record
+	value   []byte // current value as stored in the snapshot (nil: none, or lazy)
+	tree    any    // value decoded, for diffs
 	// Hold mode: a value committed as a store.Change.Lazy is kept unmade
 	// (value nil) until something needs its bytes, and its proposer's
 	// Memo is kept for the next Update run WithMemo.

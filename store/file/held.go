@@ -609,7 +609,7 @@ func (d *doc) flushSnapshot(force bool) error {
 		return nil
 	}
 	fh := sha256.New()
-	file := "" // the mark's file hash, when a mark names the new snapshot
+	file := ""  // the mark's file hash, when a mark names the new snapshot
 	guard := "" // a hard link to the file being replaced (direct.go)
 	oldID, oldFile, oldRev := h.snapID, h.snapFile, h.snapRev
 	before := func() error {
