@@ -43,6 +43,10 @@ type Options struct {
 	// WatchKeepAlive is the interval of the comment lines that keep an idle
 	// watch stream open through proxies; 15 s by default.
 	WatchKeepAlive time.Duration
+	// MaxWatchers caps the watch streams open at once; one more is
+	// refused with 503 Service Unavailable and Retry-After.
+	// DefaultMaxWatchers by default.
+	MaxWatchers int
 	// Logger receives one structured line per request and the server's
 	// notices; slog.Default() by default.
 	Logger *slog.Logger
@@ -73,6 +77,12 @@ type Options struct {
 	// App is the application layer the operations go through (nil: one
 	// over the server's store, Root, ASDDConfig, Now and Logger).
 	App *app.Local
+	// MCP, when set, makes the handler served at /mcp (the Model Context
+	// Protocol door, package mcp) over the server's application layer. It
+	// gets the token checks of every route; a request without the admin
+	// token (where one is set) reaches it marked as an agent's
+	// (app.CallerOf).
+	MCP func(svc *app.Local) http.Handler
 }
 
 func (o *Options) defaults() {
@@ -96,6 +106,9 @@ func (o *Options) defaults() {
 	}
 	if o.WatchKeepAlive <= 0 {
 		o.WatchKeepAlive = 15 * time.Second
+	}
+	if o.MaxWatchers <= 0 {
+		o.MaxWatchers = DefaultMaxWatchers
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -121,8 +134,11 @@ type Server struct {
 	m   *Metrics
 	app *app.Local
 
+	watches watchHubs // the watch streams' fan-out (watchhub.go)
+
 	stopOnce sync.Once
 	stopping chan struct{} // closed when Serve begins to shut down
+	onStop   []func()      // run by Stop
 }
 
 // New returns a server for st. The caller keeps ownership of st.
@@ -180,6 +196,15 @@ func (s *Server) routes() {
 	s.route("POST /v1/jq", http.HandlerFunc(s.applyJQ))
 	s.route("GET /v1/asdd/slices/{id}", http.HandlerFunc(s.getSlice))
 	s.route("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	if s.o.MCP != nil {
+		// Not a route of the JSON API (openapi.json): another protocol.
+		h := s.o.MCP(s.app)
+		s.mux.Handle("/mcp", h)
+		if c, ok := h.(interface{ CloseSessions() }); ok {
+			// Its sessions hold streams open: they end when Serve stops.
+			s.onStop = append(s.onStop, c.CloseSessions)
+		}
+	}
 	if s.o.UI != nil {
 		s.mux.Handle("/", s.o.UI)
 	}
@@ -231,8 +256,15 @@ func (s *Server) Serve(ctx context.Context, ls ...net.Listener) error {
 	return first
 }
 
-// Stop ends watch streams so that a shutdown can drain.
-func (s *Server) Stop() { s.stopOnce.Do(func() { close(s.stopping) }) }
+// Stop ends watch streams and MCP sessions so that a shutdown can drain.
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		close(s.stopping)
+		for _, f := range s.onStop {
+			f()
+		}
+	})
+}
 
 // middleware adds the token check, the request log and panic safety.
 func (s *Server) middleware(next http.Handler) http.Handler {

@@ -225,15 +225,15 @@ func decideBash(in *Input, raw []byte, env Env) Result {
 func Advice(k Kind) string {
 	switch k {
 	case ASDD:
-		return "Change ASDD state through the custodian: `custodian propose`, `custodian slice add`, `custodian heartbeat`, `custodian lock`, `custodian resolve`/`approve` (or the custodian MCP server's tools); read it with `custodian status` or `custodian get`."
+		return "Change ASDD state through the custodian: `custodian propose`, `custodian slice add`, `custodian heartbeat`, `custodian lock`, `custodian resolve`/`approve`, or the custodian MCP server's tools (propose, slice_add, heartbeat, lock, task_claim, task_done); read it with `custodian status` or `custodian get`."
 	case Config:
 		return ".asdd/config.yaml is the custodian's configuration: a human edits it outside the agent session."
 	case Impl:
-		return "Change the task manifest with `custodian impl` (task-manifest.sh's arguments, e.g. `custodian impl --update-status --task-id ID --status passed`)."
+		return "Change the task manifest with `custodian impl` (task-manifest.sh's arguments, e.g. `custodian impl --update-status --task-id ID --status passed`) or the MCP tools impl_add_task / impl_update_status."
 	case AgentState:
-		return "Change .agents/tmp/state.json with `custodian state update` or `custodian apply --key .agents/tmp/state.json --jq PROGRAM`."
+		return "Change .agents/tmp/state.json with `custodian state update`, `custodian apply --key .agents/tmp/state.json --jq PROGRAM` or the MCP tool state_update."
 	case Cycle:
-		return "Change a cycle with `custodian cycle …` (`custodian cycle put ID --if-revision N` for a whole document, `custodian cycle append ID --log NAME` for a coordination log)."
+		return "Change a cycle with `custodian cycle …` (`custodian cycle put ID --if-revision N` for a whole document, `custodian cycle append ID --log NAME` for a coordination log) or the MCP tool cycle_update."
 	}
 	return "Change state only through `custodian` commands (custodian --help) or the custodian MCP server's tools."
 }
@@ -249,5 +249,7 @@ or rejects it with a reason code and changes nothing:
 - Tasks: custodian impl with task-manifest.sh's arguments (calls of task-manifest.sh are run by custodian impl).
 - Agent state: custodian state update, or custodian apply --key .agents/tmp/state.json --jq PROGRAM.
 - Cycles: custodian cycle ... ; custodian cycle put ID --if-revision N; custodian cycle append ID --log NAME.
-If the custodian MCP server is connected, its tools do the same. A rejection names its reason (e.g. INVALID_TRANSITION,
+If the custodian MCP server is connected, its tools do the same (status, slice_show, slice_add, propose, heartbeat,
+lock, unlock, tasks_ready, task_claim, task_done, escalations, impl_*, state_read/state_update, cycle_read/cycle_update,
+history). A rejection names its reason (e.g. INVALID_TRANSITION,
 BELOW_THRESHOLD, SLICE_LOCKED, CONFLICT): fix the proposal, do not work around it.`

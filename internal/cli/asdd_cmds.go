@@ -77,7 +77,7 @@ func newSliceCmd(app *App) *cobra.Command {
 		},
 	}
 	add.Flags().StringVar(&name, "name", "", "the slice's name")
-	add.Flags().StringVar(&typ, "type", asdd.TypeFeature, "FEATURE or RETRO_SPEC")
+	enumFlag(add, add.Flags(), &typ, "type", asdd.TypeFeature, []string{asdd.TypeFeature, asdd.TypeRetroSpec}, "the slice type")
 	add.Flags().StringVar(&gov, "governance", "MANUAL", "governance_mode")
 
 	show := &cobra.Command{
@@ -125,13 +125,13 @@ func newSliceCmd(app *App) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "SLICE\tTYPE\tSTATUS\tCCS\tNAME")
 				for _, s := range list {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.SliceID, dash(s.Type), s.Status, ccsText(s.CCS), s.Name)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", tx(s.SliceID), tx(dash(s.Type)), tx(s.Status), ccsText(s.CCS), tx(s.Name))
 				}
 				return tw.Flush()
 			})
 		},
 	}
-	list.Flags().StringVar(&status, "status", "", "only slices with this status")
+	enumFlag(list, list.Flags(), &status, "status", "", sliceStatuses(), "only slices with this status")
 	cmd.AddCommand(add, show, list)
 	return cmd
 }
@@ -152,7 +152,7 @@ func ccsText(v *float64) string {
 
 // writeSlice is the text of `slice show`.
 func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now time.Time) error {
-	fmt.Fprintf(w, "%s  %s\n", s.SliceID, s.Name)
+	fmt.Fprintf(w, "%s  %s\n", tx(s.SliceID), tx(s.Name))
 	fmt.Fprintf(w, "  type %s, status %s, governance %s, manifest revision %d\n", dash(s.Type), s.Status, dash(s.GovernanceMode), rev)
 	fmt.Fprintf(w, "  CCS %s", ccsText(s.CCS))
 	if wl, ok := asdd.WeakLink(s, cfg); ok {
@@ -160,17 +160,17 @@ func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now ti
 	}
 	fmt.Fprintln(w)
 	if s.Status == asdd.Blocked {
-		fmt.Fprintf(w, "  BLOCKED at %s (last known good %s) since %s: %s\n", s.BlockedAtPhase, s.LKGPhase, s.RollbackTimestamp, s.BlockReason)
-		fmt.Fprintf(w, "    failure mode %s; action: %s\n", s.FailureMode, dash(s.ActionRequired))
-		fmt.Fprintf(w, "    escalation %s; sign-off by %s\n", dash(s.EscalationID), strings.Join(s.SignOffsRequired, " + "))
+		fmt.Fprintf(w, "  BLOCKED at %s (last known good %s) since %s: %s\n", tx(s.BlockedAtPhase), tx(s.LKGPhase), tx(s.RollbackTimestamp), tx(s.BlockReason))
+		fmt.Fprintf(w, "    failure mode %s; action: %s\n", tx(s.FailureMode), tx(dash(s.ActionRequired)))
+		fmt.Fprintf(w, "    escalation %s; sign-off by %s\n", tx(dash(s.EscalationID)), tx(strings.Join(s.SignOffsRequired, " + ")))
 		if len(s.PausedAgents) > 0 {
-			fmt.Fprintf(w, "    paused: %s\n", strings.Join(s.PausedAgents, ", "))
+			fmt.Fprintf(w, "    paused: %s\n", tx(strings.Join(s.PausedAgents, ", ")))
 		}
 		if s.FeatureBranch != "" {
-			fmt.Fprintf(w, "    feature branch: %s\n", s.FeatureBranch)
+			fmt.Fprintf(w, "    feature branch: %s\n", tx(s.FeatureBranch))
 		}
 		if s.ReviewRequired != "" {
-			fmt.Fprintf(w, "    review required: %s\n", s.ReviewRequired)
+			fmt.Fprintf(w, "    review required: %s\n", tx(s.ReviewRequired))
 		}
 	}
 	if r := asdd.RetroOf(s); r != nil {
@@ -180,25 +180,25 @@ func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now ti
 		fmt.Fprintf(w, "  steering update %s: %s (%s)\n", u.Status, u.Path, u.Escalation)
 	}
 	for _, u := range s.UncertaintyFactors {
-		fmt.Fprintf(w, "  uncertainty: %s\n", u)
+		fmt.Fprintf(w, "  uncertainty: %s\n", tx(u))
 	}
 	if s.Lock != nil {
 		if s.Lock.Expires == "" {
-			fmt.Fprintf(w, "  %s by %s since %s, requested by %s: %s\n", asdd.OrDefault(s.Lock.Status, "locked"), s.Lock.Holder, s.Lock.Acquired, dash(s.Lock.Requester), s.Lock.Reason)
+			fmt.Fprintf(w, "  %s by %s since %s, requested by %s: %s\n", tx(asdd.OrDefault(s.Lock.Status, "locked")), tx(s.Lock.Holder), tx(s.Lock.Acquired), tx(dash(s.Lock.Requester)), tx(s.Lock.Reason))
 		} else {
-			fmt.Fprintf(w, "  locked by %s until %s\n", s.Lock.Holder, s.Lock.Expires)
+			fmt.Fprintf(w, "  locked by %s until %s\n", tx(s.Lock.Holder), tx(s.Lock.Expires))
 		}
 	}
 	for _, a := range sortedKeys(s.RaisedMinimums) {
 		fmt.Fprintf(w, "  minimum of %s raised to %s (dynamic gating)\n", a, asdd.FormatScore(s.RaisedMinimums[a]))
 	}
 	if len(s.NeedsHumanReview) > 0 {
-		fmt.Fprintf(w, "  %s: %s\n", asdd.NeedsHumanReview, strings.Join(s.NeedsHumanReview, ", "))
+		fmt.Fprintf(w, "  %s: %s\n", asdd.NeedsHumanReview, tx(strings.Join(s.NeedsHumanReview, ", ")))
 	}
 	if len(s.PhaseData) > 0 {
 		fmt.Fprintln(w, "  artifacts:")
 		for _, name := range sortedKeys(s.PhaseData) {
-			fmt.Fprintf(w, "    %-14s %s\n", name, s.PhaseData[name])
+			fmt.Fprintf(w, "    %-14s %s\n", tx(name), tx(s.PhaseData[name]))
 		}
 	}
 	if len(s.ConfidenceChain) > 0 {
@@ -220,9 +220,9 @@ func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now ti
 	if len(s.Assumptions) > 0 {
 		fmt.Fprintln(w, "  assumptions:")
 		for i, a := range s.Assumptions {
-			fmt.Fprintf(w, "    %d. [%s] %s", i+1, a.Status, a.Text)
+			fmt.Fprintf(w, "    %d. [%s] %s", i+1, tx(a.Status), tx(a.Text))
 			if a.Correction != "" {
-				fmt.Fprintf(w, " → %s (%s)", a.Correction, a.CorrectedBy)
+				fmt.Fprintf(w, " → %s (%s)", tx(a.Correction), tx(a.CorrectedBy))
 			}
 			fmt.Fprintln(w)
 		}
@@ -230,7 +230,7 @@ func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now ti
 	if len(s.Tasks) > 0 {
 		fmt.Fprintln(w, "  tasks:")
 		for _, t := range s.Tasks {
-			fmt.Fprintf(w, "    wave %d  %-10s %-8s %-8s %s\n", t.Wave, t.ID, t.Status, dash(t.Requirement), strings.Join(t.DependsOn, ","))
+			fmt.Fprintf(w, "    wave %d  %-10s %-8s %-8s %s\n", t.Wave, tx(t.ID), tx(t.Status), tx(dash(t.Requirement)), tx(strings.Join(t.DependsOn, ",")))
 		}
 	}
 	return nil
@@ -448,8 +448,8 @@ recorded as the human's accepted versions.`,
 	cmd.Flags().StringVar(&role, "role", "", "the resolving role (TL, PO, Security)")
 	cmd.Flags().StringVar(&by, "by", "", "the person")
 	cmd.Flags().StringVar(&rationale, "rationale", "", "why (logged)")
-	cmd.Flags().StringVar(&action, "action", "", "rerun (default), resume or return")
-	cmd.Flags().StringVar(&to, "to", "", "the phase to return to (implies --action return)")
+	enumFlag(cmd, cmd.Flags(), &action, "action", "", []string{asdd.ActionRerun, asdd.ActionResume, asdd.ActionReturn}, "what the slice does next (default rerun)")
+	enumFlag(cmd, cmd.Flags(), &to, "to", "", append([]string{asdd.BehaviorCapture}, asdd.Lifecycle...), "the phase to return to (implies --action return)")
 	cmd.Flags().StringVar(&favour, "favour", "", "arbitrate a conflict in favour of this agent (implies --action resume)")
 	cmd.Flags().StringVar(&root, "root-cause", "", "the root cause, for the failure log")
 	return cmd
@@ -557,7 +557,7 @@ func newHeartbeatCmd(app *App) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "the agent")
-	cmd.Flags().StringVar(&status, "status", asdd.HeartbeatActive, "IDLE, ACTIVE or PAUSED")
+	enumFlag(cmd, cmd.Flags(), &status, "status", asdd.HeartbeatActive, []string{asdd.HeartbeatIdle, asdd.HeartbeatActive, asdd.HeartbeatPaused}, "the agent's status")
 	cmd.Flags().StringVar(&slice, "slice", "", "the slice it works on")
 	cmd.Flags().IntVar(&wave, "wave", 0, "the current wave")
 	cmd.Flags().IntVar(&done, "done", 0, "tasks completed")
@@ -616,9 +616,10 @@ func newTasksCmd(app *App) *cobra.Command {
 	}
 	var agent string
 	done := &cobra.Command{
-		Use:   "done SLICE TASK",
-		Short: "Mark a ready task done",
-		Args:  cobra.ExactArgs(2),
+		Use:        "done SLICE TASK",
+		SuggestFor: []string{"complete", "finish"},
+		Short:      "Mark a ready task done",
+		Args:       cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, r, err := applyOp(app, cmd, asdd.CompleteTask{Slice: args[0], ID: args[1], Agent: agent}, false)
 			if err != nil {
@@ -628,8 +629,26 @@ func newTasksCmd(app *App) *cobra.Command {
 			return finish(app, r, nil)
 		},
 	}
-	done.Flags().StringVar(&agent, "agent", "implementation", "the agent that did it")
-	cmd.AddCommand(add, ready, done)
+	done.Flags().StringVar(&agent, "agent", "implementation", "the agent that did it (its claimer, if it was claimed)")
+	var claimer string
+	claim := &cobra.Command{
+		Use:   "claim SLICE TASK --agent A",
+		Short: "Claim a ready task for an agent: of concurrent claims one wins, the others get CONFLICT (exit 4)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := required("agent", claimer); err != nil {
+				return err
+			}
+			out, r, err := applyOp(app, cmd, asdd.ClaimTask{Slice: args[0], ID: args[1], Agent: claimer}, false)
+			if err != nil {
+				return err
+			}
+			sliceResult(out, r, args[0])
+			return finish(app, r, nil)
+		},
+	}
+	claim.Flags().StringVar(&claimer, "agent", "", "the claiming agent (a name of its own, e.g. implementation-3)")
+	cmd.AddCommand(add, ready, claim, done)
 	return cmd
 }
 
@@ -660,7 +679,7 @@ func newEscalationsCmd(app *App) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ESCALATION\tSLICE\tSTATUS\tFAILURE MODE\tAGENT\tROUTED TO\tNOTICE")
 				for _, e := range list {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Slice, e.Status, asdd.ModeLabel(e.FailureMode), dash(e.Agent), strings.Join(e.RouteTo, ","), e.Path)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", tx(e.ID), tx(e.Slice), tx(e.Status), asdd.ModeLabel(e.FailureMode), tx(dash(e.Agent)), tx(strings.Join(e.RouteTo, ",")), tx(e.Path))
 				}
 				return tw.Flush()
 			})
@@ -718,7 +737,7 @@ notice and a failure-log row, like any halt.`,
 		},
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "the reporting agent")
-	cmd.Flags().StringVar(&mode, "mode", "", "HALLUCINATED_SPEC_SECTION, CONFLICTING_AGENT_OUTPUTS or CONTRADICTORY_STEERING_RULES")
+	enumFlag(cmd, cmd.Flags(), &mode, "mode", "", []string{asdd.ModeHallucinatedSpec, asdd.ModeConflict, asdd.ModeContradictorySteering}, "the failure mode")
 	cmd.Flags().StringVar(&why, "reason", "", "what the agent found")
 	cmd.Flags().StringArrayVar(&flagged, "flag", nil, "a section to flag (repeatable)")
 	cmd.Flags().StringArrayVar(&arts, "artifact", nil, "a conflicting artifact as NAME=PATH (repeatable)")

@@ -19,6 +19,7 @@ import (
 
 	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/cycle/progress"
+	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/wire"
@@ -556,7 +557,7 @@ func (c *cycleCLI) changeCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.File, "file", "", "the file changed, relative to the project root")
-	cmd.Flags().StringVar(&o.Action, "action", "", "create, modify or delete")
+	enumFlag(cmd, cmd.Flags(), &o.Action, "action", "", cycle.ChangeActions, "the kind of change")
 	cmd.Flags().StringVar(&o.Agent, "agent", cycle.AgentCD, "the agent that made the change")
 	cmd.Flags().StringVarP(&o.Description, "description", "m", "", "what changed")
 	markRequired(cmd, "file")
@@ -613,6 +614,9 @@ func (c *cycleCLI) readJSON(from string, v any) error {
 	if err != nil {
 		return err
 	}
+	if err := safetext.CheckJSON(inputName(from), b); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -649,6 +653,9 @@ func (c *cycleCLI) readInput(from string) ([]byte, error) {
 	}
 	if len(b) > maxInputBytes {
 		return nil, reason.New(reason.InvalidInput, "%s is over the limit of %d bytes", inputName(from), maxInputBytes)
+	}
+	if err := safetext.CheckString(inputName(from), string(b)); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
@@ -758,7 +765,7 @@ func (c *cycleCLI) feedbackCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.Source, "from", "user", "who gives the feedback")
 	cmd.Flags().StringVar(&o.Target, "to", "", "who it is for")
-	cmd.Flags().StringVar(&o.Type, "type", "", "requirement_update, bug_report, issue_fix or clarification")
+	enumFlag(cmd, cmd.Flags(), &o.Type, "type", "", cycle.FeedbackTypes, "the kind of feedback")
 	markRequired(cmd, "to")
 	markRequired(cmd, "type")
 	return cmd

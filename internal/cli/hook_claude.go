@@ -209,7 +209,7 @@ func newHookUninstallCmd(app *App) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&claudeFlag, "claude", false, "remove the Claude Code hook")
-	cmd.Flags().StringVar(&scope, "scope", "project", "settings file: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
+	enumFlag(cmd, cmd.Flags(), &scope, "scope", "project", []string{"project", "local", "user"}, "settings file: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
 	cmd.Flags().BoolVar(&mcp, "mcp", false, "also remove the custodian server from .mcp.json")
 	return cmd
 }

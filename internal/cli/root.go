@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/internal/projectroot"
+	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
@@ -190,7 +192,16 @@ func (a *App) Render(v any, text func(w io.Writer) error) error {
 	if a.JSON {
 		return WriteJSON(a.Out, v)
 	}
-	return text(a.Out)
+	// Text from the state goes to a terminal: no escape sequence, control
+	// character or bidirectional override in it is passed on
+	// (safetext.TerminalText); the output's own newlines, tabs and colours
+	// are.
+	var buf bytes.Buffer
+	err := text(&buf)
+	if _, werr := a.Out.Write(safetext.TerminalText(buf.Bytes())); err == nil {
+		err = werr
+	}
+	return err
 }
 
 // WriteJSON writes v as indented JSON followed by a newline.
@@ -240,9 +251,7 @@ func NewRoot(app *App) *cobra.Command {
 	root.SetIn(app.In)
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &reason.UsageError{Err: err}
-	})
+	root.SetFlagErrorFunc(flagError)
 	regMu.Lock()
 	names := make([]string, 0, len(builders))
 	for n := range builders {
@@ -253,7 +262,74 @@ func NewRoot(app *App) *cobra.Command {
 		root.AddCommand(builders[n](app))
 	}
 	regMu.Unlock()
+	addVersion(app, root)
+	// cobra adds these when it executes; added now, completion gets the
+	// same unknown-subcommand handling as every other command.
+	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpCmd()
+	requireKnownSubcommands(root)
 	return root
+}
+
+// requireKnownSubcommands makes every command that has subcommands (the
+// root included, recursively) reject what is not one of them: an unknown
+// word is a usage error (exit 2) naming the command, a suggestion when one
+// is close and the list of subcommands; a bare noun ("custodian tasks") is a
+// usage error too, with its subcommands listed. A command that does
+// something itself when run without a subcommand keeps its own RunE and
+// only gets the check of its arguments.
+func requireKnownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		requireKnownSubcommands(sub)
+	}
+	if !c.HasSubCommands() {
+		return
+	}
+	runnable := c.Runnable()
+	c.SuggestionsMinimumDistance = 2
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		return unknownSubcommand(cmd, args[0])
+	}
+	if !runnable {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if !cmd.HasParent() {
+				return cmd.Help() // bare "custodian": the overview
+			}
+			return reason.Usage("%s needs a subcommand: %s (see %s --help)", cmd.CommandPath(), strings.Join(subcommandNames(cmd), ", "), cmd.CommandPath())
+		}
+	}
+}
+
+// unknownSubcommand is the usage error for a word that is not one of cmd's
+// subcommands.
+func unknownSubcommand(cmd *cobra.Command, word string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", word, cmd.CommandPath())
+	if s := cmd.SuggestionsFor(word); len(s) > 0 {
+		msg += fmt.Sprintf(": did you mean %q?", s[0])
+		for _, o := range s[1:] {
+			msg += fmt.Sprintf(" or %q?", o)
+		}
+	}
+	if names := subcommandNames(cmd); len(names) <= 12 {
+		msg += fmt.Sprintf(" (%s: %s)", cmd.CommandPath(), strings.Join(names, ", "))
+	} else {
+		msg += fmt.Sprintf(" (see %s --help)", cmd.CommandPath())
+	}
+	return reason.Usage("%s", msg)
+}
+
+// subcommandNames lists cmd's visible subcommands.
+func subcommandNames(cmd *cobra.Command) []string {
+	var names []string
+	for _, s := range cmd.Commands() {
+		if s.IsAvailableCommand() {
+			names = append(names, s.Name())
+		}
+	}
+	return names
 }
 
 // Main runs the CLI and returns the process exit code. Errors are printed
@@ -269,7 +345,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func Run(app *App, args []string) int {
 	root := NewRoot(app)
 	root.SetArgs(args)
-	ran, err := root.ExecuteC()
+	var ran *cobra.Command
+	err := checkArgs(args)
+	if err == nil {
+		ran, err = root.ExecuteC()
+	}
 	if cerr := app.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -283,6 +363,17 @@ func Run(app *App, args []string) int {
 		printError(app, err)
 	}
 	return exitCode(err)
+}
+
+// checkArgs refuses arguments that are not valid UTF-8 (INVALID_INPUT):
+// they would be committed with U+FFFD in place of what was sent.
+func checkArgs(args []string) error {
+	for i, a := range args {
+		if err := safetext.CheckString(fmt.Sprintf("argument %d", i+1), a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // asddOperations are the commands that propose a change of the ASDD
@@ -346,7 +437,9 @@ func printError(app *App, err error) {
 		fmt.Fprintf(app.Err, "custodian: rejected, nothing changed: %v\n", err)
 		return
 	}
-	fmt.Fprintf(app.Err, "custodian: %v\n", err)
+	// An error may quote what a caller sent: no escape sequence of it
+	// reaches the terminal.
+	fmt.Fprintf(app.Err, "custodian: %s\n", safetext.TerminalText([]byte(err.Error())))
 }
 
 func isTerminal(w io.Writer) bool {

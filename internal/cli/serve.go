@@ -50,6 +50,8 @@ type ServeOptions struct {
 	SnapshotInterval time.Duration
 	MonitorEvery     time.Duration
 	LogLevel         string
+	// MaxWatchers caps the watch streams open at once (server.Options).
+	MaxWatchers int
 	// MemoryLimit is the Go runtime's soft memory limit ("160MB"; "0" for
 	// none). $GOMEMLIMIT, when set, wins.
 	MemoryLimit string
@@ -95,7 +97,10 @@ On etcd (--store etcd://…, $CUSTODIAN_STORE, or store: in .asdd/config.yaml)
 the daemon serves the etcd store instead: there is no state lock, and
 several daemons (on several machines, or in several directories) may serve
 one prefix at once, etcd ordering their commits; the socket and the pid
-file stay one per project directory. --snapshot-interval does not apply.`,
+file stay one per project directory. --snapshot-interval does not apply.
+The daemon keeps this machine's read-only mirrors of the documents at their
+usual paths current from the etcd watch, for plugins that read the files
+(see custodian mirror).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServe(app, cmd, o)
@@ -108,7 +113,8 @@ file stay one per project directory. --snapshot-interval does not apply.`,
 	f.StringVar(&o.AdminToken, "admin-token", os.Getenv("CUSTODIAN_ADMIN_TOKEN"), "bearer `token` for the human actions over TCP (resolve, approve, review, raw writes of the manifest); generated and printed at start when empty")
 	f.DurationVar(&o.SnapshotInterval, "snapshot-interval", 50*time.Millisecond, "least time between two rewrites of a snapshot file")
 	f.DurationVar(&o.MonitorEvery, "monitor-every", time.Minute, "heartbeat monitor interval (0 disables it)")
-	f.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	enumFlag(cmd, f, &o.LogLevel, "log-level", "info", []string{"debug", "info", "warn", "error"}, "log level")
+	f.IntVar(&o.MaxWatchers, "max-watchers", server.DefaultMaxWatchers, "most watch streams open at once; one more is refused with 503 and Retry-After")
 	f.StringVar(&o.MemoryLimit, "memory-limit", "160MB", "soft memory `limit` for the daemon's garbage collector (0: none; $GOMEMLIMIT wins)")
 	f.StringVar(&o.SegmentSize, "journal-segment-size", "", "`size` past which a journal is sealed into a segment file (default $CUSTODIAN_JOURNAL_SEGMENT_BYTES, else 64MB)")
 	return cmd
@@ -176,7 +182,18 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		}
 		st = est
 		log.Info("custodian daemon on etcd", "store", redactURL(storeURL))
+		stopMirrors, err := startMirrors(root, est, log, app.Now)
+		if err != nil {
+			est.Close()
+			return err
+		}
+		defer stopMirrors()
 	} else {
+		if storeURL == "" {
+			if err := refuseMirrors(app); err != nil {
+				return err
+			}
+		}
 		fopts := file.Options{Now: app.Now, Logger: log, Hold: true, SnapshotInterval: o.SnapshotInterval, OnSync: metrics.ObserveSync,
 			SnapshotOnCommit: pluginReadDocument}
 		fopts.Limits.MaxBytes = maxBytes
@@ -259,7 +276,7 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 	app.svc = local
 	app.mu.Unlock()
 	sopts := server.Options{Token: o.Token, Logger: log, Now: app.Now, Root: root, Metrics: metrics,
-		ASDDConfig: cfg, App: local, Documents: server.DocumentKey}
+		ASDDConfig: cfg, App: local, Documents: server.DocumentKey, MaxWatchers: o.MaxWatchers}
 	if UIHandler != nil {
 		ui, err := UIHandler(app)
 		if err != nil {
@@ -278,6 +295,9 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 	// over TCP needs the admin token (the dashboard's link carries it);
 	// the owner's agents use the unix socket.
 	sopts.TCPNeedsToken = true
+	var closeMCP func()
+	sopts.MCP, closeMCP = daemonMCP(app, log, sopts.ASDDConfig, 1<<20)
+	defer closeMCP()
 	srv := server.New(st, sopts)
 
 	ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt, syscall.SIGTERM)

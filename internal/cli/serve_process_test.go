@@ -134,7 +134,7 @@ func TestServeSameResultsAsDirect(t *testing.T) {
 		{"resolve", "S-1", "--role", "TL"},
 		{"resolve", "S-1", "--role", "TL", "--rationale", "clarified", "--root-cause", "vague intent"},
 		{"--json", "resolve", "S-1", "--role", "TL", "--rationale", "again"},
-		{"review", "--project", "--by", "TL"},
+		{"review", "--project", "--role", "TL"},
 		{"heartbeat", "--agent", "spec", "--status", "ACTIVE", "--slice", "S-1"},
 		{"status"},
 		{"--json", "history"},

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/agentstate"
+	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/wire"
@@ -36,13 +37,6 @@ Every change is validated (status, stage and phase values; no stage outside
 EXPLORE, PLAN, IMPLEMENT, TEST, FINAL) and committed atomically with
 updatedAt set; a rejected change leaves the file as it was. The commands
 print the resulting state as JSON.`,
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return cmd.Help()
-			}
-			return reason.Usage("unknown command %q for custodian state (init, read, update, record-output, record-failure, compact)", args[0])
-		},
 	}
 	cmd.PersistentFlags().StringVar(&actor, "actor", "", "who makes the change (default $CUSTODIAN_ACTOR or the OS user)")
 	s := &stateCmd{app: app, actor: &actor}
@@ -121,6 +115,9 @@ func (s *stateCmd) updateCmd() *cobra.Command {
 			}
 			if strings.TrimSpace(string(raw)) == "" {
 				return reason.New(reason.InvalidInput, "update needs a JSON object, as the argument or on stdin")
+			}
+			if err := safetext.CheckJSON("update", raw); err != nil {
+				return err
 			}
 			if _, err := agentstate.DecodeObject(raw); err != nil {
 				return reason.New(reason.InvalidInput, "update: %w", err)
@@ -256,6 +253,9 @@ func readLimited(r io.Reader, name string) ([]byte, error) {
 	}
 	if len(b) > stateMaxInput {
 		return nil, reason.New(reason.InvalidInput, "%s is over the limit of %d bytes", name, stateMaxInput)
+	}
+	if err := safetext.CheckString(name, string(b)); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

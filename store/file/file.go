@@ -387,6 +387,13 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 	if err != nil {
 		return store.Result{}, err
 	}
+	if !o.Create {
+		// Nothing to update where the document's directory does not exist:
+		// say so without creating the directory and its lock file.
+		if _, err := s.root.Stat(filepath.FromSlash(d.p.dir)); errors.Is(err, fs.ErrNotExist) {
+			return store.Result{}, notFound(key)
+		}
+	}
 	var res store.Result
 	lock := d.locked
 	if !o.Create {

@@ -73,7 +73,14 @@ func serveCmd(t testing.TB, dir, url string) *exec.Cmd {
 // directory and waits until it listens.
 func startDaemon(t testing.TB, srv *etcdtest.Server, prefix string) *proc {
 	t.Helper()
-	p := &proc{dir: t.TempDir(), log: &syncBuffer{}, done: make(chan struct{})}
+	return startDaemonIn(t, srv, prefix, t.TempDir())
+}
+
+// startDaemonIn is startDaemon in the project directory dir (a daemon
+// restarted where one ran before).
+func startDaemonIn(t testing.TB, srv *etcdtest.Server, prefix, dir string) *proc {
+	t.Helper()
+	p := &proc{dir: dir, log: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd = serveCmd(t, p.dir, storeURL(srv, prefix))
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
@@ -117,7 +124,7 @@ func startDaemon(t testing.TB, srv *etcdtest.Server, prefix string) *proc {
 
 // stop sends SIGTERM and checks the daemon stops cleanly: exit status 0,
 // the pid file emptied.
-func (p *proc) stop(t *testing.T) {
+func (p *proc) stop(t testing.TB) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
