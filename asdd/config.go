@@ -48,6 +48,10 @@ type Config struct {
 	Store string `yaml:"store,omitempty"`
 	// Pipeline configures `custodian run`.
 	Pipeline Pipeline `yaml:"pipeline,omitempty"`
+	// DirectEdits is what becomes of a state file edited behind the
+	// custodian's back: "adopt" (the default) commits a valid edit as
+	// actor direct-edit, "reject" keeps every edit aside (docs/store.md).
+	DirectEdits string `yaml:"direct_edits,omitempty"`
 	// PhaseGates maps a phase to the agents whose accepted result the
 	// slice needs before the phase completes (seed 004: QA and Security
 	// before deployment).
@@ -465,6 +469,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Version != 1 {
 		return bad("version", "unsupported version %d (want 1)", c.Version)
+	}
+	switch c.DirectEdits {
+	case "", "adopt", "reject":
+	default:
+		return bad("direct_edits", "%q: want adopt or reject", c.DirectEdits)
 	}
 	if len(c.Agents) == 0 {
 		return bad("agents", "no agents defined")

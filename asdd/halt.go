@@ -320,7 +320,8 @@ func (t *tx) lift(s *Slice, o Resolve, action string) {
 		e.Rationale = o.Rationale
 		e.RootCause = orDefault(o.RootCause, e.RootCause)
 		if raised, ok := ParseTimestamp(e.RaisedAt); ok {
-			e.TimeToResolve = t.now.Sub(raised).Round(time.Second).String()
+			// Never negative: a clock stepped back since the halt.
+			e.TimeToResolve = max(t.now.Sub(raised), 0).Round(time.Second).String()
 		}
 		t.out.Effects = append(t.out.Effects, EscalationEffects(s, e)...)
 		blocker := fmt.Sprintf("(%s)", e.ID)

@@ -339,6 +339,19 @@ func (t *tx) expireLocks() lockBound {
 			continue
 		}
 		exp, ok := ParseTimestamp(s.Lock.Expires)
+		if acq, aok := ParseTimestamp(s.Lock.Acquired); ok && aok && t.now.Before(acq) {
+			// The clock stepped back behind the lease's acquisition:
+			// the lease restarts now with its own duration, instead of
+			// lasting as long again as the step.
+			dur := max(exp.Sub(acq), 0)
+			s = t.own(i)
+			old := s.Lock.Expires
+			l := *s.Lock
+			l.Acquired, l.Expires = t.ts, Timestamp(t.now.Add(dur))
+			s.Lock = &l
+			exp = t.now.Add(dur)
+			t.event("lock_rebased", s.SliceID, "", map[string]any{"holder": l.Holder, "expires": l.Expires, "was": old})
+		}
 		switch {
 		case !ok: // never expires
 		case !t.now.Before(exp): // as lockExpired
@@ -347,6 +360,11 @@ func (t *tx) expireLocks() lockBound {
 			s.Lock = nil
 		case !b.any || exp.Before(b.at):
 			b.at, b.any = exp, true
+		}
+		if s.Lock != nil {
+			if acq, ok := ParseTimestamp(s.Lock.Acquired); ok && acq.After(b.acquired) {
+				b.acquired = acq
+			}
 		}
 	}
 	return b
@@ -518,6 +536,11 @@ func needsReview(s *Slice) int {
 type lockBound struct {
 	at  time.Time
 	any bool // false: no lease
+	// acquired is the latest acquisition time of a lease: a clock that
+	// reads earlier than it stepped back, and the leases are rebased
+	// (expireLocks) so that a step back never stretches one beyond its
+	// own duration.
+	acquired time.Time
 }
 
 // include lowers b to the expiry of s's lease, if it has one.
@@ -528,12 +551,20 @@ func (b *lockBound) include(s *Slice) {
 	if exp, ok := ParseTimestamp(s.Lock.Expires); ok && (!b.any || exp.Before(b.at)) {
 		b.at, b.any = exp, true
 	}
+	if acq, ok := ParseTimestamp(s.Lock.Acquired); ok && acq.After(b.acquired) {
+		b.acquired = acq
+	}
 }
 
-func (b lockBound) equal(o lockBound) bool { return b.any == o.any && b.at.Equal(o.at) }
+func (b lockBound) equal(o lockBound) bool {
+	return b.any == o.any && b.at.Equal(o.at) && b.acquired.Equal(o.acquired)
+}
 
-// due reports whether a lease may have expired at now.
-func (b lockBound) due(now time.Time) bool { return b.any && !now.Before(b.at) }
+// due reports whether a lease may have expired at now, or the clock
+// stepped back behind a lease's acquisition.
+func (b lockBound) due(now time.Time) bool {
+	return b.any && !now.Before(b.at) || now.Before(b.acquired)
+}
 
 func (t *tx) touch(s *Slice) { s.UpdatedAt = t.ts }
 

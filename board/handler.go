@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/custodian-dev/custodian/asdd"
@@ -319,7 +320,9 @@ func (h *handler) notice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer root.Close()
-	f, err := root.Open(path)
+	// O_NONBLOCK and a regular-file check: a FIFO in its place must not
+	// pin a request (and a thread) forever.
+	f, err := root.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		writeError(w, reason.New(reason.NotFound, "escalation notice %s is not on disk", path))
 		return
@@ -329,6 +332,10 @@ func (h *handler) notice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		writeError(w, reason.New(reason.CorruptState, "escalation notice %s is not a regular file", path))
+		return
+	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	_, _ = io.Copy(w, io.LimitReader(f, maxNotice))

@@ -2,6 +2,9 @@ package store
 
 import (
 	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -21,8 +24,16 @@ func (r *Record) Seal(prev string) ([]byte, error) {
 
 // SealTo is Seal appending the line to b (a batch of lines in one buffer).
 func (r *Record) SealTo(b []byte, prev string) ([]byte, error) {
+	return r.SealMAC(b, prev, nil)
+}
+
+// SealMAC is SealTo that, with a key, also authenticates the record: its
+// MAC is the HMAC-SHA256 under key of the line with mac and hash empty,
+// and the hash then covers the line with the MAC in it.
+func (r *Record) SealMAC(b []byte, prev string, key []byte) ([]byte, error) {
 	r.Prev = validUTF8(prev)
 	r.Hash = ""
+	r.MAC = ""
 	r.Time = r.Time.UTC()
 	// Invalid UTF-8 would be written as U+FFFD and read back differently,
 	// breaking the record's own hash: store what will be read.
@@ -40,6 +51,12 @@ func (r *Record) SealTo(b []byte, prev string) ([]byte, error) {
 	b, err := r.encode(slices.Grow(b, size))
 	if err != nil {
 		return nil, fmt.Errorf("encode journal record %d: %w", r.Rev, err)
+	}
+	if key != nil {
+		r.MAC = MAC(key, b[start:])
+		if b, err = r.encode(b[:start]); err != nil {
+			return nil, fmt.Errorf("encode journal record %d: %w", r.Rev, err)
+		}
 	}
 	r.Hash = HashBytes(b[start:])
 	b = append(b[:len(b)-len(`""}`)], '"')
@@ -102,9 +119,38 @@ func (r *Record) encode(b []byte) ([]byte, error) {
 	b = jsonenc.String(b, r.Sum)
 	b = append(b, `,"prev":`...)
 	b = jsonenc.String(b, r.Prev)
+	if r.MAC != "" {
+		b = append(b, `,"mac":`...)
+		b = jsonenc.String(b, r.MAC)
+	}
 	b = append(b, `,"hash":`...)
 	b = jsonenc.String(b, r.Hash)
 	return append(b, '}'), nil
+}
+
+// MAC is "hmac-sha256:<hex>" of b under key.
+func MAC(key, b []byte) string {
+	m := hmac.New(sha256.New, key)
+	m.Write(b)
+	return "hmac-sha256:" + hex.EncodeToString(m.Sum(nil))
+}
+
+// CheckMAC reports whether the record was sealed with key: it carries a
+// MAC and the MAC is right. A record sealed without a key has none.
+func (r Record) CheckMAC(key []byte) error {
+	if r.MAC == "" {
+		return fmt.Errorf("journal record %d carries no MAC", r.Rev)
+	}
+	c := r
+	c.Hash, c.MAC = "", ""
+	body, err := c.encode(nil)
+	if err != nil {
+		return fmt.Errorf("journal record %d: %w", r.Rev, err)
+	}
+	if !hmac.Equal([]byte(MAC(key, body)), []byte(r.MAC)) {
+		return fmt.Errorf("journal record %d: MAC does not match the journal key (the record was made or changed without the key)", r.Rev)
+	}
+	return nil
 }
 
 // appendRaw appends a json.RawMessage as json.Marshal does (compacted, with

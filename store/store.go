@@ -133,7 +133,12 @@ type Record struct {
 	Events []Event         `json:"events,omitempty"`
 	Sum    string          `json:"sum"`
 	Prev   string          `json:"prev"`
-	Hash   string          `json:"hash"`
+	// MAC, present when the journal is kept with a key (file store:
+	// $CUSTODIAN_JOURNAL_KEY), is "hmac-sha256:<hex>" of the record's
+	// line with mac and hash empty, under that key: only a holder of the
+	// key can make a record that passes CheckMAC.
+	MAC  string `json:"mac,omitempty"`
+	Hash string `json:"hash"`
 }
 
 // Commit is a record of a given document, as delivered by Watch.

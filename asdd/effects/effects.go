@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
@@ -91,6 +92,12 @@ func (p *Project) readAt(name string, pl *place) ([]byte, bool, error) {
 func pathError(name string, err error) error {
 	if strings.Contains(err.Error(), "path escapes") {
 		return reason.New(reason.InvalidInput, "%s leaves the project (a symlink points outside it)", name)
+	}
+	if errors.Is(err, syscall.ELOOP) {
+		return reason.New(reason.StateInconsistency, "%s cannot be resolved: a symlink loop", name)
+	}
+	if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.ENODEV) {
+		return reason.New(reason.InvalidInput, "%s is not a regular file: %v", name, err)
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }

@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
@@ -112,4 +114,39 @@ func FuzzUpsertRow(f *testing.F) {
 			t.Fatalf("row missing: %q", once)
 		}
 	})
+}
+
+// Issue 18 item 12 (and 16): a FIFO named as an artifact is refused at
+// once (exit 2), never waited on; a symlink loop is an integrity finding
+// (exit 5), not an internal error.
+func TestIssue18Item12ArtifactNotARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.md"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink("loop-b.md", filepath.Join(dir, "loop-a.md"))
+	os.Symlink("loop-a.md", filepath.Join(dir, "loop-b.md"))
+	p, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for _, tc := range []struct {
+		name string
+		exit int
+	}{{"pipe.md", reason.ExitUsage}, {"loop-a.md", reason.ExitIntegrity}} {
+		done := make(chan error, 1)
+		go func() { _, err := p.Hash(tc.name); done <- err }()
+		select {
+		case err := <-done:
+			if reason.ExitCode(err) != tc.exit || !strings.Contains(err.Error(), tc.name) {
+				t.Errorf("Hash(%s): %v (exit %d), want exit %d", tc.name, err, reason.ExitCode(err), tc.exit)
+			}
+		case <-time.After(2 * time.Second):
+			t.Fatalf("Hash(%s) blocked", tc.name)
+		}
+		if _, err := p.Observe([]string{tc.name}); err == nil {
+			t.Errorf("Observe(%s) passed", tc.name)
+		}
+	}
 }

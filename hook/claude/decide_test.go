@@ -279,6 +279,9 @@ func TestClassify(t *testing.T) {
 		".workflow/.cycle/c1.json": Cycle, ".workflow/.cycle/c1.progress/coordination/discoveries.ndjson": Cycle,
 		".workflow/other/x.json": NotManaged, ".asdd/specs/S-1/requirements.md": NotManaged, "src/main.go": NotManaged,
 		"./.impl//manifest.json": Impl,
+		// The chain's anchor and the marks (store/file).
+		".impl/.head": Impl, ".impl/.marks": Impl, ".agents/tmp/.state.head": AgentState,
+		".asdd/state/.head": ASDD, ".workflow/.cycle/.c1.head": Cycle, ".impl/.other.head": NotManaged,
 	} {
 		if got := Classify(rel); got != want {
 			t.Errorf("Classify(%q) = %d, want %d", rel, got, want)

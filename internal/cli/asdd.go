@@ -32,7 +32,7 @@ func asddConfig(app *App) (*asdd.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(asdd.ConfigPath)))
+	b, err := readProjectFile(filepath.Join(root, filepath.FromSlash(asdd.ConfigPath)))
 	if errors.Is(err, fs.ErrNotExist) {
 		return asdd.DefaultConfig(), nil
 	}

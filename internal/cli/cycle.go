@@ -1067,7 +1067,11 @@ func (c *cycleCLI) rebuild(cmd *cobra.Command, id string) error {
 			return fmt.Errorf("%w; its journal %s exists, so rebuild leaves it alone (see custodian verify %s)", err, journal, key)
 		}
 		if jl, ok := s.(journalLister); ok {
-			if files, _ := jl.JournalFiles(key); len(files) > 0 {
+			files, _ := jl.JournalFiles(key)
+			// Its journal proper, not the anchor or marks left beside a
+			// lost one.
+			files = slices.DeleteFunc(files, func(f string) bool { return !strings.HasSuffix(f, ".ndjson") })
+			if len(files) > 0 {
 				return fmt.Errorf("%w; its journal (%s) exists, so rebuild leaves it alone (see custodian verify %s)", err, strings.Join(files, ", "), key)
 			}
 		}

@@ -88,7 +88,7 @@ func ConfiguredStoreURL(app *App) (string, error) {
 // or key means the default; a file that is not YAML is left for the
 // commands that read the whole config to report.
 func storeFromConfig(path string) (string, error) {
-	data, err := os.ReadFile(path)
+	data, err := readProjectFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

@@ -274,8 +274,12 @@ func TestCLIChainDuplicates(t *testing.T) {
 	raw := `{"project_context":{},"slices":[{"slice_id":"S","status":"VALIDATION","confidence_chain":[` +
 		`{"agent":"spec","score":0.8,"timestamp":"2026-04-20T14:00:00Z"},{"agent":"spec","score":0.9,"timestamp":"2026-04-20T14:05:00Z"}]}],"agent_heartbeats":{}}`
 	p := filepath.Join(e2.dir, filepath.FromSlash(asdd.Key))
-	if err := os.Remove(filepath.Join(e2.dir, ".asdd/state/journal.ndjson")); err != nil {
-		t.Fatal(err)
+	// A file made by another tool: no journal, and no anchor of one (a
+	// journal deleted beside its anchor is CORRUPT_STATE, issue 18 item 7).
+	for _, f := range []string{".asdd/state/journal.ndjson", ".asdd/state/.head"} {
+		if err := os.Remove(filepath.Join(e2.dir, f)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := os.WriteFile(p, []byte(raw), 0o644); err != nil {
 		t.Fatal(err)

@@ -165,6 +165,13 @@ func (a *App) OpenFileStore() (*file.Store, error) {
 		}
 		opts.Limits.MaxBytes = n
 	}
+	out := a.Out
+	if a.JSON {
+		out = a.Err // stdout holds one JSON document
+	}
+	if err := withDirectEdits(&opts, root, out); err != nil {
+		return nil, err
+	}
 	return file.Open(root, opts)
 }
 
@@ -329,7 +336,7 @@ func subcommandNames(cmd *cobra.Command) []string {
 // here and nowhere else: "custodian: CODE: message" on stderr, or with
 // --json an {"error":{…}} object on stdout.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := &App{In: stdin, Out: stdout, Err: stderr, Now: time.Now, IsTTY: isTerminal(stdout)}
+	app := &App{In: stdin, Out: stdout, Err: stderr, Now: monotonicClock(), IsTTY: isTerminal(stdout)}
 	return Run(app, args)
 }
 
@@ -445,4 +452,14 @@ func isTerminal(w io.Writer) bool {
 		return false
 	}
 	return fi.Mode()&os.ModeCharDevice != 0
+}
+
+// monotonicClock is the wall clock read once, then advanced by the
+// monotonic clock: a long-running process (the daemon) does not see the
+// wall clock step back or forward (issue 18 item 10). Record times stay
+// ordered across processes through the store (a commit's time is never
+// earlier than its predecessor's).
+func monotonicClock() func() time.Time {
+	start := time.Now()
+	return func() time.Time { return start.Add(time.Since(start)).Round(0) }
 }

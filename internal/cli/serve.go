@@ -198,6 +198,11 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 			SnapshotOnCommit: pluginReadDocument}
 		fopts.Limits.MaxBytes = maxBytes
 		fopts.SegmentBytes = segBytes
+		// The daemon watches the snapshots and settles direct edits at
+		// once; each is reported on its stdout.
+		if err := withDirectEdits(&fopts, root, app.Out); err != nil {
+			return err
+		}
 		fst, err := file.Open(root, fopts)
 		if err != nil {
 			return err
@@ -246,6 +251,22 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 			return fmt.Errorf("listen on %s: %w", o.Addr, err)
 		}
 		ls = append(ls, l)
+	}
+	if fst, ok := st.(*file.Store); ok {
+		// Commands that find a lock held name this daemon and where it
+		// listens, instead of waiting for it (issue 18 item 14).
+		var addrs []string
+		if sockPath != "" {
+			addrs = append(addrs, "unix:"+sockPath)
+		}
+		for _, l := range ls {
+			if l.Addr().Network() == "tcp" {
+				addrs = append(addrs, "http://"+l.Addr().String())
+			}
+		}
+		if err := fst.AnnounceDaemon(addrs...); err != nil {
+			log.Warn("daemon addresses not recorded in the pid file", "error", err)
+		}
 	}
 	// One application layer for every door of the daemon: the API, the
 	// dashboard, the monitor loop.

@@ -38,11 +38,22 @@
 //     journal records newer than it are replayed onto it. Only the live
 //     journal, the newest segment's last line and the segments back to
 //     the snapshot's revision are read (segment.go).
+//   - The anchor (<dir>/.<name>.head: the head's revision and hash,
+//     rewritten after every commit; anchor.go) must be reached by the
+//     journal through the record it names: lost records, a missing journal
+//     or a rewritten history are CORRUPT_STATE, changing nothing, until
+//     Repair. With a journal key (Options.JournalKey) records and anchor
+//     carry HMACs.
 //   - A snapshot that does not parse, or that matches no journal record (it
 //     was edited behind the custodian's back), is moved aside to
 //     <name>.json.corrupt-<time> / <name>.json.unjournaled-<time> and rebuilt
-//     from the journal. Without a journal to rebuild from, open refuses with
-//     CORRUPT_STATE and leaves the file where it is.
+//     from the journal; then the direct edit is adopted as a commit by
+//     "direct-edit" or kept aside, by Options.DirectEdits (direct.go).
+//     Without a journal to rebuild from, open refuses with CORRUPT_STATE
+//     and leaves the file where it is.
+//   - A FIFO, device, socket or directory where a state file belongs is
+//     CORRUPT_STATE at once: every state file is opened with O_NONBLOCK
+//     and checked to be a regular file (regular.go).
 //   - A snapshot with no journal (a file made by another tool) is adopted: the
 //     first commit journals it as revision 1 and the change as revision 2.
 //

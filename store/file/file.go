@@ -74,6 +74,31 @@ type Options struct {
 	// $CUSTODIAN_JOURNAL_SEGMENT_BYTES when set, else
 	// DefaultSegmentBytes; a negative value never rotates.
 	SegmentBytes int64
+	// JournalKey, when set, authenticates the journal: every record
+	// carries an HMAC under it and the anchor (anchor.go) too, so that a
+	// history rewritten with every hash recomputed, or cut short with its
+	// anchor rewritten, is detected by Verify (and a forged anchor by every
+	// open). Nil takes $CUSTODIAN_JOURNAL_KEY, or the content of the file
+	// $CUSTODIAN_JOURNAL_KEY_FILE names (outside the project); neither set,
+	// or an empty non-nil key: no key.
+	JournalKey []byte
+	// DirectEdits is what happens to a snapshot changed behind the
+	// custodian's back (direct.go): DirectEditReject (the default) keeps
+	// it aside and restores the committed value, DirectEditAdopt commits
+	// it as actor "direct-edit" when Validate accepts it.
+	DirectEdits DirectEditPolicy
+	// Validate checks a direct edit before it is adopted, and a snapshot a
+	// repair keeps (prev is the committed value): the composition root
+	// passes the documents' rules (app.DocumentRules). Nil checks nothing
+	// beyond the value parsing.
+	Validate store.Validator
+	// DirectEditRule, when set, is one more check of a direct edit only
+	// (not of what a repair keeps): the ASDD manifest's rule that a hand
+	// edit changes nothing the rules own.
+	DirectEditRule store.Validator
+	// OnDirectEdit, when set, is told of every direct edit found and what
+	// became of it.
+	OnDirectEdit func(DirectEdit)
 	// CheckPatches makes a commit whose Change carries a Patch also parse
 	// its Value in full and refuse the commit when the two disagree: a
 	// check of the proposer's patches, for tests.
@@ -103,7 +128,9 @@ type Store struct {
 	docs   map[string]*doc
 	closed bool
 
-	daemon *daemon // Hold mode only
+	daemon *daemon      // Hold mode only
+	edits  *editWatcher // Hold mode: the direct-edit watcher, once started (guarded by mu)
+	key    []byte       // the journal key (Options.JournalKey), nil: none
 }
 
 var _ store.Store = (*Store)(nil)
@@ -139,7 +166,24 @@ func Open(dir string, opts Options) (*Store, error) {
 			opts.SegmentBytes = n
 		}
 	}
+	if opts.JournalKey == nil {
+		k, err := journalKeyFromEnv(abs)
+		if err != nil {
+			r.Close()
+			return nil, err
+		}
+		opts.JournalKey = k
+	}
+	switch opts.DirectEdits {
+	case "", DirectEditReject, DirectEditAdopt:
+	default:
+		r.Close()
+		return nil, reason.New(reason.InvalidInput, "direct edits policy %q: want %q or %q", opts.DirectEdits, DirectEditAdopt, DirectEditReject)
+	}
 	s := &Store{dir: abs, root: r, opts: opts, docs: map[string]*doc{}}
+	if len(opts.JournalKey) > 0 {
+		s.key = opts.JournalKey
+	}
 	if opts.Hold {
 		if err := s.startDaemon(); err != nil {
 			r.Close()
@@ -312,9 +356,18 @@ func (s *Store) Keys(ctx context.Context) ([]string, error) {
 			case ".git", "node_modules", "vendor":
 				return fs.SkipDir
 			}
+			if k, ok := keyForJournal(p); ok {
+				// A directory where a journal belongs: listed, so
+				// that verify reports it.
+				keys = append(keys, k)
+				return fs.SkipDir
+			}
 			return nil
 		}
 		if k, ok := keyForJournal(p); ok {
+			keys = append(keys, k)
+		} else if k, ok := keyForAnchor(p); ok {
+			// An anchor whose journal is gone: verify reports it.
 			keys = append(keys, k)
 		}
 		return nil
@@ -342,12 +395,29 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		}
 	}
 	var res store.Result
-	err = d.locked(ctx, func() error {
+	lock := d.locked
+	if !o.Create {
+		// A document that does not exist is NOT_FOUND at once: a refused
+		// request leaves no directory or lock file behind.
+		lock = d.lockedRead
+	}
+	err = lock(ctx, func() error {
 		if b := d.brokenErr(); b != nil {
 			return fmt.Errorf("%s: refusing to write after a failed sync (reopen to recover): %w", key, b)
 		}
 		if err := d.refresh(); err != nil {
 			return err
+		}
+		if d.readOnly != nil {
+			// A recovery step could not be written (a full disk): retry
+			// it now, and refuse to commit while it fails.
+			d.loaded = false
+			if err := d.refresh(); err != nil {
+				return err
+			}
+			if d.readOnly != nil {
+				return fmt.Errorf("%s: refusing to write: %w", key, d.readOnly)
+			}
 		}
 		if o.IfRevision != nil && *o.IfRevision != d.rev {
 			return reason.New(reason.Conflict, "%s is at revision %d, not %d", key, d.rev, *o.IfRevision)
@@ -449,10 +519,14 @@ type doc struct {
 	liveFirst uint64
 	rotateAt  int64  // after a failed rotation: the journal size at which to try again
 	sID       fileID // snapshot identity as last read or written
-	rev       uint64
-	last      *store.Record
-	value     []byte // current value as stored in the snapshot (nil: none, or lazy)
-	tree      any    // value decoded, for diffs
+	// wroteID is the identity of the snapshot this process last wrote
+	// (taken from its temp file before the rename); guarded by mu, or in
+	// Hold mode by held.snapMu.
+	wroteID fileID
+	rev     uint64
+	last    *store.Record
+	value   []byte // current value as stored in the snapshot (nil: none, or lazy)
+	tree    any    // value decoded, for diffs
 	// Hold mode: a value committed as a store.Change.Lazy is kept unmade
 	// (value nil) until something needs its bytes, and its proposer's
 	// Memo is kept for the next Update run WithMemo.
@@ -465,10 +539,19 @@ type doc struct {
 	// mark. Set by load (under mu) and, in Hold mode, by the snapshot
 	// writer (under held.snapMu).
 	snapMark string
+	// snapHash is, in Hold mode, the SHA-256 of the snapshot file's bytes
+	// as load left it.
+	snapHash string
 
-	broken  error         // a sync failed: the state on disk is unknown
-	cmu     sync.Mutex    // guards changed
-	changed chan struct{} // closed and replaced on every commit (wakes watchers)
+	broken error // a sync failed: the state on disk is unknown
+	// readOnly is why the last load could not finish a repair on disk
+	// (snapshot rewrite, torn tail cut off: a full disk): reads are
+	// served, commits refused until a load succeeds.
+	readOnly error
+	edit     *capturedEdit // a direct edit load found, to settle (direct.go)
+	repair   *repairState  // set during Repair (repair.go)
+	cmu      sync.Mutex    // guards changed
+	changed  chan struct{} // closed and replaced on every commit (wakes watchers)
 
 	held heldState // Hold mode only
 }
@@ -548,12 +631,29 @@ func (d *doc) locked(ctx context.Context, f func() error) error {
 	}
 	// Create the lock file through the root so a symlinked directory that
 	// escapes the project is refused before flock follows the path.
-	lf, err := d.s.root.OpenFile(d.p.lock, os.O_CREATE|os.O_RDONLY, 0o644)
+	// Opened without blocking and checked: flock would hang on a FIFO.
+	lf, err := d.openRegular(d.p.lock, os.O_CREATE|os.O_RDONLY, 0o644)
 	if err != nil {
+		if _, ok := reason.As(err); ok {
+			return err
+		}
 		return pathError(d.p.key, err)
 	}
 	lf.Close()
-	if ctx.Done() == nil {
+	ok, err := d.flock.TryLock()
+	if err != nil {
+		return fmt.Errorf("lock %s: %w", d.p.lock, err)
+	}
+	if !ok && d.s.daemon == nil {
+		// Held by a daemon for its lifetime (one started without a socket
+		// this process could reach): waiting would never end.
+		if err := d.s.daemonHolder(d.p.lock); err != nil {
+			return err
+		}
+	}
+	if ok {
+		// Taken at once.
+	} else if ctx.Done() == nil {
 		if err := d.flock.Lock(); err != nil {
 			return fmt.Errorf("lock %s: %w", d.p.lock, err)
 		}
@@ -613,6 +713,9 @@ func pathError(key string, err error) error {
 	}
 	if errors.Is(err, syscall.ENOTDIR) {
 		return reason.New(reason.InvalidInput, "document key %q: a parent is not a directory", key)
+	}
+	if errors.Is(err, syscall.ELOOP) {
+		return reason.New(reason.CorruptState, "%s: a state file is a symlink loop: %v", key, err)
 	}
 	return fmt.Errorf("%s: %w", key, err)
 }
@@ -677,12 +780,5 @@ func (d *doc) syncDir() error {
 }
 
 func (d *doc) readFile(name string) ([]byte, error) {
-	b, err := d.s.root.ReadFile(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, pathError(d.p.key, err)
-	}
-	return b, nil
+	return d.readRegularFile(name)
 }

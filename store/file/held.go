@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"os"
 	"path"
@@ -17,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -121,6 +121,15 @@ type heldState struct {
 	// snapDisk is snapRev for the syncer, which seals a journal file
 	// only once the snapshot holds one of its revisions.
 	snapDisk atomic.Uint64
+	// The snapshot file as the daemon last wrote or read it (guarded by
+	// snapMu): anything else there is a direct edit (direct.go), and
+	// edits the snapshot writer moved aside before replacing the file
+	// wait in queued for the watcher to settle them.
+	snapID   fileID
+	snapFile string
+	queued   []*capturedEdit
+
+	anchor *os.File // the anchor file, open for the syncer's rewrites
 }
 
 // startDaemon takes the daemon lock and starts the snapshot writer.
@@ -148,7 +157,7 @@ func (s *Store) startDaemon() error {
 	if !ok {
 		holder := "unknown"
 		if b, err := s.root.ReadFile(rel); err == nil && len(strings.TrimSpace(string(b))) > 0 {
-			holder = strings.TrimSpace(string(b))
+			holder, _, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
 		}
 		return reason.New(reason.Conflict, "another custodian daemon (pid %s) already serves this project (it holds %s)", holder, rel)
 	}
@@ -159,6 +168,62 @@ func (s *Store) startDaemon() error {
 	s.daemon = &daemon{pid: fl, pidRel: rel, stop: make(chan struct{}), stopped: make(chan struct{})}
 	go s.snapshotLoop()
 	return nil
+}
+
+// AnnounceDaemon records, in Hold mode, where the daemon can be reached
+// (its socket, its HTTP address): the pid file holds the pid on its first
+// line and one address per line after it, so that a command that finds a
+// document's lock held by the daemon names it instead of waiting.
+func (s *Store) AnnounceDaemon(addrs ...string) error {
+	if s.daemon == nil {
+		return nil
+	}
+	b := fmt.Appendf(nil, "%d\n", os.Getpid())
+	for _, a := range addrs {
+		b = append(b, strings.ReplaceAll(a, "\n", " ")...)
+		b = append(b, '\n')
+	}
+	return s.root.WriteFile(s.daemon.pidRel, b, 0o644)
+}
+
+// daemonHolder returns, when a running daemon holds the project (its pid
+// file is locked), a CONFLICT naming it (pid, addresses) for a command
+// that found lock held; nil when no daemon runs (another command holds the
+// lock for one commit: wait for it).
+func (s *Store) daemonHolder(lock string) error {
+	rel := s.opts.PidFile
+	if rel == "" {
+		rel = DefaultPidFile
+	}
+	f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return nil // no daemon: the pid file is free
+	}
+	b, _ := io.ReadAll(io.LimitReader(f, 4096))
+	pid, addrs := "unknown", []string{}
+	var fields []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			fields = append(fields, l)
+		}
+	}
+	if len(fields) > 0 {
+		pid, addrs = fields[0], fields[1:]
+	}
+	where := "no socket: it was started with --socket \"\" and, if it listens on TCP, is reached with --server URL"
+	if len(addrs) > 0 {
+		where = "listening on " + strings.Join(addrs, ", ")
+	}
+	return reason.New(reason.Conflict, "a custodian daemon (pid %s, %s) holds %s for as long as it runs: send this command to it (--server URL or $CUSTODIAN_SERVER), or stop it", pid, where, lock).
+		With("pid", pid).With("addresses", addrs)
 }
 
 // snapshotLoop rewrites the snapshots that are behind, at most once per
@@ -194,10 +259,19 @@ func (s *Store) snapshotLoop() {
 func (s *Store) stopDaemon(docs []*doc) error {
 	close(s.daemon.stop)
 	<-s.daemon.stopped
+	s.mu.Lock()
+	ew := s.edits
+	s.mu.Unlock()
+	if ew != nil {
+		ew.close()
+	}
 	var errs []error
 	for _, d := range docs {
 		d.mu.Lock()
 		if d.held.locked {
+			// A direct edit made while the daemon ran is settled before
+			// it stops, not left on disk for the next command.
+			d.checkHeldEditLocked()
 			if v := d.held.latest.Load(); v != nil {
 				if err := d.awaitDurable(v.rev); err != nil {
 					errs = append(errs, err)
@@ -215,6 +289,10 @@ func (s *Store) stopDaemon(docs []*doc) error {
 					errs = append(errs, err)
 				}
 				d.held.jf = nil
+			}
+			if d.held.anchor != nil {
+				d.held.anchor.Close()
+				d.held.anchor = nil
 			}
 			if err := d.flock.Unlock(); err != nil {
 				errs = append(errs, err)
@@ -252,6 +330,7 @@ func (d *doc) heldInit() {
 	d.held.durable.Store(v)
 	d.held.snapRev = d.rev
 	d.held.snapDisk.Store(d.rev)
+	d.held.snapID, d.held.snapFile = d.sID, d.snapHash
 	d.held.taken = d.rev
 	d.held.jExists = d.jID.exists
 	d.held.size = d.jID.size
@@ -287,7 +366,7 @@ func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Rec
 	lines, prev := h.sbuf[:0], h.sealHash
 	for _, r := range recs {
 		var err error
-		if lines, err = r.SealTo(lines, prev); err != nil {
+		if lines, err = r.SealMAC(lines, prev, d.s.key); err != nil {
 			return nil, err
 		}
 		prev = r.Hash
@@ -496,6 +575,7 @@ func (d *doc) syncGroup(batch []pendingRec, lines []byte) error {
 	if err := h.jf.Sync(); err != nil {
 		return err
 	}
+	d.writeAnchor(target.rev, target.hash)
 	before := h.durable.Load()
 	h.durable.Store(target)
 	d.notify()
@@ -528,24 +608,33 @@ func (d *doc) flushSnapshot(force bool) error {
 	if !force && start.Before(h.snapNext) {
 		return nil
 	}
-	var before func() error
-	var fh hash.Hash
-	file := "" // the mark's file hash, when a mark names the new snapshot
-	if v.sum == "" {
-		fh = sha256.New()
-		before = func() error {
+	fh := sha256.New()
+	file := ""  // the mark's file hash, when a mark names the new snapshot
+	guard := "" // a hard link to the file being replaced (direct.go)
+	oldID, oldFile, oldRev := h.snapID, h.snapFile, h.snapRev
+	before := func() error {
+		if v.sum == "" {
 			file = "sha256:" + hex.EncodeToString(fh.Sum(nil))
-			return d.writeMark(mark{Rev: v.rev, Hash: v.hash, File: file})
+			if err := d.writeMark(mark{Rev: v.rev, Hash: v.hash, File: file}); err != nil {
+				return err
+			}
 		}
+		// A direct edit of the file is moved aside right before the file
+		// is replaced, and the file replaced is kept by a hard link until
+		// the rename is done: an edit written in place meanwhile is in it.
+		// Never lost; settled by the edit watcher.
+		if e := d.captureHeld(); e != nil {
+			d.queueEdit(e)
+		}
+		oldID, oldFile = h.snapID, h.snapFile
+		guard = d.guardSnapshot()
+		return nil
 	}
 	// Every value in memory was parsed or vouched for by its patch's
 	// proposer: indent without validating again. Streamed: the indented
 	// copy is never held in memory whole.
 	if err := d.writeSnapshotWith(func(f *os.File) error {
-		var w io.Writer = f
-		if fh != nil {
-			w = io.MultiWriter(f, fh)
-		}
+		w := io.MultiWriter(f, fh)
 		if wt, ok := v.lazy.(io.WriterTo); ok && v.value == nil {
 			// A lazy value streams its bytes: they are never made whole.
 			iw := store.NewIndentWriter(w)
@@ -557,10 +646,18 @@ func (d *doc) flushSnapshot(force bool) error {
 		bw := bufio.NewWriterSize(w, 256<<10)
 		return store.IndentValidTo(bw, v.bytes())
 	}, before); err != nil {
+		if guard != "" {
+			_ = d.s.root.Remove(guard) // the file was not replaced
+		}
 		return err
+	}
+	if guard != "" {
+		d.checkGuard(guard, oldID, oldFile, oldRev)
 	}
 	h.snapRev, d.snapMark = v.rev, file
 	h.snapDisk.Store(v.rev)
+	h.snapFile = "sha256:" + hex.EncodeToString(fh.Sum(nil))
+	h.snapID = d.wroteID // as written: an edit right after the rename differs
 	end := time.Now()
 	h.snapNext = start.Add(d.s.opts.SnapshotInterval)
 	if t := end.Add(9 * end.Sub(start)); t.After(h.snapNext) {

@@ -447,6 +447,11 @@ func crashCheck(t *testing.T, round int, dir string, acked map[uint64]string, lo
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// Issue 18 item 11: verify, on the crash image itself (before any
+	// recovery), recognises what a daemon's kill leaves and passes.
+	if _, err := s.VerifyDocument(ctx, key); err != nil {
+		t.Fatalf("round %d: verify of the crash image: %v", round, err)
+	}
 	doc, err := s.Get(ctx, key)
 	if err != nil {
 		t.Fatalf("round %d: %v", round, err)

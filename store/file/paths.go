@@ -11,6 +11,9 @@ import (
 // slash form (os.Root accepts them on every platform we support).
 type paths struct {
 	key, dir, snap, tmp, journal, lock, marks string
+	// head is the chain's anchor: the journal's last revision and hash
+	// (anchor.go).
+	head string
 	// coopLock is a lock file that other tools take around their own
 	// writes of the snapshot ("" for none): the state-manager plugins
 	// hold flock(2) on .agents/tmp/state.json.lock while they rewrite
@@ -35,10 +38,12 @@ func pathsFor(key string) paths {
 		p.journal = path.Join(dir, "journal.ndjson")
 		p.lock = path.Join(dir, ".lock")
 		p.marks = path.Join(dir, ".marks")
+		p.head = path.Join(dir, ".head")
 	} else {
 		p.journal = path.Join(dir, stem+".journal.ndjson")
 		p.lock = path.Join(dir, "."+stem+".lock")
 		p.marks = path.Join(dir, "."+stem+".marks")
+		p.head = path.Join(dir, "."+stem+".head")
 	}
 	p.segPrefix = strings.TrimSuffix(path.Base(p.journal), "ndjson")
 	if key == ".agents/tmp/state.json" {
@@ -115,4 +120,18 @@ func keyForJournal(rel string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// keyForAnchor maps an anchor file's name (.head, .<stem>.head) back to
+// its document's key.
+func keyForAnchor(rel string) (string, bool) {
+	dir, base := path.Split(rel)
+	if base == ".head" {
+		return dir + "manifest.json", true
+	}
+	stem, ok := strings.CutSuffix(base, ".head")
+	if !ok || !strings.HasPrefix(stem, ".") || len(stem) < 2 {
+		return "", false
+	}
+	return dir + stem[1:] + ".json", true
 }

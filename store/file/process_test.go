@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/internal/testbin"
+	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store/file"
 	"github.com/custodian-dev/custodian/store/storetest"
 )
@@ -107,6 +108,7 @@ func TestKillNine(t *testing.T) {
 		rev   uint64
 	}
 	var acked []ack
+	recoverable := 0 // crash images verify found recoverable
 	snap := filepath.Join(dir, "shared", "doc.json")
 	for round := range rounds {
 		cmd := exec.Command(bin, "-C", dir, "debug", "write", "shared/doc.json", "--writer", "w", "--cycle", "8", "--count", "100000")
@@ -150,6 +152,15 @@ func TestKillNine(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Issue 18 item 11: verify, on the crash image itself (before any
+		// recovery), recognises what a kill leaves and passes.
+		rep, err := s.VerifyDocument(ctx, "shared/doc.json")
+		if err != nil && !(reason.CodeOf(err) == reason.NotFound && len(acked) == 0) {
+			t.Fatalf("round %d: verify of the crash image: %v", round, err)
+		}
+		if len(rep.Recovery) > 0 {
+			recoverable++
+		}
 		doc, err := s.Get(ctx, "shared/doc.json")
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
@@ -170,7 +181,7 @@ func TestKillNine(t *testing.T) {
 		s.Close()
 	}
 	segs, _ := filepath.Glob(filepath.Join(dir, "shared", "doc.journal.*-*.ndjson"))
-	t.Logf("%d kills, %d acknowledged commits, all present; %d journal segments", rounds, len(acked), len(segs))
+	t.Logf("%d kills, %d acknowledged commits, all present; %d journal segments; %d crash images verify called recoverable, none corrupt", rounds, len(acked), len(segs), recoverable)
 	if len(segs) == 0 {
 		t.Fatal("no journal segment was sealed: the kills never met a rotation")
 	}

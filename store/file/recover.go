@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"time"
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
@@ -82,6 +83,8 @@ func (d *doc) refresh() error {
 			return err
 		}
 		d.heldInit()
+		d.watchEdits()
+		d.settleEdit()
 		return nil
 	}
 	jid, err := d.stat(d.p.journal)
@@ -101,13 +104,17 @@ func (d *doc) refresh() error {
 			return err
 		}
 	}
-	return d.load()
+	if err := d.load(); err != nil {
+		return err
+	}
+	d.settleEdit()
+	return nil
 }
 
 // catchUp applies journal records appended after what this process read.
 // It returns false when a full load is needed instead.
 func (d *doc) catchUp(jid, sid fileID) (bool, error) {
-	f, err := d.s.root.Open(d.p.journal)
+	f, err := d.openRegular(d.p.journal, os.O_RDONLY, 0)
 	if err != nil {
 		return false, pathError(d.p.key, err)
 	}
@@ -126,11 +133,11 @@ func (d *doc) catchUp(jid, sid fileID) (bool, error) {
 	last := pj.recs[len(pj.recs)-1]
 	// The committer rewrote the snapshot before it let go of the lock, so
 	// reading it is one parse, where replaying is one per record.
-	if snap, err := d.readFile(d.p.snap); err == nil && snap != nil {
+	if snap, snapID, err := d.readFileID(d.p.snap); err == nil && snap != nil {
 		if pv, err := store.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}); err == nil && pv.Sum == last.Sum {
 			d.value, d.lazy, d.memo, d.tree, d.sum = snap, nil, nil, pv.Tree, pv.Sum
 			d.rev, d.last, d.jID = last.Rev, &pj.recs[len(pj.recs)-1], jid
-			d.sID, _ = d.stat(d.p.snap)
+			d.sID = snapID
 			return true, nil
 		}
 	}
@@ -170,6 +177,7 @@ func (d *doc) setValue(v []byte) error {
 // rebuilt from the journal (segment.go).
 func (d *doc) load() error {
 	d.loaded = false
+	d.readOnly = nil
 	if err := d.recoverTmp(); err != nil {
 		return err
 	}
@@ -183,9 +191,15 @@ func (d *doc) load() error {
 		l := recs[len(recs)-1] // a copy: d.last must not keep the records alive
 		last = &l
 	}
-	snap, err := d.readFile(d.p.snap)
+	snap, snapID, err := d.readFileID(d.p.snap)
 	if err != nil {
 		return err
+	}
+	var anc *anchor
+	if d.repair == nil {
+		if anc, err = d.checkAnchor(recs, snap != nil); err != nil {
+			return err
+		}
 	}
 	d.snapMark = ""
 	var value []byte
@@ -217,11 +231,17 @@ func (d *doc) load() error {
 				return err
 			}
 			d.logf("snapshot does not parse: moved aside and rebuilt from the journal", "aside", aside, "error", perr)
+			d.edit = &capturedEdit{aside: aside, err: perr}
 			if value, err = store.Replay(nil, recs); err != nil {
 				return err
 			}
 			rewrite = true
 		case last == nil:
+			if d.repair == nil {
+				if err := d.checkUnjournaled(pv.Tree); err != nil {
+					return err
+				}
+			}
 			value, adopted = snap, true
 		case pv.Sum == last.Sum:
 			value = snap
@@ -300,6 +320,7 @@ func (d *doc) load() error {
 						return err
 					}
 					d.logf("snapshot was changed outside the custodian: moved aside and rebuilt from the journal", "aside", aside)
+					d.edit = &capturedEdit{aside: aside, value: snap}
 				}
 			}
 			rewrite = k != len(recs)-1
@@ -310,8 +331,15 @@ func (d *doc) load() error {
 		if err != nil {
 			return err
 		}
+		snap = b
 		if err := d.writeSnapshotFor(b, last); err != nil {
-			return err
+			// The journal holds the value: reads go on (a full disk must
+			// not stop them), writes wait for a load that rewrites it.
+			d.logf("snapshot not rewritten; serving the journal's value, writes refused until it is", "error", err)
+			d.readOnly = fmt.Errorf("%s could not be rewritten from the journal: %w", d.p.snap, err)
+			snapID, _ = d.stat(d.p.snap)
+		} else {
+			snapID = d.wroteID
 		}
 		value = b
 	}
@@ -328,10 +356,15 @@ func (d *doc) load() error {
 	if d.jID, err = d.stat(d.p.journal); err != nil {
 		return err
 	}
-	if d.sID, err = d.stat(d.p.snap); err != nil {
-		return err
+	// The snapshot as read or written here, not as it is now: an edit
+	// made since is seen as a change by the next look.
+	d.sID = snapID
+	d.snapHash = ""
+	if d.s.opts.Hold && snap != nil && d.sID.exists {
+		d.snapHash = store.HashBytes(snap)
 	}
 	d.loaded = true
+	d.advanceAnchor(anc, last)
 	return nil
 }
 
@@ -469,9 +502,14 @@ func (d *doc) readJournal(repair bool, prev *store.Record) (parsedJournal, error
 	if pj.torn && repair {
 		broken := d.p.journal + ".broken-" + stamp(d.s.opts.Now())
 		if err := d.s.root.WriteFile(broken, data, 0o644); err != nil {
-			return pj, fmt.Errorf("keep torn journal: %w", err)
+			// Reads go on without the torn tail; writes wait until it
+			// can be cut off with its copy kept.
+			_ = d.s.root.Remove(broken)
+			d.logf("torn journal tail not cut off (its copy could not be kept); writes refused until it is", "error", err)
+			d.readOnly = fmt.Errorf("the torn tail of %s could not be cut off: keep torn journal: %w", d.p.journal, err)
+			return pj, nil
 		}
-		f, err := d.s.root.OpenFile(d.p.journal, os.O_WRONLY, 0)
+		f, err := d.openRegular(d.p.journal, os.O_WRONLY, 0)
 		if err != nil {
 			return pj, fmt.Errorf("repair journal: %w", err)
 		}
@@ -510,7 +548,7 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	if d.has() && nv.Sum == d.currentSum() && !d.adopted {
 		return nil, nil
 	}
-	now := d.s.opts.Now().UTC()
+	now := d.commitTime()
 	var recs []*store.Record
 	rev := d.rev
 	var from any
@@ -603,7 +641,7 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 		if max := lim.MaxBytes; max > 0 && len(ch.Patch) > max || max <= 0 && len(ch.Patch) > store.DefaultMaxBytes {
 			return nil, false, nil
 		}
-		rec := &store.Record{Rev: d.rev + 1, Time: d.s.opts.Now().UTC(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
+		rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
 		r, err := d.heldAppend([]*store.Record{rec}, &version{lazy: ch.Lazy}, ch.Memo)
 		return r, true, err
 	}
@@ -621,7 +659,7 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 			return nil, true, fmt.Errorf("%s: the change's patch does not produce its value (sum %s, value %s, %v %v)", d.p.key, sum, full, err, ferr)
 		}
 	}
-	rec := &store.Record{Rev: d.rev + 1, Time: d.s.opts.Now().UTC(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
+	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
 	// Kept without a copy: Change.Patch's contract.
 	v := &version{tree: tree}
 	if ch.Value != nil {
@@ -645,7 +683,7 @@ func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum st
 	}
 	var lines []byte
 	for _, r := range recs {
-		line, err := r.Seal(prev)
+		line, err := r.SealMAC(nil, prev, d.s.key)
 		if err != nil {
 			return nil, err
 		}
@@ -657,12 +695,14 @@ func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum st
 		return nil, err
 	}
 	// Committed: the journal holds it durably.
+	d.writeAnchor(rec.Rev, rec.Hash)
 	d.rev, d.last = rec.Rev, rec
 	d.value, d.lazy, d.memo, d.tree, d.sum, d.adopted = snap, nil, nil, tree, sum, false
 	var err error
 	if d.jID, err = d.stat(d.p.journal); err != nil {
 		d.loaded = false
 	}
+	d.wroteID = fileID{}
 	if err := d.writeSnapshot(snap); err != nil {
 		d.logf("snapshot not rewritten; the journal holds the commit and the next open replays it", "revision", rec.Rev, "error", err)
 	} else if n := d.s.segmentBytes(); n > 0 && d.jID.exists && d.jID.size >= max(n, d.rotateAt) && d.loaded {
@@ -674,7 +714,9 @@ func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum st
 			d.jID, d.liveFirst, d.rotateAt = fileID{}, rec.Rev+1, 0
 		}
 	}
-	if d.sID, err = d.stat(d.p.snap); err != nil {
+	if d.wroteID.exists {
+		d.sID = d.wroteID // as written, not as it may be by now
+	} else if d.sID, err = d.stat(d.p.snap); err != nil {
 		d.loaded = false
 	}
 	d.notify()
@@ -689,8 +731,11 @@ func (d *doc) appendJournal(lines []byte) error {
 	if created {
 		d.liveFirst = d.rev + 1
 	}
-	f, err := d.s.root.OpenFile(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := d.openRegular(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
+		if _, ok := reason.As(err); ok {
+			return err
+		}
 		return pathError(d.p.key, err)
 	}
 	defer f.Close()
@@ -780,7 +825,7 @@ func (d *doc) replaceFile(name, tmp, point string, write func(f *os.File) error,
 	err := d.fault(point + ".write")
 	var f *os.File
 	if err == nil {
-		f, err = d.s.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		f, err = d.openRegular(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", tmp, err)
@@ -797,14 +842,36 @@ func (d *doc) replaceFile(name, tmp, point string, write func(f *os.File) error,
 	if err == nil && beforeRename != nil {
 		err = beforeRename()
 	}
+	var id fileID
+	if err == nil && name == d.p.snap {
+		// The identity the snapshot will have (rename keeps the inode and
+		// the mtime): taken now, so that a write right after the rename
+		// is never mistaken for ours.
+		id, err = d.stat(tmp)
+	}
 	if err == nil {
 		if err = d.fault(point + ".rename"); err == nil {
 			err = d.s.root.Rename(tmp, name)
 		}
+	}
+	if err == nil && name == d.p.snap {
+		d.wroteID = id
 	}
 	if err != nil {
 		_ = d.s.root.Remove(tmp)
 		return fmt.Errorf("replace %s: %w", name, err)
 	}
 	return d.syncDir()
+}
+
+// commitTime is the time of the next record: the clock's, but never
+// earlier than the record before it (a clock stepped back, or another
+// process's clock behind this one's), so that record times never go
+// backwards and the durations between them are never negative.
+func (d *doc) commitTime() time.Time {
+	now := d.s.opts.Now().UTC()
+	if d.last != nil && now.Before(d.last.Time) {
+		return d.last.Time.UTC()
+	}
+	return now
 }

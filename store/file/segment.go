@@ -105,7 +105,9 @@ func listSegments(fsys fs.FS, p paths) ([]segment, error) {
 
 // JournalFilesIn lists the journal files of the document key under the
 // project root dir without opening a store: its sealed segments, oldest
-// first, then the live journal if it exists; names are relative to dir.
+// first, then the live journal, its anchor (.head) and its marks, those
+// that exist; names are relative to dir. The anchor and the marks name
+// revisions of this journal: they go wherever it goes.
 // A tool that moves a document's files aside calls it while it holds the
 // document's lock (.lock beside it), so no rotation runs meanwhile.
 func JournalFilesIn(dir, key string) ([]string, error) {
@@ -126,10 +128,12 @@ func JournalFilesIn(dir, key string) ([]string, error) {
 	for _, sg := range segs {
 		out = append(out, sg.name)
 	}
-	if _, err := root.Lstat(p.journal); err == nil {
-		out = append(out, p.journal)
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+	for _, name := range []string{p.journal, p.head, p.marks} {
+		if _, err := root.Lstat(name); err == nil {
+			out = append(out, name)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
 	}
 	return out, nil
 }
@@ -167,7 +171,7 @@ func corruptSegment(name string, rev uint64, format string, args ...any) error {
 // the file. The record's own hash is checked; its link to the record
 // before it is not (it is read only when the segment is).
 func (d *doc) readTail(s segment) (store.Record, error) {
-	f, err := d.s.root.Open(s.name)
+	f, err := d.openRegular(s.name, os.O_RDONLY, 0)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return store.Record{}, corruptSegment(s.name, s.to, "the file disappeared")
@@ -481,8 +485,8 @@ func (d *doc) rotate(first, last uint64) error {
 
 // JournalFiles lists the files that hold a document's journal, relative to
 // the project root: its sealed segments in revision order, then the live
-// journal (when it exists). A tool that moves a document's journal aside
-// must move all of them.
+// journal, its anchor and its marks (those that exist). A tool that moves
+// a document's journal aside must move all of them.
 func (s *Store) JournalFiles(key string) ([]string, error) {
 	d, err := s.doc(key)
 	if err != nil {
@@ -496,10 +500,12 @@ func (s *Store) JournalFiles(key string) ([]string, error) {
 	for _, sg := range segs {
 		out = append(out, sg.name)
 	}
-	if id, err := d.stat(d.p.journal); err != nil {
-		return nil, err
-	} else if id.exists {
-		out = append(out, d.p.journal)
+	for _, name := range []string{d.p.journal, d.p.head, d.p.marks} {
+		if id, err := d.stat(name); err != nil {
+			return nil, err
+		} else if id.exists {
+			out = append(out, name)
+		}
 	}
 	return out, nil
 }
@@ -511,7 +517,7 @@ func (d *doc) openLive() (*os.File, error) {
 	if h.jf != nil {
 		return h.jf, nil
 	}
-	f, err := d.s.root.OpenFile(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := d.openRegular(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, pathError(d.p.key, err)
 	}

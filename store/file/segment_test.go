@@ -186,7 +186,7 @@ func TestRotationDirect(t *testing.T) {
 		t.Fatal(err)
 	}
 	var want []string
-	for _, f := range append(segFiles(t, dir), path(dir, "journal.ndjson")) {
+	for _, f := range append(segFiles(t, dir), path(dir, "journal.ndjson"), path(dir, ".head"), path(dir, ".marks")) {
 		if _, err := os.Stat(f); err == nil {
 			rel, _ := filepath.Rel(dir, f)
 			want = append(want, filepath.ToSlash(rel))

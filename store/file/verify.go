@@ -2,6 +2,7 @@ package file
 
 import (
 	"context"
+	"crypto/hmac"
 	"errors"
 	"fmt"
 	"io"
@@ -17,15 +18,38 @@ import (
 
 // Verify checks, without repairing anything, that the document's journal
 // chain is intact across all its segments, that replaying it reproduces
-// every recorded value, and that the snapshot equals the latest one. The
-// journal is read one file at a time: memory holds one file's records and
-// the value, not the whole history.
+// every recorded value, that the snapshot equals the latest one or an
+// earlier one that recovery brings up to date, and that the anchor (and,
+// with a journal key, every MAC) matches. The journal is read one file at
+// a time: memory holds one file's records and the value, not the whole
+// history. See VerifyDocument for what it reports besides an error.
 func (s *Store) Verify(ctx context.Context, key string) error {
+	_, err := s.VerifyDocument(ctx, key)
+	return err
+}
+
+// VerifyReport is what Verify found on a document that passed.
+type VerifyReport struct {
+	Key      string `json:"key"`
+	Revision uint64 `json:"revision"`
+	// Recovery lists the states an ordinary crash leaves that the next
+	// open recovers (silently, under the lock), and what it will do:
+	// they are not corruption.
+	Recovery []string `json:"recovery,omitempty"`
+	// Anchored is the revision the anchor names (0: no anchor);
+	// Authenticated, that a journal key checked the anchor and every MAC.
+	Anchored      uint64 `json:"anchored"`
+	Authenticated bool   `json:"authenticated"`
+}
+
+// VerifyDocument is Verify returning what it found.
+func (s *Store) VerifyDocument(ctx context.Context, key string) (VerifyReport, error) {
+	rep := VerifyReport{Key: key}
 	d, err := s.doc(key)
 	if err != nil {
-		return err
+		return rep, err
 	}
-	return d.lockedRead(ctx, func() error {
+	err = d.lockedRead(ctx, func() error {
 		if d.held.locked {
 			// Hold mode: make the files whole first (journal synced,
 			// snapshot at the latest revision), then check them as usual.
@@ -36,51 +60,189 @@ func (s *Store) Verify(ctx context.Context, key string) error {
 				return err
 			}
 		}
-		snap, err := d.readFile(d.p.snap)
+		return d.verify(ctx, &rep)
+	})
+	return rep, err
+}
+
+func (d *doc) verify(ctx context.Context, rep *VerifyReport) error {
+	key := d.p.key
+	snap, err := d.readFile(d.p.snap)
+	if err != nil {
+		return err
+	}
+	tmp, err := d.readFile(d.p.tmp)
+	if err != nil {
+		return err
+	}
+	jid, err := d.stat(d.p.journal)
+	if err != nil {
+		return err
+	}
+	anc, bad, err := d.readAnchor()
+	if err != nil {
+		return err
+	}
+	var snapSum string
+	var snapTree any
+	if snap != nil {
+		pv, err := store.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
 		if err != nil {
-			return err
-		}
-		var v []byte
-		last, torn, err := d.walk(1, 0, func(name string, recs []store.Record) error {
-			if err := ctx.Err(); err != nil {
-				return err
+			if tmp != nil {
+				if _, terr := store.SumOf(tmp); terr == nil {
+					// The rename of a finished rewrite did not happen and
+					// the snapshot was then damaged: recovery promotes
+					// the .tmp only when the snapshot is missing.
+					return reason.New(reason.CorruptState, "%s does not parse (a complete %s is beside it): %v", d.p.snap, d.p.tmp, err)
+				}
 			}
-			var err error
-			if v, err = store.Replay(v, recs); err != nil {
-				return reason.New(reason.CorruptState, "journal %s: %v", name, err)
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if last == nil {
-			if snap == nil {
-				return notFound(key)
-			}
-			if _, err := store.SumOf(snap); err != nil {
-				return reason.New(reason.CorruptState, "%s does not parse: %v", d.p.snap, err)
-			}
-			return nil // a file not yet adopted
-		}
-		if snap == nil {
-			return reason.New(reason.CorruptState, "%s is missing (journal is at revision %d)", d.p.snap, last.Rev)
-		}
-		sum, err := store.SumOf(snap)
-		if err != nil {
 			return reason.New(reason.CorruptState, "%s does not parse: %v", d.p.snap, err)
 		}
-		if last.Sum != "" && sum != last.Sum {
-			return reason.New(reason.CorruptState, "%s does not match revision %d of its journal", d.p.snap, last.Rev)
+		snapSum, snapTree = pv.Sum, pv.Tree
+	}
+	key2 := d.s.key
+	var v []byte
+	sums := map[string]uint64{} // sum -> the last revision with it
+	hashes := map[uint64]string{}
+	macFrom := uint64(0) // the first revision carrying a MAC
+	var macErr error
+	last, torn, err := d.walk(1, 0, func(name string, recs []store.Record) error {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		if want, _ := store.SumOf(v); want != sum {
-			return reason.New(reason.CorruptState, "replaying %s does not reproduce %s", d.p.journal, d.p.snap)
+		for _, r := range recs {
+			if r.Sum != "" {
+				sums[r.Sum] = r.Rev
+			}
+			hashes[r.Rev] = r.Hash
+			if key2 != nil && macErr == nil && (r.MAC != "" || macFrom != 0) {
+				if macFrom == 0 {
+					macFrom = r.Rev
+				}
+				if err := r.CheckMAC(key2); err != nil {
+					macErr = reason.New(reason.CorruptState, "journal %s: %v", name, err)
+				}
+			}
 		}
-		if torn {
-			return reason.New(reason.CorruptState, "journal %s ends in a torn record (an unacknowledged commit; the next write cuts it off)", d.p.journal)
+		var err error
+		if v, err = store.Replay(v, recs); err != nil {
+			return reason.New(reason.CorruptState, "journal %s: %v", name, err)
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	if macErr != nil {
+		return macErr
+	}
+	if last == nil {
+		// No record: no journal, an empty one, or one holding only a torn
+		// line (a crash in the document's first commit).
+		if snap == nil {
+			if anc != nil {
+				return reason.New(reason.CorruptState, "%s: its snapshot and its journal %s are gone, but revision %d was committed (anchor %s): rebuild it, or restore them from a backup (the next commit starts a new history)", key, d.p.journal, anc.Rev, d.p.head)
+			}
+			if jid.exists {
+				rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s holds no complete record (a crash during the document's first commit, never acknowledged): nothing was committed; the next commit starts the journal afresh", d.p.journal))
+				return nil
+			}
+			if tmp != nil {
+				rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s is left from a write that did not finish; the next open promotes it as the snapshot", d.p.tmp))
+				return nil
+			}
+			return notFound(key)
+		}
+		if anc != nil {
+			return d.checkAnchorWith(anc, bad, nil, true)
+		}
+		if ms := d.readMarks(); len(ms) > 0 {
+			return reason.New(reason.CorruptState, "%s: its journal %s is missing, but its marks name revision %d: restore the journal, or start a new one from the snapshot: %s", key, d.p.journal, ms[len(ms)-1].Rev, d.repairCommand())
+		}
+		if n, ok := snapshotRevision(snapTree); ok {
+			return reason.New(reason.CorruptState, "%s names revision %s but has no journal (%s is missing): restore the journal, or start a new one from the snapshot: %s", d.p.snap, n, d.p.journal, d.repairCommand())
+		}
+		return nil // a file made by another tool, not yet adopted
+	}
+	rep.Revision = last.Rev
+	// The anchor: the journal must reach it, through the record it names.
+	switch {
+	case anc == nil && bad != "":
+		if key2 != nil {
+			return reason.New(reason.CorruptState, "%s: %s and the journal key is set: %s", key, bad, d.repairCommand())
+		}
+		rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s does not parse (a write cut short): the next commit rewrites it", d.p.head))
+	case anc == nil:
+		if key2 != nil {
+			return reason.New(reason.CorruptState, "%s: the journal key is set but %s is missing: %s", key, d.p.head, d.repairCommand())
+		}
+	default:
+		if key2 != nil && !hmac.Equal([]byte(anc.MAC), []byte(anchorMAC(key2, anc.Rev, anc.Hash))) {
+			return reason.New(reason.CorruptState, "%s: the anchor %s is not authenticated by the journal key: %s", key, d.p.head, d.repairCommand())
+		}
+		if anc.Rev > last.Rev {
+			return reason.New(reason.CorruptState, "%s: the journal ends at revision %d but revision %d was committed (anchor %s): its last %d record(s) are lost: %s", key, last.Rev, anc.Rev, d.p.head, anc.Rev-last.Rev, d.repairCommand())
+		}
+		if hashes[anc.Rev] != anc.Hash {
+			return reason.New(reason.CorruptState, "%s: journal record %d is not the one committed (its hash differs from the anchor %s): the history was rewritten: %s", key, anc.Rev, d.p.head, d.repairCommand())
+		}
+		rep.Anchored = anc.Rev
+		if anc.Rev < last.Rev {
+			rep.Recovery = append(rep.Recovery, fmt.Sprintf("the anchor names revision %d, the journal's head is %d (an anchor write lost in a crash): the next open moves it", anc.Rev, last.Rev))
+		}
+	}
+	// With a key the anchor is authenticated (else refused above), and
+	// through the hash chain every record up to it; the records after
+	// it carry their MACs (checked above).
+	rep.Authenticated = key2 != nil
+	if key2 != nil && anc.Rev < last.Rev && (macFrom == 0 || macFrom > anc.Rev+1) {
+		return reason.New(reason.CorruptState, "%s: records after the anchor's revision %d carry no MAC: they were not written by a holder of the journal key: %s", key, anc.Rev, d.repairCommand())
+	}
+	if torn {
+		rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s ends in a torn record (an unacknowledged commit cut short by a crash): the next open copies the journal aside and cuts it off", d.p.journal))
+	}
+	want, _ := store.SumOf(v)
+	switch {
+	case snap == nil && tmp != nil:
+		if s, err := store.SumOf(tmp); err == nil && s == want {
+			rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s is missing and %s holds revision %d (a rename a crash interrupted): the next open promotes it", d.p.snap, d.p.tmp, last.Rev))
+			return nil
+		}
+		rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s is missing: the next open rebuilds it from the journal (revision %d)", d.p.snap, last.Rev))
+		return nil
+	case snap == nil:
+		return reason.New(reason.CorruptState, "%s is missing (journal is at revision %d)", d.p.snap, last.Rev)
+	case snapSum == want:
+		if last.Sum != "" && last.Sum != want {
+			return reason.New(reason.CorruptState, "replaying %s does not reproduce its revision %d", d.p.journal, last.Rev)
+		}
+	default:
+		// An earlier revision of this journal (a crash between the
+		// journal's fsync and the snapshot's rename, or a daemon's
+		// deferred snapshot): recovery replays the records after it.
+		k, ok := sums[snapSum]
+		if !ok {
+			if i := d.markFor(snap, func(rev uint64) (string, bool) { h, ok := hashes[rev]; return h, ok }); i >= 0 {
+				k, ok = uint64(i+1), true
+			}
+		}
+		if !ok {
+			if last.Sum != "" {
+				return reason.New(reason.CorruptState, "%s does not match revision %d of its journal, nor any earlier one (changed outside the custodian: the next open treats it as a direct edit)", d.p.snap, last.Rev)
+			}
+			return reason.New(reason.CorruptState, "replaying %s does not reproduce %s", d.p.journal, d.p.snap)
+		}
+		what := fmt.Sprintf("%s holds revision %d, the journal %d (a crash before the snapshot was rewritten): the next open replays %d record(s) onto it", d.p.snap, k, last.Rev, last.Rev-k)
+		if tmp != nil {
+			what += fmt.Sprintf(" and removes the interrupted rewrite %s", d.p.tmp)
+		}
+		rep.Recovery = append(rep.Recovery, what)
+		return nil
+	}
+	if tmp != nil {
+		rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s is left from an interrupted rewrite: the next open removes it", d.p.tmp))
+	}
+	return nil
 }
 
 // Watch yields every commit after revision from, in order, with no gap. It
@@ -208,7 +370,7 @@ func (w *follower) poll(maxRev uint64) ([]store.Record, error) {
 				keep(recs)
 				continue
 			}
-			f, err := d.s.root.Open(d.p.journal)
+			f, err := d.openRegular(d.p.journal, os.O_RDONLY, 0)
 			if errors.Is(err, fs.ErrNotExist) {
 				return out, nil // nothing after the last segment yet
 			}

@@ -1,0 +1,233 @@
+package file
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+)
+
+// A document's anchor (<dir>/.<name>.head; .head beside manifest.json)
+// holds the revision and record hash of the journal's head as of the last
+// commit, one JSON line:
+//
+//	{"rev":42,"hash":"sha256:…","mac":"hmac-sha256:…"}
+//
+// It is rewritten in place after every durable journal append (not
+// fsynced: after a power loss it may name an earlier revision, never a
+// later one). Every open checks it against the journal: a journal that
+// ends before the anchor's revision lost records (CORRUPT_STATE, both files
+// kept: see Repair), and a record at the anchor's revision whose hash is
+// not the anchor's was rewritten. With a journal key (Options.JournalKey)
+// the anchor carries an HMAC of its revision and hash and every record its
+// own MAC (store.Record.MAC), so that an edit with every later hash
+// recomputed, or a truncation with the anchor rewritten to match, is
+// detected by whoever holds the key; without a key the anchor only catches
+// what did not also rewrite it.
+type anchor struct {
+	Rev  uint64 `json:"rev"`
+	Hash string `json:"hash"`
+	MAC  string `json:"mac,omitempty"`
+}
+
+// JournalKeyEnv names the environment variable holding the journal key
+// itself; JournalKeyFileEnv names one holding the path of a file with the
+// key (outside the project). Either makes Open authenticate the journal.
+const (
+	JournalKeyEnv     = "CUSTODIAN_JOURNAL_KEY"
+	JournalKeyFileEnv = "CUSTODIAN_JOURNAL_KEY_FILE"
+)
+
+// journalKeyFromEnv reads the journal key from the environment: nil when
+// neither variable is set. A key file inside the project root is refused:
+// a key kept beside the journal authenticates nothing.
+func journalKeyFromEnv(root string) ([]byte, error) {
+	if v := os.Getenv(JournalKeyEnv); v != "" {
+		return []byte(v), nil
+	}
+	name := os.Getenv(JournalKeyFileEnv)
+	if name == "" {
+		return nil, nil
+	}
+	abs, err := filepath.Abs(name)
+	if err != nil {
+		return nil, reason.New(reason.InvalidInput, "$%s=%q: %v", JournalKeyFileEnv, name, err)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
+	rootReal := root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		rootReal = r
+	}
+	if rel, err := filepath.Rel(rootReal, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, reason.New(reason.InvalidInput, "$%s=%q is inside the project: keep the journal key outside the repository", JournalKeyFileEnv, name)
+	}
+	b, err := readRegular(abs, 1<<16)
+	if err != nil {
+		return nil, reason.New(reason.InvalidInput, "$%s=%q: %v", JournalKeyFileEnv, name, err)
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) < 16 {
+		return nil, reason.New(reason.InvalidInput, "$%s=%q: the key is %d bytes; use at least 16 (e.g. openssl rand -hex 32)", JournalKeyFileEnv, name, len(b))
+	}
+	return b, nil
+}
+
+// anchorMAC authenticates an anchor's revision and hash.
+func anchorMAC(key []byte, rev uint64, hash string) string {
+	return store.MAC(key, []byte("custodian-anchor\x00"+strconv.FormatUint(rev, 10)+"\x00"+hash))
+}
+
+// readAnchor returns the document's anchor, nil when there is none.
+// An anchor that does not parse (a write cut short by a power loss)
+// identifies nothing: ok is false and the reason is given.
+func (d *doc) readAnchor() (a *anchor, bad string, err error) {
+	b, err := d.readFile(d.p.head)
+	if err != nil || b == nil {
+		return nil, "", err
+	}
+	var x anchor
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&x); err != nil || x.Rev == 0 || x.Hash == "" {
+		return nil, fmt.Sprintf("%s does not parse", d.p.head), nil
+	}
+	return &x, "", nil
+}
+
+// writeAnchor records rec as the journal's head. Not fsynced: the anchor
+// is rewritten at every commit, and one that is behind after a power loss
+// names an earlier record, which the checks accept. A failure is logged:
+// the commit is durable in the journal whatever happens here.
+func (d *doc) writeAnchor(rev uint64, hash string) {
+	if rev == 0 || hash == "" {
+		return
+	}
+	a := anchor{Rev: rev, Hash: hash}
+	if k := d.s.key; k != nil {
+		a.MAC = anchorMAC(k, rev, hash)
+	}
+	line, _ := json.Marshal(a)
+	line = append(line, '\n')
+	if err := d.fault("anchor.write"); err != nil {
+		d.logf("anchor not written; verify reports it behind the journal", "error", err)
+		return
+	}
+	var err error
+	if d.held.active.Load() {
+		// Hold mode: the syncer keeps the file open (nobody else writes
+		// while the daemon holds the document).
+		if d.held.anchor == nil {
+			d.held.anchor, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644)
+		}
+		if err == nil {
+			if _, err = d.held.anchor.WriteAt(line, 0); err == nil {
+				err = d.held.anchor.Truncate(int64(len(line)))
+			}
+		}
+	} else {
+		var f *os.File
+		f, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644)
+		if err == nil {
+			if _, err = f.WriteAt(line, 0); err == nil {
+				err = f.Truncate(int64(len(line)))
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+	}
+	if err != nil {
+		d.logf("anchor not written; verify reports it behind the journal", "error", err)
+	}
+}
+
+// repairCommand is what a CORRUPT_STATE about lost or rewritten history
+// tells the user to run.
+func (d *doc) repairCommand() string {
+	return fmt.Sprintf("custodian repair %s --keep journal|snapshot --reason TEXT", d.p.key)
+}
+
+// checkAnchor compares the anchor with the journal's records that load
+// read (recs, ending at the journal's head; none when there is no
+// journal). It is the cheap check every open runs; Verify also checks the
+// record MACs.
+func (d *doc) checkAnchor(recs []store.Record, snapExists bool) (*anchor, error) {
+	a, bad, err := d.readAnchor()
+	if err != nil {
+		return nil, err
+	}
+	err = d.checkAnchorWith(a, bad, recs, snapExists)
+	return a, err
+}
+
+func (d *doc) checkAnchorWith(a *anchor, bad string, recs []store.Record, snapExists bool) error {
+	if a == nil {
+		if bad != "" && d.s.key != nil {
+			return reason.New(reason.CorruptState, "%s: the journal key is set but the anchor is unreadable (%s); if the journal is as it should be, re-anchor it: %s", d.p.key, bad, d.repairCommand())
+		}
+		if d.s.key != nil && len(recs) > 0 {
+			return reason.New(reason.CorruptState, "%s: the journal key is set but the journal has no anchor (%s missing); if the journal is as it should be, anchor it: %s", d.p.key, d.p.head, d.repairCommand())
+		}
+		return nil
+	}
+	if k := d.s.key; k != nil && !hmac.Equal([]byte(a.MAC), []byte(anchorMAC(k, a.Rev, a.Hash))) {
+		return reason.New(reason.CorruptState, "%s: the anchor %s is not authenticated by the journal key (written without it, or forged); if the journal is as it should be, re-anchor it: %s", d.p.key, d.p.head, d.repairCommand())
+	}
+	if len(recs) == 0 {
+		if !snapExists {
+			// Snapshot and journal both gone: the document is lost
+			// whole (a rebuild brings it back from other files), and a
+			// new one starts afresh. The anchor of the lost one goes
+			// aside (verify reported it until now).
+			aside, err := d.moveAside(d.p.head, "orphan")
+			if err != nil {
+				return err
+			}
+			d.logf("the document's snapshot and journal are gone: its anchor was moved aside and a new history starts", "aside", aside, "revision", a.Rev)
+			return nil
+		}
+		return reason.New(reason.CorruptState, "%s: its journal %s is missing, but revision %d was committed (anchor %s); the snapshot is kept as it is and nothing was changed: restore the journal, or start a new one from the snapshot: %s", d.p.key, d.p.journal, a.Rev, d.p.head, d.repairCommand())
+	}
+	last := recs[len(recs)-1]
+	if a.Rev > last.Rev {
+		return reason.New(reason.CorruptState, "%s: the journal ends at revision %d but revision %d was committed (anchor %s): its last %d record(s) are lost; the snapshot and the journal are kept as they are: restore the journal, or choose which to keep: %s", d.p.key, last.Rev, a.Rev, d.p.head, a.Rev-last.Rev, d.repairCommand())
+	}
+	if first := recs[0].Rev; a.Rev >= first {
+		if got := recs[a.Rev-first].Hash; got != a.Hash {
+			return reason.New(reason.CorruptState, "%s: journal record %d is not the one committed (its hash differs from the anchor %s): the history was rewritten; restore the journal, or accept it as it is: %s", d.p.key, a.Rev, d.p.head, d.repairCommand())
+		}
+		// With a key, the records after the anchor (a commit whose anchor
+		// a power loss or crash kept from being written) must carry
+		// their MACs before the anchor moves past them.
+		if k := d.s.key; k != nil {
+			for _, r := range recs[a.Rev-first+1:] {
+				if err := r.CheckMAC(k); err != nil {
+					return reason.New(reason.CorruptState, "%s: %v, after the anchor's revision %d: it was not written by a holder of the journal key: %s", d.p.key, err, a.Rev, d.repairCommand())
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// advanceAnchor moves the anchor to the journal's head after an open
+// that checked it (an anchor missing — a project from before anchors —
+// or behind after a power loss). Best effort: a full disk leaves it.
+func (d *doc) advanceAnchor(a *anchor, last *store.Record) {
+	if last == nil || a != nil && a.Rev >= last.Rev {
+		return
+	}
+	if a == nil && d.s.key != nil {
+		return // checkAnchor refused it already; repair anchors it
+	}
+	d.writeAnchor(last.Rev, last.Hash)
+}

@@ -1,0 +1,580 @@
+package file
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+)
+
+// Direct edits. A snapshot whose content is no revision of its journal
+// was written behind the custodian's back (an editor, a script, a plugin
+// that predates it). It is found in one place — the open that reads the
+// files (every command's first access, recover.go's load) and, in Hold
+// mode, a file watcher on the snapshots (the daemon) — and settled by one
+// function, settleEdit:
+//
+//  1. the edited file is moved aside first (<name>.json.unjournaled-<time>,
+//     or .corrupt-<time> when it does not parse), so nothing is lost
+//     whatever happens next, and the snapshot is rewritten from the
+//     journal;
+//  2. under DirectEditAdopt an edit that parses and passes the document's
+//     validator (Options.Validate) is committed as a new revision by actor
+//     "direct-edit" (its diff is in the history) and the copy aside is
+//     removed; anything else stays aside and the document keeps its
+//     committed value;
+//  3. Options.OnDirectEdit is told what happened and why (the CLI prints
+//     it and writes an escalation notice for a rejected edit).
+
+// DirectEditPolicy is what happens to a valid direct edit.
+type DirectEditPolicy string
+
+// The direct-edit policies.
+const (
+	// DirectEditReject keeps every direct edit aside and restores the
+	// committed value (the default).
+	DirectEditReject DirectEditPolicy = "reject"
+	// DirectEditAdopt commits a direct edit that passes the document's
+	// validator as a revision by DirectEditActor.
+	DirectEditAdopt DirectEditPolicy = "adopt"
+)
+
+// DirectEditActor is the actor of the commit that adopts a direct edit.
+const DirectEditActor = "direct-edit"
+
+// DirectEdit reports a direct edit found and what became of it.
+type DirectEdit struct {
+	Key    string           `json:"key"`
+	Policy DirectEditPolicy `json:"policy"`
+	// Adopted: committed as Revision by DirectEditActor. Otherwise the
+	// document kept its committed value (Revision) and the edited file is
+	// kept at Aside.
+	Adopted  bool   `json:"adopted"`
+	Revision uint64 `json:"revision"`
+	Aside    string `json:"aside,omitempty"`
+	// Reason says why an edit was not adopted ("" when it was).
+	Reason string `json:"reason,omitempty"`
+	// Code is the reason code of the refusal (INVALID_INPUT, a rule's code…).
+	Code string `json:"code,omitempty"`
+	// Patch is the RFC 6902 patch from the committed value to the edit.
+	Patch json.RawMessage `json:"patch,omitempty"`
+	Time  time.Time       `json:"time"`
+}
+
+// capturedEdit is a direct edit moved aside, waiting to be settled.
+type capturedEdit struct {
+	aside string
+	value []byte // the edited content (nil when it did not parse)
+	err   error  // why it did not parse
+	// base is the revision the edited file held before the edit, when
+	// known (Hold mode: the revision the daemon last wrote there); 0:
+	// the latest.
+	base uint64
+}
+
+func (s *Store) policy() DirectEditPolicy {
+	if s.opts.DirectEdits == "" {
+		return DirectEditReject
+	}
+	return s.opts.DirectEdits
+}
+
+// settleEdit adopts or rejects the edit load captured (under doc.mu and,
+// outside Hold mode, the flock; in Hold mode after heldInit).
+func (d *doc) settleEdit() {
+	e := d.edit
+	d.edit = nil
+	if e == nil {
+		return
+	}
+	if d.repair != nil {
+		d.settleRepair(e)
+		return
+	}
+	ev := DirectEdit{Key: d.p.key, Policy: d.s.policy(), Revision: d.rev, Aside: e.aside, Time: d.s.opts.Now().UTC()}
+	var prev []byte
+	if d.has() {
+		prev = d.bytes()
+	}
+	if e.value != nil && prev != nil {
+		if p, err := store.Diff(prev, e.value); err == nil {
+			ev.Patch = p
+		}
+	}
+	refuse := func(err error) {
+		ev.Reason, ev.Code = err.Error(), string(reason.CodeOf(err))
+		if re, ok := reason.As(err); ok {
+			ev.Reason = re.Message
+		}
+	}
+	switch {
+	case e.err != nil:
+		refuse(reason.New(reason.InvalidInput, "the edited file does not parse: %v", e.err))
+	case ev.Policy != DirectEditAdopt:
+		refuse(reason.New(reason.InvalidInput, "direct edits are rejected by policy (direct_edits: %s)", ev.Policy))
+	case d.readOnly != nil:
+		refuse(fmt.Errorf("not adopted: %w", d.readOnly))
+	default:
+		if e.base > 0 && e.base < d.rev {
+			// Made on an earlier revision than the latest (commits came
+			// while the file was being edited): what the edit changes is
+			// applied to the latest, and only where those commits left
+			// the document as the editor saw it.
+			merged, err := d.rebaseEdit(e.base, e.value, prev)
+			if err != nil {
+				refuse(err)
+				break
+			}
+			e.value = merged
+			if p, err := store.Diff(prev, e.value); err == nil {
+				ev.Patch = p
+			}
+		}
+		if err := d.validate(prev, e.value); err != nil {
+			refuse(err)
+			break
+		}
+		if r := d.s.opts.DirectEditRule; r != nil {
+			if err := r(d.p.key, prev, e.value); err != nil {
+				refuse(err)
+				break
+			}
+		}
+		rec, err := d.commit(store.Change{
+			Value:  e.value,
+			Actor:  DirectEditActor,
+			Reason: fmt.Sprintf("direct edit of %s adopted (direct_edits: adopt)", d.p.key),
+			Events: []store.Event{{Type: "direct_edit.adopted", Data: json.RawMessage(fmt.Sprintf(`{"from":%d}`, d.rev))}},
+		})
+		if err == nil && rec != nil && d.held.active.Load() {
+			err = d.awaitDurable(rec.Rev)
+		}
+		if err != nil {
+			refuse(err)
+			break
+		}
+		ev.Adopted, ev.Revision = true, d.rev
+		if err := d.s.root.Remove(e.aside); err == nil {
+			ev.Aside = ""
+		}
+	}
+	if ev.Adopted {
+		d.logf("direct edit adopted", "revision", ev.Revision)
+	} else {
+		d.logf("direct edit kept aside; the document keeps its committed value", "aside", ev.Aside, "reason", ev.Reason)
+	}
+	if f := d.s.opts.OnDirectEdit; f != nil {
+		f(ev)
+	}
+}
+
+// checkUnjournaled refuses a snapshot with no journal beside it when its
+// mark file names a revision: the journal was lost, not never made.
+// (A file made by another tool has no marks and is adopted; the anchor's
+// case is checkAnchor's.)
+func (d *doc) checkUnjournaled(tree any) error {
+	if ms := d.readMarks(); len(ms) > 0 {
+		m := ms[len(ms)-1]
+		return reason.New(reason.CorruptState, "%s: its journal %s is missing, but its marks name revision %d; the snapshot is kept as it is and nothing was changed: restore the journal, or start a new one from the snapshot: %s", d.p.key, d.p.journal, m.Rev, d.repairCommand())
+	}
+	if n, ok := snapshotRevision(tree); ok {
+		d.logf("snapshot names a revision but has no journal: adopted as found (custodian verify reports it)", "revision", n)
+	}
+	return nil
+}
+
+// snapshotRevision returns the "revision" member of a snapshot with no
+// journal, when it names one (the custodian writes it into the documents
+// it keeps): such a snapshot lost its journal. ok is false otherwise.
+func snapshotRevision(tree any) (string, bool) {
+	obj, ok := tree.(map[string]any)
+	if !ok {
+		return "", false
+	}
+	n, ok := obj["revision"].(json.Number)
+	if !ok || n.String() == "0" {
+		return "", false
+	}
+	return n.String(), true
+}
+
+// editWatcher is Hold mode's watch on the snapshots: an fsnotify watch on
+// the directory of every document in memory, and a poll once a second in
+// case an event is missed.
+type editWatcher struct {
+	s     *Store
+	mu    sync.Mutex
+	w     *fsnotify.Watcher // nil: events unavailable, poll only
+	dirs  map[string]bool
+	snaps map[string]*doc // absolute snapshot path -> document
+	kicks chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// watchEdits puts the document (loaded in Hold mode) under the store's
+// edit watcher, starting it on first use.
+func (d *doc) watchEdits() {
+	s := d.s
+	s.mu.Lock()
+	ew := s.edits
+	if ew == nil && !s.closed {
+		ew = &editWatcher{s: s, dirs: map[string]bool{}, snaps: map[string]*doc{}, kicks: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+		if w, err := fsnotify.NewWatcher(); err == nil {
+			ew.w = w
+		} else {
+			d.logf("file watcher unavailable: direct edits are found by polling once a second", "error", err)
+		}
+		s.edits = ew
+		go ew.loop()
+	}
+	s.mu.Unlock()
+	if ew == nil {
+		return
+	}
+	snap := filepath.Join(s.dir, filepath.FromSlash(d.p.snap))
+	dir := filepath.Dir(snap)
+	ew.mu.Lock()
+	defer ew.mu.Unlock()
+	ew.snaps[snap] = d
+	if ew.w != nil && !ew.dirs[dir] {
+		if err := ew.w.Add(dir); err != nil {
+			d.logf("directory not watched: direct edits there are found by polling once a second", "dir", dir, "error", err)
+		} else {
+			ew.dirs[dir] = true
+		}
+	}
+}
+
+func (ew *editWatcher) close() {
+	close(ew.stop)
+	<-ew.done
+}
+
+func (ew *editWatcher) loop() {
+	defer close(ew.done)
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if ew.w != nil {
+		events, errs = ew.w.Events, ew.w.Errors
+		defer ew.w.Close()
+	}
+	poll := time.NewTicker(time.Second)
+	defer poll.Stop()
+	// Events come in bursts (create, write, rename): settle once they
+	// stop for a moment.
+	due := map[*doc]bool{}
+	var settle <-chan time.Time
+	for {
+		select {
+		case <-ew.stop:
+			return
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			ew.mu.Lock()
+			d := ew.snaps[ev.Name]
+			ew.mu.Unlock()
+			if d != nil && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Remove|fsnotify.Rename) != 0 {
+				due[d] = true
+				settle = time.After(20 * time.Millisecond)
+			}
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			ew.s.opts.Logger.Warn("file watcher", "error", err)
+		case <-settle:
+			for d := range due {
+				d.checkHeldEdit()
+			}
+			clear(due)
+			settle = nil
+		case <-ew.kicks:
+			ew.mu.Lock()
+			for _, d := range ew.snaps {
+				due[d] = true
+			}
+			ew.mu.Unlock()
+			settle = time.After(time.Millisecond)
+		case <-poll.C:
+			ew.mu.Lock()
+			docs := make([]*doc, 0, len(ew.snaps))
+			for _, d := range ew.snaps {
+				docs = append(docs, d)
+			}
+			ew.mu.Unlock()
+			for _, d := range docs {
+				d.checkHeldEdit()
+			}
+		}
+	}
+}
+
+// checkHeldEdit settles a direct edit of a document the daemon holds.
+func (d *doc) checkHeldEdit() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.checkHeldEditLocked()
+}
+
+// checkHeldEditLocked is checkHeldEdit under doc.mu.
+func (d *doc) checkHeldEditLocked() {
+	h := &d.held
+	if !h.locked || h.closed || !h.active.Load() {
+		return
+	}
+	h.snapMu.Lock()
+	if e := d.captureHeld(); e != nil {
+		h.queued = append(h.queued, e)
+	}
+	edits := h.queued
+	h.queued = nil
+	missing := !h.snapID.exists
+	h.snapMu.Unlock()
+	if len(edits) == 0 && !missing {
+		return
+	}
+	for _, e := range edits {
+		d.edit = e
+		d.settleEdit()
+	}
+	// Write the document's value (committed or adopted) back in place.
+	h.snapMu.Lock()
+	h.snapRev = 0
+	h.snapMu.Unlock()
+	if err := d.flushSnapshot(true); err != nil {
+		d.logf("snapshot not rewritten after a direct edit; the journal holds every commit", "error", err)
+	}
+}
+
+// captureHeld looks at the snapshot file (under held.snapMu): when it is
+// not what the daemon last wrote or read, it is moved aside and returned
+// for settling. A deleted snapshot is noted (snapID not existing) for a
+// rewrite.
+func (d *doc) captureHeld() *capturedEdit {
+	h := &d.held
+	id, err := d.stat(d.p.snap)
+	if err != nil || id == h.snapID {
+		return nil
+	}
+	if !id.exists {
+		h.snapID = id
+		return nil
+	}
+	b, err := d.readFile(d.p.snap)
+	if err != nil {
+		// Not a regular file: keep it aside, as a corrupt snapshot.
+		aside, merr := d.moveAside(d.p.snap, "corrupt")
+		if merr != nil {
+			d.logf("direct edit not moved aside", "error", merr)
+			return nil
+		}
+		h.snapID = fileID{}
+		return &capturedEdit{aside: aside, err: err}
+	}
+	if b == nil {
+		h.snapID = fileID{}
+		return nil
+	}
+	if store.HashBytes(b) == h.snapFile {
+		h.snapID = id // touched, or rewritten with the same bytes
+		return nil
+	}
+	pv, perr := store.ParseValue(b, d.s.opts.Limits)
+	if perr == nil {
+		if v := h.durable.Load(); v.exists() {
+			sum := v.sum
+			if sum == "" {
+				sum, _ = store.SumOf(v.bytes())
+			}
+			if sum == pv.Sum {
+				h.snapID, h.snapFile = id, store.HashBytes(b)
+				return nil // the same value, written differently
+			}
+		}
+	}
+	kind := "unjournaled"
+	if perr != nil {
+		kind = "corrupt"
+	}
+	aside, err := d.moveAside(d.p.snap, kind)
+	if err != nil {
+		d.logf("direct edit not moved aside", "error", err)
+		return nil
+	}
+	h.snapID = fileID{}
+	if perr != nil {
+		return &capturedEdit{aside: aside, err: perr}
+	}
+	return &capturedEdit{aside: aside, value: b, base: h.snapRev}
+}
+
+// rebaseEdit applies what an edit made on revision base changes to cur,
+// the latest value: the patch from base to the edit, each replace and
+// remove guarded by a test that the member still holds base's value. A
+// member a later commit changed too is a CONFLICT: the edit is kept
+// aside, the later commit stands.
+func (d *doc) rebaseEdit(base uint64, edit, cur []byte) ([]byte, error) {
+	old, err := d.replayTo(base)
+	if err != nil {
+		return nil, err
+	}
+	patch, err := store.Diff(old, edit)
+	if err != nil {
+		return nil, err
+	}
+	var ops []map[string]any
+	if err := json.Unmarshal(patch, &ops); err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(old))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, err
+	}
+	guarded := make([]map[string]any, 0, 2*len(ops))
+	for _, op := range ops {
+		if o, _ := op["op"].(string); o == "replace" || o == "remove" {
+			p, _ := op["path"].(string)
+			if v, ok := pointerGet(tree, p); ok {
+				guarded = append(guarded, map[string]any{"op": "test", "path": p, "value": v})
+			}
+		}
+		guarded = append(guarded, op)
+	}
+	gp, err := json.Marshal(guarded)
+	if err != nil {
+		return nil, err
+	}
+	out, err := store.ApplyPatch(cur, gp)
+	if err != nil {
+		return nil, reason.New(reason.Conflict, "the edit was made on revision %d and revisions %d to %d changed what it changes (%v): the later commits stand", base, base+1, d.rev, err)
+	}
+	return out, nil
+}
+
+// pointerGet returns the value at an RFC 6901 pointer in a decoded tree.
+func pointerGet(tree any, ptr string) (any, bool) {
+	if ptr == "" {
+		return tree, true
+	}
+	if !strings.HasPrefix(ptr, "/") {
+		return nil, false
+	}
+	cur := tree
+	for _, seg := range strings.Split(ptr[1:], "/") {
+		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
+		switch x := cur.(type) {
+		case map[string]any:
+			v, ok := x[seg]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, false
+			}
+			cur = x[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
+
+// kick makes the watcher look at every snapshot soon.
+func (ew *editWatcher) kick() {
+	select {
+	case ew.kicks <- struct{}{}:
+	default:
+	}
+}
+
+// validate runs Options.Validate, when set, on a value about to be adopted.
+func (d *doc) validate(prev, next []byte) error {
+	if d.s.opts.Validate == nil {
+		return nil
+	}
+	return d.s.opts.Validate(d.p.key, prev, next)
+}
+
+// queueEdit hands an edit the snapshot writer moved aside to the watcher
+// (under held.snapMu).
+func (d *doc) queueEdit(e *capturedEdit) {
+	d.held.queued = append(d.held.queued, e)
+	d.s.mu.Lock()
+	ew := d.s.edits
+	d.s.mu.Unlock()
+	if ew != nil {
+		ew.kick()
+	}
+}
+
+// guardSnapshot hard-links the snapshot about to be replaced to
+// <snap>.replacing (under held.snapMu, after captureHeld found it as the
+// daemon wrote it): whatever is written into that file until the rename
+// is kept. "" when there is no file (or links are not supported).
+func (d *doc) guardSnapshot() string {
+	if !d.held.snapID.exists {
+		return ""
+	}
+	link := d.p.snap + ".replacing"
+	_ = d.s.root.Remove(link)
+	if err := d.s.root.Link(d.p.snap, link); err != nil {
+		return ""
+	}
+	return link
+}
+
+// checkGuard looks, once the snapshot was replaced, at the file it
+// replaced (kept by guardSnapshot's link): unchanged, the link goes; written
+// in place between the last look and the rename, it is a direct edit,
+// moved aside and queued.
+func (d *doc) checkGuard(link string, was fileID, wasFile string, base uint64) {
+	id, err := d.stat(link)
+	if err != nil || !id.exists {
+		return
+	}
+	if id.size == was.size && id.mtime == was.mtime && id.ino == was.ino {
+		_ = d.s.root.Remove(link)
+		return
+	}
+	b, err := d.readFile(link)
+	if err != nil || b == nil || store.HashBytes(b) == wasFile {
+		_ = d.s.root.Remove(link)
+		return
+	}
+	pv, perr := store.ParseValue(b, d.s.opts.Limits)
+	kind := "unjournaled"
+	if perr != nil {
+		kind = "corrupt"
+	}
+	aside := d.p.snap + "." + kind + "-" + stamp(d.s.opts.Now())
+	if err := d.s.root.Rename(link, aside); err != nil {
+		d.logf("a direct edit made while the snapshot was replaced is kept at "+link, "error", err)
+		return
+	}
+	_ = d.syncDir()
+	_ = pv
+	if perr != nil {
+		d.queueEdit(&capturedEdit{aside: aside, err: perr})
+		return
+	}
+	d.queueEdit(&capturedEdit{aside: aside, value: b, base: base})
+}

@@ -1,0 +1,154 @@
+package file
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+)
+
+// RepairKeep says which side of a document whose journal and snapshot
+// disagree in a way recovery must not decide (the journal lost records or
+// is missing, its history was rewritten, its anchor is not authenticated)
+// a repair keeps.
+type RepairKeep string
+
+// What a repair keeps.
+const (
+	// KeepJournal makes the journal, as it is, the document's history: the
+	// anchor is set to its head (and authenticated, with a key), and a
+	// snapshot that is no revision of it is moved aside.
+	KeepJournal RepairKeep = "journal"
+	// KeepSnapshot does the same and then commits the snapshot's value as a
+	// new revision (by the repair's actor), so nothing of it is lost. A
+	// snapshot whose journal is missing starts a new journal.
+	KeepSnapshot RepairKeep = "snapshot"
+)
+
+// RepairResult says what a repair did.
+type RepairResult struct {
+	Key       string   `json:"key"`
+	Kept      string   `json:"kept"`
+	Revision  uint64   `json:"revision"`
+	Committed bool     `json:"committed"`       // the snapshot's value was committed as Revision
+	Aside     []string `json:"aside,omitempty"` // files moved aside (never deleted)
+}
+
+type repairState struct {
+	keep        RepairKeep
+	actor, why  string
+	aside       []string
+	commitError error
+	committed   bool
+}
+
+// Repair settles, under the document's lock, what an open refuses with
+// CORRUPT_STATE because only a person can choose: see RepairKeep. Every
+// file it replaces is moved aside first. Not in Hold mode (stop the daemon
+// first).
+func (s *Store) Repair(ctx context.Context, key string, keep RepairKeep, actor, why string) (RepairResult, error) {
+	if s.daemon != nil {
+		return RepairResult{}, reason.New(reason.Conflict, "repair runs with the daemon stopped")
+	}
+	if keep != KeepJournal && keep != KeepSnapshot {
+		return RepairResult{}, reason.New(reason.InvalidInput, "repair keeps %q or %q, not %q", KeepJournal, KeepSnapshot, keep)
+	}
+	if strings.TrimSpace(why) == "" {
+		return RepairResult{}, reason.New(reason.InvalidInput, "a repair needs a reason")
+	}
+	d, err := s.doc(key)
+	if err != nil {
+		return RepairResult{}, err
+	}
+	res := RepairResult{Key: key, Kept: string(keep)}
+	err = d.lockedRead(ctx, func() error {
+		rs := &repairState{keep: keep, actor: actor, why: why}
+		aside := func(name, kind string) error {
+			id, err := d.stat(name)
+			if err != nil || !id.exists {
+				return err
+			}
+			a, err := d.moveAside(name, kind)
+			if err == nil {
+				rs.aside = append(rs.aside, a)
+			}
+			return err
+		}
+		if err := aside(d.p.head, "repaired"); err != nil {
+			return err
+		}
+		if err := d.recoverTmp(); err != nil {
+			return err
+		}
+		h, err := d.loadHistory()
+		if err != nil {
+			return err
+		}
+		if len(h.recs) == 0 {
+			// No journal: the marks name a journal that is gone.
+			if err := aside(d.p.marks, "repaired"); err != nil {
+				return err
+			}
+			if keep == KeepJournal {
+				if err := aside(d.p.snap, "repaired"); err != nil {
+					return err
+				}
+			}
+		}
+		d.repair = rs
+		defer func() { d.repair = nil }()
+		d.loaded = false
+		if err := d.load(); err != nil {
+			return err
+		}
+		d.settleEdit()
+		if rs.commitError != nil {
+			return rs.commitError
+		}
+		if d.adopted && keep == KeepSnapshot {
+			// A snapshot with no journal: journal it as revision 1.
+			rec, err := d.commit(store.Change{Value: d.bytes(), Actor: actor, Reason: "repair: " + why})
+			if err != nil {
+				return err
+			}
+			rs.committed = rec != nil
+		}
+		if d.last != nil {
+			d.writeAnchor(d.last.Rev, d.last.Hash)
+		}
+		res.Revision, res.Committed, res.Aside = d.rev, rs.committed, rs.aside
+		return nil
+	})
+	return res, err
+}
+
+// settleRepair is settleEdit during a repair: the snapshot that is no
+// revision of the journal is kept aside (KeepJournal) or committed as the
+// next revision by the repair's actor (KeepSnapshot).
+func (d *doc) settleRepair(e *capturedEdit) {
+	rs := d.repair
+	rs.aside = append(rs.aside, e.aside)
+	if rs.keep != KeepSnapshot {
+		return
+	}
+	if e.err != nil {
+		rs.commitError = reason.New(reason.CorruptState, "the snapshot (kept at %s) does not parse, so it cannot be kept: %v; repair with --keep journal", e.aside, e.err)
+		return
+	}
+	var prev []byte
+	if d.has() {
+		prev = d.bytes()
+	}
+	if err := d.validate(prev, e.value); err != nil {
+		rs.commitError = fmt.Errorf("the snapshot (kept at %s) is not a valid %s; repair with --keep journal: %w", e.aside, d.p.key, err)
+		return
+	}
+	rec, err := d.commit(store.Change{Value: e.value, Actor: rs.actor, Reason: "repair: " + rs.why})
+	if err != nil {
+		rs.commitError = err
+		return
+	}
+	rs.committed = rec != nil
+}
