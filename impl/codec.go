@@ -40,6 +40,10 @@ var (
 			jsonv2.UnmarshalFromFunc(notNull[*string]),
 			jsonv2.UnmarshalFromFunc(notNull[*Status]),
 			jsonv2.UnmarshalFromFunc(notNull[*int]),
+			jsonv2.UnmarshalFromFunc(notNull[*manifestJSON]),
+			jsonv2.UnmarshalFromFunc(notNull[*Plan]),
+			jsonv2.UnmarshalFromFunc(notNull[*Phase]),
+			jsonv2.UnmarshalFromFunc(notNull[*Task]),
 		)),
 	)
 	encodeOptions = jsonv2.JoinOptions(
@@ -51,7 +55,8 @@ var (
 	lenient = []jsonv2.Options{jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)}
 )
 
-// errNull is a null where the manifest wants a value.
+// errNull is a null where the manifest wants a value: the library would
+// take it as no value (an empty object, a zero).
 var errNull = errors.New("null")
 
 func notNull[T any](dec *jsontext.Decoder, _ T) error {
@@ -73,14 +78,14 @@ func Decode(data []byte) (*Manifest, error) {
 
 func decode(data []byte) (*Manifest, error) {
 	m := &Manifest{}
-	err := jsonv2.Unmarshal(data, m, decodeOptions)
+	err := jsonv2.Unmarshal(data, (*manifestJSON)(m), decodeOptions)
 	if err != nil {
 		// A name given twice (or a bad value that a later one of the same
 		// name replaces): read the manifest as jq does; inside an unknown
 		// member, keep it.
 		if norm, dup, err2 := lastWins(data); err2 == nil && (dup || errors.Is(err, jsontext.ErrDuplicateName)) {
 			*m = Manifest{}
-			err = jsonv2.Unmarshal(norm, m, decodeOptions, jsontext.AllowDuplicateNames(true))
+			err = jsonv2.Unmarshal(norm, (*manifestJSON)(m), decodeOptions, jsontext.AllowDuplicateNames(true))
 		}
 	}
 	if err != nil {
@@ -93,41 +98,20 @@ func decode(data []byte) (*Manifest, error) {
 }
 
 // Encode renders the manifest as compact JSON in the script's field order.
-func Encode(m *Manifest) ([]byte, error) { return jsonv2.Marshal(m, encodeOptions) }
+func Encode(m *Manifest) ([]byte, error) {
+	return jsonv2.Marshal((*manifestJSON)(m), encodeOptions)
+}
 
-// The four types carry their JSON methods so that both encoding/json (a
-// task in --json output) and this package's options see the file's form.
-// The v2 methods hand the work back to the library through method-less
-// copies of the types, on the same decoder or encoder.
-
+// The four types carry JSON methods so that encoding/json (a task in
+// --json output) writes the file's form too; they hand the work back to
+// the library through method-less copies of the types. The library takes
+// MarshalJSONTo over MarshalJSON, on the manifest's encoder.
 type (
 	manifestJSON Manifest
 	planJSON     Plan
 	phaseJSON    Phase
 	taskJSON     Task
 )
-
-// wantObject reports a value that is not an object before the library
-// takes it as an empty one (null).
-func wantObject(dec *jsontext.Decoder) error {
-	if dec.PeekKind() == 'n' {
-		return errNull
-	}
-	return nil
-}
-
-// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
-func (m *Manifest) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if err := wantObject(dec); err != nil {
-		return err
-	}
-	return jsonv2.UnmarshalDecode(dec, (*manifestJSON)(m))
-}
-
-// MarshalJSONTo implements jsonv2.MarshalerTo.
-func (m *Manifest) MarshalJSONTo(enc *jsontext.Encoder) error {
-	return jsonv2.MarshalEncode(enc, (*manifestJSON)(m))
-}
 
 // UnmarshalJSON implements json.Unmarshaler as Decode does.
 func (m *Manifest) UnmarshalJSON(data []byte) error {
@@ -142,78 +126,28 @@ func (m *Manifest) UnmarshalJSON(data []byte) error {
 // MarshalJSON implements json.Marshaler as Encode does.
 func (m Manifest) MarshalJSON() ([]byte, error) { return Encode(&m) }
 
-// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
-func (p *Plan) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if err := wantObject(dec); err != nil {
-		return err
-	}
-	return jsonv2.UnmarshalDecode(dec, (*planJSON)(p))
-}
+// MarshalJSON implements json.Marshaler.
+func (p Plan) MarshalJSON() ([]byte, error) { return jsonv2.Marshal((*planJSON)(&p), encodeOptions) }
 
 // MarshalJSONTo implements jsonv2.MarshalerTo.
 func (p *Plan) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*planJSON)(p))
 }
 
-// UnmarshalJSON implements json.Unmarshaler.
-func (p *Plan) UnmarshalJSON(data []byte) error {
-	return unmarshalPart(data, p)
-}
-
 // MarshalJSON implements json.Marshaler.
-func (p Plan) MarshalJSON() ([]byte, error) { return jsonv2.Marshal(&p, encodeOptions) }
-
-// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
-func (p *Phase) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if err := wantObject(dec); err != nil {
-		return err
-	}
-	return jsonv2.UnmarshalDecode(dec, (*phaseJSON)(p))
-}
+func (p Phase) MarshalJSON() ([]byte, error) { return jsonv2.Marshal((*phaseJSON)(&p), encodeOptions) }
 
 // MarshalJSONTo implements jsonv2.MarshalerTo.
 func (p *Phase) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*phaseJSON)(p))
 }
 
-// UnmarshalJSON implements json.Unmarshaler.
-func (p *Phase) UnmarshalJSON(data []byte) error {
-	return unmarshalPart(data, p)
-}
-
 // MarshalJSON implements json.Marshaler.
-func (p Phase) MarshalJSON() ([]byte, error) { return jsonv2.Marshal(&p, encodeOptions) }
-
-// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
-func (t *Task) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
-	if err := wantObject(dec); err != nil {
-		return err
-	}
-	return jsonv2.UnmarshalDecode(dec, (*taskJSON)(t))
-}
+func (t Task) MarshalJSON() ([]byte, error) { return jsonv2.Marshal((*taskJSON)(&t), encodeOptions) }
 
 // MarshalJSONTo implements jsonv2.MarshalerTo.
 func (t *Task) MarshalJSONTo(enc *jsontext.Encoder) error {
 	return jsonv2.MarshalEncode(enc, (*taskJSON)(t))
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (t *Task) UnmarshalJSON(data []byte) error {
-	return unmarshalPart(data, t)
-}
-
-// MarshalJSON implements json.Marshaler.
-func (t Task) MarshalJSON() ([]byte, error) { return jsonv2.Marshal(&t, encodeOptions) }
-
-// unmarshalPart decodes a plan, phase or task on its own, as Decode would
-// inside a manifest (duplicate names aside).
-func unmarshalPart[T any](data []byte, v *T) error {
-	var d T
-	if err := jsonv2.Unmarshal(data, &d, decodeOptions, jsontext.AllowDuplicateNames(true)); err != nil {
-		return describe(err, data)
-	}
-	*v = d
-	return nil
 }
 
 // Member is one name/value pair of a JSON object, in document order.
@@ -269,8 +203,8 @@ func eachMember(v []byte, f func(name string, value jsontext.Value) error) error
 // with its last value (transformed by inner when given), names written in
 // their plain form, values as they are.
 func rebuild(v []byte, dup *bool, inner func(name string, value jsontext.Value) (jsontext.Value, error)) (jsontext.Value, error) {
-	if dec := jsontext.NewDecoder(bytes.NewReader(v)); dec.PeekKind() != '{' {
-		return v, nil
+	if jsontext.Value(v).Kind() != '{' {
+		return v, nil // not an object: the decode reports it
 	}
 	var names []string
 	values := map[string]jsontext.Value{}
@@ -346,8 +280,8 @@ func lastWins(data []byte) (_ []byte, dup bool, _ error) {
 // written.
 func (m *Manifest) plainNames() error {
 	fix := func(x *jsontext.Value) error {
-		if len(*x) == 0 || !needsRebuild(*x) {
-			return nil
+		if len(*x) == 0 || bytes.IndexByte(*x, '\\') < 0 && isASCII(*x) {
+			return nil // no name can be other than plain
 		}
 		v, err := rebuild(*x, nil, nil)
 		*x = v
@@ -368,32 +302,6 @@ func (m *Manifest) plainNames() error {
 		}
 	}
 	return err
-}
-
-// needsRebuild reports whether some name in the object x is not written
-// as AppendQuote writes it.
-func needsRebuild(x jsontext.Value) bool {
-	if bytes.IndexByte(x, '\\') < 0 && isASCII(x) {
-		return false
-	}
-	dec := jsontext.NewDecoder(bytes.NewReader(x), lenient...)
-	if _, err := dec.ReadToken(); err != nil {
-		return false
-	}
-	for dec.PeekKind() == '"' {
-		raw, err := dec.ReadValue()
-		if err != nil {
-			return false
-		}
-		name, err := jsontext.AppendUnquote(nil, raw)
-		if err != nil || !bytes.Equal(raw, legacyjson.AppendQuote(nil, string(name))) {
-			return true
-		}
-		if err := dec.SkipValue(); err != nil {
-			return false
-		}
-	}
-	return false
 }
 
 func isASCII(b []byte) bool {
@@ -448,7 +356,7 @@ func describe(err error, data []byte) error {
 func fieldError(where string, path []string, se *jsonv2.SemanticError) error {
 	name := path[0]
 	want := wants[name]
-	if where == "plan" || name == "version" {
+	if where == "plan" {
 		want = "a string"
 	}
 	if len(path) > 1 {
@@ -460,7 +368,7 @@ func fieldError(where string, path []string, se *jsonv2.SemanticError) error {
 
 var (
 	wants = map[string]string{
-		"phases": "an array", "tasks": "an array",
+		"version": "a string", "phases": "an array", "tasks": "an array",
 		"number": "a whole number", "phase": "a whole number", "retries": "a whole number",
 		"depends_on": "an array of whole numbers", "bounded_contexts": "an array of strings",
 		"id": "a string", "description": "a string", "status": "a string", "created_at": "a string", "updated_at": "a string",
