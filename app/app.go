@@ -50,6 +50,9 @@ type Service interface {
 	// progress files.
 	UpdateCycle(ctx context.Context, req wire.CycleRequest) (*wire.CycleResponse, error)
 
+	// ApplyJQ runs a jq program on a document inside a commit.
+	ApplyJQ(ctx context.Context, req wire.JQRequest) (*wire.JQResponse, error)
+
 	// Rollback restores a document's value at a past revision as a new
 	// commit (a human decision).
 	Rollback(ctx context.Context, req wire.RollbackRequest) (*wire.PutResponse, error)

@@ -341,3 +341,29 @@ func TestCycleSameEverywhere(t *testing.T) {
 }
 
 func itoa(n uint64) string { b, _ := json.Marshal(n); return string(b) }
+
+// A jq program on a document runs inside a commit under the document's
+// rules, the same through either implementation.
+func TestApplyJQSameEverywhere(t *testing.T) {
+	both(t, func(t *testing.T, p *project) []string {
+		ctx := p.ctx(false)
+		var got []string
+		add := func(r *wire.JQResponse, err error) {
+			if err != nil {
+				got = append(got, "error "+string(reason.CodeOf(err)))
+				return
+			}
+			got = append(got, itoa(r.Revision)+" "+stamps.ReplaceAllString(string(r.Value), "<time>"))
+		}
+		if _, err := p.svc.UpdateState(ctx, wire.StateRequest{Op: "init", Task: "auth"}); err != nil {
+			t.Fatal(err)
+		}
+		add(p.svc.ApplyJQ(ctx, wire.JQRequest{Key: ".agents/tmp/state.json", Program: `.currentPhase = $p`, Args: []wire.JQArg{app.StringArg("p", "1.1")}, Touch: "updatedAt"}))
+		add(p.svc.ApplyJQ(ctx, wire.JQRequest{Key: ".agents/tmp/state.json", Program: `.currentStage = "NOPE"`}))
+		add(p.svc.ApplyJQ(ctx, wire.JQRequest{Key: ".agents/tmp/state.json", Program: `.[`}))
+		add(p.svc.ApplyJQ(ctx, wire.JQRequest{Key: asdd.Key, Program: `.`}))
+		stale := uint64(1)
+		add(p.svc.ApplyJQ(ctx, wire.JQRequest{Key: ".agents/tmp/state.json", Program: `.`, IfRevision: &stale}))
+		return got
+	})
+}

@@ -364,6 +364,8 @@ func sliceOf(op asdd.Op, out *asdd.Outcome) string {
 		return o.Slice
 	case asdd.CompleteTask:
 		return o.Slice
+	case asdd.ClaimTask:
+		return o.Slice
 	case asdd.ReportFailure:
 		return o.Slice
 	case asdd.CorrectAssumption:

@@ -67,8 +67,11 @@ func (l *Local) UpdateCycle(ctx context.Context, req wire.CycleRequest) (*wire.C
 	if actor == "" {
 		actor = "custodian"
 	}
-	if req.Op == "create" {
+	switch req.Op {
+	case "create":
 		return l.createCycle(ctx, req, actor)
+	case "put":
+		return l.putCycle(ctx, req, actor)
 	}
 	if err := cycle.CheckID(req.ID); err != nil {
 		return nil, err
@@ -159,6 +162,47 @@ func (l *Local) createCycle(ctx context.Context, req wire.CycleRequest, actor st
 		synced := l.syncCycle(ctx, cid, res.Revision, st)
 		return &wire.CycleResponse{CycleID: cid, Revision: res.Revision, Event: "cycle.create", Summary: st.Title, Cycle: st, Synced: synced}, nil
 	}
+}
+
+// putCycle replaces a cycle as a whole if it is still at req.IfRevision
+// (the orchestrator's read-modify-write of the whole file): the new
+// document must be a valid cycle with that id and keep the cycle's rules
+// against the current one (history only grows).
+func (l *Local) putCycle(ctx context.Context, req wire.CycleRequest, actor string) (*wire.CycleResponse, error) {
+	if err := cycle.CheckID(req.ID); err != nil {
+		return nil, err
+	}
+	if req.IfRevision == nil {
+		return nil, reason.New(reason.InvalidInput, "put replaces a whole cycle: it needs if_revision (0: the cycle does not exist yet)")
+	}
+	next, err := cycle.Decode(req.Args)
+	if err != nil {
+		return nil, reason.New(reason.InvalidInput, "not a cycle document: %s", messageOf(err))
+	}
+	if next.CycleID != req.ID {
+		return nil, reason.New(reason.InvalidInput, "the document is cycle %q, not %s", next.CycleID, req.ID)
+	}
+	raw, err := cycle.Encode(next)
+	if err != nil {
+		return nil, err
+	}
+	key := cycle.Key(req.ID)
+	res, err := l.o.Store.Update(ctx, key, func(cur store.Document) (store.Change, error) {
+		var prev []byte
+		if cur.Exists() {
+			prev = cur.Value
+		}
+		if err := l.o.Rules.Validate(key, prev, raw); err != nil {
+			return store.Change{}, err
+		}
+		return store.Change{Value: raw, Actor: actor, Reason: "put: whole document",
+			Events: CycleEvents(cycle.Event{Type: "cycle.put", Summary: "whole document replaced"})}, nil
+	}, store.Create(), store.IfRevision(*req.IfRevision))
+	if err != nil {
+		return nil, err
+	}
+	synced := l.syncCycle(ctx, req.ID, res.Revision, next)
+	return &wire.CycleResponse{CycleID: req.ID, Revision: res.Revision, Event: "put", Summary: "whole document replaced", Cycle: next, Synced: synced}, nil
 }
 
 // CycleEvents are the journal events of a cycle event.

@@ -54,6 +54,53 @@ type Config struct {
 	PhaseGates map[string][]string `yaml:"phase_gates"`
 	// Quick is quick mode (/asdd:quick): its gates and its boundary.
 	Quick QuickCfg `yaml:"quick"`
+	// AgentDefaults gives every agent the command, timeout and env it does
+	// not set itself (ParseConfig applies it to Agents).
+	AgentDefaults AgentDefaults `yaml:"agent_defaults,omitempty"`
+}
+
+// AgentDefaults is agent_defaults: what `custodian run` uses for an agent
+// that does not say. In command and env values, {agent} stands for the
+// agent's name: command: [./agents/run.sh, "{agent}"].
+type AgentDefaults struct {
+	Command []string          `yaml:"command,omitempty"`
+	Timeout Duration          `yaml:"timeout,omitempty"`
+	Env     map[string]string `yaml:"env,omitempty"`
+}
+
+// AgentPlaceholder is replaced by the agent's name in agent_defaults.
+const AgentPlaceholder = "{agent}"
+
+// applyAgentDefaults fills each agent's command, timeout and env from
+// agent_defaults where the agent sets none (env: the agent's own variables
+// win over the defaults').
+func (c *Config) applyAgentDefaults() {
+	d := c.AgentDefaults
+	if len(d.Command) == 0 && d.Timeout == 0 && len(d.Env) == 0 {
+		return
+	}
+	agents := make([]Agent, len(c.Agents))
+	for i, a := range c.Agents {
+		if len(a.Command) == 0 && len(d.Command) > 0 {
+			a.Command = make([]string, len(d.Command))
+			for j, arg := range d.Command {
+				a.Command[j] = strings.ReplaceAll(arg, AgentPlaceholder, a.Name)
+			}
+		}
+		if a.Timeout == 0 {
+			a.Timeout = d.Timeout
+		}
+		if len(d.Env) > 0 {
+			env := make(map[string]string, len(d.Env)+len(a.Env))
+			for k, v := range d.Env {
+				env[k] = strings.ReplaceAll(v, AgentPlaceholder, a.Name)
+			}
+			maps.Copy(env, a.Env)
+			a.Env = env
+		}
+		agents[i] = a
+	}
+	c.Agents = agents
 }
 
 // QuickCfg configures quick mode.
@@ -287,10 +334,24 @@ func ParseConfig(data []byte) (*Config, error) {
 	if c.Steering.Precedence == nil {
 		c.Steering.Precedence = def.Steering.Precedence
 	}
+	if err := c.validateAgentDefaults(); err != nil {
+		return nil, err
+	}
+	c.applyAgentDefaults()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// validateAgentDefaults checks agent_defaults as an agent's command,
+// timeout and env are checked, naming agent_defaults in the error.
+func (c *Config) validateAgentDefaults() error {
+	bad := func(key, format string, args ...any) error {
+		return reason.New(reason.InvalidInput, "%s: %s: %s", ConfigPath, key, fmt.Sprintf(format, args...))
+	}
+	d := Agent{Command: c.AgentDefaults.Command, Timeout: c.AgentDefaults.Timeout, Env: c.AgentDefaults.Env}
+	return d.validateRun("agent_defaults", bad)
 }
 
 // quickKeys reports which of phase_gates, quick.gates and quick.boundary

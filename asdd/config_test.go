@@ -174,3 +174,82 @@ agents:
 		t.Errorf("defaults %+v %+v", d.Pipeline, d.Heartbeat)
 	}
 }
+
+// agent_defaults gives every agent (the thirteen default ones here) the
+// command, timeout and env it does not set, with {agent} replaced by its
+// name; an agent's own keys win.
+func TestAgentDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		agent      string
+		command    string
+		timeout    time.Duration
+		env        map[string]string
+		err        string
+	}{
+		{"default agents get the command", "version: 1\nagent_defaults:\n  command: [./agents/run.sh, \"{agent}\"]\n", "design", "./agents/run.sh|design", 0, nil, ""},
+		{"placeholder inside an argument", "version: 1\nagent_defaults:\n  command: [claude, -p, \"You are the {agent} agent ({agent}).\"]\n", "spec", "claude|-p|You are the spec agent (spec).", 0, nil, ""},
+		{"timeout and env", "version: 1\nagent_defaults:\n  command: [x]\n  timeout: 2m\n  env: {ROLE: \"{agent}\", MODEL: opus}\n", "qa", "x", 2 * time.Minute, map[string]string{"ROLE": "qa", "MODEL": "opus"}, ""},
+		{"the agent's own keys win", `version: 1
+agent_defaults:
+  command: [default-cmd]
+  timeout: 2m
+  env: {MODEL: opus, ROLE: "{agent}"}
+agents:
+  - name: spec
+    phases: [SPEC]
+    command: [own-cmd]
+    timeout: 5m
+    env: {MODEL: sonnet}
+  - name: design
+    phases: [DESIGN]
+ccs: {agents: [spec], floor: 0.65}
+steering: {precedence: {}}
+`, "spec", "own-cmd", 5 * time.Minute, map[string]string{"MODEL": "sonnet", "ROLE": "spec"}, ""},
+		{"empty program", "version: 1\nagent_defaults:\n  command: [\"\"]\n", "", "", 0, nil, "agent_defaults.command[0]: the program to run is empty"},
+		{"runner variable", "version: 1\nagent_defaults:\n  env: {CUSTODIAN_AGENT: x}\n", "", "", 0, nil, "agent_defaults.env.CUSTODIAN_AGENT: is set by the runner"},
+		{"unknown key", "version: 1\nagent_defaults:\n  cmd: [x]\n", "", "", 0, nil, "unknown key cmd"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseConfig([]byte(tc.yaml))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || reason.CodeOf(err) != reason.InvalidInput {
+					t.Fatalf("err %v, want INVALID_INPUT with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, ok := c.Agent(tc.agent)
+			if !ok {
+				t.Fatalf("no agent %s", tc.agent)
+			}
+			if got := strings.Join(a.Command, "|"); got != tc.command {
+				t.Errorf("command %q, want %q", got, tc.command)
+			}
+			if a.Timeout.D() != tc.timeout {
+				t.Errorf("timeout %v, want %v", a.Timeout.D(), tc.timeout)
+			}
+			if len(a.Env) != len(tc.env) {
+				t.Errorf("env %v, want %v", a.Env, tc.env)
+			}
+			for k, v := range tc.env {
+				if a.Env[k] != v {
+					t.Errorf("env %v, want %v", a.Env, tc.env)
+				}
+			}
+			if tc.agent == "design" && len(c.Agents) == 13 {
+				for _, a := range c.Agents {
+					if len(a.Command) == 0 {
+						t.Errorf("agent %s has no command", a.Name)
+					}
+				}
+			}
+		})
+	}
+	// The defaults themselves are left as they were.
+	if d := DefaultConfig(); len(d.Agents[0].Command) != 0 {
+		t.Errorf("the default config was changed: %v", d.Agents[0].Command)
+	}
+}

@@ -195,6 +195,8 @@ type Task struct {
 	Requirement string `json:"requirement,omitempty"`
 	Status      string `json:"status"`
 	Agent       string `json:"agent,omitempty"`
+	// ClaimedAt is when Agent claimed the task (ClaimTask).
+	ClaimedAt   string `json:"claimed_at,omitempty"`
 	CompletedAt string `json:"completed_at,omitempty"`
 
 	Extra Extra `json:"-"`

@@ -945,13 +945,13 @@ func findTask(s *Slice, id string) *Task {
 	return nil
 }
 
-// Ready returns the tasks that may start now: pending, every dependency
-// done, and every task of every earlier wave done (wave N starts only after
-// wave N-1 is complete).
+// Ready returns the tasks that may start now: pending (not claimed, not
+// done), every dependency done, and every task of every earlier wave done
+// (wave N starts only after wave N-1 is complete).
 func Ready(s *Slice) []Task {
 	var out []Task
 	for _, tk := range s.Tasks {
-		if tk.Status != TaskDone && taskBlocker(s, &tk) == "" {
+		if tk.Status != TaskDone && tk.Status != TaskClaimed && taskBlocker(s, &tk) == "" {
 			out = append(out, tk)
 		}
 	}
@@ -1007,6 +1007,9 @@ func (o CompleteTask) apply(t *tx) error {
 	}
 	if tk.Status == TaskDone {
 		return reason.New(reason.InvalidTransition, "task %s of %s is already done", o.ID, s.SliceID)
+	}
+	if err := claimedByOther(s, tk, o.Actor()); err != nil {
+		return err
 	}
 	if why := taskBlocker(s, tk); why != "" {
 		return reason.New(reason.InvalidTransition, "%s", why)

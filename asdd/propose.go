@@ -723,7 +723,11 @@ func (t *tx) proposeQuick(s *Slice, ag *Agent, p Proposal, missing *reason.Error
 	t.touch(s)
 	t.beat(ag.Name)
 	t.event("proposal_accepted", s.SliceID, ag.Name, map[string]any{"score": p.Score, "attempt": entry.Attempt, "from": from, "to": s.Status, "quick": true})
-	t.summary("%s (quick fix): %s scored %s; %s → %s", s.SliceID, ag.Name, FormatScore(p.Score), from, s.Status)
+	if from != s.Status {
+		t.summary("%s (quick fix): %s scored %s; %s → %s", s.SliceID, ag.Name, FormatScore(p.Score), from, s.Status)
+	} else {
+		t.summary("%s (quick fix): %s scored %s in %s", s.SliceID, ag.Name, FormatScore(p.Score), from)
+	}
 	return nil
 }
 

@@ -79,8 +79,12 @@ func (o AgentTimeout) apply(t *tx) error {
 }
 
 func (o AgentTimeout) reason(agent, since string, timeout time.Duration, retries int) string {
-	if o.Cause != "" {
-		return fmt.Sprintf("the %s agent failed: %s (%d retry)", agent, o.Cause, retries)
+	tries := "1 retry"
+	if retries != 1 {
+		tries = fmt.Sprintf("%d retries", retries)
 	}
-	return fmt.Sprintf("the %s agent has been ACTIVE without progress since %s (timeout %s, %d retry)", agent, since, timeout, retries)
+	if o.Cause != "" {
+		return fmt.Sprintf("the %s agent failed: %s (%s)", agent, o.Cause, tries)
+	}
+	return fmt.Sprintf("the %s agent has been ACTIVE without progress since %s (timeout %s, %s)", agent, since, timeout, tries)
 }

@@ -131,7 +131,7 @@ func (d *Daemon) Close() error {
 // StartServe starts exe serve on the project at dir as a separate process
 // (unix socket only, no monitor) and waits until it answers.
 func StartServe(exe, dir string) (*Daemon, error) {
-	sock := filepath.Join(dir, "bench-serve.sock")
+	sock := ServeSocket(dir)
 	d := &Daemon{cmd: exec.Command(exe, "-C", dir, "serve", "--addr", "", "--socket", sock, "--monitor-every", "0", "--log-level", "error")}
 	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
 	if err := d.cmd.Start(); err != nil {

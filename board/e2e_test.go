@@ -249,10 +249,13 @@ func TestDashboardInChromium(t *testing.T) {
 	p.run("impl", "--update-status", "--task-id", "T-101", "--status", "in_progress", "--branch", "impl/T-101")
 	p.run("cycle", "create", "Rate-limit the login endpoint", "--id", "cycle-v1-20261122T000000-a1b2c3")
 	const token = "e2e-admin-token"
-	url := p.serve(token)
+	// Over TCP every read needs a token: the page starts with the agents'
+	// token (reads, but no human action), as a teammate watching the board.
+	const agents = "e2e-agents-token"
+	url := p.serve(token, "--token", agents)
 
 	ctx := browser(t, exe)
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+	if err := chromedp.Do(ctx, chromedp.Navigate(url+"#admin="+agents)); err != nil {
 		t.Fatalf("open %s: %v", url, err)
 	}
 
@@ -345,7 +348,7 @@ func TestDashboardInChromium(t *testing.T) {
 		act(t, ctx, `#card-SLICE-002 button[data-op="resolve"]`, "retryable errors listed in the intent")
 	}
 
-	// Without the token the daemon refuses, and the card stays.
+	// Without the admin token the daemon refuses, and the card stays.
 	resolve()
 	waitFor(t, ctx, "the refusal", `!document.getElementById('toast').hidden && document.getElementById('toast').textContent.startsWith('refused')`)
 	screenshot(t, ctx, shots, "board-refused.png")
@@ -357,6 +360,7 @@ func TestDashboardInChromium(t *testing.T) {
 	}
 
 	// With the token the resolution goes through and the card moves back.
+	eval[bool](t, ctx, `document.getElementById('admin-token').value = ''; true`) // it holds the agents' token
 	if err := chromedp.Do(ctx,
 		chromedp.Click(`#admin-token`),
 		chromedp.SendKeys(`#admin-token`, token+"\r"),

@@ -370,6 +370,15 @@ func (c *Client) State(ctx context.Context, req wire.StateRequest) (*wire.StateR
 	return &out, nil
 }
 
+// ApplyJQ asks the daemon to run a jq program on a document.
+func (c *Client) ApplyJQ(ctx context.Context, req wire.JQRequest) (*wire.JQResponse, error) {
+	var out wire.JQResponse
+	if err := c.post(ctx, "/v1/jq", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Rollback asks the daemon to restore a document's past value.
 func (c *Client) Rollback(ctx context.Context, req wire.RollbackRequest) (*wire.PutResponse, error) {
 	var out wire.PutResponse

@@ -64,6 +64,9 @@ type Options struct {
 	CachePath string
 	// NoCache neither reads nor writes the stat cache.
 	NoCache bool
+	// ReadOnly uses the stat cache but never writes it (a git hook's check
+	// writes no file).
+	ReadOnly bool
 	// RacyWindow: see DefaultRacyWindow (0 means the default; negative
 	// means none, for tests).
 	RacyWindow time.Duration
@@ -205,7 +208,7 @@ func Check(ctx context.Context, root *os.Root, arts []Artifact, opt Options) (*R
 			changed = changed || r.cacheable
 		}
 	}
-	if !opt.NoCache && (old == nil || changed || hits != old.Len()) {
+	if !opt.NoCache && !opt.ReadOnly && (old == nil || changed || hits != old.Len()) {
 		next := &Cache{m: make(map[string]cacheEntry, len(paths))}
 		for i, p := range paths {
 			if r := &results[i]; r.ok && r.cacheable {

@@ -45,3 +45,23 @@ func TestBuildPacketForTask(t *testing.T) {
 		t.Errorf("phase packet %+v", q)
 	}
 }
+
+// A context packet keeps <, > and & as they are: agents read requirement
+// text, not HTML.
+func TestPacketNotHTMLEscaped(t *testing.T) {
+	b, err := encodePacket(map[string]string{"requirement": "latency < 200 ms && p99 > 0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "{\n  \"requirement\": \"latency < 200 ms && p99 > 0\"\n}"; string(b) != want {
+		t.Errorf("packet %q, want %q", b, want)
+	}
+}
+
+func TestCountOf(t *testing.T) {
+	for n, want := range map[int]string{0: "0 agent processes", 1: "1 agent process", 2: "2 agent processes"} {
+		if got := countOf(n, "agent process", "agent processes"); got != want {
+			t.Errorf("countOf(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

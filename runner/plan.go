@@ -139,7 +139,7 @@ func Next(s *asdd.Slice, cfg *asdd.Config, until string) Step {
 		if len(a.Command) == 0 {
 			if completer {
 				st.Kind, st.Agent = StepStop, a.Name
-				st.Why = fmt.Sprintf("the %s agent, which completes %s, has no command in %s", a.Name, s.Status, asdd.ConfigPath)
+				st.Why = fmt.Sprintf("the %s agent, which completes %s, has no command in %s (set its command, or agent_defaults.command for every agent)", a.Name, s.Status, asdd.ConfigPath)
 				return st
 			}
 			if gate(cfg, a.Name, s.Status) {

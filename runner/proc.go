@@ -3,7 +3,9 @@ package runner
 import (
 	"errors"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"time"
 )
 
@@ -40,22 +42,65 @@ type ExecStarter struct {
 	WaitDelay time.Duration
 }
 
-// Start starts the process.
+// Start starts the process, held at a gate: it runs the agent's command
+// only once Release is called (after the runner recorded its process
+// group in the run file), so a runner killed in between leaves no agent
+// that a --resume would not find: the gate's pipe closes with the runner
+// and the held process exits without running anything.
 func (e ExecStarter) Start(s ProcSpec) (Process, error) {
-	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
+	target := exec.Command(s.Argv[0], s.Argv[1:]...)
+	if target.Err != nil {
+		return nil, target.Err
+	}
+	// What cmd.Start would refuse (a missing or not executable file) is
+	// refused here, not by the shell at the gate.
+	check := target.Path
+	if !filepath.IsAbs(check) && s.Dir != "" {
+		check = filepath.Join(s.Dir, check)
+	}
+	if _, err := exec.LookPath(check); err != nil {
+		return nil, err
+	}
+	gateR, gateW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer gateR.Close()
+	cmd := gatedCommand(target.Path, s.Argv[1:])
 	cmd.Dir, cmd.Env, cmd.Stdout, cmd.Stderr = s.Dir, s.Env, s.Stdout, s.Stderr
+	cmd.ExtraFiles = []*os.File{gateR}
 	cmd.WaitDelay = e.WaitDelay
 	if cmd.WaitDelay == 0 {
 		cmd.WaitDelay = 2 * time.Second
 	}
 	setGroup(cmd)
 	if err := cmd.Start(); err != nil {
+		gateW.Close()
 		return nil, err
 	}
-	return &execProc{cmd: cmd}, nil
+	return &execProc{cmd: cmd, gate: gateW}, nil
 }
 
-type execProc struct{ cmd *exec.Cmd }
+// Release lets a process started by ExecStarter run its command.
+func (p *execProc) Release() error {
+	if p.gate == nil {
+		return nil
+	}
+	_, err := p.gate.Write([]byte("go\n"))
+	if cerr := p.gate.Close(); err == nil {
+		err = cerr
+	}
+	p.gate = nil
+	return err
+}
+
+// Releaser is a Process held until the runner lets it go (ExecStarter's).
+type Releaser interface{ Release() error }
+
+type execProc struct {
+	cmd  *exec.Cmd
+	gate *os.File // the gate's write end until Release
+}
 
 func (p *execProc) Pid() int { return p.cmd.Process.Pid }
 
@@ -73,4 +118,10 @@ func (p *execProc) Wait() (int, error) {
 	return -1, err
 }
 
-func (p *execProc) Kill() error { return killGroup(p.cmd.Process.Pid) }
+func (p *execProc) Kill() error {
+	if p.gate != nil {
+		p.gate.Close() // a held process exits without running its command
+		p.gate = nil
+	}
+	return killGroup(p.cmd.Process.Pid)
+}

@@ -17,3 +17,9 @@ func killGroup(pid int) error {
 	}
 	return p.Kill()
 }
+
+// gatedCommand runs path args directly: there is no POSIX shell to hold
+// the process at the gate (Release only closes the pipe).
+func gatedCommand(path string, args []string) *exec.Cmd {
+	return exec.Command(path, args...)
+}

@@ -80,8 +80,8 @@ func acquireRun(root, runID string, now time.Time, resume bool) (rl *runLock, pr
 		if !resume {
 			lk.Unlock()
 			return nil, nil, nil, reason.New(reason.Conflict,
-				"a previous run (pid %d, started %s) ended without finishing, with %d agent processes registered: `custodian run --resume` kills what is left of them and continues from the manifest",
-				prev.PID, prev.Started, len(prev.Procs)).With("pid", prev.PID)
+				"a previous run (pid %d, started %s) ended without finishing, with %s registered: `custodian run --resume` kills what is left of them and continues from the manifest",
+				prev.PID, prev.Started, countOf(len(prev.Procs), "agent process", "agent processes")).With("pid", prev.PID)
 		}
 		for _, p := range prev.Procs {
 			if p.PGID > 0 && p.PGID != os.Getpid() {
@@ -157,4 +157,12 @@ func (rl *runLock) release() error {
 		err = uerr
 	}
 	return err
+}
+
+// countOf is "1 agent process", "2 agent processes".
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

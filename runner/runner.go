@@ -690,7 +690,7 @@ func (r *Runner) exec(ctx context.Context, s *asdd.Slice, base uint64, ag *asdd.
 		return execResult{err: fmt.Errorf("runner: %w", err)}
 	}
 	packet := BuildPacket(r.o.FS, s, r.cfg, ag, task, base, attempt)
-	pb, err := json.MarshalIndent(packet, "", "  ")
+	pb, err := encodePacket(packet)
 	if err != nil {
 		return execResult{err: err}
 	}
@@ -720,6 +720,10 @@ func (r *Runner) exec(ctx context.Context, s *asdd.Slice, base uint64, ag *asdd.
 	r.running[p.Pid()] = Running{RunProc: rp, Since: start, halted: halted}
 	r.mu.Unlock()
 	regErr := r.rl.add(rp)
+	if g, ok := p.(Releaser); ok && regErr == nil {
+		// Recorded: the agent may run now.
+		regErr = g.Release()
+	}
 	r.emit(Event{Kind: EvStart, Slice: s.SliceID, Agent: ag.Name, Task: taskID(task), Attempt: attempt, Pid: p.Pid(), Log: logRel})
 
 	type waited struct {
@@ -1055,4 +1059,17 @@ func (c *capped) Bytes() []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return bytes.Clone(c.buf.Bytes())
+}
+
+// encodePacket writes a context packet as indented JSON, with <, > and &
+// as they are (an agent reads requirement text, not HTML).
+func encodePacket(p any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(p); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }

@@ -30,6 +30,23 @@ func (s *Server) agentRequest(r *http.Request) bool {
 	return s.o.AdminToken != "" && !overUnixSocket(r) && !s.adminOK(r)
 }
 
+// needsToken reports whether r must carry a bearer token: over TCP when a
+// token is set, or when TCPNeedsToken and r would change something (the
+// reads of the custodian's documents stay open on loopback, as their files
+// are to local users), except for the health check and the dashboard's
+// page. The unix socket never needs one: it is the project
+// owner's (mode 0600).
+func (s *Server) needsToken(r *http.Request) bool {
+	if r.URL.Path == "/v1/health" || s.uiPage(r) || overUnixSocket(r) {
+		return false
+	}
+	if s.o.Token != "" {
+		return true
+	}
+	read := r.Method == http.MethodGet || r.Method == http.MethodHead
+	return s.o.TCPNeedsToken && !read
+}
+
 func overUnixSocket(r *http.Request) bool {
 	a, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	return ok && a.Network() == "unix"

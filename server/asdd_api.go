@@ -131,3 +131,19 @@ func (s *Server) rollback(w http.ResponseWriter, r *http.Request) {
 	s.observeOp(start, resp != nil && resp.Changed, err)
 	s.answer(w, resp, err)
 }
+
+// applyJQ runs a jq program on a document (POST /v1/jq).
+func (s *Server) applyJQ(w http.ResponseWriter, r *http.Request) {
+	var req wire.JQRequest
+	if !s.decodeRequest(w, r, &req) {
+		return
+	}
+	if err := s.documentKey(req.Key); err != nil {
+		writeError(w, err)
+		return
+	}
+	start := time.Now()
+	resp, err := s.app.ApplyJQ(r.Context(), req)
+	s.observeOp(start, resp != nil && resp.Changed, err)
+	s.answer(w, resp, err)
+}

@@ -22,7 +22,7 @@ import (
 // crossSiteGuard refuses a request a browser could have sent on behalf of
 // another site; it reports whether it wrote the refusal.
 func (s *Server) crossSiteGuard(w http.ResponseWriter, r *http.Request) bool {
-	if changesState(r.Method) && !jsonContentType(r.Header.Get("Content-Type")) {
+	if changesState(r.Method) && !jsonContentType(r.Header.Get("Content-Type")) && !mcpSessionEnd(r) {
 		writeErrorStatus(w, http.StatusUnsupportedMediaType, "INVALID_INPUT",
 			r.Method+" "+r.URL.Path+" needs Content-Type: application/json (got "+quoteOrNone(r.Header.Get("Content-Type"))+")")
 		return true
@@ -36,6 +36,12 @@ func (s *Server) crossSiteGuard(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // changesState reports whether a method may change the state.
+// mcpSessionEnd reports whether r ends an MCP session (DELETE /mcp, with
+// no body and so no Content-Type: no form can send it).
+func mcpSessionEnd(r *http.Request) bool {
+	return r.Method == http.MethodDelete && r.URL.Path == "/mcp"
+}
+
 func changesState(method string) bool {
 	switch method {
 	case http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete:

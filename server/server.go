@@ -65,9 +65,20 @@ type Options struct {
 	// PUT /v1/doc, /v1/history) must not serve (DocumentKey: only the
 	// custodian's documents).
 	Documents func(key string) error
+	// TCPNeedsToken, when Token is empty, still refuses TCP requests that
+	// change something without a bearer token (then only the admin token
+	// opens them): the safe default of custodian serve, so that other
+	// local users cannot change the owner's state and files over loopback.
+	TCPNeedsToken bool
 	// App is the application layer the operations go through (nil: one
 	// over the server's store, Root, ASDDConfig, Now and Logger).
 	App *app.Local
+	// MCP, when set, makes the handler served at /mcp (the Model Context
+	// Protocol door, package mcp) over the server's application layer. It
+	// gets the token checks of every route; a request without the admin
+	// token (where one is set) reaches it marked as an agent's
+	// (app.CallerOf).
+	MCP func(svc *app.Local) http.Handler
 }
 
 func (o *Options) defaults() {
@@ -118,6 +129,7 @@ type Server struct {
 
 	stopOnce sync.Once
 	stopping chan struct{} // closed when Serve begins to shut down
+	onStop   []func()      // run by Stop
 }
 
 // New returns a server for st. The caller keeps ownership of st.
@@ -172,8 +184,18 @@ func (s *Server) routes() {
 	s.route("POST /v1/state", http.HandlerFunc(s.stateOp))
 	s.route("POST /v1/cycle", http.HandlerFunc(s.cycleOp))
 	s.route("POST /v1/rollback", http.HandlerFunc(s.rollback))
+	s.route("POST /v1/jq", http.HandlerFunc(s.applyJQ))
 	s.route("GET /v1/asdd/slices/{id}", http.HandlerFunc(s.getSlice))
 	s.route("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	if s.o.MCP != nil {
+		// Not a route of the JSON API (openapi.json): another protocol.
+		h := s.o.MCP(s.app)
+		s.mux.Handle("/mcp", h)
+		if c, ok := h.(interface{ CloseSessions() }); ok {
+			// Its sessions hold streams open: they end when Serve stops.
+			s.onStop = append(s.onStop, c.CloseSessions)
+		}
+	}
 	if s.o.UI != nil {
 		s.mux.Handle("/", s.o.UI)
 	}
@@ -225,8 +247,15 @@ func (s *Server) Serve(ctx context.Context, ls ...net.Listener) error {
 	return first
 }
 
-// Stop ends watch streams so that a shutdown can drain.
-func (s *Server) Stop() { s.stopOnce.Do(func() { close(s.stopping) }) }
+// Stop ends watch streams and MCP sessions so that a shutdown can drain.
+func (s *Server) Stop() {
+	s.stopOnce.Do(func() {
+		close(s.stopping)
+		for _, f := range s.onStop {
+			f()
+		}
+	})
+}
 
 // middleware adds the token check, the request log and panic safety.
 func (s *Server) middleware(next http.Handler) http.Handler {
@@ -245,7 +274,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				s.o.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration", time.Since(start))
 			}
 		}()
-		if s.o.Token != "" && r.URL.Path != "/v1/health" && !s.uiPage(r) && !tokenOK(r, s.o.Token) && !s.adminOK(r) {
+		if s.needsToken(r) && !(s.o.Token != "" && tokenOK(r, s.o.Token)) && !s.adminOK(r) {
 			rw.Header().Set("WWW-Authenticate", `Bearer realm="custodian"`)
 			writeErrorStatus(rw, http.StatusUnauthorized, "UNAUTHORIZED", "a bearer token is required")
 			return

@@ -213,3 +213,30 @@ func sortedKeys[V any](m map[string]V) []string {
 	sortStrings(out)
 	return out
 }
+
+// JQRequest is the body of POST /v1/jq: run a jq program on the document
+// Key inside a commit (the state-manager plugins' state_update).
+type JQRequest struct {
+	Key     string  `json:"key"`
+	Program string  `json:"program"`
+	Args    []JQArg `json:"args,omitempty"`
+	// Touch, when set, names a top-level field set to the commit time.
+	Touch string `json:"touch,omitempty"`
+	// IfRevision makes it a compare-and-swap (0: the document is absent).
+	IfRevision *uint64 `json:"if_revision,omitempty"`
+	Actor      string  `json:"actor,omitempty"`
+}
+
+// JQArg is a named value of the program ($Name), as JSON.
+type JQArg struct {
+	Name  string          `json:"name"`
+	Value json.RawMessage `json:"value"`
+}
+
+// JQResponse is the committed result of a JQRequest.
+type JQResponse struct {
+	Key      string          `json:"key"`
+	Revision uint64          `json:"revision"`
+	Changed  bool            `json:"changed"`
+	Value    json.RawMessage `json:"value"`
+}

@@ -128,6 +128,7 @@ var asddOps = map[string]func() asdd.Op{
 	"approve":            func() asdd.Op { return new(asdd.Approve) },
 	"add-task":           func() asdd.Op { return new(asdd.AddTask) },
 	"complete-task":      func() asdd.Op { return new(asdd.CompleteTask) },
+	"claim-task":         func() asdd.Op { return new(asdd.ClaimTask) },
 	"clear-review":       func() asdd.Op { return new(asdd.ClearReview) },
 	"correct-assumption": func() asdd.Op { return new(asdd.CorrectAssumption) },
 	"halt":               func() asdd.Op { return new(asdd.ReportFailure) },
@@ -174,6 +175,8 @@ func ASDDOpName(op asdd.Op) (string, bool) {
 		return "add-task", true
 	case asdd.CompleteTask:
 		return "complete-task", true
+	case asdd.ClaimTask:
+		return "claim-task", true
 	case asdd.ClearReview:
 		return "clear-review", true
 	case asdd.CorrectAssumption:
@@ -229,6 +232,8 @@ func derefOp(p asdd.Op) asdd.Op {
 	case *asdd.AddTask:
 		return *o
 	case *asdd.CompleteTask:
+		return *o
+	case *asdd.ClaimTask:
 		return *o
 	case *asdd.ClearReview:
 		return *o

@@ -20,7 +20,7 @@ func TestASDDOpsRoundTrip(t *testing.T) {
 		asdd.Beat{Agent: "spec_agent", Status: asdd.HeartbeatActive, Wave: &n},
 		asdd.Proposal{Agent: "spec", Slice: "S", Score: 0.9, Uncertainty: []string{"u"}},
 		asdd.Resolve{Slice: "S", Role: "TL"}, asdd.Approve{Slice: "S", Role: "TL"}, asdd.AddTask{Slice: "S", ID: "T1"},
-		asdd.CompleteTask{Slice: "S", ID: "T1"}, asdd.ClearReview{Role: "TL"}, asdd.CorrectAssumption{Slice: "S", Role: "PO"},
+		asdd.CompleteTask{Slice: "S", ID: "T1"}, asdd.ClaimTask{Slice: "S", ID: "T1", Agent: "impl-1"}, asdd.ClearReview{Role: "TL"}, asdd.CorrectAssumption{Slice: "S", Role: "PO"},
 		asdd.ReportFailure{Slice: "S", Agent: "validation"}, asdd.FlagDrift{Slice: "S", Paths: map[string]string{"a": "b"}},
 		asdd.AgentTimeout{Agent: "spec"}, asdd.ClearMarkers{Heartbeat: "spec_agent"}, asdd.AttachBranch{Slice: "S", Agent: "implementation", Branch: "asdd/S/x"},
 	}

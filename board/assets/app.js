@@ -9,6 +9,7 @@ const MANIFEST = ".asdd/state/manifest.json";
 const IMPL = ".impl/manifest.json";
 const JOURNAL_MAX = 60;
 const TOKEN_KEY = "custodian.adminToken";
+const HEARTBEATS_KEY = "custodian.showHeartbeats";
 
 const state = {
   view: null,        // last /board.json
@@ -126,16 +127,17 @@ function drawBoard() {
   }
 
   const board = $("board");
+  // Columns with cards share the width (BLOCKED gets more: its cards carry
+  // the block record and the actions) and wrap to a second row rather than
+  // scroll sideways; an empty column collapses to a narrow strip.
   const cols = v.columns.map((name) => {
     const cards = v.cards.filter((c) => c.column === name);
-    return h("div", { class: "column" + (name === "BLOCKED" ? " blocked" : ""), "data-column": name },
-      h("h2", {}, name.replace("_", "/"), h("span", { class: "count", text: cards.length })),
+    const label = name.replace("_", "/");
+    return h("div", { class: "column" + (name === "BLOCKED" ? " blocked" : "") + (cards.length ? "" : " empty"), "data-column": name, title: cards.length ? null : `${label}: no slices` },
+      h("h2", {}, h("span", { class: "col-name", text: label }), h("span", { class: "count", text: cards.length })),
       cards.map((c) => drawCard(c, v)));
   });
   board.replaceChildren(...cols);
-  // Lifecycle columns share the width; BLOCKED gets more (its cards carry
-  // the block record and the actions).
-  board.style.gridTemplateColumns = v.columns.map((c) => c === "BLOCKED" ? "minmax(250px, 2fr)" : "minmax(120px, 1fr)").join(" ");
   drawEscalations(v);
   drawHeartbeats(v);
 }
@@ -164,7 +166,7 @@ function drawCard(c, v) {
   if (meta.childElementCount) card.append(meta);
   if (c.block) {
     card.append(h("div", { class: "block" },
-      h("div", { class: "mode", text: `${c.block.failure_mode || "BLOCKED"} at ${c.block.blocked_at_phase} (LKG ${c.block.lkg_phase})` }),
+      h("div", { class: "mode", title: c.block.failure_mode || "", text: `${(c.block.failure_mode || "BLOCKED").replaceAll("_", " ")} at ${c.block.blocked_at_phase} (LKG ${c.block.lkg_phase})` }),
       h("div", { class: "block-reason", text: c.block.block_reason }),
       c.block.awaiting_sign_off && c.block.awaiting_sign_off.length ? h("div", { class: "awaiting", text: "awaiting " + c.block.awaiting_sign_off.join(" + ") }) : null,
       c.block.paused_agents && c.block.paused_agents.length ? h("div", { class: "awaiting", text: "paused: " + c.block.paused_agents.join(", ") }) : null,
@@ -195,8 +197,12 @@ function drawChain(c) {
   const svgNS = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(svgNS, "svg");
   svg.setAttribute("class", "chain");
-  svg.setAttribute("width", c.chain.length * (W + GAP));
-  svg.setAttribute("height", H + 12);
+  // Drawn at its natural size, smaller when the card is narrower.
+  const natural = c.chain.length * (W + GAP);
+  svg.setAttribute("viewBox", `-1 0 ${natural + 2} ${H + 12}`);
+  svg.setAttribute("width", natural);
+  svg.style.maxWidth = "100%";
+  svg.style.height = "auto";
   svg.setAttribute("role", "img");
   const desc = [];
   c.chain.forEach((b, i) => {
@@ -230,9 +236,11 @@ function drawChain(c) {
     svg.append(g);
   });
   svg.setAttribute("aria-label", "confidence chain: " + desc.join("; "));
+  // The weak link is information, not an alarm: red only when it is below
+  // its agent's minimum.
   const weak = c.chain.find((b) => b.weakest);
   return h("div", { class: "chain-row" }, svg,
-    weak ? h("span", { class: "weak", text: `weak link: ${weak.agent} ${fmt3(weak.score)}` }) : null);
+    weak ? h("span", { class: "weak" + (weak.below_minimum ? " alarm" : ""), title: weak.below_minimum ? "below its minimum " + fmt3(weak.minimum) : "the lowest score of the chain", text: `weak link: ${weak.agent} ${fmt3(weak.score)}` }) : null);
 }
 
 function drawEscalations(v) {
@@ -315,9 +323,17 @@ function journalItem(rec) {
     h("details", {}, h("summary", { text: `diff: ${ops} change${ops === 1 ? "" : "s"}` }), h("ul", { class: "patch" }, patchLines(rec.patch))));
 }
 
+// isHeartbeat reports whether a commit only records agents' heartbeats.
+function isHeartbeat(rec) {
+  return Array.isArray(rec.events) && rec.events.length > 0 && rec.events.every((e) => e.type === "heartbeat");
+}
+
 function drawJournal() {
-  $("journal").replaceChildren(...state.journal.map(journalItem));
-  $("journal-note").textContent = state.journal.length ? `latest ${state.journal.length} commits, live` : "";
+  const show = $("show-heartbeats").checked;
+  const shown = state.journal.filter((r) => show || !isHeartbeat(r));
+  const hidden = state.journal.length - shown.length;
+  $("journal").replaceChildren(...shown.map(journalItem));
+  $("journal-note").textContent = state.journal.length ? `latest ${state.journal.length} commits, live` + (hidden ? ` · ${hidden} heartbeat${hidden === 1 ? "" : "s"} hidden` : "") : "";
 }
 
 async function loadJournal(rev) {
@@ -528,6 +544,13 @@ function setupActions() {
     history.replaceState(null, "", location.pathname + location.search);
   }
   document.body.classList.toggle("admin", !!adminToken());
+  // Heartbeat commits are hidden from the journal unless asked for.
+  const hb = $("show-heartbeats");
+  hb.checked = localStorage.getItem(HEARTBEATS_KEY) === "1";
+  hb.addEventListener("change", () => {
+    localStorage.setItem(HEARTBEATS_KEY, hb.checked ? "1" : "0");
+    drawJournal();
+  });
 }
 
 // ---- start ---------------------------------------------------------------

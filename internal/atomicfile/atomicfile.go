@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"strconv"
+	"sync/atomic"
 	"time"
 )
 
@@ -70,3 +72,60 @@ func SyncDir(root *os.Root, dir string) error {
 	}
 	return nil
 }
+
+var seq atomic.Uint64
+
+// TempName is the name of a temporary file beside name that no other
+// writer (another goroutine or process) picks at the same time:
+// <name>.tmp-<pid>-<sequence>-<nanoseconds>.
+func TempName(name string) string {
+	return name + ".tmp-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatUint(seq.Add(1), 10) + "-" +
+		strconv.FormatInt(time.Now().UnixNano()%1e9, 10)
+}
+
+// Temp is new content for a file, written and synced to a temporary file
+// beside it, not yet in its place: Commit renames it over the file, Abort
+// removes it. Several Temps of one directory may be committed and then
+// made durable with one SyncDir (the mirrors write a document and its
+// state file this way, and a batch of documents with one SyncDir per
+// directory).
+type Temp struct {
+	root      *os.Root
+	tmp, name string
+}
+
+// Stage writes data to a temporary file beside name (whose directory must
+// exist) and fsyncs it. A failure removes the temporary file.
+func Stage(root *os.Root, name string, data []byte, perm os.FileMode) (*Temp, error) {
+	tmp := TempName(name)
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", name, err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+		return nil, fmt.Errorf("write %s: %w", name, err)
+	}
+	return &Temp{root: root, tmp: tmp, name: name}, nil
+}
+
+// Commit renames the temporary file over the file. The rename is durable
+// once the directory is synced (SyncDir). A failure removes the temporary
+// file.
+func (t *Temp) Commit() error {
+	if err := t.root.Rename(t.tmp, t.name); err != nil {
+		_ = t.root.Remove(t.tmp)
+		return fmt.Errorf("replace %s: %w", t.name, err)
+	}
+	return nil
+}
+
+// Abort removes the temporary file.
+func (t *Temp) Abort() { _ = t.root.Remove(t.tmp) }

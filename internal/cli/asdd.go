@@ -44,6 +44,15 @@ func asddConfig(app *App) (*asdd.Config, error) {
 
 var errNoASDDManifest = reason.New(reason.NotFound, "no ASDD manifest at %s: run `custodian init` first", asdd.Key)
 
+// noManifestHint turns the store's "no document" for the ASDD manifest into
+// errNoASDDManifest, which says to run custodian init.
+func noManifestHint(err error) error {
+	if e, ok := reason.As(err); ok && e.Code == reason.NotFound && strings.HasPrefix(e.Message, "no document "+asdd.Key) {
+		return errNoASDDManifest
+	}
+	return err
+}
+
 // loadManifest returns the committed manifest.
 func loadManifest(app *App, cmd *cobra.Command) (*asdd.Manifest, error) {
 	st, err := app.Store()
@@ -101,7 +110,7 @@ func applyOp(app *App, cmd *cobra.Command, op asdd.Op, _ bool) (*asdd.Outcome, *
 	}
 	resp, err := svc.ASDD(app.Context(cmd), op)
 	if err != nil {
-		return nil, nil, rejected(err)
+		return nil, nil, rejected(noManifestHint(err))
 	}
 	if _, remote := svc.(*appRemote); remote {
 		for _, w := range resp.Warnings {
@@ -234,17 +243,27 @@ custodian.pid
 *.tmp
 `
 
-// writeStateGitignore writes .asdd/state/.gitignore unless one exists.
+// runsGitignore keeps custodian run's files out of git: run logs, context
+// packets, the runner's lock and its list of live agents.
+const runsGitignore = `# Written by custodian init: custodian run's logs, context packets and lock
+# are local to this machine.
+*
+`
+
+// writeStateGitignore writes .asdd/state/.gitignore and .asdd/runs/.gitignore,
+// each unless it exists.
 func writeStateGitignore(root string) error {
-	p := filepath.Join(root, ".asdd", "state", ".gitignore")
-	if _, err := os.Stat(p); err == nil {
-		return nil
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("init: %w", err)
-	}
-	if err := os.WriteFile(p, []byte(stateGitignore), 0o644); err != nil {
-		return fmt.Errorf("init: %w", err)
+	for _, f := range []struct{ dir, text string }{{"state", stateGitignore}, {"runs", runsGitignore}} {
+		p := filepath.Join(root, ".asdd", f.dir, ".gitignore")
+		if _, err := os.Stat(p); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("init: %w", err)
+		}
+		if err := os.WriteFile(p, []byte(f.text), 0o644); err != nil {
+			return fmt.Errorf("init: %w", err)
+		}
 	}
 	return nil
 }

@@ -77,7 +77,7 @@ func newSliceCmd(app *App) *cobra.Command {
 		},
 	}
 	add.Flags().StringVar(&name, "name", "", "the slice's name")
-	add.Flags().StringVar(&typ, "type", asdd.TypeFeature, "FEATURE or RETRO_SPEC")
+	enumFlag(add, add.Flags(), &typ, "type", asdd.TypeFeature, []string{asdd.TypeFeature, asdd.TypeRetroSpec}, "the slice type")
 	add.Flags().StringVar(&gov, "governance", "MANUAL", "governance_mode")
 
 	show := &cobra.Command{
@@ -131,7 +131,7 @@ func newSliceCmd(app *App) *cobra.Command {
 			})
 		},
 	}
-	list.Flags().StringVar(&status, "status", "", "only slices with this status")
+	enumFlag(list, list.Flags(), &status, "status", "", sliceStatuses(), "only slices with this status")
 	cmd.AddCommand(add, show, list)
 	return cmd
 }
@@ -448,8 +448,8 @@ recorded as the human's accepted versions.`,
 	cmd.Flags().StringVar(&role, "role", "", "the resolving role (TL, PO, Security)")
 	cmd.Flags().StringVar(&by, "by", "", "the person")
 	cmd.Flags().StringVar(&rationale, "rationale", "", "why (logged)")
-	cmd.Flags().StringVar(&action, "action", "", "rerun (default), resume or return")
-	cmd.Flags().StringVar(&to, "to", "", "the phase to return to (implies --action return)")
+	enumFlag(cmd, cmd.Flags(), &action, "action", "", []string{asdd.ActionRerun, asdd.ActionResume, asdd.ActionReturn}, "what the slice does next (default rerun)")
+	enumFlag(cmd, cmd.Flags(), &to, "to", "", append([]string{asdd.BehaviorCapture}, asdd.Lifecycle...), "the phase to return to (implies --action return)")
 	cmd.Flags().StringVar(&favour, "favour", "", "arbitrate a conflict in favour of this agent (implies --action resume)")
 	cmd.Flags().StringVar(&root, "root-cause", "", "the root cause, for the failure log")
 	return cmd
@@ -557,7 +557,7 @@ func newHeartbeatCmd(app *App) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "the agent")
-	cmd.Flags().StringVar(&status, "status", asdd.HeartbeatActive, "IDLE, ACTIVE or PAUSED")
+	enumFlag(cmd, cmd.Flags(), &status, "status", asdd.HeartbeatActive, []string{asdd.HeartbeatIdle, asdd.HeartbeatActive, asdd.HeartbeatPaused}, "the agent's status")
 	cmd.Flags().StringVar(&slice, "slice", "", "the slice it works on")
 	cmd.Flags().IntVar(&wave, "wave", 0, "the current wave")
 	cmd.Flags().IntVar(&done, "done", 0, "tasks completed")
@@ -616,9 +616,10 @@ func newTasksCmd(app *App) *cobra.Command {
 	}
 	var agent string
 	done := &cobra.Command{
-		Use:   "done SLICE TASK",
-		Short: "Mark a ready task done",
-		Args:  cobra.ExactArgs(2),
+		Use:        "done SLICE TASK",
+		SuggestFor: []string{"complete", "finish"},
+		Short:      "Mark a ready task done",
+		Args:       cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out, r, err := applyOp(app, cmd, asdd.CompleteTask{Slice: args[0], ID: args[1], Agent: agent}, false)
 			if err != nil {
@@ -628,8 +629,26 @@ func newTasksCmd(app *App) *cobra.Command {
 			return finish(app, r, nil)
 		},
 	}
-	done.Flags().StringVar(&agent, "agent", "implementation", "the agent that did it")
-	cmd.AddCommand(add, ready, done)
+	done.Flags().StringVar(&agent, "agent", "implementation", "the agent that did it (its claimer, if it was claimed)")
+	var claimer string
+	claim := &cobra.Command{
+		Use:   "claim SLICE TASK --agent A",
+		Short: "Claim a ready task for an agent: of concurrent claims one wins, the others get CONFLICT (exit 4)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := required("agent", claimer); err != nil {
+				return err
+			}
+			out, r, err := applyOp(app, cmd, asdd.ClaimTask{Slice: args[0], ID: args[1], Agent: claimer}, false)
+			if err != nil {
+				return err
+			}
+			sliceResult(out, r, args[0])
+			return finish(app, r, nil)
+		},
+	}
+	claim.Flags().StringVar(&claimer, "agent", "", "the claiming agent (a name of its own, e.g. implementation-3)")
+	cmd.AddCommand(add, ready, claim, done)
 	return cmd
 }
 
@@ -718,7 +737,7 @@ notice and a failure-log row, like any halt.`,
 		},
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "the reporting agent")
-	cmd.Flags().StringVar(&mode, "mode", "", "HALLUCINATED_SPEC_SECTION, CONFLICTING_AGENT_OUTPUTS or CONTRADICTORY_STEERING_RULES")
+	enumFlag(cmd, cmd.Flags(), &mode, "mode", "", []string{asdd.ModeHallucinatedSpec, asdd.ModeConflict, asdd.ModeContradictorySteering}, "the failure mode")
 	cmd.Flags().StringVar(&why, "reason", "", "what the agent found")
 	cmd.Flags().StringArrayVar(&flagged, "flag", nil, "a section to flag (repeatable)")
 	cmd.Flags().StringArrayVar(&arts, "artifact", nil, "a conflicting artifact as NAME=PATH (repeatable)")

@@ -8,11 +8,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,8 +29,10 @@ func init() {
 }
 
 func newDemoCmd(app *App) *cobra.Command {
+	var serve bool
+	var addr string
 	cmd := &cobra.Command{
-		Use:   "demo [DIR]",
+		Use:   "demo [DIR] [--serve]",
 		Short: "Run a simulated ASDD pipeline with `custodian run` and scripted agents, then show the board",
 		Long: `Create a scratch project (DIR, or a new temporary directory) whose agents are
 this binary re-invoked as a scripted agent ("custodian demo-agent": it writes its
@@ -38,7 +42,8 @@ DONE; one is halted by the CCS floor (cascading confidence failure); one is
 refused while another agent holds its lease, then halted when two agents change
 the same artifact at once (the conflict diff goes to the Tech Lead); one is
 halted by an agent below its minimum, resolved by the Tech Lead, and resumed to
-DONE. Then quick mode, and the board.
+DONE. Then quick mode, and the board: the terminal board, and with --serve
+the web dashboard (custodian serve on the demo project, until Ctrl-C).
 The project is left in place to explore. Needs nothing but this binary.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -78,22 +83,89 @@ The project is left in place to explore. Needs nothing but this binary.`,
 			if err := board.Run(); err != nil {
 				return fmt.Errorf("demo: status: %w", err)
 			}
+			name, note := commandName(self)
 			fmt.Fprintf(progress, "\nThe project is in %s. Look around:\n", dir)
 			for _, c := range []string{"status", "slice show SLICE-002", "escalations --all", "run --dry-run", "history .asdd/state/manifest.json"} {
-				fmt.Fprintf(progress, "  custodian -C %s %s\n", dir, c)
+				fmt.Fprintf(progress, "  %s -C %s %s\n", name, shellWord(dir), c)
 			}
 			fmt.Fprintf(progress, "  cat %s\n", filepath.Join(dir, asdd.FailureLogPath))
 			fmt.Fprintf(progress, "  ls %s   (each agent run's context packet and log)\n", filepath.Join(dir, ".asdd", "runs"))
+			if !serve {
+				fmt.Fprintf(progress, "  %s -C %s serve   (the web dashboard, at http://%s/)\n", name, shellWord(dir), "127.0.0.1:7420")
+			}
+			if note != "" {
+				fmt.Fprintf(progress, "(%s)\n", note)
+			}
 			if len(args) == 0 {
 				fmt.Fprintf(progress, "(a temporary directory: remove it when done)\n")
 			}
 			if len(d.failed) > 0 {
 				return fmt.Errorf("demo: did not go as scripted: %s", strings.Join(d.failed, "; "))
 			}
+			if serve {
+				fmt.Fprintf(progress, "\nThe web dashboard of the demo project (Ctrl-C to stop):\n")
+				return demoServe(app, cmd, self, dir, addr)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&serve, "serve", false, "then serve the web dashboard of the demo project until interrupted")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:7420", "with --serve: the dashboard's TCP `address`")
 	return cmd
+}
+
+// demoServe runs custodian serve on the demo project until interrupted (an
+// interrupt ends the demo with exit 0).
+func demoServe(app *App, cmd *cobra.Command, self, dir, addr string) error {
+	ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv := exec.Command(self, "-C", dir, "serve", "--addr", addr)
+	srv.Stdout, srv.Stderr = app.Err, app.Err
+	if err := srv.Start(); err != nil {
+		return fmt.Errorf("demo: serve: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil && ctx.Err() == nil {
+			return fmt.Errorf("demo: serve: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		_ = srv.Process.Signal(os.Interrupt)
+		<-done
+		return nil
+	}
+}
+
+// commandName is how the user runs this binary from a shell: "custodian"
+// when that is what PATH finds, else the binary's path; a binary that go
+// run built in a temporary directory is gone after the demo, so the hint
+// says how to install one.
+func commandName(self string) (name, note string) {
+	if p, err := exec.LookPath("custodian"); err == nil && same(p, self) {
+		return "custodian", ""
+	}
+	if strings.Contains(filepath.ToSlash(self), "/go-build") {
+		return "custodian", "custodian is not on your PATH: go install github.com/custodian-dev/custodian/cmd/custodian@latest, or go build -o custodian ./cmd/custodian in the clone; until then, go run ./cmd/custodian works from the clone in its place"
+	}
+	return shellWord(self), ""
+}
+
+// same reports whether two paths name the same file.
+func same(a, b string) bool {
+	fa, err1 := os.Stat(a)
+	fb, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(fa, fb)
+}
+
+// shellWord quotes s for a POSIX shell when it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./+:=@%") == "" {
+		return s
+	}
+	return shellQuote(s)
 }
 
 type demo struct {

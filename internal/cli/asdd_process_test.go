@@ -1,16 +1,20 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/internal/testbin"
@@ -343,4 +347,69 @@ func TestASDDDemo(t *testing.T) {
 		t.Errorf("SLICE-004 escalations %+v", s4.Escalations)
 	}
 	p.want(2, "demo", p.dir) // not over an existing project
+	// The closing hints name a command that works here (this binary is not
+	// "custodian" on PATH) and the web dashboard.
+	for _, want := range []string{p.bin + " -C " + p.dir + " status", p.bin + " -C " + p.dir + " serve   (the web dashboard"} {
+		if !bytes.Contains(out, []byte(want)) {
+			t.Errorf("demo hints lack %q:\n%s", want, out[bytes.LastIndex(out, []byte("Look around")):])
+		}
+	}
+}
+
+// `custodian demo --serve` ends with the web dashboard of the demo project,
+// until interrupted (exit 0).
+func TestASDDDemoServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	t.Parallel()
+	bin := testbin.Path(t)
+	dir := filepath.Join(t.TempDir(), "demo")
+	cmd := exec.Command(bin, "demo", dir, "--serve", "--addr", "127.0.0.1:0")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	urls := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if u, ok := strings.CutPrefix(sc.Text(), "dashboard: "); ok {
+				urls <- strings.Fields(u)[0]
+			}
+		}
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case <-time.After(90 * time.Second):
+		t.Fatalf("no dashboard address; stdout:\n%s", stdout.String())
+	}
+	// The printed address carries the admin token (#admin=…), which TCP
+	// needs.
+	base, frag, _ := strings.Cut(url, "#")
+	token := strings.TrimPrefix(frag, "admin=")
+	req, _ := http.NewRequest("GET", base+"board.json", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !bytes.Contains(body, []byte("QUICK-001")) || !bytes.Contains(body, []byte("SLICE-004")) {
+		t.Fatalf("board.json: %d %s", resp.StatusCode, body)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("demo --serve after Ctrl-C: %v", err)
+	}
 }

@@ -43,11 +43,24 @@ the board as JSON.`,
 			}
 			b := asdd.NewBoard(m, cfg, app.Now())
 			st := boardStyle{color: useColor(app.IsTTY, os.Getenv), floor: cfg.CCS.Floor}
-			return app.Render(b, func(w io.Writer) error {
+			s, err := app.Store()
+			if err != nil {
+				return err
+			}
+			lags, err := mirrorLags(app, cmd, s)
+			if err != nil {
+				return err
+			}
+			out := struct {
+				asdd.Board
+				Mirrors []MirrorLag `json:"mirrors,omitempty"`
+			}{b, lags}
+			return app.Render(out, func(w io.Writer) error {
 				var buf bytes.Buffer
 				if err := writeBoardStyled(&buf, b, st); err != nil {
 					return err
 				}
+				writeMirrorLags(&buf, lags)
 				_, err := w.Write(trimTrailingSpace(buf.Bytes()))
 				return err
 			})

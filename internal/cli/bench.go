@@ -25,6 +25,7 @@ func newBenchCmd(app *App) *cobra.Command {
 	}
 	cmd.AddCommand(newBenchStoreCmd(app))
 	cmd.AddCommand(newBenchDaemonCmd(app))
+	cmd.AddCommand(newBenchMCPCmd(app))
 	return cmd
 }
 

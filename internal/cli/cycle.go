@@ -71,7 +71,7 @@ completed).`,
 		c.changeCmd(), c.testResultsCmd(), c.requirementsCmd(), c.explorationCmd(),
 		c.planCmd(), c.taskCmd(), c.feedbackCmd(), c.decideCmd(), c.blockCmd(),
 		c.signalCmd(), c.pauseCmd(), c.resumeCmd(), c.stopCmd(), c.completeCmd(),
-		c.rebuildCmd(), c.syncCmd(),
+		c.rebuildCmd(), c.syncCmd(), c.putCmd(), c.appendCmd(),
 	)
 	return cmd
 }
@@ -556,7 +556,7 @@ func (c *cycleCLI) changeCmd() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&o.File, "file", "", "the file changed, relative to the project root")
-	cmd.Flags().StringVar(&o.Action, "action", "", "create, modify or delete")
+	enumFlag(cmd, cmd.Flags(), &o.Action, "action", "", cycle.ChangeActions, "the kind of change")
 	cmd.Flags().StringVar(&o.Agent, "agent", cycle.AgentCD, "the agent that made the change")
 	cmd.Flags().StringVarP(&o.Description, "description", "m", "", "what changed")
 	markRequired(cmd, "file")
@@ -758,7 +758,7 @@ func (c *cycleCLI) feedbackCmd() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&o.Source, "from", "user", "who gives the feedback")
 	cmd.Flags().StringVar(&o.Target, "to", "", "who it is for")
-	cmd.Flags().StringVar(&o.Type, "type", "", "requirement_update, bug_report, issue_fix or clarification")
+	enumFlag(cmd, cmd.Flags(), &o.Type, "type", "", cycle.FeedbackTypes, "the kind of feedback")
 	markRequired(cmd, "to")
 	markRequired(cmd, "type")
 	return cmd

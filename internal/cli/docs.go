@@ -33,7 +33,7 @@ no longer exist are removed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !filepath.IsAbs(dir) {
-				root, err := app.Root()
+				root, err := app.WorkRoot()
 				if err != nil {
 					return err
 				}

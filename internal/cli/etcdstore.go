@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,7 +12,9 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+	"log/slog"
 
+	"github.com/custodian-dev/custodian/mirror"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/etcd"
@@ -26,13 +30,40 @@ func openEtcdStore(app *App) (store.Store, bool, error) {
 		return nil, false, err
 	}
 	if !isEtcdURL(u) {
+		if u == "" {
+			// Nothing chosen: the file store, unless the files here
+			// are mirrors of an etcd store (a machine of a fleet whose
+			// --store was forgotten): committing to them would fork
+			// the state.
+			if err := refuseMirrors(app); err != nil {
+				return nil, false, err
+			}
+		}
 		return nil, false, nil
 	}
 	s, err := OpenEtcd(u)
 	if err != nil {
 		return nil, false, err
 	}
-	return s, true, nil
+	// Without a daemon, the command refreshes the mirrors of the
+	// documents it reads or commits.
+	m, err := openMirror(app, s)
+	if err != nil {
+		s.Close()
+		return nil, false, err
+	}
+	return mirror.Wrap(s, m), true, nil
+}
+
+// openMirror opens the mirrors of the project's documents, for an etcd
+// store: written by this process, reported on its stderr.
+func openMirror(app *App, s *etcd.Store) (*mirror.Mirror, error) {
+	root, err := app.Root()
+	if err != nil {
+		return nil, err
+	}
+	log := slog.New(slog.NewTextHandler(app.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return mirror.Open(root, mirror.Options{Source: s.Source(), Logger: log, Now: app.Now})
 }
 
 func isEtcdURL(u string) bool {
@@ -100,4 +131,31 @@ func openEtcdWith(raw string, opts etcd.Options) (*etcd.Store, error) {
 		return nil, fmt.Errorf("%w (is etcd running at %s?)", err, strings.Join(cfg.Endpoints, ", "))
 	}
 	return s, nil
+}
+
+// mirrorDirs are the directories of the documents' mirrors.
+var mirrorDirs = []string{".asdd/state", ".impl", ".agents/tmp", ".workflow/.cycle"}
+
+// refuseMirrors fails when the project's documents are mirrors of an etcd
+// store (a mirror state file names it), naming that store.
+func refuseMirrors(app *App) error {
+	root, err := app.Root()
+	if err != nil {
+		return err
+	}
+	for _, d := range mirrorDirs {
+		rel := d + "/.mirror"
+		b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel)))
+		if err != nil {
+			continue
+		}
+		var st struct {
+			Store string `json:"store"`
+		}
+		_ = json.Unmarshal(b, &st)
+		from := cmp.Or(st.Store, "an etcd store")
+		return reason.Usage("the documents here are read-only mirrors of %s (%s): run with --store %s, $CUSTODIAN_STORE or store: in .asdd/config.yaml; to move the project back to files, custodian migrate --to file --from %s",
+			from, rel, cmp.Or(st.Store, "etcd://…"), cmp.Or(st.Store, "etcd://…"))
+	}
+	return nil
 }

@@ -62,9 +62,9 @@ type CheckStats struct {
 }
 
 func newCheckCmd(app *App) *cobra.Command {
-	var full, noHalt bool
+	var full, noHalt, readOnly bool
 	cmd := &cobra.Command{
-		Use:   "check [--full] [--no-halt]",
+		Use:   "check [--full] [--no-halt | --read-only]",
 		Short: "Check that every artifact the manifest names exists and is unchanged (exit 5 on findings)",
 		Long: `Check the ASDD manifest against the files (seed 000's custodial rules):
 
@@ -78,6 +78,8 @@ func newCheckCmd(app *App) *cobra.Command {
 Findings are listed per slice and the exit code is 5; a clean check exits 0.
 A drifted slice is halted (BLOCKED, with an escalation notice) until the
 artifact is re-proposed or a named role approves it; --no-halt only reports.
+--read-only reports too and writes no file at all (no stat cache): the git
+pre-commit hook runs it, so a commit never changes the state.
 
 Files are hashed in parallel; a file whose size, mtime, ctime and inode are
 unchanged since it was last hashed is not read again (the stat cache in
@@ -85,7 +87,7 @@ unchanged since it was last hashed is not read again (the stat cache in
 ` + "`custodian hook install`" + `; in CI run ` + "`custodian check --full`" + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := runCheck(app, cmd, full, !noHalt)
+			rep, err := runCheck(app, cmd, checkOptions{full: full, halt: !noHalt && !readOnly, readOnly: readOnly})
 			if err != nil {
 				return err
 			}
@@ -100,11 +102,20 @@ unchanged since it was last hashed is not read again (the stat cache in
 	}
 	cmd.Flags().BoolVar(&full, "full", false, "hash every file, ignoring the stat cache")
 	cmd.Flags().BoolVar(&noHalt, "no-halt", false, "report drift without halting the slice")
+	cmd.Flags().BoolVar(&readOnly, "read-only", false, "report only: halt nothing, write no file (what the pre-commit hook runs)")
 	return cmd
 }
 
+// checkOptions says how custodian check runs.
+type checkOptions struct {
+	full     bool // hash every file
+	halt     bool // halt drifted slices
+	readOnly bool // write no file (no stat cache, no check cache)
+}
+
 // runCheck checks the manifest against the files and halts drifted slices.
-func runCheck(app *App, cmd *cobra.Command, full, halt bool) (*CheckReport, error) {
+func runCheck(app *App, cmd *cobra.Command, o checkOptions) (*CheckReport, error) {
+	full, halt := o.full, o.halt
 	rootDir, err := app.Root()
 	if err != nil {
 		return nil, err
@@ -115,7 +126,7 @@ func runCheck(app *App, cmd *cobra.Command, full, halt bool) (*CheckReport, erro
 		return nil, fmt.Errorf("open project: %w", err)
 	}
 	defer root.Close()
-	in, err := loadCheckInput(app, cmd, root, full)
+	in, err := loadCheckInput(app, cmd, root, full, o.readOnly)
 	if errors.Is(err, errNoASDDManifest) {
 		// Never initialised, or lost with its journal.
 		if _, serr := root.Stat(reconcile.SpecsDir); serr == nil {
@@ -136,7 +147,7 @@ func runCheck(app *App, cmd *cobra.Command, full, halt bool) (*CheckReport, erro
 	rep.Stats.Slices = len(in.Slices)
 
 	bar := progress.Start(app.Err, len(in.Artifacts), "checking artifacts")
-	res, err := reconcile.Check(app.Context(cmd), root, in.Artifacts, reconcile.Options{Full: full, Now: app.Now, Progress: bar.Add})
+	res, err := reconcile.Check(app.Context(cmd), root, in.Artifacts, reconcile.Options{Full: full, ReadOnly: o.readOnly, Now: app.Now, Progress: bar.Add})
 	bar.Finish()
 	if err != nil {
 		return nil, err
@@ -152,7 +163,7 @@ func runCheck(app *App, cmd *cobra.Command, full, halt bool) (*CheckReport, erro
 	findings := slices.Clone(res.Findings)
 	if len(in.ProjectReview) > 0 {
 		findings = append(findings, reconcile.Finding{Code: reason.NeedsReview,
-			Message: fmt.Sprintf("project context fields guessed by a rebuild await review (%s): custodian review --project --by ROLE", strings.Join(in.ProjectReview, ", "))})
+			Message: fmt.Sprintf("project context fields guessed by a rebuild await review (%s): custodian review --project --role ROLE", strings.Join(in.ProjectReview, ", "))})
 	}
 	for _, s := range in.Slices {
 		// Seed 000: "two confidence chain entries for the same agent in
@@ -163,7 +174,7 @@ func runCheck(app *App, cmd *cobra.Command, full, halt bool) (*CheckReport, erro
 		}
 		if len(s.NeedsReview) > 0 {
 			findings = append(findings, reconcile.Finding{Code: reason.NeedsReview, Slice: s.ID,
-				Message: fmt.Sprintf("fields guessed by a rebuild await review (%s): custodian review %s --by ROLE", strings.Join(s.NeedsReview, ", "), s.ID)})
+				Message: fmt.Sprintf("fields guessed by a rebuild await review (%s): custodian review %s --role ROLE", strings.Join(s.NeedsReview, ", "), s.ID)})
 		}
 	}
 	rep.Findings = findings
@@ -259,44 +270,72 @@ func integrityPlural(n int, one, many string) string {
 const hookMarker = "# custodian pre-commit hook"
 
 func newHookCmd(app *App) *cobra.Command {
-	cmd := &cobra.Command{Use: "hook", Short: "Install custodian check as a git pre-commit hook"}
-	var force bool
-	var binary string
+	cmd := &cobra.Command{Use: "hook", Short: "Git pre-commit hook (custodian check) and Claude Code hooks (custodian hook claude)"}
+	var force, claudeFlag, mcp, dry bool
+	var binary, scope string
 	install := &cobra.Command{
-		Use:   "install [--force] [--binary PATH]",
+		Use:   "install [--force] [--binary PATH] | install --claude [--scope project|local|user] [--mcp] [--dry-run]",
 		Short: "Write the git pre-commit hook that runs `custodian check` (a commit with findings is refused)",
 		Long: `Write the repository's pre-commit hook (honouring core.hooksPath) so that
-every commit first runs ` + "`custodian check`" + ` on this project: a commit while an
-artifact is missing, drifted or outside the project, or while rebuilt state
-awaits review, is refused. An existing hook that custodian did not write is
-left alone unless --force.
+every commit first runs ` + "`custodian check --read-only`" + ` on this project: a commit
+while an artifact is missing, drifted or outside the project, or while
+rebuilt state awaits review, is refused. The check only reports: it halts no
+slice and writes no file. The hook runs the custodian on PATH when the
+commit is made (it refuses the commit, saying so, when there is none);
+--binary names a binary instead. An existing hook that custodian did not
+write is left alone unless --force.
 
 In CI, run the same check on the checkout:
 
-  custodian check --full      # exit 0 clean, 5 with findings`,
+  custodian check --full      # exit 0 clean, 5 with findings
+
+With --claude it installs the Claude Code hook instead: it merges the
+PreToolUse and SessionStart entries running ` + "`custodian hook claude`" + ` into
+.claude/settings.json (--scope local: .claude/settings.local.json, --scope
+user: ~/.claude/settings.json), keeping every other key and hook in its
+order, never twice, written atomically; --mcp adds the custodian MCP server
+to .mcp.json. ` + "`custodian hook uninstall --claude`" + ` removes only those entries.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if claudeFlag {
+				res, err := runClaudeInstall(app, scope, binary, mcp, dry, false)
+				if err != nil {
+					return err
+				}
+				return app.Render(res, func(w io.Writer) error { return printClaudeInstall(w, res, "installed the custodian hook in") })
+			}
+			if mcp || dry || cmd.Flags().Changed("scope") {
+				return &reason.UsageError{Err: errors.New("--scope, --mcp and --dry-run go with --claude")}
+			}
 			res, err := installHook(app, binary, force)
 			if err != nil {
 				return err
 			}
 			return app.Render(res, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "installed %s: commits run `custodian check` first\n", res.Path)
+				bin := "the custodian on PATH"
+				if res.Binary != "" {
+					bin = res.Binary
+				}
+				_, err := fmt.Fprintf(w, "installed %s: commits run `custodian check --read-only` first (with %s)\n", res.Path, bin)
 				return err
 			})
 		},
 	}
 	install.Flags().BoolVar(&force, "force", false, "replace a pre-commit hook custodian did not write")
-	install.Flags().StringVar(&binary, "binary", "", "the custodian binary the hook runs (default: this one)")
-	cmd.AddCommand(install)
+	install.Flags().StringVar(&binary, "binary", "", "the custodian binary the hook runs (default: custodian on PATH when the hook runs)")
+	install.Flags().BoolVar(&claudeFlag, "claude", false, "install the Claude Code hook (`custodian hook claude`) into the Claude Code settings instead")
+	enumFlag(install, install.Flags(), &scope, "scope", "project", []string{"project", "local", "user"}, "with --claude: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
+	install.Flags().BoolVar(&mcp, "mcp", false, "with --claude: also add the custodian MCP server to .mcp.json")
+	install.Flags().BoolVar(&dry, "dry-run", false, "with --claude: print what would be written, write nothing")
+	cmd.AddCommand(install, newHookClaudeCmd(app), newHookUninstallCmd(app))
 	return cmd
 }
 
 // HookResult is what `custodian hook install --json` prints.
 type HookResult struct {
 	Path    string `json:"path"`
-	Binary  string `json:"binary"`
-	Project string `json:"project"` // relative to the repository's top level
+	Binary  string `json:"binary,omitempty"` // empty: the custodian on PATH
+	Project string `json:"project"`          // relative to the repository's top level
 }
 
 func installHook(app *App, binary string, force bool) (*HookResult, error) {
@@ -328,13 +367,10 @@ func installHook(app *App, binary string, force bool) (*HookResult, error) {
 	if !filepath.IsAbs(hooks) {
 		hooks = filepath.Join(root, hooks)
 	}
-	if binary == "" {
-		if binary, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("find the custodian binary: %w", err)
+	if binary != "" {
+		if binary, err = filepath.Abs(binary); err != nil {
+			return nil, err
 		}
-	}
-	if binary, err = filepath.Abs(binary); err != nil {
-		return nil, err
 	}
 	realTop, err := filepath.EvalSymlinks(top)
 	if err != nil {
@@ -354,13 +390,7 @@ func installHook(app *App, binary string, force bool) (*HookResult, error) {
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	script := fmt.Sprintf(`#!/bin/sh
-%s: refuse the commit while the ASDD state is inconsistent,
-# drifted or awaiting review (custodian check exits 5). Reinstall with
-# `+"`custodian hook install`"+`; bypass once with `+"`git commit --no-verify`"+`.
-top=$(git rev-parse --show-toplevel) || exit 1
-exec %s -C "$top/%s" check
-`, hookMarker, shellQuote(binary), filepath.ToSlash(rel))
+	script := hookScript(binary, filepath.ToSlash(rel))
 	if err := os.MkdirAll(hooks, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", hooks, err)
 	}
@@ -373,6 +403,34 @@ exec %s -C "$top/%s" check
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	return &HookResult{Path: path, Binary: binary, Project: filepath.ToSlash(rel)}, nil
+}
+
+// hookScript is the pre-commit hook: custodian check --read-only on the
+// project at rel (from the repository's top level), with the binary given
+// or, by default, the custodian command on PATH. It reports and refuses the
+// commit; it never halts a slice or writes a file.
+func hookScript(binary, rel string) string {
+	find := `bin=$(command -v custodian) || {
+	echo "custodian pre-commit hook: custodian is not on PATH, so the ASDD state was not checked." >&2
+	echo "  install it (go install github.com/custodian-dev/custodian/cmd/custodian@latest), or commit once with git commit --no-verify" >&2
+	exit 1
+}`
+	if binary != "" {
+		find = "bin=" + shellQuote(binary) + `
+[ -x "$bin" ] || {
+	echo "custodian pre-commit hook: $bin is not an executable: reinstall with custodian hook install" >&2
+	exit 1
+}`
+	}
+	return fmt.Sprintf(`#!/bin/sh
+%s: refuse the commit while the ASDD state is inconsistent,
+# drifted or awaiting review (custodian check exits 5). The check only
+# reports: it halts nothing and writes no file. Reinstall with
+# `+"`custodian hook install`"+`; bypass once with `+"`git commit --no-verify`"+`.
+%s
+top=$(git rev-parse --show-toplevel) || exit 1
+exec "$bin" -C "$top/%s" check --read-only
+`, hookMarker, find, rel)
 }
 
 // shellQuote quotes s for a POSIX shell.

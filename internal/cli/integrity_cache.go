@@ -110,7 +110,7 @@ func decodeCheckCache(b []byte) (*checkCacheFile, error) {
 // loadCheckInput returns what the check needs from the manifest: from the
 // cache when the state files are as they were, else through the store
 // (which also recovers them), refreshing the cache.
-func loadCheckInput(app *App, cmd *cobra.Command, root *os.Root, full bool) (*checkInput, error) {
+func loadCheckInput(app *App, cmd *cobra.Command, root *os.Root, full, readOnly bool) (*checkInput, error) {
 	ms, js, stamped := stateStamps(root)
 	if stamped && !full {
 		if b, err := root.ReadFile(checkCachePath); err == nil {
@@ -126,7 +126,7 @@ func loadCheckInput(app *App, cmd *cobra.Command, root *os.Root, full bool) (*ch
 	in := inputOf(m)
 	// Stamps taken before the load: a commit in between makes them stale,
 	// never wrong. A load that recovered the files changed them too.
-	if ms2, js2, ok := stateStamps(root); stamped && ok && ms2 == ms && js2 == js {
+	if ms2, js2, ok := stateStamps(root); !readOnly && stamped && ok && ms2 == ms && js2 == js {
 		if b, err := encodeCheckCache(&checkCacheFile{Version: checkCacheVersion, Manifest: ms, Journal: js, Input: *in}); err == nil {
 			tmp := checkCachePath + ".tmp-" + strconv.FormatUint(rand.Uint64(), 36)
 			if err := root.WriteFile(tmp, b, 0o644); err == nil {

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"crypto/sha256"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +26,8 @@ func TestPreCommitHook(t *testing.T) {
 	bin := testbin.Path(t)
 	repo := t.TempDir()
 	app := filepath.Join(repo, "app")
-	env := append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
+	// The hook runs the custodian on PATH.
+	env := append(os.Environ(), "PATH="+filepath.Dir(bin)+string(os.PathListSeparator)+os.Getenv("PATH"), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com",
 		"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
 	run := func(dir string, name string, args ...string) (string, int) {
 		t.Helper()
@@ -76,9 +79,29 @@ func TestPreCommitHook(t *testing.T) {
 		t.Fatal(err)
 	}
 	must(repo, "git", "add", "-A")
+	before := treeOf(t, app)
 	out, code := run(repo, "git", "commit", "-q", "-m", "drifted")
-	if code == 0 || !strings.Contains(out, "STATE_DRIFT") || !strings.Contains(out, "halted SLICE-001") {
-		t.Fatalf("a drifted commit went through (exit %d):\n%s", code, out)
+	if code == 0 || !strings.Contains(out, "STATE_DRIFT") || strings.Contains(out, "halted") {
+		t.Fatalf("a drifted commit went through, or halted the slice (exit %d):\n%s", code, out)
+	}
+	// The hook only reports: no halt, no escalation, no failure-log row, no
+	// cache written, the staged manifest as it was.
+	if after := treeOf(t, app); after != before {
+		t.Errorf("the refused commit changed files:\nbefore:\n%s\nafter:\n%s", before, after)
+	}
+	if diff := must(repo, "git", "diff", "--name-only"); diff != "" {
+		t.Errorf("files modified after the staging: %s", diff)
+	}
+	if st := must(app, bin, "slice", "show", "SLICE-001"); strings.Contains(st, "BLOCKED") {
+		t.Errorf("the hook halted the slice:\n%s", st)
+	}
+
+	// Without custodian on PATH the hook refuses with a clear message.
+	noBin := append(append([]string(nil), env...), "PATH=/usr/bin:/bin")
+	c := exec.Command("git", "commit", "-q", "-m", "drifted")
+	c.Dir, c.Env = repo, noBin
+	if b, err := c.CombinedOutput(); err == nil || !strings.Contains(string(b), "custodian is not on PATH") {
+		t.Errorf("commit without custodian on PATH: %v\n%s", err, b)
 	}
 	if log := must(repo, "git", "log", "--oneline"); strings.Count(log, "\n") != 1 {
 		t.Fatalf("git log:\n%s", log)
@@ -93,7 +116,34 @@ func TestPreCommitHook(t *testing.T) {
 		t.Fatalf("foreign hook: exit %d: %s", code, out)
 	}
 	must(app, bin, "hook", "install", "--force")
-	if b, _ := os.ReadFile(hook); !strings.Contains(string(b), hookMarker) {
-		t.Fatalf("--force did not install:\n%s", b)
+	if b, _ := os.ReadFile(hook); !strings.Contains(string(b), hookMarker) || strings.Contains(string(b), bin) {
+		t.Fatalf("--force did not install, or the hook names the binary's path:\n%s", b)
 	}
+	// --binary names one explicitly.
+	must(app, bin, "hook", "install", "--binary", bin)
+	if b, _ := os.ReadFile(hook); !strings.Contains(string(b), "bin='"+bin+"'") {
+		t.Fatalf("--binary is not in the hook:\n%s", b)
+	}
+}
+
+// treeOf lists every file under dir with a hash of its content.
+func treeOf(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fmt.Fprintf(&b, "%s %x\n", rel, sha256.Sum256(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }

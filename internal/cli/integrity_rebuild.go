@@ -70,7 +70,7 @@ under .asdd/specs/, its phase from which phase artifacts exist (intent,
 requirements, domain model, design, tasks) and from the reasoning traces in
 .asdd/traces/<slice>-<agent>.md, its times from the files, the hashes of what
 is there now. Every guessed field is marked NEEDS_HUMAN_REVIEW, and propose
-refuses to run the pipeline until ` + "`custodian review SLICE --by ROLE`" + ` clears it.
+refuses to run the pipeline until ` + "`custodian review SLICE --role ROLE`" + ` clears it.
 
 Old files are never deleted: they are renamed <name>.before-rebuild-<time>.
 --force scans even when the manifest is readable (keeping it aside too).`,
@@ -355,7 +355,7 @@ func printRebuild(w io.Writer, res *RebuildResult) error {
 	for _, wmsg := range res.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", wmsg)
 	}
-	_, err := fmt.Fprintf(w, "rebuilt %s at revision %d: %d %s; guessed fields are marked %s and propose refuses until `custodian review SLICE --by ROLE` (and `--project`) clears them\n",
+	_, err := fmt.Fprintf(w, "rebuilt %s at revision %d: %d %s; guessed fields are marked %s and propose refuses until `custodian review SLICE --role ROLE` (and `--project`) clears them\n",
 		asdd.Key, res.Revision, len(res.Slices), integrityPlural(len(res.Slices), "slice", "slices"), asdd.NeedsHumanReview)
 	return err
 }
@@ -367,16 +367,17 @@ type ReviewResult struct {
 }
 
 func newReviewCmd(app *App) *cobra.Command {
-	var by, rationale string
+	var role, by, rationale string
 	var project bool
 	cmd := &cobra.Command{
-		Use:   "review SLICE --by ROLE [--rationale TEXT] | review --project --by ROLE",
+		Use:   "review SLICE --role ROLE [--by PERSON] [--rationale TEXT] | review --project --role ROLE",
 		Short: "Clear a slice's NEEDS_HUMAN_REVIEW marks after checking what a rebuild guessed",
 		Long: `A named role confirms the state a rebuild reconstructed for a slice (or,
 with --project, the project context): the NEEDS_HUMAN_REVIEW marks are
 cleared and the hashes of the slice's artifacts as they are now are
 recorded as accepted. Until every mark is cleared, propose refuses to run
-the pipeline.`,
+the pipeline. As in resolve and approve, --role is the role that signs off
+and --by the person (default $CUSTODIAN_ACTOR or the OS user).`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if project && len(args) != 0 || !project && len(args) != 1 {
 				return reason.Usage("give one SLICE, or --project")
@@ -384,13 +385,19 @@ the pipeline.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := required("by", by); err != nil {
+			if role == "" && by != "" {
+				return reason.Usage("review needs --role ROLE (the reviewing role: TL, PO, Security…); --by names the person, as in resolve and approve")
+			}
+			if err := required("role", role); err != nil {
 				return err
 			}
-			if rationale == "" {
-				rationale = "fields a rebuild guessed were checked by " + by
+			if by == "" {
+				by = Actor("")
 			}
-			op := asdd.ClearReview{Role: by, By: Actor(""), Rationale: rationale}
+			if rationale == "" {
+				rationale = "fields a rebuild guessed were checked by " + role
+			}
+			op := asdd.ClearReview{Role: role, By: by, Rationale: rationale}
 			res := &ReviewResult{}
 			var warnings []string
 			if !project {
@@ -430,7 +437,8 @@ the pipeline.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&by, "by", "", "the reviewing role (TL, PO, Security…)")
+	cmd.Flags().StringVar(&role, "role", "", "the reviewing role (TL, PO, Security…)")
+	cmd.Flags().StringVar(&by, "by", "", "the person (default $CUSTODIAN_ACTOR or the OS user)")
 	cmd.Flags().StringVar(&rationale, "rationale", "", "what was checked")
 	cmd.Flags().BoolVar(&project, "project", false, "review the project context instead of a slice")
 	return cmd

@@ -251,11 +251,11 @@ func TestRebuildAfterManifestAndJournalAreLost(t *testing.T) {
 	p.note("propose refuses while guesses await review")
 	p.step(reason.ExitRejected, "propose", "--agent", "discovery", "--slice", "SLICE-003", "--score", "0.96")
 	for _, id := range []string{"SLICE-001", "SLICE-002", "SLICE-003", "SLICE-004", "SLICE-005"} {
-		p.must("review", id, "--by", "TL")
+		p.must("review", id, "--role", "TL")
 	}
-	p.step(0, "review", "SLICE-006", "--by", "TL", "--rationale", "design draft is halted; block record checked")
+	p.step(0, "review", "SLICE-006", "--role", "TL", "--rationale", "design draft is halted; block record checked")
 	p.step(reason.ExitIntegrity, "check")
-	p.step(0, "review", "--project", "--by", "PO")
+	p.step(0, "review", "--project", "--role", "PO")
 	p.step(0, "check")
 	p.golden("rebuild")
 }
@@ -474,15 +474,15 @@ func TestReviewUsage(t *testing.T) {
 	p := newIP(t)
 	p.must("init")
 	p.must("slice", "add", "SLICE-001")
-	for _, args := range [][]string{{"review"}, {"review", "SLICE-001", "--project", "--by", "TL"}, {"review", "SLICE-001"}} {
+	for _, args := range [][]string{{"review"}, {"review", "SLICE-001", "--project", "--role", "TL"}, {"review", "SLICE-001"}} {
 		if _, _, code := p.run(args...); code != reason.ExitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, reason.ExitUsage)
 		}
 	}
-	if _, _, code := p.run("review", "SLICE-001", "--by", "Nobody"); code != reason.ExitUsage {
+	if _, _, code := p.run("review", "SLICE-001", "--role", "Nobody"); code != reason.ExitUsage {
 		t.Errorf("unknown role: exit %d", code)
 	}
-	if _, errs, code := p.run("review", "SLICE-001", "--by", "TL"); code != reason.ExitRejected || !strings.Contains(errs, "nothing marked") {
+	if _, errs, code := p.run("review", "SLICE-001", "--role", "TL"); code != reason.ExitRejected || !strings.Contains(errs, "nothing marked") {
 		t.Errorf("nothing to review: exit %d %s", code, errs)
 	}
 }

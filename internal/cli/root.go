@@ -8,7 +8,6 @@ import (
 	"github.com/custodian-dev/custodian/app"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/internal/projectroot"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
@@ -42,22 +42,49 @@ type App struct {
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 
-	mu    sync.Mutex
-	store store.Store
-	svc   app.Service
+	mu      sync.Mutex
+	store   store.Store
+	svc     app.Service
+	rootMu  sync.Mutex         // Store holds mu while it calls Root
+	root    projectroot.Result // findRoot's answer for rootFor
+	rootFor string
 }
 
-// Root returns the absolute project root.
+// Root returns the absolute project root: found from the current directory
+// (or -C DIR) as git finds a repository — the nearest directory up holding
+// .asdd, .impl, .agents/tmp or .workflow/.cycle, else the git top level —
+// and, inside a linked git worktree, in the main checkout, so that every
+// worktree of a repository shares one state (package projectroot).
 func (a *App) Root() (string, error) {
+	r, err := a.findRoot()
+	return r.Root, err
+}
+
+// WorkRoot is Root as seen from the current work tree: inside a linked git
+// worktree, the same place in the worktree rather than in the main checkout.
+// Files that belong to the checked-out tree (Claude Code's project settings,
+// the generated command docs) are written there; state never is.
+func (a *App) WorkRoot() (string, error) {
+	r, err := a.findRoot()
+	return r.WorkRoot, err
+}
+
+func (a *App) findRoot() (projectroot.Result, error) {
 	dir := a.Dir
 	if dir == "" {
 		dir = "."
 	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", fmt.Errorf("project root: %w", err)
+	a.rootMu.Lock()
+	defer a.rootMu.Unlock()
+	if a.root.Root != "" && a.rootFor == dir {
+		return a.root, nil
 	}
-	return abs, nil
+	r, err := projectroot.Find(dir)
+	if err != nil {
+		return r, fmt.Errorf("project root: %w", err)
+	}
+	a.root, a.rootFor = r, dir
+	return r, nil
 }
 
 // StoreOpener may open the store a command uses instead of the embedded
@@ -199,16 +226,14 @@ func NewRoot(app *App) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.PersistentFlags().StringVarP(&app.Dir, "dir", "C", "", "run as if started in `DIR` (the project root)")
+	root.PersistentFlags().StringVarP(&app.Dir, "dir", "C", "", "run as if started in `DIR` (the project is found from there, as git finds a repository)")
 	root.PersistentFlags().BoolVar(&app.JSON, "json", false, "print machine-readable JSON")
 	root.PersistentFlags().StringVar(&app.StoreURL, "store", os.Getenv("CUSTODIAN_STORE"), "state backend `URL` (etcd://host:2379[,host:2379]/prefix); default: the embedded file store")
 	root.PersistentFlags().StringVar(&app.ServerURL, "server", os.Getenv("CUSTODIAN_SERVER"), "send operations to the daemon at `URL` (default: the project's socket, if a daemon runs)")
 	root.SetIn(app.In)
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &reason.UsageError{Err: err}
-	})
+	root.SetFlagErrorFunc(flagError)
 	regMu.Lock()
 	names := make([]string, 0, len(builders))
 	for n := range builders {
@@ -219,7 +244,74 @@ func NewRoot(app *App) *cobra.Command {
 		root.AddCommand(builders[n](app))
 	}
 	regMu.Unlock()
+	addVersion(app, root)
+	// cobra adds these when it executes; added now, completion gets the
+	// same unknown-subcommand handling as every other command.
+	root.InitDefaultCompletionCmd()
+	root.InitDefaultHelpCmd()
+	requireKnownSubcommands(root)
 	return root
+}
+
+// requireKnownSubcommands makes every command that has subcommands (the
+// root included, recursively) reject what is not one of them: an unknown
+// word is a usage error (exit 2) naming the command, a suggestion when one
+// is close and the list of subcommands; a bare noun ("custodian tasks") is a
+// usage error too, with its subcommands listed. A command that does
+// something itself when run without a subcommand keeps its own RunE and
+// only gets the check of its arguments.
+func requireKnownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		requireKnownSubcommands(sub)
+	}
+	if !c.HasSubCommands() {
+		return
+	}
+	runnable := c.Runnable()
+	c.SuggestionsMinimumDistance = 2
+	c.Args = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return nil
+		}
+		return unknownSubcommand(cmd, args[0])
+	}
+	if !runnable {
+		c.RunE = func(cmd *cobra.Command, args []string) error {
+			if !cmd.HasParent() {
+				return cmd.Help() // bare "custodian": the overview
+			}
+			return reason.Usage("%s needs a subcommand: %s (see %s --help)", cmd.CommandPath(), strings.Join(subcommandNames(cmd), ", "), cmd.CommandPath())
+		}
+	}
+}
+
+// unknownSubcommand is the usage error for a word that is not one of cmd's
+// subcommands.
+func unknownSubcommand(cmd *cobra.Command, word string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", word, cmd.CommandPath())
+	if s := cmd.SuggestionsFor(word); len(s) > 0 {
+		msg += fmt.Sprintf(": did you mean %q?", s[0])
+		for _, o := range s[1:] {
+			msg += fmt.Sprintf(" or %q?", o)
+		}
+	}
+	if names := subcommandNames(cmd); len(names) <= 12 {
+		msg += fmt.Sprintf(" (%s: %s)", cmd.CommandPath(), strings.Join(names, ", "))
+	} else {
+		msg += fmt.Sprintf(" (see %s --help)", cmd.CommandPath())
+	}
+	return reason.Usage("%s", msg)
+}
+
+// subcommandNames lists cmd's visible subcommands.
+func subcommandNames(cmd *cobra.Command) []string {
+	var names []string
+	for _, s := range cmd.Commands() {
+		if s.IsAvailableCommand() {
+			names = append(names, s.Name())
+		}
+	}
+	return names
 }
 
 // Main runs the CLI and returns the process exit code. Errors are printed

@@ -68,7 +68,7 @@ See docs/runner.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error { return runRun(app, cmd, args, o) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.until, "until", "", "stop each slice when it reaches this `PHASE` (its agents do not run)")
+	enumFlag(cmd, f, &o.until, "until", "", asdd.Lifecycle, "stop each slice when it reaches this phase (its agents do not run)")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print what would run, start nothing, commit nothing")
 	f.BoolVar(&o.resume, "resume", false, "continue after a runner that died: kill its leftover agents first")
 	f.StringVar(&o.quick, "quick", "", "quick mode: record a QUICK_FIX slice for this one-line `DESCRIPTION` and run implementation and QA")
@@ -91,6 +91,10 @@ func runRun(app *App, cmd *cobra.Command, args []string, o runOptions) error {
 	}
 	root, err := app.Root()
 	if err != nil {
+		return err
+	}
+	// No project: say so before the runner takes its lock under .asdd/runs.
+	if _, err := loadManifest(app, cmd); err != nil {
 		return err
 	}
 	state, err := newRunState(app, root, cfg)
@@ -282,6 +286,10 @@ func (p *progressWriter) ticker(r *runner.Runner, every time.Duration, done <-ch
 }
 
 func writeRunSummary(w io.Writer, s *runner.Summary) error {
+	if len(s.Slices) == 0 {
+		_, err := fmt.Fprintln(w, "nothing to run: no slice is waiting for an agent (custodian slice add ID adds one; custodian status shows them all)")
+		return err
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SLICE\tSTATUS\tOUTCOME\tRUNS\tTIME\tWHY")
@@ -291,10 +299,11 @@ func writeRunSummary(w io.Writer, s *runner.Summary) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "%d agent runs (%d retries, %d timeouts, %d crashes, %d escalations) in %s\n",
-		s.Runs, s.Retries, s.Timeouts, s.Crashes, s.Escalations, s.Elapsed.Round(time.Millisecond))
+	_, err := fmt.Fprintf(w, "%s (%s, %s, %s, %s) in %s\n",
+		nOf(s.Runs, "agent run", "agent runs"), nOf(s.Retries, "retry", "retries"), nOf(s.Timeouts, "timeout", "timeouts"),
+		nOf(s.Crashes, "crash", "crashes"), nOf(s.Escalations, "escalation", "escalations"), s.Elapsed.Round(time.Millisecond))
 	if len(s.Killed) > 0 {
-		fmt.Fprintf(w, "resumed: killed %d leftover agent process groups of the previous run\n", len(s.Killed))
+		fmt.Fprintf(w, "resumed: killed %s of the previous run\n", nOf(len(s.Killed), "leftover agent process group", "leftover agent process groups"))
 	}
 	return err
 }
@@ -347,3 +356,11 @@ func (s *runState) Artifact(name, path, marker string) (asdd.Artifact, error) {
 }
 
 func (s *runState) Observe(paths []string) (map[string]string, error) { return s.proj.Observe(paths) }
+
+// nOf is "1 retry", "2 retries", "0 retries".
+func nOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

@@ -74,8 +74,9 @@ func TestRunDryRunGolden(t *testing.T) {
 	if m := e.manifest(); m.Revision != rev {
 		t.Errorf("the dry run committed: revision %d, was %d", m.Revision, rev)
 	}
-	if _, err := os.Stat(filepath.Join(e.dir, ".asdd", "runs")); !os.IsNotExist(err) {
-		t.Errorf("the dry run wrote run files: %v", err)
+	// Only the .gitignore custodian init wrote.
+	if entries, _ := os.ReadDir(filepath.Join(e.dir, ".asdd", "runs")); len(entries) != 1 || entries[0].Name() != ".gitignore" {
+		t.Errorf("the dry run wrote run files: %v", entries)
 	}
 }
 
@@ -91,8 +92,8 @@ func TestRunUsage(t *testing.T) {
 	}{
 		{[]string{"run", "S", "--quick", "fix"}, 2, "--quick records its own slice"},
 		{[]string{"run", "--quick", "fix", "--dry-run"}, 2, "do not go together"},
-		{[]string{"run", "--until", "CODING"}, 2, "not a lifecycle phase"},
-		{[]string{"run", "--dry-run", "--until", "CODING"}, 2, "not a lifecycle phase"},
+		{[]string{"run", "--until", "CODING"}, 2, `--until "CODING" is not valid: allowed values are DISCOVERY, SPEC,`},
+		{[]string{"run", "--dry-run", "--until", "CODING"}, 2, `--until "CODING" is not valid`},
 		{[]string{"run", "NOPE"}, 3, "no slice"},
 	} {
 		out := e.want(c.code, c.args...)

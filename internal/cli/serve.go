@@ -22,7 +22,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/agentstate"
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/cycle"
+	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/internal/unixsock"
 	"github.com/custodian-dev/custodian/monitor"
 	"github.com/custodian-dev/custodian/reason"
@@ -92,7 +95,10 @@ On etcd (--store etcd://…, $CUSTODIAN_STORE, or store: in .asdd/config.yaml)
 the daemon serves the etcd store instead: there is no state lock, and
 several daemons (on several machines, or in several directories) may serve
 one prefix at once, etcd ordering their commits; the socket and the pid
-file stay one per project directory. --snapshot-interval does not apply.`,
+file stay one per project directory. --snapshot-interval does not apply.
+The daemon keeps this machine's read-only mirrors of the documents at their
+usual paths current from the etcd watch, for plugins that read the files
+(see custodian mirror).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServe(app, cmd, o)
@@ -101,11 +107,11 @@ file stay one per project directory. --snapshot-interval does not apply.`,
 	f := cmd.Flags()
 	f.StringVar(&o.Addr, "addr", "127.0.0.1:7420", "TCP `address` to listen on (\"\" for the socket only)")
 	f.StringVar(&o.Socket, "socket", DefaultSocket, "unix socket `path`, relative to the project root (\"\" for none)")
-	f.StringVar(&o.Token, "token", os.Getenv("CUSTODIAN_TOKEN"), "bearer `token` required from TCP clients (required off loopback)")
+	f.StringVar(&o.Token, "token", os.Getenv("CUSTODIAN_TOKEN"), "bearer `token` of the agents over TCP (required off loopback); without it a change over TCP needs the admin token, and agents use the unix socket")
 	f.StringVar(&o.AdminToken, "admin-token", os.Getenv("CUSTODIAN_ADMIN_TOKEN"), "bearer `token` for the human actions over TCP (resolve, approve, review, raw writes of the manifest); generated and printed at start when empty")
 	f.DurationVar(&o.SnapshotInterval, "snapshot-interval", 50*time.Millisecond, "least time between two rewrites of a snapshot file")
 	f.DurationVar(&o.MonitorEvery, "monitor-every", time.Minute, "heartbeat monitor interval (0 disables it)")
-	f.StringVar(&o.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	enumFlag(cmd, f, &o.LogLevel, "log-level", "info", []string{"debug", "info", "warn", "error"}, "log level")
 	f.StringVar(&o.MemoryLimit, "memory-limit", "160MB", "soft memory `limit` for the daemon's garbage collector (0: none; $GOMEMLIMIT wins)")
 	f.StringVar(&o.SegmentSize, "journal-segment-size", "", "`size` past which a journal is sealed into a segment file (default $CUSTODIAN_JOURNAL_SEGMENT_BYTES, else 64MB)")
 	return cmd
@@ -173,8 +179,20 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		}
 		st = est
 		log.Info("custodian daemon on etcd", "store", redactURL(storeURL))
+		stopMirrors, err := startMirrors(root, est, log, app.Now)
+		if err != nil {
+			est.Close()
+			return err
+		}
+		defer stopMirrors()
 	} else {
-		fopts := file.Options{Now: app.Now, Logger: log, Hold: true, SnapshotInterval: o.SnapshotInterval, OnSync: metrics.ObserveSync}
+		if storeURL == "" {
+			if err := refuseMirrors(app); err != nil {
+				return err
+			}
+		}
+		fopts := file.Options{Now: app.Now, Logger: log, Hold: true, SnapshotInterval: o.SnapshotInterval, OnSync: metrics.ObserveSync,
+			SnapshotOnCommit: pluginReadDocument}
 		fopts.Limits.MaxBytes = maxBytes
 		fopts.SegmentBytes = segBytes
 		fst, err := file.Open(root, fopts)
@@ -249,6 +267,13 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 		return err
 	}
 	sopts.AdminToken = adminToken
+	// Loopback is shared by every local user: without --token, a change
+	// over TCP needs the admin token (the dashboard's link carries it);
+	// the owner's agents use the unix socket.
+	sopts.TCPNeedsToken = true
+	var closeMCP func()
+	sopts.MCP, closeMCP = daemonMCP(app, log, sopts.ASDDConfig, 1<<20)
+	defer closeMCP()
 	srv := server.New(st, sopts)
 
 	ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt, syscall.SIGTERM)
@@ -409,4 +434,16 @@ func setMemoryLimit(v string) error {
 		debug.SetGCPercent(400)
 	}
 	return nil
+}
+
+// pluginReadDocument reports whether plugins read a document from disk
+// right after changing it (principled's hooks run jq on .impl/manifest.json,
+// the state managers read .agents/tmp/state.json, the dev cycle its files):
+// the daemon acknowledges commits of those once the file holds them.
+func pluginReadDocument(key string) bool {
+	if key == impl.Key || key == agentstate.Key {
+		return true
+	}
+	_, ok := cycle.IDFromKey(key)
+	return ok
 }

@@ -1,15 +1,20 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/gofrs/flock"
 
+	"github.com/custodian-dev/custodian/mirror"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/etcd"
 	"github.com/custodian-dev/custodian/store/file"
 )
 
@@ -50,5 +55,32 @@ func lockDaemonDir(root string) (func(), error) {
 	return func() {
 		_ = os.Truncate(p, 0)
 		_ = fl.Unlock()
+	}, nil
+}
+
+// startMirrors keeps this machine's mirrors of the etcd documents current
+// from the etcd watch, for `custodian serve` on etcd: every document is
+// written at start (a daemon restarted after a crash rebuilds them all),
+// then each commit, whichever daemon or command made it; a mirror edited
+// or deleted by hand is restored at once. The returned function stops it
+// and waits.
+func startMirrors(root string, s *etcd.Store, log *slog.Logger, now func() time.Time) (func(), error) {
+	m, err := mirror.Open(root, mirror.Options{Source: s.Source(), Logger: log, Now: now})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := m.Run(ctx, s); err != nil {
+			log.Error("mirrors stopped", "error", err)
+		}
+	}()
+	log.Info("keeping the local mirrors of the etcd documents current", "root", root)
+	return func() {
+		cancel()
+		<-done
+		_ = m.Close()
 	}, nil
 }

@@ -134,7 +134,7 @@ func TestServeSameResultsAsDirect(t *testing.T) {
 		{"resolve", "S-1", "--role", "TL"},
 		{"resolve", "S-1", "--role", "TL", "--rationale", "clarified", "--root-cause", "vague intent"},
 		{"--json", "resolve", "S-1", "--role", "TL", "--rationale", "again"},
-		{"review", "--project", "--by", "TL"},
+		{"review", "--project", "--role", "TL"},
 		{"heartbeat", "--agent", "spec", "--status", "ACTIVE", "--slice", "S-1"},
 		{"status"},
 		{"--json", "history"},
@@ -470,14 +470,14 @@ func TestServeTCPHumanActionsNeedAdminToken(t *testing.T) {
 	p.want(0, "init")
 	p.want(0, "slice", "add", "S-1")
 	p.write("specs/S-1/intent.md", "# intent\n")
-	d := startServe(t, p.dir, "--addr", addr, "--admin-token", "adm")
+	d := startServe(t, p.dir, "--addr", addr, "--admin-token", "adm", "--token", "agents")
 	defer func() {
 		d.cmd.Process.Signal(syscall.SIGTERM)
 		if code := d.wait(t); code != 0 {
 			t.Errorf("serve exit %d\n%s", code, d.out.String())
 		}
 	}()
-	agent := &proc{t: t, bin: p.bin, dir: p.dir, env: []string{"CUSTODIAN_SERVER=http://" + addr, "CUSTODIAN_ADMIN_TOKEN="}}
+	agent := &proc{t: t, bin: p.bin, dir: p.dir, env: []string{"CUSTODIAN_SERVER=http://" + addr, "CUSTODIAN_ADMIN_TOKEN=", "CUSTODIAN_TOKEN=agents"}}
 	human := &proc{t: t, bin: p.bin, dir: p.dir, env: []string{"CUSTODIAN_SERVER=http://" + addr, "CUSTODIAN_ADMIN_TOKEN=adm"}}
 
 	agent.want(0, "heartbeat", "--agent", "discovery", "--status", "ACTIVE")

@@ -46,7 +46,7 @@ func TestWatchCommand(t *testing.T) {
 	e.must("heartbeat", "--agent", "spec", "--status", "ACTIVE", "--slice", "S-1")
 	e.want(0, "watch", "--from", "1", "--count", "2")
 	e.want(0, "--json", "watch", "--from", "2", "--count", "1")
-	e.want(0, "watch", "--key", ".asdd/state/manifest.json", "--count", "1")
+	e.want(0, "watch", "--key", ".asdd/state/manifest.json", "--from", "0", "--count", "1")
 	e.want(2, "watch", "--count", "-1")
 	e.want(2, "watch", "--key", "../x.json", "--count", "1")
 	out := e.log.String()

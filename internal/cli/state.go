@@ -36,13 +36,6 @@ Every change is validated (status, stage and phase values; no stage outside
 EXPLORE, PLAN, IMPLEMENT, TEST, FINAL) and committed atomically with
 updatedAt set; a rejected change leaves the file as it was. The commands
 print the resulting state as JSON.`,
-		Args: cobra.ArbitraryArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return cmd.Help()
-			}
-			return reason.Usage("unknown command %q for custodian state (init, read, update, record-output, record-failure, compact)", args[0])
-		},
 	}
 	cmd.PersistentFlags().StringVar(&actor, "actor", "", "who makes the change (default $CUSTODIAN_ACTOR or the OS user)")
 	s := &stateCmd{app: app, actor: &actor}

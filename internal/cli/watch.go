@@ -24,9 +24,11 @@ func newWatchCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "watch [--key DOC] [--from REV] [--count N] [--json]",
 		Short: "Follow the commits of a document as they happen",
-		Long: `Prints every commit of a document after revision --from (0: from the first),
-in order and with no gap, then waits for more until interrupted (or until
---count commits were printed). Through a running daemon it follows the
+		Long: `Prints every commit of a document from now on, in order and with no gap,
+until interrupted (or until --count commits were printed). --from REV
+prints the history after revision REV first (--from 0: from the first
+commit). A document that does not exist is an error (NOT_FOUND), not a
+silent wait. Through a running daemon it follows the
 daemon's event stream and resumes by itself after a dropped connection;
 without one it follows the journal file.
 
@@ -41,6 +43,19 @@ with its key).`,
 			st, err := app.Store()
 			if err != nil {
 				return err
+			}
+			doc, err := st.Get(app.Context(cmd), key)
+			if err == nil && !doc.Exists() {
+				err = reason.New(reason.NotFound, "no document %s", key)
+			}
+			if reason.CodeOf(err) == reason.NotFound {
+				return reason.New(reason.NotFound, "no document %s to watch (nothing committed yet; the ASDD manifest is %s)", key, asdd.Key)
+			}
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("from") {
+				from = doc.Revision // follow from now
 			}
 			ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -81,7 +96,7 @@ with its key).`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&key, "key", asdd.Key, "the document to follow")
-	f.Uint64Var(&from, "from", 0, "print the commits after this revision")
+	f.Uint64Var(&from, "from", 0, "print the history after revision `REV` first (default: only new commits)")
 	f.IntVar(&count, "count", 0, "stop after this many commits (0: follow until interrupted)")
 	return cmd
 }

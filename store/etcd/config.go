@@ -261,5 +261,6 @@ func Open(c Config, opts Options) (*Store, error) {
 	}
 	s := New(cli, opts)
 	s.owns = true
+	s.source = c.String()
 	return s, nil
 }

@@ -46,6 +46,7 @@ type Store struct {
 	owns   bool
 	prefix string
 	opts   Options
+	source string // the store URL without its password (Open)
 
 	mu     sync.Mutex
 	docs   map[string]*doc
@@ -75,6 +76,15 @@ func New(c *clientv3.Client, opts Options) *Store {
 
 // Client returns the etcd client the store uses.
 func (s *Store) Client() *clientv3.Client { return s.c }
+
+// Source names the store in messages and mirror state files: its URL
+// without the password when Open made it, else its prefix.
+func (s *Store) Source() string {
+	if s.source != "" {
+		return s.source
+	}
+	return s.prefix
+}
 
 // Prefix returns the key prefix, ending in "/".
 func (s *Store) Prefix() string { return s.prefix }

@@ -75,6 +75,15 @@
 // is past SegmentBytes and the snapshot holds one of its revisions. The
 // file format is the same in both modes.
 //
+// In Hold mode, Options.SnapshotOnCommit names documents whose snapshot is
+// rewritten before their commit is acknowledged (files plugins read back
+// from disk at once); custodian serve names the task manifest, the agent
+// state and the cycle files.
+//
+// .agents/tmp/state.json is also committed (and, in Hold mode, its snapshot
+// rewritten) under flock(2) on .agents/tmp/state.json.lock, the lock the
+// state-manager plugins take around their own rewrites of that file.
+//
 // The lock is advisory flock(2): all writers must go through Custodian, and
 // network file systems (NFS) are not supported.
 package file

@@ -57,6 +57,13 @@ type Options struct {
 	// SnapshotInterval is the least time between two rewrites of a
 	// document's snapshot in Hold mode; 50 ms by default.
 	SnapshotInterval time.Duration
+	// SnapshotOnCommit, in Hold mode, names the documents whose snapshot
+	// must hold a commit before the commit is acknowledged: those that
+	// other tools read from disk right after changing them through the
+	// custodian (a plugin's hook running jq on .impl/manifest.json after
+	// task-manifest.sh --update-status). Others are rewritten in the
+	// background as SnapshotInterval paces them.
+	SnapshotOnCommit func(key string) bool
 	// OnSync, when set, is told after each journal fsync of Hold mode how
 	// many commits and bytes it made durable and how long it took (the
 	// daemon's group-commit metrics).
@@ -190,6 +197,9 @@ func (s *Store) doc(key string) (*doc, error) {
 	if !ok {
 		p := pathsFor(key)
 		d = &doc{s: s, p: p, flock: flock.New(filepath.Join(s.dir, filepath.FromSlash(p.lock))), changed: make(chan struct{})}
+		if p.coopLock != "" {
+			d.coop = flock.New(filepath.Join(s.dir, filepath.FromSlash(p.coopLock)))
+		}
 		s.docs[key] = d
 	}
 	return d, nil
@@ -324,6 +334,13 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 	if err != nil {
 		return store.Result{}, err
 	}
+	if !o.Create {
+		// Nothing to update where the document's directory does not exist:
+		// say so without creating the directory and its lock file.
+		if _, err := s.root.Stat(filepath.FromSlash(d.p.dir)); errors.Is(err, fs.ErrNotExist) {
+			return store.Result{}, notFound(key)
+		}
+	}
 	var res store.Result
 	err = d.locked(ctx, func() error {
 		if b := d.brokenErr(); b != nil {
@@ -376,6 +393,12 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if err != nil {
 			return store.Result{}, err
 		}
+		if res.Changed && d.held.active.Load() && s.opts.SnapshotOnCommit != nil && s.opts.SnapshotOnCommit(key) {
+			if err := d.flushSnapshot(true); err != nil {
+				// Committed and durable: the snapshot catches up later.
+				d.logf("snapshot not rewritten at commit; the journal holds the commit", "error", err)
+			}
+		}
 	}
 	return res, err
 }
@@ -414,6 +437,7 @@ type doc struct {
 	s     *Store
 	p     paths
 	flock *flock.Flock
+	coop  *flock.Flock // paths.coopLock, nil for none
 
 	mu sync.Mutex // serialises this process's goroutines; flock the processes
 
@@ -548,7 +572,38 @@ func (d *doc) locked(ctx context.Context, f func() error) error {
 		return f()
 	}
 	defer d.flock.Unlock()
+	if d.coop != nil {
+		unlock, err := d.coopLock(ctx)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	return f()
+}
+
+// coopLock takes the cooperative lock of paths.coopLock (after the
+// document's own lock, always in that order).
+func (d *doc) coopLock(ctx context.Context) (func(), error) {
+	lf, err := d.s.root.OpenFile(d.p.coopLock, os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return nil, pathError(d.p.key, err)
+	}
+	lf.Close()
+	if ctx == nil || ctx.Done() == nil {
+		if err := d.coop.Lock(); err != nil {
+			return nil, fmt.Errorf("lock %s: %w", d.p.coopLock, err)
+		}
+	} else {
+		ok, err := d.coop.TryLockContext(ctx, time.Millisecond)
+		if err != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("lock %s: %w", d.p.coopLock, err)
+		}
+		if !ok {
+			return nil, reason.New(reason.Conflict, "lock %s not acquired: %v", d.p.coopLock, ctx.Err())
+		}
+	}
+	return func() { d.coop.Unlock() }, nil
 }
 
 func pathError(key string, err error) error {

@@ -11,6 +11,12 @@ import (
 // slash form (os.Root accepts them on every platform we support).
 type paths struct {
 	key, dir, snap, tmp, journal, lock, marks string
+	// coopLock is a lock file that other tools take around their own
+	// writes of the snapshot ("" for none): the state-manager plugins
+	// hold flock(2) on .agents/tmp/state.json.lock while they rewrite
+	// state.json, so the custodian holds it too while it commits and
+	// rewrites that snapshot, and such tools never interleave with it.
+	coopLock string
 	// segPrefix is the base name of the journal's sealed segments up to
 	// their revision range: "journal." beside manifest.json,
 	// "<stem>.journal." otherwise (segment.go).
@@ -35,6 +41,9 @@ func pathsFor(key string) paths {
 		p.marks = path.Join(dir, "."+stem+".marks")
 	}
 	p.segPrefix = strings.TrimSuffix(path.Base(p.journal), "ndjson")
+	if key == ".agents/tmp/state.json" {
+		p.coopLock = key + ".lock"
+	}
 	return p
 }
 

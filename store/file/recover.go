@@ -2,6 +2,7 @@ package file
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -758,6 +759,15 @@ func (d *doc) writeSnapshotFor(b []byte, rec *store.Record) error {
 // beforeRename, when set, runs once the new content is synced and before
 // it replaces the snapshot (it must make what it writes durable itself).
 func (d *doc) writeSnapshotWith(write func(f *os.File) error, beforeRename func() error) error {
+	if d.coop != nil && d.s.daemon != nil {
+		// Hold mode keeps the document's lock for the daemon's lifetime;
+		// the cooperative lock is taken around each snapshot rewrite.
+		unlock, err := d.coopLock(context.Background())
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	return d.replaceFile(d.p.snap, d.p.tmp, "snapshot", write, beforeRename)
 }
 

@@ -15,11 +15,13 @@
 package etcdtest
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -55,8 +57,11 @@ type Server struct {
 	// Dir is the data directory.
 	Dir string
 
-	e   *embed.Etcd
-	cfg *embed.Config
+	e      *embed.Etcd
+	cfg    *embed.Config
+	cmd    *exec.Cmd // a server run from a binary (StartBinary)
+	exited chan error
+	log    *bytes.Buffer
 }
 
 // Start starts a single-member etcd cluster with its data in dir, listening
@@ -131,6 +136,9 @@ func run(cfg *embed.Config) (*embed.Etcd, error) {
 // and addresses, after down (the time clients see it gone). Clients
 // reconnect by themselves.
 func (s *Server) Restart(down time.Duration) error {
+	if s.cmd != nil {
+		return fmt.Errorf("etcdtest: Restart is for the embedded server")
+	}
 	s.e.Close()
 	time.Sleep(down)
 	var err error
@@ -163,7 +171,14 @@ func freePorts(n int) ([]int, error) {
 }
 
 // Close stops the server.
-func (s *Server) Close() { s.e.Close() }
+func (s *Server) Close() {
+	if s.cmd != nil {
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+		return
+	}
+	s.e.Close()
+}
 
 // URL returns the endpoints in the host:port,host:port form of an
 // etcd:// store URL.

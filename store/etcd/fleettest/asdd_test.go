@@ -31,14 +31,20 @@ func TestFleetASDD(t *testing.T) {
 	clients := make([]*client.Client, daemonCount)
 	for i := range daemons {
 		daemons[i] = startDaemon(t, srv, prefix)
-		c, err := client.New(daemons[i].addr, client.Options{})
+		c, err := client.New(daemons[i].addr, client.Options{Token: fleetToken})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
 		clients[i] = c
 	}
-	if _, err := clients[0].Op(ctx, "init", asdd.Init{Sprint: "fleet"}); err != nil {
+	// init is a human decision: it needs the admin token.
+	admin, err := client.New(daemons[0].addr, client.Options{Token: "fleet-admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.Op(ctx, "init", asdd.Init{Sprint: "fleet"}); err != nil {
 		t.Fatal(err)
 	}
 	const nClients = 64

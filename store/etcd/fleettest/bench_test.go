@@ -9,8 +9,8 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/client"
-	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/etcd/etcdtest"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 // BenchmarkDaemonOnEtcd measures commits through one real
@@ -23,21 +23,29 @@ import (
 func BenchmarkDaemonOnEtcd(b *testing.B) {
 	srv := etcdtest.Shared(b)
 	d := startDaemon(b, srv, etcdtest.Prefix(b))
-	c, err := client.New(d.addr, client.Options{})
+	c, err := client.New(d.addr, client.Options{Token: fleetToken})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer c.Close()
 	ctx := context.Background()
-	if _, err := c.Op(ctx, "init", asdd.Init{Sprint: "bench"}); err != nil {
+	admin, err := client.New(d.addr, client.Options{Token: "fleet-admin"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer admin.Close()
+	if _, err := admin.Op(ctx, "init", asdd.Init{Sprint: "bench"}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.State(ctx, wire.StateRequest{Op: "init", Task: "bench"}); err != nil {
 		b.Fatal(err)
 	}
 	kinds := []struct {
 		name string
 		op   func(id int64, n int) error
 	}{
-		{"write", func(id int64, n int) error {
-			_, err := c.Write(ctx, fmt.Sprintf("bench/w%d.json", id%8), store.Change{Value: fmt.Appendf(nil, `{"n":%d}`, n), Actor: "bench"}, true)
+		{"jq", func(id int64, n int) error {
+			_, err := c.ApplyJQ(ctx, wire.JQRequest{Key: ".agents/tmp/state.json", Program: `.bench = $n`, Args: []wire.JQArg{{Name: "n", Value: fmt.Appendf(nil, "%d", n)}}, Actor: "bench"})
 			return err
 		}},
 		{"heartbeat", func(id int64, n int) error {

@@ -56,11 +56,14 @@ func storeURL(srv *etcdtest.Server, prefix string) string {
 	return "etcd://" + srv.URL() + prefix
 }
 
+// fleetToken is the agents' token of the fleet's daemons (TCP needs one).
+const fleetToken = "fleet-agents"
+
 // serveCmd is `custodian serve` on the etcd store in dir, on an ephemeral
 // loopback port and no socket.
 func serveCmd(t testing.TB, dir, url string) *exec.Cmd {
 	cmd := exec.Command(testbin.Path(t), "serve", "--store", url, "--addr", "127.0.0.1:0", "--socket", "",
-		"--monitor-every", "0", "--admin-token", "fleet-admin")
+		"--monitor-every", "0", "--admin-token", "fleet-admin", "--token", fleetToken)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "CUSTODIAN_STORE=", "CUSTODIAN_TOKEN=", "CUSTODIAN_SERVER=")
 	return cmd
@@ -70,7 +73,14 @@ func serveCmd(t testing.TB, dir, url string) *exec.Cmd {
 // directory and waits until it listens.
 func startDaemon(t testing.TB, srv *etcdtest.Server, prefix string) *proc {
 	t.Helper()
-	p := &proc{dir: t.TempDir(), log: &syncBuffer{}, done: make(chan struct{})}
+	return startDaemonIn(t, srv, prefix, t.TempDir())
+}
+
+// startDaemonIn is startDaemon in the project directory dir (a daemon
+// restarted where one ran before).
+func startDaemonIn(t testing.TB, srv *etcdtest.Server, prefix, dir string) *proc {
+	t.Helper()
+	p := &proc{dir: dir, log: &syncBuffer{}, done: make(chan struct{})}
 	p.cmd = serveCmd(t, p.dir, storeURL(srv, prefix))
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
@@ -114,7 +124,7 @@ func startDaemon(t testing.TB, srv *etcdtest.Server, prefix string) *proc {
 
 // stop sends SIGTERM and checks the daemon stops cleanly: exit status 0,
 // the pid file emptied.
-func (p *proc) stop(t *testing.T) {
+func (p *proc) stop(t testing.TB) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

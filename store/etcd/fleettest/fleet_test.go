@@ -13,11 +13,12 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/internal/testbin"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/etcd"
 	"github.com/custodian-dev/custodian/store/etcd/etcdtest"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 func TestMain(m *testing.M) {
@@ -26,11 +27,12 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// Three daemons on one etcd, 64 clients spread across them writing eight
-// documents; one daemon is killed with SIGKILL under load and its clients
-// fail over. Every acknowledged update is in the final documents, every
-// document verifies, and the watchers on the surviving daemons saw the same
-// commits in the same order (the killed daemon's watcher a prefix of it).
+// Three daemons on one etcd, 64 clients spread across them logging changes
+// to eight dev cycles (the cycle's operation, its rules run in the daemon);
+// one daemon is killed with SIGKILL under load and its clients fail over.
+// Every acknowledged change is in the final documents, every document
+// verifies, and the watchers on the surviving daemons saw the same commits
+// in the same order (the killed daemon's watcher a prefix of it).
 func TestFleet(t *testing.T) {
 	srv := etcdtest.Shared(t)
 	prefix := etcdtest.Prefix(t)
@@ -41,7 +43,7 @@ func TestFleet(t *testing.T) {
 	clients := make([]*client.Client, daemonCount)
 	for i := range daemons {
 		daemons[i] = startDaemon(t, srv, prefix)
-		c, err := client.New(daemons[i].addr, client.Options{})
+		c, err := client.New(daemons[i].addr, client.Options{Token: fleetToken})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,11 +52,15 @@ func TestFleet(t *testing.T) {
 	}
 	direct := etcd.New(etcdtest.Client(t), etcd.Options{Prefix: prefix})
 	const docs = 8
-	key := func(j int) string { return fmt.Sprintf("fleet/doc-%d.json", j) }
+	id := func(j int) string { return fmt.Sprintf("cycle-v1-20261125T120000-fleet%d", j) }
+	key := func(j int) string { return cycle.Key(id(j)) }
 	for j := range docs {
-		if _, err := clients[j%daemonCount].Update(ctx, key(j), func(store.Document) (store.Change, error) {
-			return store.Change{Value: []byte(`{}`), Actor: "setup"}, nil
-		}, store.Create()); err != nil {
+		c := clients[j%daemonCount]
+		args, _ := json.Marshal(wire.CycleCreate{Task: "fleet"})
+		if _, err := c.Cycle(ctx, wire.CycleRequest{ID: id(j), Op: "create", Args: args, Actor: "setup"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Cycle(ctx, wire.CycleRequest{ID: id(j), Op: "iterate", Args: json.RawMessage(`{}`), Actor: "setup"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -112,15 +118,12 @@ func TestFleet(t *testing.T) {
 			for n := range perClient {
 				field := fmt.Sprintf("c%d-%d", i, n)
 				for attempt := 0; ; attempt++ {
-					_, err := clients[d].Update(ctx, key(j), func(cur store.Document) (store.Change, error) {
-						m := map[string]any{}
-						if err := json.Unmarshal(cur.Value, &m); err != nil {
-							return store.Change{}, err
-						}
-						m[field] = n
-						b, err := json.Marshal(m)
-						return store.Change{Value: b, Actor: fmt.Sprint("client-", i), Reason: "set " + field}, err
-					})
+					req, err := wire.CycleRequestOf(id(j), cycle.AppendChange{File: "src/" + field + ".go", Action: "create", Agent: "cd"}, nil, fmt.Sprint("client-", i))
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					_, err = clients[d].Cycle(ctx, req)
 					if err == nil {
 						break
 					}
@@ -128,8 +131,8 @@ func TestFleet(t *testing.T) {
 						t.Errorf("client %d via daemon %d: %v", i, d, err)
 						return
 					}
-					// The daemon is gone: the same (idempotent) update
-					// through the next one.
+					// The daemon is gone: the same change through the next
+					// one (logged twice at worst, never lost).
 					failover.Add(1)
 					d = (d + 1) % daemonCount
 				}
@@ -158,14 +161,20 @@ func TestFleet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		m := map[string]any{}
-		if err := json.Unmarshal(doc.Value, &m); err != nil {
+		st, err := cycle.Decode(doc.Value)
+		if err != nil {
 			t.Fatal(err)
+		}
+		m := map[string]bool{}
+		if st.Changes != nil {
+			for _, c := range st.Changes.Changes {
+				m[strings.TrimSuffix(strings.TrimPrefix(c.File, "src/"), ".go")] = true
+			}
 		}
 		a, _ := acked.Load(j)
 		lost := 0
 		a.(*sync.Map).Range(func(f, _ any) bool {
-			if _, ok := m[f.(string)]; !ok {
+			if !m[f.(string)] {
 				lost++
 			}
 			return true

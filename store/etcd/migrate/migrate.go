@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/custodian-dev/custodian/mirror"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/etcd"
@@ -126,16 +127,24 @@ func (f FileTarget) Has(ctx context.Context, key string) (bool, error) {
 	}
 	defer r.Close()
 	snap, _ := files(key)
-	if _, err := r.Lstat(snap); err == nil {
-		return true, nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return false, fmt.Errorf("%s: %w", snap, err)
-	}
 	journals, err := file.JournalFilesIn(f.Root, key)
 	if err != nil {
 		return false, err
 	}
-	return len(journals) > 0, nil
+	if len(journals) > 0 {
+		return true, nil
+	}
+	if _, err := r.Lstat(snap); err == nil {
+		// An intact mirror of the etcd document (package mirror) is a
+		// copy the migration replaces, not a document of this store.
+		if ms, err := mirror.Read(f.Root, key); err == nil && ms.State == "ok" {
+			return false, nil
+		}
+		return true, nil
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return false, fmt.Errorf("%s: %w", snap, err)
+	}
+	return false, nil
 }
 
 // Import writes the journal and the snapshot of a new document.
@@ -171,7 +180,14 @@ func (f FileTarget) Import(ctx context.Context, key string, recs []store.Record,
 	if err := replace(r, jname, journal); err != nil {
 		return err
 	}
-	return replace(r, snap, snapBytes)
+	if err := replace(r, snap, snapBytes); err != nil {
+		return err
+	}
+	// The file is the document now, no longer a mirror of it.
+	if err := mirror.Forget(f.Root, key); err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
 }
 
 // replace writes name durably: temporary file in the same directory,

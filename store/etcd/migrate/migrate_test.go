@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/custodian-dev/custodian/internal/testbin"
+	"github.com/custodian-dev/custodian/mirror"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/etcd"
@@ -253,8 +254,15 @@ func TestCommands(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &recs); err != nil || len(recs) != 10 || recs[9].Actor != "remote" {
 		t.Fatalf("history through the config's store: (%v)\n%s", err, out)
 	}
-	if _, err := os.Stat(filepath.Join(other, ".asdd", "state")); !os.IsNotExist(err) {
-		t.Fatalf("the etcd store wrote local state files: %v", err)
+	// On etcd the only local files are the mirrors of what the commands
+	// read or wrote: no journal, no lock.
+	for _, name := range []string{"journal.ndjson", ".lock", ".marks"} {
+		if _, err := os.Stat(filepath.Join(other, ".asdd", "state", name)); !os.IsNotExist(err) {
+			t.Fatalf("the etcd store wrote the file store's %s: %v", name, err)
+		}
+	}
+	if ms, err := mirror.Read(other, ".asdd/state/manifest.json"); err != nil || ms.State != "ok" || ms.Rev != 10 {
+		t.Fatalf("mirror of the manifest after the writes: %+v %v", ms, err)
 	}
 	// And back to files, in a third directory; the chain continues.
 	back := t.TempDir()
@@ -276,4 +284,54 @@ func TestCommands(t *testing.T) {
 	}
 	run(t, 2, "-C", back, "migrate", "--to", "redis://x")
 	run(t, 2, "-C", back, "migrate", "--to", "file")
+}
+
+// Migrating etcd -> files in a project that holds mirrors of the etcd
+// documents (package mirror) replaces the intact mirrors with the
+// documents and their journals and removes the mirrors' state files; an
+// edited mirror is a file of someone's, and stops the migration like any
+// other file in the way.
+func TestToFilesOverMirrors(t *testing.T) {
+	ctx := context.Background()
+	src := fileProject(t)
+	fs, err := file.Open(src, file.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fs.Close()
+	es := etcd.New(etcdtest.Client(t), etcd.Options{Prefix: etcdtest.Prefix(t)})
+	if _, err := migrate.Copy(ctx, fs, es, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	back := t.TempDir()
+	m, err := mirror.Open(back, mirror.Options{NoNotice: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Refresh(ctx, es); err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+	edited := filepath.Join(back, ".impl", "manifest.json")
+	orig := read(t, back, ".impl/manifest.json")
+	if err := os.WriteFile(edited, []byte(`{"edited":true}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate.Copy(ctx, es, migrate.FileTarget{Root: back}, nil, nil); reason.CodeOf(err) != reason.Conflict {
+		t.Fatalf("over an edited mirror: %v, want CONFLICT", err)
+	}
+	if err := os.WriteFile(edited, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate.Copy(ctx, es, migrate.FileTarget{Root: back}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range keys {
+		if !bytes.Equal(read(t, src, journalOf(k)), read(t, back, journalOf(k))) || !bytes.Equal(read(t, src, k), read(t, back, k)) {
+			t.Errorf("%s: differs after migrating over its mirror", k)
+		}
+		if _, err := os.Stat(filepath.Join(back, filepath.FromSlash(mirror.StatePath(k)))); err == nil {
+			t.Errorf("%s: mirror state file left behind", k)
+		}
+	}
 }

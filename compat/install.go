@@ -1,0 +1,371 @@
+package compat
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/custodian-dev/custodian/reason"
+)
+
+// A Drop-in replaces files inside a plugin's directory with versions that
+// call the custodian, keeping the originals to restore byte for byte.
+type Dropin struct {
+	Name string
+	// Identify returns the plugin's files to replace (relative, slash
+	// form), or an error saying why dir is not the plugin.
+	Identify func(dir string) ([]string, error)
+	// Replace returns the drop-in version of a file, given the original.
+	Replace func(orig []byte) []byte
+	// Installed reports whether content already is the drop-in version.
+	Installed func(content []byte) bool
+}
+
+// Dropins are the known drop-ins, by name.
+var Dropins = map[string]Dropin{"principled": Principled, "state-manager": StateManager}
+
+// BackupDir is where a drop-in keeps the originals, inside the plugin dir.
+func BackupDir(name string) string { return filepath.Join(".custodian-compat", name) }
+
+// backup is the record of an installed drop-in (BackupDir/manifest.json).
+type backup struct {
+	Dropin string       `json:"dropin"`
+	Files  []backupFile `json:"files"`
+}
+
+type backupFile struct {
+	Path   string      `json:"path"`
+	SHA256 string      `json:"sha256"`
+	Mode   fs.FileMode `json:"mode"`
+}
+
+// Report says what install or uninstall did.
+type Report struct {
+	Dropin    string   `json:"dropin"`
+	PluginDir string   `json:"plugin_dir"`
+	Changed   []string `json:"changed"`
+	Unchanged []string `json:"unchanged"`
+	Skipped   []string `json:"skipped,omitempty"` // uninstall: changed since install, left as is
+	Backup    string   `json:"backup"`
+}
+
+func sum(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(h[:]) }
+
+// Install replaces the plugin's files in dir with the drop-in's versions,
+// keeping each original under BackupDir first. Running it again changes
+// nothing; a file the plugin changed since (an update) is backed up anew.
+// A dir that is not the plugin is an INVALID_INPUT error and nothing is
+// changed.
+func Install(d Dropin, dir string) (Report, error) {
+	rep := Report{Dropin: d.Name, PluginDir: dir, Changed: []string{}, Unchanged: []string{}}
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return rep, reason.New(reason.InvalidInput, "plugin directory %s: not a directory", dir)
+	}
+	files, err := d.Identify(dir)
+	if err != nil {
+		return rep, err
+	}
+	bdir := filepath.Join(dir, BackupDir(d.Name))
+	rep.Backup = bdir
+	bk, err := readBackup(bdir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return rep, err
+	}
+	bk.Dropin = d.Name
+	type plan struct {
+		rel  string
+		orig []byte
+		mode fs.FileMode
+	}
+	var todo []plan
+	for _, rel := range files {
+		p := filepath.Join(dir, filepath.FromSlash(rel))
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return rep, fmt.Errorf("read %s: %w", p, err)
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return rep, err
+		}
+		if d.Installed(b) {
+			rep.Unchanged = append(rep.Unchanged, rel)
+			continue
+		}
+		todo = append(todo, plan{rel, b, st.Mode().Perm()})
+	}
+	if len(todo) == 0 {
+		return rep, nil
+	}
+	// Originals first, durably, then the manifest naming them.
+	for _, t := range todo {
+		if err := writeAtomic(filepath.Join(bdir, "originals", filepath.FromSlash(t.rel)), t.orig, t.mode); err != nil {
+			return rep, fmt.Errorf("back up %s: %w", t.rel, err)
+		}
+		bk.Files = slices.DeleteFunc(bk.Files, func(f backupFile) bool { return f.Path == t.rel })
+		bk.Files = append(bk.Files, backupFile{Path: t.rel, SHA256: sum(t.orig), Mode: t.mode})
+	}
+	sort.Slice(bk.Files, func(i, j int) bool { return bk.Files[i].Path < bk.Files[j].Path })
+	if err := writeBackup(bdir, bk); err != nil {
+		return rep, err
+	}
+	for i, t := range todo {
+		if err := writeAtomic(filepath.Join(dir, filepath.FromSlash(t.rel)), d.Replace(t.orig), t.mode); err != nil {
+			// Put back what was replaced so far.
+			for _, u := range todo[:i] {
+				_ = writeAtomic(filepath.Join(dir, filepath.FromSlash(u.rel)), u.orig, u.mode)
+			}
+			return rep, fmt.Errorf("replace %s: %w (the files replaced before were restored)", t.rel, err)
+		}
+		rep.Changed = append(rep.Changed, t.rel)
+	}
+	return rep, nil
+}
+
+// Uninstall restores the originals byte for byte (and mode) and removes the
+// backup. A file changed since the install (neither the drop-in nor its
+// original) is left as it is and reported. A dir where the drop-in is not
+// installed is an INVALID_INPUT error.
+func Uninstall(d Dropin, dir string) (Report, error) {
+	rep := Report{Dropin: d.Name, PluginDir: dir, Changed: []string{}, Unchanged: []string{}}
+	bdir := filepath.Join(dir, BackupDir(d.Name))
+	rep.Backup = bdir
+	bk, err := readBackup(bdir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return rep, reason.New(reason.InvalidInput, "%s: the %s drop-in is not installed there (no %s)", dir, d.Name, BackupDir(d.Name))
+	}
+	if err != nil {
+		return rep, err
+	}
+	// Check every original before touching anything.
+	origs := map[string][]byte{}
+	for _, f := range bk.Files {
+		b, err := os.ReadFile(filepath.Join(bdir, "originals", filepath.FromSlash(f.Path)))
+		if err != nil || sum(b) != f.SHA256 {
+			return rep, reason.New(reason.CorruptState, "the backup of %s in %s is missing or damaged: nothing restored", f.Path, bdir)
+		}
+		origs[f.Path] = b
+	}
+	for _, f := range bk.Files {
+		p := filepath.Join(dir, filepath.FromSlash(f.Path))
+		cur, err := os.ReadFile(p)
+		switch {
+		case err == nil && bytes.Equal(cur, origs[f.Path]):
+			rep.Unchanged = append(rep.Unchanged, f.Path)
+			continue
+		case err == nil && !d.Installed(cur):
+			rep.Skipped = append(rep.Skipped, f.Path)
+			continue
+		case err != nil && !errors.Is(err, fs.ErrNotExist):
+			return rep, err
+		}
+		if err := writeAtomic(p, origs[f.Path], f.Mode); err != nil {
+			return rep, fmt.Errorf("restore %s: %w", f.Path, err)
+		}
+		if err := os.Chmod(p, f.Mode); err != nil {
+			return rep, err
+		}
+		rep.Changed = append(rep.Changed, f.Path)
+	}
+	if err := os.RemoveAll(bdir); err != nil {
+		return rep, err
+	}
+	parent := filepath.Dir(bdir)
+	_ = os.Remove(parent) // .custodian-compat, when empty
+	return rep, nil
+}
+
+func readBackup(bdir string) (backup, error) {
+	b, err := os.ReadFile(filepath.Join(bdir, "manifest.json"))
+	if err != nil {
+		return backup{}, err
+	}
+	var bk backup
+	if err := json.Unmarshal(b, &bk); err != nil {
+		return backup{}, reason.New(reason.CorruptState, "%s/manifest.json: %v", bdir, err)
+	}
+	return bk, nil
+}
+
+func writeBackup(bdir string, bk backup) error {
+	b, err := json.MarshalIndent(bk, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeAtomic(filepath.Join(bdir, "manifest.json"), append(b, '\n'), 0o644)
+}
+
+// writeAtomic writes b to p with mode: temp file, fsync, rename, fsync dir.
+func writeAtomic(p string, b []byte, mode fs.FileMode) error {
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(p)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Chmod(mode)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// PrincipledShim is the one script that replaces every copy of
+// principled-implementation's task-manifest.sh: the copies stay
+// byte-identical, so the plugin's own copy-drift check passes.
+const PrincipledShim = `#!/usr/bin/env bash
+# task-manifest.sh: served by Custodian (custodian compat install principled).
+# .impl/manifest.json is kept by the custodian: every change is validated,
+# journalled and written atomically; the arguments, output and exit codes are
+# this script's. Restore the original: custodian compat uninstall principled
+exec custodian impl "$@"
+`
+
+// Principled is the drop-in for alexnodeland/principled's
+// principled-implementation plugin.
+var Principled = Dropin{
+	Name: "principled",
+	Identify: func(dir string) ([]string, error) {
+		if err := pluginNamed(dir, "principled-implementation"); err != nil {
+			return nil, err
+		}
+		var files []string
+		err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.IsDir() && (e.Name() == ".custodian-compat" || e.Name() == ".git") {
+				return filepath.SkipDir
+			}
+			if e.Type().IsRegular() && e.Name() == "task-manifest.sh" {
+				rel, _ := filepath.Rel(dir, p)
+				files = append(files, filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(files) == 0 {
+			return nil, reason.New(reason.InvalidInput, "%s has no task-manifest.sh: not the principled-implementation plugin", dir)
+		}
+		sort.Strings(files)
+		return files, nil
+	},
+	Replace:   func([]byte) []byte { return []byte(PrincipledShim) },
+	Installed: func(b []byte) bool { return string(b) == PrincipledShim },
+}
+
+// pluginNamed checks dir/.claude-plugin/plugin.json names the plugin.
+func pluginNamed(dir, name string) error {
+	b, err := os.ReadFile(filepath.Join(dir, ".claude-plugin", "plugin.json"))
+	if err != nil {
+		return reason.New(reason.InvalidInput, "%s is not a Claude Code plugin (no .claude-plugin/plugin.json): give the %s plugin's directory", dir, name)
+	}
+	var m struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return reason.New(reason.InvalidInput, "%s/.claude-plugin/plugin.json: %v", dir, err)
+	}
+	if m.Name != name {
+		return reason.New(reason.InvalidInput, "%s is the plugin %q, not %s: nothing changed", dir, m.Name, name)
+	}
+	return nil
+}
+
+// stateBlockStart and stateBlockEnd mark the drop-in's block in state.sh.
+const (
+	stateBlockStart = "# >>> custodian drop-in (custodian compat install state-manager) >>>"
+	stateBlockEnd   = "# <<< custodian drop-in <<<"
+)
+
+// StateBlock is appended to a state-manager plugin's hooks/lib/state.sh: it
+// redefines the functions that write .agents/tmp/state.json so that each
+// runs as one custodian commit (bash uses the last definition). Readers
+// and guards stay the plugin's own.
+const StateBlock = stateBlockStart + `
+# Writes of .agents/tmp/state.json go through the custodian: the jq program
+# runs on the latest committed state inside a commit (no lost updates), the
+# result must be a valid schema v2 state, and it is journalled and written
+# atomically. Restore the original file: custodian compat uninstall state-manager
+state_write() {
+  local new_state="${1:?state_write requires a JSON string}"
+  custodian apply -C "${CLAUDE_PROJECT_DIR:-.}" --quiet --key .agents/tmp/state.json \
+    --jq '$new' --argjson new "$new_state"
+}
+state_update() {
+  local expr="${1:?state_update requires a jq expression}"
+  custodian apply -C "${CLAUDE_PROJECT_DIR:-.}" --quiet --key .agents/tmp/state.json \
+    --jq "$expr" --arg ts "$(date -u +"%Y-%m-%dT%H:%M:%SZ")" --touch updatedAt
+}
+update_state() {
+  local args=()
+  while [[ $# -gt 1 ]]; do
+    case "$1" in
+      --arg|--argjson) args+=("$1" "$2" "$3"); shift 3 ;;
+      *) echo "ERROR: update_state: jq option $1 is not supported by the custodian drop-in" >&2; return 1 ;;
+    esac
+  done
+  custodian apply -C "${CLAUDE_PROJECT_DIR:-.}" --quiet --key .agents/tmp/state.json \
+    --jq "${1:?update_state requires a jq filter}" --arg ts "$(date -Iseconds)" ${args[@]+"${args[@]}"}
+}
+` + stateBlockEnd + "\n"
+
+// StateManager is the drop-in for the state-manager plugins of
+// kenkenmain/ken-cc-plugins (subagents: state_update/state_write; minions:
+// update_state) — their hooks/lib/state.sh.
+var StateManager = Dropin{
+	Name: "state-manager",
+	Identify: func(dir string) ([]string, error) {
+		const rel = "hooks/lib/state.sh"
+		b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, reason.New(reason.InvalidInput, "%s has no %s: not a state-manager plugin (subagents, minions)", dir, rel)
+		}
+		s := string(b)
+		if !strings.Contains(s, "state_update()") && !strings.Contains(s, "update_state()") {
+			return nil, reason.New(reason.InvalidInput, "%s/%s defines neither state_update nor update_state: not a state-manager plugin", dir, rel)
+		}
+		return []string{rel}, nil
+	},
+	Replace: func(orig []byte) []byte {
+		out := bytes.Clone(orig)
+		if len(out) > 0 && out[len(out)-1] != '\n' {
+			out = append(out, '\n')
+		}
+		return append(out, "\n"+StateBlock...)
+	},
+	Installed: func(b []byte) bool { return bytes.Contains(b, []byte(stateBlockStart)) },
+}

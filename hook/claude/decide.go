@@ -1,0 +1,255 @@
+// Package claude is Custodian's Claude Code hook (DESIGN.md §8): the
+// decision of `custodian hook claude` as a pure function from the hook's
+// JSON input (and where the project is) to Claude Code's answer, and the
+// settings, MCP and plugin files that install it.
+//
+// PreToolUse of Write, Edit, MultiEdit or NotebookEdit on a managed file is
+// denied, naming the custodian command to use instead; a Bash command is
+// parsed (mvdan.cc/sh/v3) and denied when it would write a managed file; a
+// call of a plugin's task-manifest.sh is allowed, rewritten to
+// `custodian impl` with the same arguments. SessionStart answers with the
+// protocol as additional context. Anything the hook cannot decide about a
+// managed path is denied (fail closed); everything else is allowed with no
+// output.
+package claude
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Input is the JSON Claude Code writes on the hook's stdin (the fields the
+// hook reads; the others are ignored).
+type Input struct {
+	SessionID      string          `json:"session_id"`
+	TranscriptPath string          `json:"transcript_path"`
+	Cwd            string          `json:"cwd"`
+	PermissionMode string          `json:"permission_mode"`
+	HookEventName  string          `json:"hook_event_name"`
+	ToolName       string          `json:"tool_name"`
+	ToolInput      json.RawMessage `json:"tool_input"`
+	ToolUseID      string          `json:"tool_use_id"`
+	Source         string          `json:"source"` // SessionStart: startup, resume, clear, compact
+}
+
+// Output is the hook's JSON answer on stdout.
+type Output struct {
+	HookSpecificOutput *Specific `json:"hookSpecificOutput,omitempty"`
+}
+
+// Specific is hookSpecificOutput.
+type Specific struct {
+	HookEventName            string         `json:"hookEventName"`
+	PermissionDecision       string         `json:"permissionDecision,omitempty"` // allow, deny, ask
+	PermissionDecisionReason string         `json:"permissionDecisionReason,omitempty"`
+	UpdatedInput             map[string]any `json:"updatedInput,omitempty"`
+	AdditionalContext        string         `json:"additionalContext,omitempty"`
+}
+
+// Env is where the project is, as the door found it.
+type Env struct {
+	// Roots are the absolute project roots managed paths are relative to:
+	// the root found from cwd and, in a git worktree, the main checkout's.
+	Roots      []string
+	ProjectDir string // $CLAUDE_PROJECT_DIR
+	Home       string
+	Binary     string // the custodian command a rewrite calls ("custodian")
+	// Resolve, when set, follows symbolic links in an absolute path (the
+	// door reads the file system; nil in tests): a write through a link to
+	// a managed file is a write of that file.
+	Resolve func(string) string
+}
+
+// Result is the hook's answer: Output on stdout (nil: print nothing), Exit
+// as the process status (2 blocks the call when the input could not be
+// read), Stderr as a diagnostic.
+type Result struct {
+	Output *Output
+	Exit   int
+	Stderr string
+}
+
+// Decision is the permission decision of a PreToolUse answer ("" when the
+// hook has nothing to say), for tests and logs.
+func (r Result) Decision() string {
+	if r.Exit == 2 {
+		return "deny"
+	}
+	if r.Output == nil || r.Output.HookSpecificOutput == nil {
+		return ""
+	}
+	return r.Output.HookSpecificOutput.PermissionDecision
+}
+
+// Parse reads the hook input.
+func Parse(raw []byte) (*Input, error) {
+	var in Input
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, fmt.Errorf("hook input is not JSON: %w", err)
+	}
+	return &in, nil
+}
+
+// Decide answers one hook call. in is nil when raw did not parse.
+func Decide(in *Input, raw []byte, env Env) Result {
+	if in == nil {
+		return undecidable(raw, "hook input is not a JSON object")
+	}
+	switch in.HookEventName {
+	case "SessionStart":
+		return Result{Output: &Output{&Specific{HookEventName: "SessionStart", AdditionalContext: Protocol}}}
+	case "PreToolUse":
+	case "":
+		return undecidable(raw, "hook input has no hook_event_name")
+	default:
+		return Result{} // not ours: say nothing
+	}
+	switch in.ToolName {
+	case "Write", "Edit", "MultiEdit", "NotebookEdit":
+		return decideFile(in, raw, env)
+	case "Bash":
+		return decideBash(in, raw, env)
+	case "":
+		return undecidable(raw, "PreToolUse input has no tool_name")
+	}
+	return Result{}
+}
+
+// undecidable answers input the hook cannot read: blocked (exit 2) when it
+// mentions a managed path, allowed otherwise; the reason goes to stderr.
+func undecidable(raw []byte, why string) Result {
+	if MightBeManaged(string(raw)) {
+		return Result{Exit: 2, Stderr: "custodian hook: " + why + " and it mentions a file the custodian keeps: denied to be safe. Change state with `custodian` commands (custodian --help)."}
+	}
+	return Result{Stderr: "custodian hook: " + why + "; it names no managed file: allowed"}
+}
+
+func deny(reason string) Result {
+	return Result{Output: &Output{&Specific{HookEventName: "PreToolUse", PermissionDecision: "deny", PermissionDecisionReason: reason}}}
+}
+
+func decideFile(in *Input, raw []byte, env Env) Result {
+	var ti struct {
+		FilePath     *string `json:"file_path"`
+		NotebookPath *string `json:"notebook_path"`
+	}
+	if err := json.Unmarshal(in.ToolInput, &ti); err != nil || (ti.FilePath == nil && ti.NotebookPath == nil) {
+		return undecidable(raw, in.ToolName+" input has no file_path")
+	}
+	p := ti.FilePath
+	if p == nil {
+		p = ti.NotebookPath
+	}
+	target := *p
+	if !filepath.IsAbs(target) {
+		if in.Cwd == "" || !filepath.IsAbs(in.Cwd) {
+			if MightBeManaged(target) {
+				return deny(fmt.Sprintf("%s: relative path with no cwd might be a file the custodian keeps: denied to be safe. %s", target, Advice(Classify(target))))
+			}
+			return Result{}
+		}
+		target = filepath.Join(in.Cwd, target)
+	}
+	target = filepath.Clean(target)
+	targets := []string{target}
+	if env.Resolve != nil {
+		if r := env.Resolve(target); r != target {
+			targets = append(targets, r)
+		}
+	}
+	for _, t := range targets {
+		for _, root := range env.Roots {
+			rel, err := filepath.Rel(root, t)
+			if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+				continue
+			}
+			if k := Classify(filepath.ToSlash(rel)); k != NotManaged {
+				return deny(fmt.Sprintf("%s is kept by the custodian and may not be edited directly (%s of %s). %s",
+					filepath.ToSlash(rel), in.ToolName, target, Advice(k)))
+			}
+		}
+	}
+	return Result{}
+}
+
+func decideBash(in *Input, raw []byte, env Env) Result {
+	var ti map[string]any
+	if err := json.Unmarshal(in.ToolInput, &ti); err != nil {
+		return undecidable(raw, "Bash tool_input is not an object")
+	}
+	cmd, ok := ti["command"].(string)
+	if !ok {
+		return undecidable(raw, "Bash tool_input has no command")
+	}
+	cwd := in.Cwd
+	if !filepath.IsAbs(cwd) {
+		cwd = ""
+	}
+	res, err := AnalyzeBash(cmd, PathEnv{Cwd: cwd, Home: env.Home, ProjectDir: env.ProjectDir, Roots: env.Roots, Resolve: env.Resolve}, env.Binary)
+	if err != nil {
+		if MightBeManaged(cmd) {
+			return deny(fmt.Sprintf("the command does not parse as Bash (%v) and mentions a file the custodian keeps: denied to be safe. %s", err, Advice(NotManaged)))
+		}
+		return Result{Stderr: fmt.Sprintf("custodian hook: %v; it names no managed file: allowed", err)}
+	}
+	if len(res.Writes) > 0 {
+		var list []string
+		kinds := map[Kind]bool{}
+		for _, w := range res.Writes {
+			if s := w.String(); !slices.Contains(list, s) {
+				list = append(list, s)
+			}
+			kinds[w.Kind] = true
+		}
+		var advice []string
+		for _, k := range []Kind{ASDD, Config, Impl, AgentState, Cycle, NotManaged} {
+			if kinds[k] {
+				advice = append(advice, Advice(k))
+			}
+		}
+		return deny("this command would write files the custodian keeps: " + strings.Join(list, "; ") + ". " + strings.Join(advice, " "))
+	}
+	if res.Rewritten != "" {
+		ti["command"] = res.Rewritten
+		return Result{Output: &Output{&Specific{HookEventName: "PreToolUse", PermissionDecision: "allow",
+			PermissionDecisionReason: "task-manifest.sh is served by the custodian: rewritten to `" + res.Rewritten + "`",
+			UpdatedInput:             ti}}}
+	}
+	return Result{}
+}
+
+// Advice names the door to use instead of writing a managed file of kind k.
+func Advice(k Kind) string {
+	switch k {
+	case ASDD:
+		return "Change ASDD state through the custodian: `custodian propose`, `custodian slice add`, `custodian heartbeat`, `custodian lock`, `custodian resolve`/`approve`, or the custodian MCP server's tools (propose, slice_add, heartbeat, lock, task_claim, task_done); read it with `custodian status` or `custodian get`."
+	case Config:
+		return ".asdd/config.yaml is the custodian's configuration: a human edits it outside the agent session."
+	case Impl:
+		return "Change the task manifest with `custodian impl` (task-manifest.sh's arguments, e.g. `custodian impl --update-status --task-id ID --status passed`) or the MCP tools impl_add_task / impl_update_status."
+	case AgentState:
+		return "Change .agents/tmp/state.json with `custodian state update`, `custodian apply --key .agents/tmp/state.json --jq PROGRAM` or the MCP tool state_update."
+	case Cycle:
+		return "Change a cycle with `custodian cycle …` (`custodian cycle put ID --if-revision N` for a whole document, `custodian cycle append ID --log NAME` for a coordination log) or the MCP tool cycle_update."
+	}
+	return "Change state only through `custodian` commands (custodian --help) or the custodian MCP server's tools."
+}
+
+// Protocol is the SessionStart context.
+const Protocol = `This project's pipeline state is kept by Custodian, the only writer of these files:
+.asdd/state/manifest.json (ASDD slices), .impl/manifest.json (task manifest), .agents/tmp/state.json (agent state),
+.workflow/.cycle/*.json (dev cycles), and the journals, locks, escalations and config beside them.
+Read them freely (cat, jq, custodian get/status). Never write them with Write/Edit or the shell: such calls are denied.
+Propose every change through the custodian, which validates it against the pipeline's rules and commits it atomically,
+or rejects it with a reason code and changes nothing:
+- ASDD: custodian propose / slice add / heartbeat / lock / unlock / resolve / approve; custodian status to see the board.
+- Tasks: custodian impl with task-manifest.sh's arguments (calls of task-manifest.sh are run by custodian impl).
+- Agent state: custodian state update, or custodian apply --key .agents/tmp/state.json --jq PROGRAM.
+- Cycles: custodian cycle ... ; custodian cycle put ID --if-revision N; custodian cycle append ID --log NAME.
+If the custodian MCP server is connected, its tools do the same (status, slice_show, slice_add, propose, heartbeat,
+lock, unlock, tasks_ready, task_claim, task_done, escalations, impl_*, state_read/state_update, cycle_read/cycle_update,
+history). A rejection names its reason (e.g. INVALID_TRANSITION,
+BELOW_THRESHOLD, SLICE_LOCKED, CONFLICT): fix the proposal, do not work around it.`

@@ -1,0 +1,112 @@
+package claude
+
+import (
+	"path"
+	"strings"
+)
+
+// Kind is the custodian document family a managed path belongs to; it
+// decides which door the hook names instead.
+type Kind int
+
+// The kinds of managed paths.
+const (
+	NotManaged Kind = iota
+	ASDD            // .asdd/state/**, .asdd/escalations/**, docs/agent-failure-log.md
+	Config          // .asdd/config.yaml
+	Impl            // .impl/manifest.json and its journal, lock, temp files
+	AgentState      // .agents/tmp/state.json and its journal, locks
+	Cycle           // .workflow/.cycle/* (documents, journals, locks, .progress/)
+)
+
+// Classify says whether rel (a slash-separated path relative to the project
+// root, cleaned, not leading outside it) is a file the custodian owns.
+func Classify(rel string) Kind {
+	rel = path.Clean(rel)
+	switch {
+	case rel == ".asdd/config.yaml":
+		return Config
+	case under(rel, ".asdd/state"), under(rel, ".asdd/escalations"), rel == "docs/agent-failure-log.md":
+		return ASDD
+	case strings.HasPrefix(rel, ".impl/") && !strings.Contains(rel[len(".impl/"):], "/"):
+		base := rel[len(".impl/"):]
+		if owned(base, "manifest") {
+			return Impl
+		}
+	case strings.HasPrefix(rel, ".agents/tmp/") && !strings.Contains(rel[len(".agents/tmp/"):], "/"):
+		base := rel[len(".agents/tmp/"):]
+		if owned(base, "state") {
+			return AgentState
+		}
+	case strings.HasPrefix(rel, ".workflow/.cycle/"):
+		return Cycle
+	}
+	return NotManaged
+}
+
+// owned reports whether base is one of the store's files for the document
+// named name.json: the snapshot and anything derived from its name (temp,
+// corrupt-aside, state.json.lock), the journal and its segments, the lock.
+func owned(base, name string) bool {
+	return strings.HasPrefix(base, name+".json") ||
+		strings.HasPrefix(base, name+".journal.") ||
+		base == "."+name+".lock"
+}
+
+func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }
+
+// Contains reports whether removing or replacing the directory rel (relative
+// to the root) would take managed files with it: rel is the root itself or
+// an ancestor of a managed area.
+func Contains(rel string) bool {
+	rel = path.Clean(rel)
+	if rel == "." {
+		return true
+	}
+	for _, area := range []string{".asdd/state", ".asdd/escalations", ".asdd/config.yaml", ".impl/manifest.json", ".agents/tmp/state.json", ".workflow/.cycle", "docs/agent-failure-log.md"} {
+		if under(area, rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// managedTails are the last components of managed paths: a relative path
+// whose directory is unknown (after `cd "$X"`) and that ends like one of
+// them might be managed.
+var managedTails = []string{"manifest.json", "state.json", "journal.ndjson", "config.yaml", "agent-failure-log.md"}
+
+// MightBeManaged reports whether text seen only in part (a word with an
+// unknown variable, a relative path from an unknown directory, inline code,
+// input that does not parse) could name a managed file: it mentions a
+// managed area, or one of its path-like tokens ends like a managed file.
+func MightBeManaged(s string) bool {
+	for _, frag := range []string{".asdd", ".impl/manifest", ".impl/.manifest", ".agents/tmp", ".workflow/.cycle", "agent-failure-log"} {
+		if strings.Contains(s, frag) {
+			return true
+		}
+	}
+	if i := strings.Index(s, ".impl/"); i >= 0 && strings.ContainsAny(s[i:], "*?[") {
+		return true // a pattern over .impl/
+	}
+	if !strings.Contains(s, "manifest") && !strings.Contains(s, "state") && !strings.Contains(s, "journal") && !strings.Contains(s, "config.yaml") {
+		return false
+	}
+	tokens := strings.FieldsFunc(s, func(r rune) bool {
+		return r == ' ' || r == '\t' || r == '\n' || r == '"' || r == '\'' || r == '=' || r == '(' || r == ')' || r == ',' || r == ';' || r == '<' || r == '>' || r == '|' || r == '&' || r == '`'
+	})
+	for _, tok := range tokens {
+		base := path.Base(tok)
+		for _, t := range managedTails {
+			stem, ext := strings.TrimSuffix(t, path.Ext(t)), path.Ext(t)
+			if strings.HasPrefix(base, stem) && strings.Contains(base[len(stem):], ext) {
+				return true
+			}
+		}
+		if strings.HasPrefix(base, "manifest.journal") || strings.HasPrefix(base, "state.journal") ||
+			base == ".manifest.lock" || base == ".state.lock" {
+			return true
+		}
+	}
+	return false
+}

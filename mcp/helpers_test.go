@@ -1,0 +1,191 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/custodian-dev/custodian/app"
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/mcp"
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/file"
+	"github.com/custodian-dev/custodian/wire"
+)
+
+// now is the fixed clock of the tests (the CLI's in the byte comparisons).
+var now = time.Date(2026, 11, 20, 9, 30, 0, 0, time.UTC)
+
+const actor = "mcp-test"
+
+// project is a project directory with its file store and application
+// layer, as `custodian mcp` runs without a daemon.
+type project struct {
+	t    *testing.T
+	root string
+	st   *file.Store
+	svc  *app.Local
+}
+
+func newProject(t *testing.T) *project {
+	t.Helper()
+	return newProjectAt(t, t.TempDir())
+}
+
+func newProjectAt(t *testing.T, root string) *project {
+	t.Helper()
+	st, err := file.Open(root, file.Options{Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	svc := app.NewLocal(app.Options{Store: st, Root: root, Now: func() time.Time { return now }})
+	return &project{t: t, root: root, st: st, svc: svc}
+}
+
+// do runs an ASDD operation through the application layer (the fixture).
+func (p *project) do(op asdd.Op) {
+	p.t.Helper()
+	if _, err := p.svc.ASDD(context.Background(), op); err != nil {
+		p.t.Fatalf("%T: %v", op, err)
+	}
+}
+
+func (p *project) write(rel, content string) {
+	p.t.Helper()
+	path := filepath.Join(p.root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		p.t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+func (p *project) read(rel string) []byte {
+	p.t.Helper()
+	b, err := os.ReadFile(filepath.Join(p.root, filepath.FromSlash(rel)))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	return b
+}
+
+// seed makes the fixture every tool test starts from: an ASDD manifest
+// with slice SLICE-001 (tasks t1, t2 in wave 1, t3 in wave 2) and its
+// discovery artifact on disk, a task manifest with task 1, the
+// state-manager's state and a dev cycle c1.
+func (p *project) seed() {
+	p.t.Helper()
+	ctx := context.Background()
+	p.do(asdd.Init{Sprint: "S1"})
+	p.do(asdd.AddSlice{ID: "SLICE-001", Name: "auth", Type: asdd.TypeFeature, GovernanceMode: "MANUAL", By: actor})
+	for _, tk := range []asdd.AddTask{{Slice: "SLICE-001", ID: "t1", Wave: 1}, {Slice: "SLICE-001", ID: "t2", Wave: 1}, {Slice: "SLICE-001", ID: "t3", Wave: 2}} {
+		p.do(tk)
+	}
+	p.write("specs/SLICE-001/intent.md", "# intent\n")
+	if _, err := p.svc.Impl(ctx, wire.ImplRequest{Op: "init", PlanPath: "plans/001.md", PlanNumber: "001", PlanTitle: "Auth"}); err != nil {
+		p.t.Fatal(err)
+	}
+	if _, err := p.svc.Impl(ctx, wire.ImplRequest{Op: "add-task", TaskID: "1", Phase: "1", Description: "schema", DependsOn: "none"}); err != nil {
+		p.t.Fatal(err)
+	}
+	if _, err := p.svc.UpdateState(ctx, wire.StateRequest{Op: "init", Task: "build auth"}); err != nil {
+		p.t.Fatal(err)
+	}
+	args, _ := json.Marshal(wire.CycleCreate{Task: "auth cycle"})
+	if _, err := p.svc.UpdateCycle(ctx, wire.CycleRequest{ID: "c1", Op: "create", Args: args}); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// server returns an MCP server over the project's application layer.
+func (p *project) server(admin bool) *mcp.Server {
+	p.t.Helper()
+	s := mcp.New(mcp.Options{
+		Service: func(context.Context) (app.Service, error) { return p.svc, nil },
+		Admin:   admin,
+		Actor:   actor,
+		Now:     func() time.Time { return now },
+	})
+	p.t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// connect returns a client session to s over in-memory transports.
+func connect(t *testing.T, s *mcp.Server, opts *sdk.ClientOptions) *sdk.ClientSession {
+	t.Helper()
+	ct, st := sdk.NewInMemoryTransports()
+	ctx := context.Background()
+	ss, err := s.SDK().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts)
+	cs, err := c.Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return cs
+}
+
+// call calls a tool; a protocol error fails the test.
+func call(t *testing.T, cs *sdk.ClientSession, name string, args any) *sdk.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	return res
+}
+
+// text is a result's first text content.
+func text(res *sdk.CallToolResult) string {
+	for _, c := range res.Content {
+		if tc, ok := c.(*sdk.TextContent); ok {
+			return tc.Text
+		}
+	}
+	return ""
+}
+
+// structured decodes a result's structured content.
+func structured(t *testing.T, res *sdk.CallToolResult) map[string]any {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("structured content %s: %v", b, err)
+	}
+	return m
+}
+
+// errorCode is the reason code an error result's text starts with.
+func errorCode(res *sdk.CallToolResult) reason.Code {
+	if !res.IsError {
+		return ""
+	}
+	code, _, _ := strings.Cut(text(res), ": ")
+	return reason.Code(code)
+}
+
+// docBytes returns a document's value as stored.
+func docBytes(t *testing.T, st store.Store, key string) []byte {
+	t.Helper()
+	doc, err := st.Get(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc.Value
+}
