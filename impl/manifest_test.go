@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -107,6 +110,13 @@ func TestDecodeErrors(t *testing.T) {
 		{"phase fraction", `{"tasks": [{"id": "1.1", "phase": 1.5}]}`, `field "phase": want a whole number`},
 		{"depends_on strings", `{"phases": [{"number": 1, "depends_on": ["x"]}]}`, `phases[0]: field "depends_on[0]": want a whole number, found string`},
 		{"branch number", `{"tasks": [{"id": "a", "branch": 3}]}`, `field "branch": want a string or null, found number`},
+		{"null manifest", `null`, "want a JSON object, found null"},
+		{"null plan", `{"plan": null}`, "plan: want a JSON object, found null"},
+		{"null task", `{"tasks": [null]}`, "tasks[0]: want a JSON object, found null"},
+		{"null retries", `{"tasks": [{"retries": null, "id": "a"}]}`, `tasks[0] (id "a"): field "retries": want a whole number, found null`},
+		{"null status", `{"tasks": [{"status": null}]}`, `tasks[0]: field "status": want a string, found null`},
+		{"null in list", `{"phases": [{"bounded_contexts": ["a", null]}]}`, `phases[0]: field "bounded_contexts[1]": want a string, found null`},
+		{"later value bad", `{"version": "1", "version": 2}`, `manifest: field "version": want a string, found number`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -203,7 +213,27 @@ func FuzzDecode(f *testing.F) {
 		if !bytes.Equal(b1, b2) {
 			t.Fatalf("encoding is not stable:\n%s\n%s", b1, b2)
 		}
+		// Unknown members survive, in order.
+		if a, b := names(t, m.Extra), names(t, m2.Extra); !slices.Equal(a, b) {
+			t.Fatalf("unknown members %q became %q", a, b)
+		}
+		for i := range m.Tasks {
+			if a, b := names(t, m.Tasks[i].Extra), names(t, m2.Tasks[i].Extra); !slices.Equal(a, b) {
+				t.Fatalf("task %d: unknown members %q became %q", i, a, b)
+			}
+		}
 	})
+}
+
+func names(t *testing.T, x []byte) []string {
+	var out []string
+	if err := eachMember(x, func(name string, _ jsontext.Value) error {
+		out = append(out, name)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestMarshalByValueAndPointer: encoding/json gives the same bytes for a

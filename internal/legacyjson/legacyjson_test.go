@@ -42,3 +42,23 @@ func TestStringsAsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAppendQuote: AppendQuote writes any string as encoding/json does
+// (HTML escaping off), which is what it promises.
+func FuzzAppendQuote(f *testing.F) {
+	for _, s := range []string{"", "plain", "<&>", "\u2028", "bad\xff", "\x00\x7f", "é日本😀"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(s); err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+		if got := AppendQuote([]byte("x"), s); !bytes.Equal(got[1:], want) || got[0] != 'x' {
+			t.Fatalf("AppendQuote(%q) = %s, want %s", s, got, want)
+		}
+	})
+}
