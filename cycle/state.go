@@ -11,7 +11,6 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/custodian-dev/custodian/internal/legacyjson"
-
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -72,7 +71,9 @@ var (
 )
 
 // State is the seed's CycleState: the whole content of
-// .workflow/.cycle/{cycleId}.json.
+// .workflow/.cycle/{cycleId}.json. Its own names match case-sensitively
+// (case:strict; the codec's names below it match as encoding/json's do),
+// so that a miscased one reaches Extra and Decode rejects it.
 type State struct {
 	// Core metadata.
 	CycleID     string   `json:"cycle_id,case:strict"`
