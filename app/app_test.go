@@ -62,7 +62,7 @@ func newRemote(t *testing.T) *project {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := server.New(st, server.Options{Root: root, Now: now, Token: "agents", AdminToken: "adm", Logger: slog.New(slog.DiscardHandler), Documents: server.DocumentKey})
+	srv := server.New(st, server.Options{Root: root, Now: now, Token: "agents", AdminToken: "adm", Logger: slog.New(slog.DiscardHandler), Documents: app.DocumentKey})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

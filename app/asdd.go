@@ -153,7 +153,8 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	if res.Changed && memo != nil {
 		l.noteRecent(res.Revision, memo.e)
 	}
-	out.Manifest.Revision = res.Revision
+	// out.Manifest is shared with the memo the next operation starts from:
+	// it is never written after the commit (its revision is res.Revision).
 	resp := &wire.OpResponse{Revision: res.Revision, Committed: res.Changed, Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
 	switch {
 	case out.Verdict != nil:

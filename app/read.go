@@ -2,7 +2,9 @@ package app
 
 import (
 	"context"
+	"github.com/custodian-dev/custodian/managed"
 	"iter"
+	"strings"
 
 	"github.com/custodian-dev/custodian/agentstate"
 	"github.com/custodian-dev/custodian/asdd"
@@ -33,12 +35,10 @@ type Reader interface {
 // (INVALID_INPUT): the ASDD manifest, the task manifest, the
 // state-manager's state and the dev cycles; never another project file.
 func DocumentKey(key string) error {
-	switch key {
-	case asdd.Key, impl.Key, agentstate.Key:
-		return nil
-	}
-	if _, ok := cycle.IDFromKey(key); ok {
-		return nil
+	if managed.IsDocument(key) {
+		if _, isCycle := cycle.IDFromKey(key); isCycle || !strings.HasPrefix(key, cycle.Dir+"/") {
+			return nil
+		}
 	}
 	return reason.New(reason.InvalidInput, "%q is not a custodian document (%s, %s, %s or %s)", key, asdd.Key, impl.Key, agentstate.Key, cycle.Key("<id>"))
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/custodian-dev/custodian/internal/safetext"
 )
 
 // Effect kinds.
@@ -122,9 +124,22 @@ func FailureLogRow(e *Escalation) string {
 	return "| " + strings.Join(cells, " | ") + " |"
 }
 
-func cell(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
-	return strings.ReplaceAll(s, "|", `\|`)
+// cell is s fit for one cell of the failure log's table: no line break,
+// no bare pipe, no HTML (safetext.Cell).
+func cell(s string) string { return safetext.Cell(s) }
+
+// md is s fit for one line of a notice: no line break, no HTML comment,
+// no leading character that would start a list item or heading
+// (safetext.Inline), so that no text a proposal carries can forge a line
+// such as "- Status: RESOLVED".
+func md(s string) string { return safetext.Inline(s) }
+
+func mdAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = md(s)
+	}
+	return out
 }
 
 // NoticeText is the escalation notice a Tech Lead receives (seed 004,
@@ -132,16 +147,16 @@ func cell(s string) string {
 // failure mode category.
 func NoticeText(s *Slice, e *Escalation) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Escalation %s — %s\n\n", e.ID, ModeLabel(e.FailureMode))
+	fmt.Fprintf(&b, "# Escalation %s — %s\n\n", md(e.ID), ModeLabel(e.FailureMode))
 	fmt.Fprintf(&b, "- Status: %s\n", e.Status)
-	fmt.Fprintf(&b, "- Slice: %s", s.SliceID)
+	fmt.Fprintf(&b, "- Slice: %s", md(s.SliceID))
 	if s.Name != "" {
-		fmt.Fprintf(&b, " (%s)", s.Name)
+		fmt.Fprintf(&b, " (%s)", md(s.Name))
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "- Failure mode category: %s (%s)\n", ModeLabel(e.FailureMode), e.FailureMode)
 	if e.Agent != "" {
-		fmt.Fprintf(&b, "- Agent: %s\n", e.Agent)
+		fmt.Fprintf(&b, "- Agent: %s\n", md(e.Agent))
 	}
 	fmt.Fprintf(&b, "- Phase: %s (last known good: %s)\n", e.Phase, Previous(e.Phase))
 	if e.Score != nil {
@@ -150,31 +165,31 @@ func NoticeText(s *Slice, e *Escalation) string {
 	if e.CCS != nil {
 		fmt.Fprintf(&b, "- Cumulative confidence score: %s\n", FormatScore(*e.CCS))
 	}
-	fmt.Fprintf(&b, "- Raised: %s\n", e.RaisedAt)
-	fmt.Fprintf(&b, "- Routed to: %s\n", strings.Join(e.RouteTo, ", "))
+	fmt.Fprintf(&b, "- Raised: %s\n", md(e.RaisedAt))
+	fmt.Fprintf(&b, "- Routed to: %s\n", strings.Join(mdAll(e.RouteTo), ", "))
 	if e.Action != "" {
-		fmt.Fprintf(&b, "- Action required: %s\n", e.Action)
+		fmt.Fprintf(&b, "- Action required: %s\n", md(e.Action))
 	}
 	if e.ReviewRequired != "" {
-		fmt.Fprintf(&b, "- Review required: %s\n", e.ReviewRequired)
+		fmt.Fprintf(&b, "- Review required: %s\n", md(e.ReviewRequired))
 	}
 	if e.FeatureBranch != "" {
-		fmt.Fprintf(&b, "- Feature branch: %s\n", e.FeatureBranch)
+		fmt.Fprintf(&b, "- Feature branch: %s\n", md(e.FeatureBranch))
 	}
 	if e.SteeringProposal != "" {
-		fmt.Fprintf(&b, "- Steering-update proposal: %s (takes effect only once approved)\n", e.SteeringProposal)
+		fmt.Fprintf(&b, "- Steering-update proposal: %s (takes effect only once approved)\n", md(e.SteeringProposal))
 	}
-	fmt.Fprintf(&b, "\n## Reason\n\n%s\n", e.Reason)
+	fmt.Fprintf(&b, "\n## Reason\n\n%s\n", md(e.Reason))
 	if len(e.Uncertainty) > 0 {
 		b.WriteString("\n## Uncertainty factors\n\n")
 		for _, u := range e.Uncertainty {
-			fmt.Fprintf(&b, "- %s\n", u)
+			fmt.Fprintf(&b, "- %s\n", md(u))
 		}
 	}
 	if len(e.Findings) > 0 {
 		b.WriteString("\n## Further findings\n\n")
 		for _, f := range e.Findings {
-			fmt.Fprintf(&b, "- %s\n", f)
+			fmt.Fprintf(&b, "- %s\n", md(f))
 		}
 	}
 	if len(e.Artifacts) > 0 {
@@ -185,11 +200,11 @@ func NoticeText(s *Slice, e *Escalation) string {
 		for _, a := range e.Artifacts {
 			switch hs, ok := e.ArtifactHashes[a]; {
 			case ok:
-				fmt.Fprintf(&b, "- %s `%s`\n", a, hs)
+				fmt.Fprintf(&b, "- %s `%s`\n", md(a), md(hs))
 			case e.ArtifactHashes != nil:
-				fmt.Fprintf(&b, "- %s (no recorded hash)\n", a)
+				fmt.Fprintf(&b, "- %s (no recorded hash)\n", md(a))
 			default:
-				fmt.Fprintf(&b, "- %s\n", a)
+				fmt.Fprintf(&b, "- %s\n", md(a))
 			}
 		}
 	}
@@ -197,24 +212,25 @@ func NoticeText(s *Slice, e *Escalation) string {
 		b.WriteString("\n## Conflict diff\n\n| Field | Theirs | Ours |\n| --- | --- | --- |\n")
 		for _, c := range e.Conflict {
 			fmt.Fprintf(&b, "| %s | %s: %s %s (r%d) | %s: %s %s |\n", cell(c.Field),
-				c.Theirs.Agent, cell(c.Theirs.Value), shortHash(c.Theirs.Hash), c.Theirs.Revision,
-				c.Ours.Agent, cell(c.Ours.Value), shortHash(c.Ours.Hash))
+				cell(c.Theirs.Agent), cell(c.Theirs.Value), cell(shortHash(c.Theirs.Hash)), c.Theirs.Revision,
+				cell(c.Ours.Agent), cell(c.Ours.Value), cell(shortHash(c.Ours.Hash)))
 		}
 	}
 	b.WriteString("\n## Resolution\n\n")
 	if e.Status == EscalationResolved {
-		fmt.Fprintf(&b, "- Decision: %s\n- By: %s\n- At: %s (after %s)\n- Rationale: %s\n", e.Resolution, e.ResolvedBy, e.ResolvedAt, e.TimeToResolve, e.Rationale)
+		fmt.Fprintf(&b, "- Decision: %s\n- By: %s\n- At: %s (after %s)\n- Rationale: %s\n", md(e.Resolution), md(e.ResolvedBy), md(e.ResolvedAt), md(e.TimeToResolve), md(e.Rationale))
 		if a := e.Arbitration; a != nil {
-			fmt.Fprintf(&b, "- Arbitration: in favour of %s over %s on %s\n", a.Favoured, a.Overruled, strings.Join(a.Fields, ", "))
+			fmt.Fprintf(&b, "- Arbitration: in favour of %s over %s on %s\n", md(a.Favoured), md(a.Overruled), strings.Join(mdAll(a.Fields), ", "))
 		}
 		if e.RootCause != "" {
-			fmt.Fprintf(&b, "- Root cause: %s\n", e.RootCause)
+			fmt.Fprintf(&b, "- Root cause: %s\n", md(e.RootCause))
 		}
 	} else {
+		id := safetext.Terminal(s.SliceID) // in a code block: shown as typed
 		fmt.Fprintf(&b, "Open. Resolve with one of:\n\n")
-		fmt.Fprintf(&b, "    custodian resolve %s --role ROLE --rationale TEXT --action rerun   # approve a revised agent run\n", s.SliceID)
-		fmt.Fprintf(&b, "    custodian resolve %s --role ROLE --rationale TEXT --action return --to PHASE\n", s.SliceID)
-		fmt.Fprintf(&b, "    custodian approve %s --role ROLE --rationale TEXT                  # accept the output as it is\n", s.SliceID)
+		fmt.Fprintf(&b, "    custodian resolve %s --role ROLE --rationale TEXT --action rerun   # approve a revised agent run\n", id)
+		fmt.Fprintf(&b, "    custodian resolve %s --role ROLE --rationale TEXT --action return --to PHASE\n", id)
+		fmt.Fprintf(&b, "    custodian approve %s --role ROLE --rationale TEXT                  # accept the output as it is\n", id)
 	}
 	return b.String()
 }

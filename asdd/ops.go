@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/internal/jsonenc"
+	"github.com/custodian-dev/custodian/managed"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -537,17 +538,17 @@ func (b lockBound) due(now time.Time) bool { return b.any && !now.Before(b.at) }
 func (t *tx) touch(s *Slice) { s.UpdatedAt = t.ts }
 
 var (
-	sliceIDRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	sliceIDRE  = regexp.MustCompile(IDPattern)
 	artNameRE  = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
 	hashRE     = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 	taskIDRE   = sliceIDRE
 	statusWord = regexp.MustCompile(`^[A-Z][A-Z_]{0,31}$`)
 )
 
-// CleanPath checks that p is a project-relative artifact path: not empty,
-// not absolute, no "..", no backslashes, already clean. Symlink escapes are
-// the I/O layer's to refuse (os.Root).
-func CleanPath(p string) error {
+// CleanRelPath checks that p is a project-relative path: not empty, not
+// absolute, no "..", no backslashes, already clean. Symlink escapes are the
+// I/O layer's to refuse (os.Root).
+func CleanRelPath(p string) error {
 	switch {
 	case p == "":
 		return reason.New(reason.InvalidInput, "empty artifact path")
@@ -566,8 +567,20 @@ func CleanPath(p string) error {
 			return reason.New(reason.InvalidInput, "artifact path %q is not clean", p)
 		}
 	}
-	if strings.HasPrefix(p, ".asdd/state/") {
-		return reason.New(reason.InvalidInput, "artifact path %q is inside the custodian's state directory", p)
+	return nil
+}
+
+// CleanPath checks that p is a project-relative artifact path (CleanRelPath)
+// and not one of the custodian's own files (managed.Owned: journals,
+// snapshots, locks, config, notices, the failure log, cycle and run
+// files), where a halt would write its marker. Symlinks that lead to such
+// a file are the I/O layer's to refuse (asdd/effects).
+func CleanPath(p string) error {
+	if err := CleanRelPath(p); err != nil {
+		return err
+	}
+	if what, ok := managed.What(p); ok {
+		return reason.New(reason.InvalidInput, "artifact path %q is one of the custodian's own files (%s); name an ordinary project file", p, what).With("path", p)
 	}
 	return nil
 }
@@ -774,6 +787,9 @@ func (o LockSlice) Actor() string { return o.Holder }
 func (o LockSlice) apply(t *tx) error {
 	if strings.TrimSpace(o.Holder) == "" {
 		return reason.New(reason.InvalidInput, "a lock needs a holder")
+	}
+	if err := CheckName("lock holder", o.Holder); err != nil {
+		return err
 	}
 	if o.TTL < 0 {
 		return reason.New(reason.InvalidInput, "lock duration %s is negative", o.TTL)

@@ -308,7 +308,9 @@ func TestLifecycle(t *testing.T) {
 	w.reject(prop("wizard", "T", 0.97), reason.InvalidInput)
 	w.reject(Proposal{Agent: "discovery", Slice: "T", Score: 1.2}, reason.InvalidInput)
 	w.reject(Proposal{Agent: "discovery", Slice: "T", Score: math.NaN()}, reason.InvalidInput)
-	for _, bad := range []string{"../x.md", "/etc/passwd", "a/../../b", "a//b", "./a", `a\b`, ".asdd/state/manifest.json"} {
+	for _, bad := range []string{"../x.md", "/etc/passwd", "a/../../b", "a//b", "./a", `a\b`, ".asdd/state/manifest.json",
+		// issue 18 item 1: the custodian's own files are never artifacts
+		".impl/journal.ndjson", ".asdd/config.yaml", ".asdd/escalations/ESC-1.md", "docs/agent-failure-log.md", ".workflow/.cycle/c.progress/a.md"} {
 		w.reject(prop("discovery", "T", 0.97, art("intent", bad)), reason.InvalidInput)
 	}
 	w.reject(prop("discovery", "NOPE", 0.97), reason.NotFound)

@@ -390,6 +390,9 @@ func (o AppendChange) apply(s *State, now time.Time) (string, error) {
 	if strings.TrimSpace(o.Agent) == "" {
 		return "", reason.New(reason.InvalidInput, "a change must name the agent that made it")
 	}
+	if err := checkIdent("change agent", o.Agent); err != nil {
+		return "", err
+	}
 	if err := requireRunning(s, "changes are logged"); err != nil {
 		return "", err
 	}
@@ -519,6 +522,11 @@ func (o SetPlan) apply(s *State, now time.Time) (string, error) {
 		tasks[i].Files = slices.Clone(tasks[i].Files)
 		if tasks[i].Status == "" {
 			tasks[i].Status = "pending"
+		}
+	}
+	for _, t := range tasks {
+		if err := checkIdent("plan task id", t.ID); err != nil {
+			return "", err
 		}
 	}
 	if err := CheckPlanTasks(tasks, o.CriticalPath); err != nil {

@@ -37,6 +37,9 @@ func (m *Manifest) AddTask(nt NewTask, now time.Time) error {
 	if nt.ID == "" || nt.Description == "" {
 		return reason.New(reason.InvalidInput, "--add-task requires --task-id, --phase, and --description")
 	}
+	if err := CheckID(nt.ID); err != nil {
+		return err
+	}
 	if _, i := m.find(nt.ID); i >= 0 {
 		return reason.New(reason.InvalidInput, "task %s already exists (phase %d)", nt.ID, m.Tasks[i].Phase)
 	}

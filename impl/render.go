@@ -35,7 +35,21 @@ func valueText(raw jsontext.Value) string {
 
 // TaskLine renders a task as --list-tasks does: id|phase|status|description.
 func TaskLine(t Task) string {
-	return t.ID + "|" + strconv.Itoa(t.Phase) + "|" + string(t.Status) + "|" + t.Description
+	return oneLine(t.ID) + "|" + strconv.Itoa(t.Phase) + "|" + oneLine(string(t.Status)) + "|" + t.Description
+}
+
+// oneLine shows line breaks in a task id (or status) as \n and \r, so that
+// an id written before ids were checked (CheckID) cannot forge another
+// task's line (--ready, --list-tasks). The description, the last field,
+// is printed as the script's jq printed it, line breaks included (the
+// drop-in's output is byte for byte the script's; --json is the form for
+// programs). Other control characters are the CLI's to escape
+// (safetext.TerminalText).
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\n\r") {
+		return s
+	}
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
 }
 
 // PhaseStatusLines renders --phase-status: phase=, total=, one count per status.

@@ -44,7 +44,7 @@ const maxNotice = 64 << 10
 // phase).
 func parseNotice(b []byte) (n notice, ok bool) {
 	lines := strings.Split(strings.ToValidUTF8(string(b), "\uFFFD"), "\n")
-	inReason := false
+	inReason, inHeader := false, true
 	for _, raw := range lines {
 		line := strings.TrimSpace(strings.TrimRight(raw, "\r"))
 		switch {
@@ -54,9 +54,13 @@ func parseNotice(b []byte) (n notice, ok bool) {
 			}
 		case strings.HasPrefix(line, "## "):
 			inReason = line == "## Reason"
+			inHeader = false
 		case inReason && line != "" && n.reason == "":
 			n.reason = cleanTitle(line)
-		case strings.HasPrefix(line, "- "):
+		case inHeader && strings.HasPrefix(line, "- "):
+			// Only the header's list is the notice's record: a "- Status:"
+			// further down is text a proposal carried (an uncertainty
+			// factor), not the status.
 			key, val, found := strings.Cut(strings.TrimPrefix(line, "- "), ": ")
 			if !found {
 				continue

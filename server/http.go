@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/wire"
@@ -78,6 +79,9 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error
 	}
 	if err != nil {
 		return nil, reason.New(reason.InvalidInput, "read request body: %v", err)
+	}
+	if err := safetext.CheckJSON("request body", body); err != nil {
+		return nil, err
 	}
 	if d, err := store.Depth(body); err != nil {
 		return nil, reason.New(reason.InvalidInput, "malformed JSON: unbalanced brackets")

@@ -43,6 +43,10 @@ type Options struct {
 	// WatchKeepAlive is the interval of the comment lines that keep an idle
 	// watch stream open through proxies; 15 s by default.
 	WatchKeepAlive time.Duration
+	// MaxWatchers caps the watch streams open at once; one more is
+	// refused with 503 Service Unavailable and Retry-After.
+	// DefaultMaxWatchers by default.
+	MaxWatchers int
 	// Logger receives one structured line per request and the server's
 	// notices; slog.Default() by default.
 	Logger *slog.Logger
@@ -103,6 +107,9 @@ func (o *Options) defaults() {
 	if o.WatchKeepAlive <= 0 {
 		o.WatchKeepAlive = 15 * time.Second
 	}
+	if o.MaxWatchers <= 0 {
+		o.MaxWatchers = DefaultMaxWatchers
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -126,6 +133,8 @@ type Server struct {
 	h   http.Handler
 	m   *Metrics
 	app *app.Local
+
+	watches watchHubs // the watch streams' fan-out (watchhub.go)
 
 	stopOnce sync.Once
 	stopping chan struct{} // closed when Serve begins to shut down

@@ -7,10 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/custodian-dev/custodian/agentstate"
-	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/cycle"
-	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/wire"
@@ -53,20 +49,6 @@ func uintParam(r *http.Request, name string) (uint64, bool, error) {
 		return 0, false, reason.New(reason.InvalidInput, "%s=%q is not a revision number", name, v)
 	}
 	return n, true, nil
-}
-
-// DocumentKey refuses a key that is not one of the custodian's documents:
-// the daemon serves the four kinds of state document, not the project's
-// files (custodian serve sets it as Options.Documents).
-func DocumentKey(key string) error {
-	switch key {
-	case asdd.Key, impl.Key, agentstate.Key:
-		return nil
-	}
-	if _, ok := cycle.IDFromKey(key); ok {
-		return nil
-	}
-	return reason.New(reason.InvalidInput, "%q is not a custodian document (%s, %s, %s or %s)", key, asdd.Key, impl.Key, agentstate.Key, cycle.Key("<id>"))
 }
 
 func (s *Server) getDoc(w http.ResponseWriter, r *http.Request) {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
 )
 
 // watch streams commits as Server-Sent Events:
@@ -24,7 +24,10 @@ import (
 // client reconnects, from its Last-Event-ID. ?key= names the document (the
 // ASDD manifest by default). An error ends the stream with an "error" event
 // carrying the reason. Idle streams get a ": keep-alive" comment every
-// WatchKeepAlive.
+// WatchKeepAlive. Commits are fanned out from memory (watchhub.go): a
+// commit costs one journal read and one encoding however many streams
+// watch. Past Options.MaxWatchers open streams, a new one is refused with
+// 503 and Retry-After.
 func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Query().Get("key")
 	if key == "" {
@@ -43,6 +46,19 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 		}
 		from = n
 	}
+	if !s.admit() {
+		w.Header().Set("Retry-After", "5")
+		writeErrorStatus(w, http.StatusServiceUnavailable, "UNAVAILABLE",
+			fmt.Sprintf("too many watch streams open (the cap is %d, serve --max-watchers); retry later", s.o.MaxWatchers))
+		return
+	}
+	defer s.release()
+	hb, err := s.hubFor(r.Context(), key)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	defer s.put(hb)
 	rc := http.NewResponseController(w)
 	// The stream outlives WriteTimeout: each write sets its own deadline.
 	_ = rc.SetWriteDeadline(time.Time{})
@@ -58,72 +74,71 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	s.m.watchers.Inc()
 	defer s.m.watchers.Dec()
 
-	type item struct {
-		c   store.Commit
-		err error
-	}
-	items := make(chan item, 64)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for c, err := range s.st.Watch(ctx, key, from) {
-			select {
-			case items <- item{c, err}:
-			case <-ctx.Done():
-				return
-			}
-			if err != nil {
-				return
-			}
-		}
-	}()
-	defer func() { cancel(); <-done }()
-
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
-	write := func(b []byte) bool {
-		_ = rc.SetWriteDeadline(time.Now().Add(s.o.WriteTimeout))
+	st := &stream{pos: from, behind: make(chan struct{}, 1), gone: make(chan struct{})}
+	st.write = func(b []byte, timeout time.Duration) bool {
+		if timeout <= 0 {
+			timeout = s.o.WriteTimeout
+		}
+		_ = rc.SetWriteDeadline(time.Now().Add(timeout))
 		if _, err := w.Write(b); err != nil {
 			return false
 		}
 		return rc.Flush() == nil
 	}
-	if !write([]byte(": watching " + key + "\n\n")) {
+	// Once the handler returns, the fan-out must not write to w.
+	defer func() {
+		hb.detach(st)
+		st.mu.Lock()
+		st.write = func([]byte, time.Duration) bool { return false }
+		st.mu.Unlock()
+	}()
+	say := func(b []byte) bool {
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		return st.write(b, 0)
+	}
+	if !say([]byte(": watching " + key + "\n\n")) {
 		return
 	}
 	tick := time.NewTicker(s.o.WatchKeepAlive)
 	defer tick.Stop()
 	for {
-		select {
-		case <-ctx.Done():
+		if err := s.join(ctx, hb, st); err != nil {
+			if !errors.Is(err, errGone) && ctx.Err() == nil {
+				say(errorEvent(err))
+			}
 			return
-		case <-tick.C:
-			if !write([]byte(": keep-alive\n\n")) {
+		}
+	wait:
+		for {
+			select {
+			case <-ctx.Done():
 				return
-			}
-		case it := <-items:
-			// Batch what is already queued into one write and flush.
-			var buf []byte
-			for {
-				if it.err != nil {
-					write(append(buf, errorEvent(it.err)...))
+			case <-st.gone:
+				st.mu.Lock()
+				end := st.end
+				st.mu.Unlock()
+				if end != nil && ctx.Err() == nil {
+					say(errorEvent(end))
+				}
+				return
+			case <-st.behind:
+				break wait
+			case <-tick.C:
+				// A live stream's own write holds up the fan-out to it:
+				// a client that does not take a keep-alive within a
+				// second has stopped reading.
+				st.mu.Lock()
+				ok := st.write([]byte(": keep-alive\n\n"), time.Second)
+				st.mu.Unlock()
+				if !ok {
 					return
 				}
-				b, err := json.Marshal(it.c)
-				if err != nil {
-					return
-				}
-				buf = fmt.Appendf(buf, "id: %d\nevent: commit\ndata: %s\n\n", it.c.Rev, b)
-				if len(items) == 0 || len(buf) > 64<<10 {
-					break
-				}
-				it = <-items
-			}
-			if !write(buf) {
-				return
 			}
 		}
 	}

@@ -2,6 +2,7 @@ package effects
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -38,10 +39,30 @@ func (p *Project) Close() error { return p.root.Close() }
 
 // read returns a file's content; ok is false when it does not exist.
 func (p *Project) read(name string) ([]byte, bool, error) {
-	if err := asdd.CleanPath(name); err != nil {
+	if err := asdd.CleanRelPath(name); err != nil {
 		return nil, false, err
 	}
-	f, err := p.root.Open(name)
+	pl, err := p.locate(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	defer pl.close()
+	return p.readAt(name, pl)
+}
+
+// readAt reads the file at pl, checking that it is the regular file
+// locate found.
+func (p *Project) readAt(name string, pl *place) ([]byte, bool, error) {
+	if pl.info == nil {
+		return nil, false, nil
+	}
+	if !pl.info.Mode().IsRegular() {
+		return nil, false, reason.New(reason.InvalidInput, "%s is not a regular file", name)
+	}
+	f, err := pl.dir.OpenFile(pl.base, os.O_RDONLY|openFlags, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, false, nil
 	}
@@ -53,8 +74,8 @@ func (p *Project) read(name string) ([]byte, bool, error) {
 	if err != nil {
 		return nil, false, pathError(name, err)
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, false, reason.New(reason.InvalidInput, "%s is not a regular file", name)
+	if !os.SameFile(fi, pl.info) {
+		return nil, false, reason.New(reason.Conflict, "%s changed while it was being read", name)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxArtifactBytes+1))
 	if err != nil {
@@ -91,12 +112,26 @@ func (p *Project) Hash(name string) (string, error) {
 
 // Artifact reads an artifact a proposal names: its hash, and the hash it
 // will have once marked with marker if the proposal halts. A missing file
-// is STATE_INCONSISTENCY: an agent may not name what it did not write.
+// is STATE_INCONSISTENCY: an agent may not name what it did not write. A
+// path that is, or resolves through symlinks to, one of the custodian's own
+// files (package managed) or git's is INVALID_INPUT: a halt would write
+// its marker there.
 func (p *Project) Artifact(name, file, marker string) (asdd.Artifact, error) {
 	if err := asdd.CleanPath(file); err != nil {
 		return asdd.Artifact{}, err
 	}
-	b, ok, err := p.read(file)
+	pl, err := p.locate(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return asdd.Artifact{}, reason.New(reason.StateInconsistency, "artifact %s does not exist", file).With("path", file)
+	}
+	if err != nil {
+		return asdd.Artifact{}, err
+	}
+	defer pl.close()
+	if err := ordinary(file, pl); err != nil {
+		return asdd.Artifact{}, err
+	}
+	b, ok, err := p.readAt(file, pl)
 	if err != nil {
 		return asdd.Artifact{}, err
 	}
@@ -111,7 +146,7 @@ func (p *Project) Artifact(name, file, marker string) (asdd.Artifact, error) {
 func (p *Project) Observe(paths []string) (map[string]string, error) {
 	out := make(map[string]string, len(paths))
 	for _, name := range paths {
-		if asdd.CleanPath(name) != nil {
+		if asdd.CleanRelPath(name) != nil {
 			continue // hand-written names outside the project are not ours to read
 		}
 		h, err := p.Hash(name)
@@ -136,32 +171,71 @@ func (p *Project) Apply(effs []asdd.Effect) error {
 }
 
 func (p *Project) apply(e asdd.Effect) error {
-	if err := asdd.CleanPath(e.Path); err != nil {
+	if err := asdd.CleanRelPath(e.Path); err != nil {
+		return err
+	}
+	switch e.Kind {
+	case asdd.EffectMarkArtifact, asdd.EffectWriteFile, asdd.EffectUpsertRow:
+	default:
+		return fmt.Errorf("unknown effect kind %q", e.Kind)
+	}
+	pl, err := p.locate(e.Path)
+	if errors.Is(err, fs.ErrNotExist) && e.Kind != asdd.EffectMarkArtifact {
+		// a new notice or log in a directory still to be made
+		if err := p.root.MkdirAll(path.Dir(e.Path), 0o755); err != nil {
+			return pathError(e.Path, err)
+		}
+		pl, err = p.locate(e.Path)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("artifact to mark does not exist")
+	}
+	if err != nil {
+		return err
+	}
+	defer pl.close()
+	if e.Kind == asdd.EffectMarkArtifact {
+		err = ordinary(e.Path, pl)
+	} else {
+		err = own(e.Kind, e.Path, pl)
+	}
+	if err != nil {
+		return err
+	}
+	unlock, err := p.lock(pl)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	// Look again under the lock: another effect may have replaced it.
+	pl.info = nil
+	if fi, err := pl.dir.Lstat(pl.base); err == nil {
+		pl.info = fi
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return pathError(e.Path, err)
+	}
+	if pl.info != nil && pl.info.Mode()&fs.ModeSymlink != 0 {
+		return reason.New(reason.Conflict, "%s became a symlink while it was being changed", e.Path)
+	}
+	b, ok, err := p.readAt(e.Path, pl)
+	if err != nil {
 		return err
 	}
 	switch e.Kind {
 	case asdd.EffectMarkArtifact:
-		b, ok, err := p.read(e.Path)
-		if err != nil {
-			return err
-		}
 		if !ok {
 			return fmt.Errorf("artifact to mark does not exist")
 		}
-		return p.write(e.Path, asdd.MarkContent(e.Marker, b))
+		return p.write(pl, b, ok, asdd.MarkContent(e.Marker, b))
 	case asdd.EffectWriteFile:
-		return p.write(e.Path, []byte(e.Content))
-	case asdd.EffectUpsertRow:
-		b, ok, err := p.read(e.Path)
-		if err != nil {
-			return err
-		}
+		return p.write(pl, b, ok, []byte(e.Content))
+	default: // asdd.EffectUpsertRow
+		old := b
 		if !ok {
 			b = []byte(e.Header)
 		}
-		return p.write(e.Path, UpsertRow(b, e.Key, e.Content))
+		return p.write(pl, old, ok, UpsertRow(b, e.Key, e.Content))
 	}
-	return fmt.Errorf("unknown effect kind %q", e.Kind)
 }
 
 // UpsertRow returns doc with row (tagged with an HTML comment carrying key)
@@ -186,19 +260,26 @@ func UpsertRow(doc []byte, key, row string) []byte {
 	return append(out, line+"\n"...)
 }
 
-// write replaces name with data atomically, unless it already holds data.
-func (p *Project) write(name string, data []byte) error {
-	if old, ok, err := p.read(name); err == nil && ok && bytes.Equal(old, data) {
+// write replaces the file at pl with data atomically, unless it already
+// holds data (old, when it exists). The temporary file is created new
+// (O_EXCL, so a planted symlink is never followed) beside it, in the
+// directory held open, and renamed over it.
+func (p *Project) write(pl *place, old []byte, exists bool, data []byte) error {
+	if exists && bytes.Equal(old, data) {
 		return nil
 	}
-	dir := path.Dir(name)
-	if err := p.root.MkdirAll(dir, 0o755); err != nil {
-		return pathError(name, err)
-	}
-	tmp := name + ".custodian-tmp"
-	f, err := p.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return pathError(name, err)
+	var f *os.File
+	var tmp string
+	for i := 0; ; i++ {
+		tmp = fmt.Sprintf("%s.custodian-tmp-%s", pl.base, rand.Text()[:12])
+		var err error
+		f, err = pl.dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i == 10 {
+			return pathError(pl.rel, err)
+		}
 	}
 	_, werr := f.Write(data)
 	if werr == nil {
@@ -208,14 +289,14 @@ func (p *Project) write(name string, data []byte) error {
 		werr = cerr
 	}
 	if werr != nil {
-		_ = p.root.Remove(tmp)
+		_ = pl.dir.Remove(tmp)
 		return werr
 	}
-	if err := p.root.Rename(tmp, name); err != nil {
-		_ = p.root.Remove(tmp)
-		return pathError(name, err)
+	if err := pl.dir.Rename(tmp, pl.base); err != nil {
+		_ = pl.dir.Remove(tmp)
+		return pathError(pl.rel, err)
 	}
-	d, err := p.root.Open(dir)
+	d, err := pl.dir.Open(".")
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package claude
 import (
 	"path"
 	"strings"
+
+	"github.com/custodian-dev/custodian/managed"
 )
 
 // Kind is the custodian document family a managed path belongs to; it
@@ -21,36 +23,26 @@ const (
 
 // Classify says whether rel (a slash-separated path relative to the project
 // root, cleaned, not leading outside it) is a file the custodian owns.
+//
+// The custodian's own files are package managed's list (the one the halt
+// markers are kept off), less the two areas agents write themselves: the
+// state-manager's phase outputs and the runner's run directory.
 func Classify(rel string) Kind {
 	rel = path.Clean(rel)
+	if !managed.Owned(rel) || under(rel, managed.PhasesDir) || under(rel, managed.RunDir) {
+		return NotManaged
+	}
 	switch {
-	case rel == ".asdd/config.yaml":
+	case rel == managed.ConfigPath:
 		return Config
-	case under(rel, ".asdd/state"), under(rel, ".asdd/escalations"), rel == "docs/agent-failure-log.md":
-		return ASDD
-	case strings.HasPrefix(rel, ".impl/") && !strings.Contains(rel[len(".impl/"):], "/"):
-		base := rel[len(".impl/"):]
-		if owned(base, "manifest") {
-			return Impl
-		}
-	case strings.HasPrefix(rel, ".agents/tmp/") && !strings.Contains(rel[len(".agents/tmp/"):], "/"):
-		base := rel[len(".agents/tmp/"):]
-		if owned(base, "state") {
-			return AgentState
-		}
-	case strings.HasPrefix(rel, ".workflow/.cycle/"):
+	case under(rel, ".impl"):
+		return Impl
+	case under(rel, ".agents/tmp"):
+		return AgentState
+	case under(rel, managed.CycleDir):
 		return Cycle
 	}
-	return NotManaged
-}
-
-// owned reports whether base is one of the store's files for the document
-// named name.json: the snapshot and anything derived from its name (temp,
-// corrupt-aside, state.json.lock), the journal and its segments, the lock.
-func owned(base, name string) bool {
-	return strings.HasPrefix(base, name+".json") ||
-		strings.HasPrefix(base, name+".journal.") ||
-		base == "."+name+".lock"
+	return ASDD
 }
 
 func under(rel, dir string) bool { return rel == dir || strings.HasPrefix(rel, dir+"/") }

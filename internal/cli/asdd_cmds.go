@@ -125,7 +125,7 @@ func newSliceCmd(app *App) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "SLICE\tTYPE\tSTATUS\tCCS\tNAME")
 				for _, s := range list {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", s.SliceID, dash(s.Type), s.Status, ccsText(s.CCS), s.Name)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", tx(s.SliceID), tx(dash(s.Type)), tx(s.Status), ccsText(s.CCS), tx(s.Name))
 				}
 				return tw.Flush()
 			})
@@ -152,7 +152,7 @@ func ccsText(v *float64) string {
 
 // writeSlice is the text of `slice show`.
 func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now time.Time) error {
-	fmt.Fprintf(w, "%s  %s\n", s.SliceID, s.Name)
+	fmt.Fprintf(w, "%s  %s\n", tx(s.SliceID), tx(s.Name))
 	fmt.Fprintf(w, "  type %s, status %s, governance %s, manifest revision %d\n", dash(s.Type), s.Status, dash(s.GovernanceMode), rev)
 	fmt.Fprintf(w, "  CCS %s", ccsText(s.CCS))
 	if wl, ok := asdd.WeakLink(s, cfg); ok {
@@ -160,17 +160,17 @@ func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now ti
 	}
 	fmt.Fprintln(w)
 	if s.Status == asdd.Blocked {
-		fmt.Fprintf(w, "  BLOCKED at %s (last known good %s) since %s: %s\n", s.BlockedAtPhase, s.LKGPhase, s.RollbackTimestamp, s.BlockReason)
-		fmt.Fprintf(w, "    failure mode %s; action: %s\n", s.FailureMode, dash(s.ActionRequired))
-		fmt.Fprintf(w, "    escalation %s; sign-off by %s\n", dash(s.EscalationID), strings.Join(s.SignOffsRequired, " + "))
+		fmt.Fprintf(w, "  BLOCKED at %s (last known good %s) since %s: %s\n", tx(s.BlockedAtPhase), tx(s.LKGPhase), tx(s.RollbackTimestamp), tx(s.BlockReason))
+		fmt.Fprintf(w, "    failure mode %s; action: %s\n", tx(s.FailureMode), tx(dash(s.ActionRequired)))
+		fmt.Fprintf(w, "    escalation %s; sign-off by %s\n", tx(dash(s.EscalationID)), tx(strings.Join(s.SignOffsRequired, " + ")))
 		if len(s.PausedAgents) > 0 {
-			fmt.Fprintf(w, "    paused: %s\n", strings.Join(s.PausedAgents, ", "))
+			fmt.Fprintf(w, "    paused: %s\n", tx(strings.Join(s.PausedAgents, ", ")))
 		}
 		if s.FeatureBranch != "" {
-			fmt.Fprintf(w, "    feature branch: %s\n", s.FeatureBranch)
+			fmt.Fprintf(w, "    feature branch: %s\n", tx(s.FeatureBranch))
 		}
 		if s.ReviewRequired != "" {
-			fmt.Fprintf(w, "    review required: %s\n", s.ReviewRequired)
+			fmt.Fprintf(w, "    review required: %s\n", tx(s.ReviewRequired))
 		}
 	}
 	if r := asdd.RetroOf(s); r != nil {
@@ -180,25 +180,25 @@ func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now ti
 		fmt.Fprintf(w, "  steering update %s: %s (%s)\n", u.Status, u.Path, u.Escalation)
 	}
 	for _, u := range s.UncertaintyFactors {
-		fmt.Fprintf(w, "  uncertainty: %s\n", u)
+		fmt.Fprintf(w, "  uncertainty: %s\n", tx(u))
 	}
 	if s.Lock != nil {
 		if s.Lock.Expires == "" {
-			fmt.Fprintf(w, "  %s by %s since %s, requested by %s: %s\n", asdd.OrDefault(s.Lock.Status, "locked"), s.Lock.Holder, s.Lock.Acquired, dash(s.Lock.Requester), s.Lock.Reason)
+			fmt.Fprintf(w, "  %s by %s since %s, requested by %s: %s\n", tx(asdd.OrDefault(s.Lock.Status, "locked")), tx(s.Lock.Holder), tx(s.Lock.Acquired), tx(dash(s.Lock.Requester)), tx(s.Lock.Reason))
 		} else {
-			fmt.Fprintf(w, "  locked by %s until %s\n", s.Lock.Holder, s.Lock.Expires)
+			fmt.Fprintf(w, "  locked by %s until %s\n", tx(s.Lock.Holder), tx(s.Lock.Expires))
 		}
 	}
 	for _, a := range sortedKeys(s.RaisedMinimums) {
 		fmt.Fprintf(w, "  minimum of %s raised to %s (dynamic gating)\n", a, asdd.FormatScore(s.RaisedMinimums[a]))
 	}
 	if len(s.NeedsHumanReview) > 0 {
-		fmt.Fprintf(w, "  %s: %s\n", asdd.NeedsHumanReview, strings.Join(s.NeedsHumanReview, ", "))
+		fmt.Fprintf(w, "  %s: %s\n", asdd.NeedsHumanReview, tx(strings.Join(s.NeedsHumanReview, ", ")))
 	}
 	if len(s.PhaseData) > 0 {
 		fmt.Fprintln(w, "  artifacts:")
 		for _, name := range sortedKeys(s.PhaseData) {
-			fmt.Fprintf(w, "    %-14s %s\n", name, s.PhaseData[name])
+			fmt.Fprintf(w, "    %-14s %s\n", tx(name), tx(s.PhaseData[name]))
 		}
 	}
 	if len(s.ConfidenceChain) > 0 {
@@ -220,9 +220,9 @@ func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now ti
 	if len(s.Assumptions) > 0 {
 		fmt.Fprintln(w, "  assumptions:")
 		for i, a := range s.Assumptions {
-			fmt.Fprintf(w, "    %d. [%s] %s", i+1, a.Status, a.Text)
+			fmt.Fprintf(w, "    %d. [%s] %s", i+1, tx(a.Status), tx(a.Text))
 			if a.Correction != "" {
-				fmt.Fprintf(w, " → %s (%s)", a.Correction, a.CorrectedBy)
+				fmt.Fprintf(w, " → %s (%s)", tx(a.Correction), tx(a.CorrectedBy))
 			}
 			fmt.Fprintln(w)
 		}
@@ -230,7 +230,7 @@ func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now ti
 	if len(s.Tasks) > 0 {
 		fmt.Fprintln(w, "  tasks:")
 		for _, t := range s.Tasks {
-			fmt.Fprintf(w, "    wave %d  %-10s %-8s %-8s %s\n", t.Wave, t.ID, t.Status, dash(t.Requirement), strings.Join(t.DependsOn, ","))
+			fmt.Fprintf(w, "    wave %d  %-10s %-8s %-8s %s\n", t.Wave, tx(t.ID), tx(t.Status), tx(dash(t.Requirement)), tx(strings.Join(t.DependsOn, ",")))
 		}
 	}
 	return nil
@@ -679,7 +679,7 @@ func newEscalationsCmd(app *App) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "ESCALATION\tSLICE\tSTATUS\tFAILURE MODE\tAGENT\tROUTED TO\tNOTICE")
 				for _, e := range list {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, e.Slice, e.Status, asdd.ModeLabel(e.FailureMode), dash(e.Agent), strings.Join(e.RouteTo, ","), e.Path)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", tx(e.ID), tx(e.Slice), tx(e.Status), asdd.ModeLabel(e.FailureMode), tx(dash(e.Agent)), tx(strings.Join(e.RouteTo, ",")), tx(e.Path))
 				}
 				return tw.Flush()
 			})

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/safetext"
 )
 
 func init() { Register("status", newStatusCmd) }
@@ -152,16 +153,17 @@ func (st boardStyle) writeTable(w io.Writer, indent string, rows [][]cell) {
 			if i >= len(widths) {
 				widths = append(widths, 0)
 			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(c.text))
+			widths[i] = max(widths[i], utf8.RuneCountInString(safetext.Terminal(c.text)))
 		}
 	}
 	for _, r := range rows {
 		var line strings.Builder
 		line.WriteString(indent)
 		for i, c := range r {
-			line.WriteString(st.paint(c.sgr, c.text))
+			text := safetext.Terminal(c.text) // a newline or tab in a name forges no row or column
+			line.WriteString(st.paint(c.sgr, text))
 			if i < len(r)-1 {
-				line.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c.text)+2))
+				line.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(text)+2))
 			}
 		}
 		fmt.Fprintln(w, line.String())
@@ -173,7 +175,7 @@ func (st boardStyle) writeTable(w io.Writer, indent string, rows [][]cell) {
 func writeBoardStyled(w io.Writer, b asdd.Board, st boardStyle) error {
 	head := fmt.Sprintf("ASDD board — revision %d", b.Revision)
 	if b.Sprint != "" {
-		head += ", sprint " + b.Sprint
+		head += ", sprint " + tx(b.Sprint)
 	}
 	head += ", global confidence " + ccsText(b.GlobalConfidence)
 	fmt.Fprintln(w, st.paint(sgrBold, head))
@@ -241,10 +243,10 @@ func writeBoardStyled(w io.Writer, b asdd.Board, st boardStyle) error {
 				if mode == "" {
 					mode = "Blocked"
 				}
-				fmt.Fprintf(w, "  %s  %s: %s\n", st.paint(sgrBold, s.ID), st.paint(sgrRed, fmt.Sprintf("%s at %s (LKG %s)", mode, s.Block.AtPhase, s.Block.LKGPhase)), s.Block.Reason)
-				fmt.Fprintf(w, "      escalation %s, awaiting %s", dash(s.Block.Escalation), st.paint(sgrYellow, strings.Join(s.Block.AwaitingBy, " + ")))
+				fmt.Fprintf(w, "  %s  %s: %s\n", st.paint(sgrBold, tx(s.ID)), st.paint(sgrRed, fmt.Sprintf("%s at %s (LKG %s)", mode, tx(s.Block.AtPhase), tx(s.Block.LKGPhase))), tx(s.Block.Reason))
+				fmt.Fprintf(w, "      escalation %s, awaiting %s", tx(dash(s.Block.Escalation)), st.paint(sgrYellow, tx(strings.Join(s.Block.AwaitingBy, " + "))))
 				if len(s.Block.Paused) > 0 {
-					fmt.Fprintf(w, "; paused: %s", strings.Join(s.Block.Paused, ", "))
+					fmt.Fprintf(w, "; paused: %s", tx(strings.Join(s.Block.Paused, ", ")))
 				}
 				fmt.Fprintln(w)
 				if s.Block.ReviewRequired != "" {
@@ -252,19 +254,19 @@ func writeBoardStyled(w io.Writer, b asdd.Board, st boardStyle) error {
 				}
 				if s.WeakLink != nil {
 					for _, u := range s.WeakLink.Uncertainty {
-						fmt.Fprintf(w, "      weak link %s: %s\n", s.WeakLink.Agent, u)
+						fmt.Fprintf(w, "      weak link %s: %s\n", tx(s.WeakLink.Agent), tx(u))
 					}
 				}
 			}
 			if len(s.NeedsReview) > 0 {
-				fmt.Fprintf(w, "  %s  %s: %s\n", st.paint(sgrBold, s.ID), st.paint(sgrYellow, asdd.NeedsHumanReview), strings.Join(s.NeedsReview, ", "))
+				fmt.Fprintf(w, "  %s  %s: %s\n", st.paint(sgrBold, tx(s.ID)), st.paint(sgrYellow, asdd.NeedsHumanReview), tx(strings.Join(s.NeedsReview, ", ")))
 			}
 		}
 	}
 	if len(b.Escalations) > 0 {
 		fmt.Fprintln(w, "\n"+st.paint(sgrBold, "Open escalations:"))
 		for _, e := range b.Escalations {
-			fmt.Fprintf(w, "  %s  %s → %s  %s\n", st.paint(sgrBold, e.ID), st.paint(sgrRed, asdd.ModeLabel(e.FailureMode)), strings.Join(e.RouteTo, ", "), e.Path)
+			fmt.Fprintf(w, "  %s  %s → %s  %s\n", st.paint(sgrBold, tx(e.ID)), st.paint(sgrRed, asdd.ModeLabel(e.FailureMode)), tx(strings.Join(e.RouteTo, ", ")), tx(e.Path))
 		}
 	}
 	if len(b.Heartbeats) > 0 {
@@ -311,6 +313,9 @@ func writeBoardStyled(w io.Writer, b asdd.Board, st boardStyle) error {
 	}
 	return nil
 }
+
+// tx is text from the state fit for a terminal (safetext.Terminal).
+func tx(s string) string { return safetext.Terminal(s) }
 
 func intText(p *int) string {
 	if p == nil {

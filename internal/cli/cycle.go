@@ -19,6 +19,7 @@ import (
 
 	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/cycle/progress"
+	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/wire"
@@ -613,6 +614,9 @@ func (c *cycleCLI) readJSON(from string, v any) error {
 	if err != nil {
 		return err
 	}
+	if err := safetext.CheckJSON(inputName(from), b); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -649,6 +653,9 @@ func (c *cycleCLI) readInput(from string) ([]byte, error) {
 	}
 	if len(b) > maxInputBytes {
 		return nil, reason.New(reason.InvalidInput, "%s is over the limit of %d bytes", inputName(from), maxInputBytes)
+	}
+	if err := safetext.CheckString(inputName(from), string(b)); err != nil {
+		return nil, err
 	}
 	return b, nil
 }

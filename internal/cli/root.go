@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/internal/projectroot"
+	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
@@ -183,7 +185,16 @@ func (a *App) Render(v any, text func(w io.Writer) error) error {
 	if a.JSON {
 		return WriteJSON(a.Out, v)
 	}
-	return text(a.Out)
+	// Text from the state goes to a terminal: no escape sequence, control
+	// character or bidirectional override in it is passed on
+	// (safetext.TerminalText); the output's own newlines, tabs and colours
+	// are.
+	var buf bytes.Buffer
+	err := text(&buf)
+	if _, werr := a.Out.Write(safetext.TerminalText(buf.Bytes())); err == nil {
+		err = werr
+	}
+	return err
 }
 
 // WriteJSON writes v as indented JSON followed by a newline.
@@ -327,7 +338,11 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func Run(app *App, args []string) int {
 	root := NewRoot(app)
 	root.SetArgs(args)
-	ran, err := root.ExecuteC()
+	var ran *cobra.Command
+	err := checkArgs(args)
+	if err == nil {
+		ran, err = root.ExecuteC()
+	}
 	if cerr := app.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
@@ -341,6 +356,17 @@ func Run(app *App, args []string) int {
 		printError(app, err)
 	}
 	return exitCode(err)
+}
+
+// checkArgs refuses arguments that are not valid UTF-8 (INVALID_INPUT):
+// they would be committed with U+FFFD in place of what was sent.
+func checkArgs(args []string) error {
+	for i, a := range args {
+		if err := safetext.CheckString(fmt.Sprintf("argument %d", i+1), a); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // asddOperations are the commands that propose a change of the ASDD
@@ -404,7 +430,9 @@ func printError(app *App, err error) {
 		fmt.Fprintf(app.Err, "custodian: rejected, nothing changed: %v\n", err)
 		return
 	}
-	fmt.Fprintf(app.Err, "custodian: %v\n", err)
+	// An error may quote what a caller sent: no escape sequence of it
+	// reaches the terminal.
+	fmt.Fprintf(app.Err, "custodian: %s\n", safetext.TerminalText([]byte(err.Error())))
 }
 
 func isTerminal(w io.Writer) bool {

@@ -50,6 +50,8 @@ type ServeOptions struct {
 	SnapshotInterval time.Duration
 	MonitorEvery     time.Duration
 	LogLevel         string
+	// MaxWatchers caps the watch streams open at once (server.Options).
+	MaxWatchers int
 	// MemoryLimit is the Go runtime's soft memory limit ("160MB"; "0" for
 	// none). $GOMEMLIMIT, when set, wins.
 	MemoryLimit string
@@ -112,6 +114,7 @@ usual paths current from the etcd watch, for plugins that read the files
 	f.DurationVar(&o.SnapshotInterval, "snapshot-interval", 50*time.Millisecond, "least time between two rewrites of a snapshot file")
 	f.DurationVar(&o.MonitorEvery, "monitor-every", time.Minute, "heartbeat monitor interval (0 disables it)")
 	enumFlag(cmd, f, &o.LogLevel, "log-level", "info", []string{"debug", "info", "warn", "error"}, "log level")
+	f.IntVar(&o.MaxWatchers, "max-watchers", server.DefaultMaxWatchers, "most watch streams open at once; one more is refused with 503 and Retry-After")
 	f.StringVar(&o.MemoryLimit, "memory-limit", "160MB", "soft memory `limit` for the daemon's garbage collector (0: none; $GOMEMLIMIT wins)")
 	f.StringVar(&o.SegmentSize, "journal-segment-size", "", "`size` past which a journal is sealed into a segment file (default $CUSTODIAN_JOURNAL_SEGMENT_BYTES, else 64MB)")
 	return cmd
@@ -252,7 +255,7 @@ func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
 	app.svc = local
 	app.mu.Unlock()
 	sopts := server.Options{Token: o.Token, Logger: log, Now: app.Now, Root: root, Metrics: metrics,
-		ASDDConfig: cfg, App: local, Documents: server.DocumentKey}
+		ASDDConfig: cfg, App: local, Documents: appl.DocumentKey, MaxWatchers: o.MaxWatchers}
 	if UIHandler != nil {
 		ui, err := UIHandler(app)
 		if err != nil {

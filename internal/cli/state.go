@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/agentstate"
+	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/wire"
@@ -114,6 +115,9 @@ func (s *stateCmd) updateCmd() *cobra.Command {
 			}
 			if strings.TrimSpace(string(raw)) == "" {
 				return reason.New(reason.InvalidInput, "update needs a JSON object, as the argument or on stdin")
+			}
+			if err := safetext.CheckJSON("update", raw); err != nil {
+				return err
 			}
 			if _, err := agentstate.DecodeObject(raw); err != nil {
 				return reason.New(reason.InvalidInput, "update: %w", err)
@@ -249,6 +253,9 @@ func readLimited(r io.Reader, name string) ([]byte, error) {
 	}
 	if len(b) > stateMaxInput {
 		return nil, reason.New(reason.InvalidInput, "%s is over the limit of %d bytes", name, stateMaxInput)
+	}
+	if err := safetext.CheckString(name, string(b)); err != nil {
+		return nil, err
 	}
 	return b, nil
 }
