@@ -1,13 +1,16 @@
 package cycle
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
-	"sort"
 	"strings"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
+	"github.com/custodian-dev/custodian/internal/legacyjson"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -68,47 +71,50 @@ var (
 )
 
 // State is the seed's CycleState: the whole content of
-// .workflow/.cycle/{cycleId}.json.
+// .workflow/.cycle/{cycleId}.json. Its own names match case-sensitively
+// (case:strict; the codec's names below it match as encoding/json's do),
+// so that a miscased one reaches Extra and Decode rejects it.
 type State struct {
 	// Core metadata.
-	CycleID     string   `json:"cycle_id"`
-	Title       string   `json:"title"`
-	Description string   `json:"description"`
-	TaskHistory []string `json:"task_history"`
+	CycleID     string   `json:"cycle_id,case:strict"`
+	Title       string   `json:"title,case:strict"`
+	Description string   `json:"description,case:strict"`
+	TaskHistory []string `json:"task_history,case:strict"`
 
 	// Status and timing.
-	Status           string `json:"status"`
-	CreatedAt        string `json:"created_at"`
-	UpdatedAt        string `json:"updated_at"`
-	CompletedAt      string `json:"completed_at,omitempty"`
-	MaxIterations    int    `json:"max_iterations"`
-	CurrentIteration int    `json:"current_iteration"`
-	FailureReason    string `json:"failure_reason,omitempty"`
+	Status           string `json:"status,case:strict"`
+	CreatedAt        string `json:"created_at,case:strict"`
+	UpdatedAt        string `json:"updated_at,case:strict"`
+	CompletedAt      string `json:"completed_at,omitempty,case:strict"`
+	MaxIterations    int    `json:"max_iterations,case:strict"`
+	CurrentIteration int    `json:"current_iteration,case:strict"`
+	FailureReason    string `json:"failure_reason,omitempty,case:strict"`
 
 	// Multi-agent tracking.
-	Agents Agents `json:"agents"`
+	Agents Agents `json:"agents,case:strict"`
 
 	// Phase tracking.
-	CurrentPhase    string       `json:"current_phase"`
-	CompletedPhases []string     `json:"completed_phases"`
-	PhaseErrors     []PhaseError `json:"phase_errors"`
+	CurrentPhase    string       `json:"current_phase,case:strict"`
+	CompletedPhases []string     `json:"completed_phases,case:strict"`
+	PhaseErrors     []PhaseError `json:"phase_errors,case:strict"`
 
 	// Shared context.
-	Requirements *Requirements `json:"requirements,omitempty"`
-	Exploration  *Exploration  `json:"exploration,omitempty"`
-	Plan         *Plan         `json:"plan,omitempty"`
-	Changes      *Changes      `json:"changes,omitempty"`
-	TestResults  *TestResults  `json:"test_results,omitempty"`
+	Requirements *Requirements `json:"requirements,omitempty,case:strict"`
+	Exploration  *Exploration  `json:"exploration,omitempty,case:strict"`
+	Plan         *Plan         `json:"plan,omitempty,case:strict"`
+	Changes      *Changes      `json:"changes,omitempty,case:strict"`
+	TestResults  *TestResults  `json:"test_results,omitempty,case:strict"`
 
 	// Iteration tracking.
-	Iterations []IterationRecord `json:"iterations"`
+	Iterations []IterationRecord `json:"iterations,case:strict"`
 
 	// Coordination data.
-	Coordination Coordination `json:"coordination"`
+	Coordination Coordination `json:"coordination,case:strict"`
 
 	// Extra holds top-level fields this version does not know, kept as
-	// they were so that other tools' data survives a rewrite.
-	Extra map[string]json.RawMessage `json:"-"`
+	// they were so that other tools' data survives a rewrite; Encode
+	// writes them after the known fields, in key order.
+	Extra map[string]jsontext.Value `json:",inline"`
 }
 
 // Agents are the four agents' states.
@@ -279,69 +285,65 @@ var stateFields = map[string]bool{
 	"iterations": true, "coordination": true,
 }
 
+// plainState is State without its JSON methods, for the codec.
 type plainState State
+
+// codec is encoding/json's behaviour, which the previous releases used
+// and whose output the files keep: v1 names matching (case-insensitive
+// below the top level), omitempty, map keys in order, invalid UTF-8 and
+// duplicate names accepted, unknown members kept as written (compacted);
+// HTML characters are not escaped.
+var codec = jsonv2.JoinOptions(
+	jsonv1.DefaultOptionsV1(),
+	jsontext.EscapeForHTML(false),
+	jsontext.EscapeForJS(false),
+	jsonv2.WithMarshalers(legacyjson.Strings[string]()),
+)
 
 // Decode parses a cycle document. A document that is not JSON, or whose
 // fields have the wrong types, is a CORRUPT_STATE error; Decode does not
 // check the rules (see Validate).
 func Decode(raw []byte) (State, error) {
 	var s State
-	if err := json.Unmarshal(raw, (*plainState)(&s)); err != nil {
-		return State{}, reason.New(reason.CorruptState, "cycle document is not a valid CycleState: %v", err)
+	if err := s.UnmarshalJSON(raw); err != nil {
+		return State{}, reason.New(reason.CorruptState, "%w", err)
 	}
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &all); err != nil {
-		return State{}, reason.New(reason.CorruptState, "cycle document is not a JSON object: %v", err)
-	}
-	for k, v := range all {
-		if !stateFields[k] && stateFields[strings.ToLower(k)] {
-			return State{}, reason.New(reason.CorruptState, "cycle document has a field %q; field names are lower case (%q)", k, strings.ToLower(k))
-		}
-		if !stateFields[k] {
-			if s.Extra == nil {
-				s.Extra = map[string]json.RawMessage{}
-			}
-			s.Extra[k] = v
-		}
-	}
-	s.normalize()
 	return s, nil
+}
+
+// UnmarshalJSON decodes s as Decode does, so that a State inside another
+// JSON value keeps its unknown fields.
+func (s *State) UnmarshalJSON(raw []byte) error {
+	var d State
+	if err := jsonv2.Unmarshal(raw, (*plainState)(&d), codec); err != nil {
+		return fmt.Errorf("cycle document is not a valid CycleState: %w", err)
+	}
+	for k := range d.Extra {
+		if stateFields[strings.ToLower(k)] {
+			return fmt.Errorf("cycle document has a field %q; field names are lower case (%q)", k, strings.ToLower(k))
+		}
+	}
+	d.normalize()
+	*s = d
+	return nil
 }
 
 // Encode returns the document's JSON: the seed's field order, unknown
 // top-level fields appended in key order, HTML characters not escaped.
 func Encode(s State) ([]byte, error) {
 	s.normalize()
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode((*plainState)(&s)); err != nil {
+	for k := range s.Extra {
+		if stateFields[k] { // set by a caller: the field itself wins
+			s.Extra = maps.Clone(s.Extra)
+			maps.DeleteFunc(s.Extra, func(k string, _ jsontext.Value) bool { return stateFields[k] })
+			break
+		}
+	}
+	out, err := jsonv2.Marshal((*plainState)(&s), codec)
+	if err != nil {
 		return nil, fmt.Errorf("encode cycle %s: %w", s.CycleID, err)
 	}
-	out := bytes.TrimRight(buf.Bytes(), "\n")
-	if len(s.Extra) == 0 {
-		return out, nil
-	}
-	keys := make([]string, 0, len(s.Extra))
-	for k := range s.Extra {
-		if !stateFields[k] {
-			keys = append(keys, k)
-		}
-	}
-	sort.Strings(keys)
-	out = out[:len(out)-1] // drop the closing brace
-	for _, k := range keys {
-		kb, _ := json.Marshal(k)
-		var v bytes.Buffer
-		if err := json.Compact(&v, s.Extra[k]); err != nil {
-			return nil, fmt.Errorf("encode cycle %s: field %s: %w", s.CycleID, k, err)
-		}
-		out = append(out, ',')
-		out = append(out, kb...)
-		out = append(out, ':')
-		out = append(out, v.Bytes()...)
-	}
-	return append(out, '}'), nil
+	return out, nil
 }
 
 // normalize replaces nil lists and maps with empty ones, so that the file
@@ -465,12 +467,7 @@ func (s State) Clone() State {
 		c.Coordination.PendingDecisions[i].Options = slices.Clone(c.Coordination.PendingDecisions[i].Options)
 	}
 	c.Coordination.Blockers = slices.Clone(s.Coordination.Blockers)
-	if s.Extra != nil {
-		c.Extra = make(map[string]json.RawMessage, len(s.Extra))
-		for k, v := range s.Extra {
-			c.Extra[k] = v
-		}
-	}
+	c.Extra = maps.Clone(s.Extra)
 	return c
 }
 

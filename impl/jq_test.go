@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // TestOutputMatchesJQ is a differential test against jq, which the script
@@ -42,7 +44,7 @@ func TestOutputMatchesJQ(t *testing.T) {
 			}
 		}
 		pick := m.Tasks[rng.IntN(n)].ID
-		m.Extra = append(m.Extra, Member{Key: "_pick", Value: appendString(nil, pick)})
+		m.Extra = jsontext.Value(`{"_pick":` + quote(pick) + `}`)
 		raw, err := Encode(m)
 		if err != nil {
 			t.Fatal(err)
@@ -132,8 +134,7 @@ func TestUpdateStatusMatchesJQ(t *testing.T) {
 		}
 		after, _ := Encode(m)
 		fmt.Fprintf(&input, `{"m":%s,"u":{"id":%s,"status":%s,"branch":%s,"check":%s,"error":%s,"now":%s}}`+"\n",
-			before, appendString(nil, u.ID), appendString(nil, string(u.Status)), appendString(nil, u.Branch),
-			appendString(nil, u.CheckResults), appendString(nil, u.Error), appendString(nil, Stamp(now)))
+			before, quote(u.ID), quote(string(u.Status)), quote(u.Branch), quote(u.CheckResults), quote(u.Error), quote(Stamp(now)))
 		want.Write(after)
 		want.WriteByte('\n')
 		cases++
@@ -153,4 +154,9 @@ func TestUpdateStatusMatchesJQ(t *testing.T) {
 	if string(out) != want.String() {
 		t.Fatalf("manifests differ from jq's:\n%s", firstDiff(string(out), want.String()))
 	}
+}
+
+func quote(s string) string {
+	b, _ := jsontext.AppendQuote(nil, s)
+	return string(b)
 }

@@ -3,6 +3,8 @@ package impl
 import (
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -50,66 +52,56 @@ func ParseStatus(s string) (Status, error) {
 // Terminal reports whether a task in this status is finished for good.
 func (s Status) Terminal() bool { return s == Merged || s == Abandoned }
 
-// Manifest is the whole .impl/manifest.json document.
+// Manifest is the whole .impl/manifest.json document. The JSON names and
+// their order are the script's (codec.go); Extra, in each of the four
+// object types, holds the members the script does not write, in file
+// order, written back after the known ones.
 type Manifest struct {
-	Version string
-	Plan    Plan
-	Phases  []Phase
-	Tasks   []Task
-	Extra   Members
+	Version string         `json:"version"`
+	Plan    Plan           `json:"plan"`
+	Phases  []Phase        `json:"phases"`
+	Tasks   []Task         `json:"tasks"`
+	Extra   jsontext.Value `json:",inline"`
 }
 
 // Plan is the plan the manifest was decomposed from.
 type Plan struct {
-	Path         string
-	Number       string
-	Title        string
-	DecomposedAt string
+	Path         string `json:"path"`
+	Number       string `json:"number"`
+	Title        string `json:"title"`
+	DecomposedAt string `json:"decomposed_at"`
 	// SHA256 is "sha256:<hex>" of the plan document at decomposition
 	// (--init), "" when it could not be read then (or in a manifest the
 	// original script wrote): a plan modified since makes the tasks stale
 	// (seed 001).
-	SHA256 string
-	Extra  Members
+	SHA256 string         `json:"sha256,omitempty"`
+	Extra  jsontext.Value `json:",inline"`
 }
 
 // Phase is a group of tasks that may start once the phases it depends on
 // are done.
 type Phase struct {
-	Number          int
-	DependsOn       []int
-	BoundedContexts []string
-	Extra           Members
+	Number          int            `json:"number"`
+	DependsOn       []int          `json:"depends_on"`
+	BoundedContexts []string       `json:"bounded_contexts"`
+	Extra           jsontext.Value `json:",inline"`
 }
 
 // Task is one unit of work, implemented on its own branch.
 type Task struct {
-	ID              string
-	Phase           int
-	Description     string
-	BoundedContexts []string
-	Status          Status
-	Branch          *string
-	CheckResults    *string
-	Error           *string
-	Retries         int
-	CreatedAt       string
-	UpdatedAt       string
-	Extra           Members
+	ID              string         `json:"id"`
+	Phase           int            `json:"phase"`
+	Description     string         `json:"description"`
+	BoundedContexts []string       `json:"bounded_contexts"`
+	Status          Status         `json:"status"`
+	Branch          *string        `json:"branch"`
+	CheckResults    *string        `json:"check_results"`
+	Error           *string        `json:"error"`
+	Retries         int            `json:"retries"`
+	CreatedAt       string         `json:"created_at"`
+	UpdatedAt       string         `json:"updated_at"`
+	Extra           jsontext.Value `json:",inline"`
 }
-
-// Decode parses a manifest. Any error is a CORRUPT_STATE *reason.Error that
-// names what is wrong and where.
-func Decode(data []byte) (*Manifest, error) {
-	m := &Manifest{}
-	if err := m.UnmarshalJSON(data); err != nil {
-		return nil, reason.New(reason.CorruptState, "manifest at %s is not a valid task manifest: %w", Key, err)
-	}
-	return m, nil
-}
-
-// Encode renders the manifest as compact JSON in the script's field order.
-func Encode(m *Manifest) ([]byte, error) { return m.MarshalJSON() }
 
 func nonNilInts(v []int) []int {
 	if v == nil {

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -107,6 +110,13 @@ func TestDecodeErrors(t *testing.T) {
 		{"phase fraction", `{"tasks": [{"id": "1.1", "phase": 1.5}]}`, `field "phase": want a whole number`},
 		{"depends_on strings", `{"phases": [{"number": 1, "depends_on": ["x"]}]}`, `phases[0]: field "depends_on[0]": want a whole number, found string`},
 		{"branch number", `{"tasks": [{"id": "a", "branch": 3}]}`, `field "branch": want a string or null, found number`},
+		{"null manifest", `null`, "want a JSON object, found null"},
+		{"null plan", `{"plan": null}`, "plan: want a JSON object, found null"},
+		{"null task", `{"tasks": [null]}`, "tasks[0]: want a JSON object, found null"},
+		{"null retries", `{"tasks": [{"retries": null, "id": "a"}]}`, `tasks[0] (id "a"): field "retries": want a whole number, found null`},
+		{"null status", `{"tasks": [{"status": null}]}`, `tasks[0]: field "status": want a string, found null`},
+		{"null in list", `{"phases": [{"bounded_contexts": ["a", null]}]}`, `phases[0]: field "bounded_contexts[1]": want a string, found null`},
+		{"later value bad", `{"version": "1", "version": 2}`, `manifest: field "version": want a string, found number`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -124,13 +134,50 @@ func TestDecodeErrors(t *testing.T) {
 	}
 }
 
-func TestDecodeDuplicateKeyLastWins(t *testing.T) {
-	m, err := Decode([]byte(`{"version":"0.9","version":"1.0.0","x":1,"x":2}`))
-	if err != nil {
-		t.Fatal(err)
+// TestDecodeDuplicateNames: a name given twice keeps its first position
+// and its last value, as jq reads it, in the manifest, its plan, phases and
+// tasks, small objects and large; inside an unknown member it is kept as
+// written.
+func TestDecodeDuplicateNames(t *testing.T) {
+	var large, largeWant strings.Builder
+	large.WriteString(`{"version":"1.0.0"`)
+	for i := range 20 {
+		fmt.Fprintf(&large, `,"k%d":%d`, i, i)
 	}
-	if m.Version != "1.0.0" || len(m.Extra) != 1 || string(m.Extra[0].Value) != "2" {
-		t.Fatalf("got version %q extra %v", m.Version, m.Extra)
+	large.WriteString(`,"k3":"again","k19":"last"}`)
+	largeWant.WriteString(`{"version":"1.0.0","plan":{"path":"","number":"","title":"","decomposed_at":""},"phases":[],"tasks":[]`)
+	for i := range 20 {
+		v := strconv.Itoa(i)
+		switch i {
+		case 3:
+			v = `"again"`
+		case 19:
+			v = `"last"`
+		}
+		fmt.Fprintf(&largeWant, `,"k%d":%s`, i, v)
+	}
+	largeWant.WriteString(`}`)
+	for _, c := range []struct{ in, want string }{
+		{`{"version":"0.9","version":"1.0.0","x":1,"x":2}`,
+			`{"version":"1.0.0","plan":{"path":"","number":"","title":"","decomposed_at":""},"phases":[],"tasks":[],"x":2}`},
+		{`{"plan":{"path":"a","x":1},"plan":{"number":"2"},"y":{"a":1,"a":2}}`,
+			`{"version":"","plan":{"path":"","number":"2","title":"","decomposed_at":""},"phases":[],"tasks":[],"y":{"a":1,"a":2}}`},
+		{`{"phases":[{"number":1,"n":1,"number":2,"n":2,"m":0}],"tasks":[{"id":"a","z":1,"id":"b","z":[2]}]}`,
+			`{"version":"","plan":{"path":"","number":"","title":"","decomposed_at":""},"phases":[{"number":2,"depends_on":[],"bounded_contexts":[],"n":2,"m":0}],` +
+				`"tasks":[{"id":"b","phase":0,"description":"","bounded_contexts":[],"status":"","branch":null,"check_results":null,"error":null,"retries":0,"created_at":"","updated_at":"","z":[2]}]}`},
+		{large.String(), largeWant.String()},
+	} {
+		m, err := Decode([]byte(c.in))
+		if err != nil {
+			t.Fatalf("%s: %v", c.in, err)
+		}
+		got, err := Encode(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, got, c.want)
+		}
 	}
 }
 
@@ -166,44 +213,27 @@ func FuzzDecode(f *testing.F) {
 		if !bytes.Equal(b1, b2) {
 			t.Fatalf("encoding is not stable:\n%s\n%s", b1, b2)
 		}
+		// Unknown members survive, in order.
+		if a, b := names(t, m.Extra), names(t, m2.Extra); !slices.Equal(a, b) {
+			t.Fatalf("unknown members %q became %q", a, b)
+		}
+		for i := range m.Tasks {
+			if a, b := names(t, m.Tasks[i].Extra), names(t, m2.Tasks[i].Extra); !slices.Equal(a, b) {
+				t.Fatalf("task %d: unknown members %q became %q", i, a, b)
+			}
+		}
 	})
 }
 
-// TestEncodeMatchesEncodingJSON checks the hand-written string encoder
-// against encoding/json (HTML escaping off) on awkward strings.
-func TestEncodeMatchesEncodingJSON(t *testing.T) {
-	for _, s := range []string{"", "plain", `q"uo\te`, "tab\tnl\nret\r", "\x00\x01\x1f\x7f", "<&>", "é ü 日本", "\u2028\u2029", "bad\xffutf8", "\b\f"} {
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(s); err != nil {
-			t.Fatal(err)
-		}
-		want := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-		if got := appendString(nil, s); string(got) != string(want) {
-			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
-		}
-		back, err := unquote(appendString(nil, s))
-		if err != nil || (back != s && utf8.ValidString(s)) {
-			t.Errorf("unquote(appendString(%q)) = %q, %v", s, back, err)
-		}
-	}
-}
-
-func TestDecodeDuplicateKeyInLargeObject(t *testing.T) {
-	var b strings.Builder
-	b.WriteString(`{"version":"1.0.0"`)
-	for i := range 20 {
-		fmt.Fprintf(&b, `,"k%d":%d`, i, i)
-	}
-	b.WriteString(`,"k3":"again","k19":"last"}`)
-	m, err := Decode([]byte(b.String()))
-	if err != nil {
+func names(t *testing.T, x []byte) []string {
+	var out []string
+	if err := eachMember(x, func(name string, _ jsontext.Value) error {
+		out = append(out, name)
+		return nil
+	}); err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Extra) != 20 || string(m.Extra[3].Value) != `"again"` || string(m.Extra[19].Value) != `"last"` {
-		t.Fatalf("extra = %v", m.Extra)
-	}
+	return out
 }
 
 // TestMarshalByValueAndPointer: encoding/json gives the same bytes for a

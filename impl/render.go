@@ -1,10 +1,10 @@
 package impl
 
 import (
-	"bytes"
-	"encoding/json"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // The script's plain-text output formats. Each function returns the lines
@@ -17,25 +17,20 @@ func TaskLines(t Task) []string {
 	fields := t.Fields()
 	out := make([]string, len(fields))
 	for i, f := range fields {
-		out[i] = f.Key + "=" + ValueText(f.Value)
+		out[i] = f.Key + "=" + valueText(f.Value)
 	}
 	return out
 }
 
-// ValueText renders one JSON value the way jq's string interpolation does.
-func ValueText(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && raw[0] == '"' {
-		var s string
-		if err := json.Unmarshal(raw, &s); err == nil {
-			return s
+// valueText renders one compact JSON value the way jq's string
+// interpolation does: a string as its text, anything else as JSON.
+func valueText(raw jsontext.Value) string {
+	if raw.Kind() == '"' {
+		if s, err := jsontext.AppendUnquote(nil, raw); err == nil {
+			return string(s)
 		}
 	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil {
-		return string(raw)
-	}
-	return buf.String()
+	return string(raw)
 }
 
 // TaskLine renders a task as --list-tasks does: id|phase|status|description.
