@@ -706,6 +706,20 @@ func (d *doc) coopLock(ctx context.Context) (func(), error) {
 	return func() { d.coop.Unlock() }, nil
 }
 
+// coopTry takes the cooperative lock if it is free, at once.
+func (d *doc) coopTry() (bool, error) {
+	lf, err := d.s.root.OpenFile(d.p.coopLock, os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return false, pathError(d.p.key, err)
+	}
+	lf.Close()
+	ok, err := d.coop.TryLock()
+	if err != nil {
+		return false, fmt.Errorf("lock %s: %w", d.p.coopLock, err)
+	}
+	return ok, nil
+}
+
 func pathError(key string, err error) error {
 	var pe *os.PathError
 	if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes") {

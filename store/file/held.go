@@ -598,6 +598,23 @@ func (d *doc) syncGroup(batch []pendingRec, lines []byte) error {
 // the snapshot replaces the old one (recovery reads it back; see mark.go).
 func (d *doc) flushSnapshot(force bool) error {
 	h := &d.held
+	// A plugin's cooperative lock (state.json.lock) is taken before
+	// snapMu, never while holding it: a plugin holding its lock must not
+	// stall the readers and the edit watcher that take snapMu. The
+	// background writer only tries it and comes back at its next turn.
+	coopHeld := false
+	if d.coop != nil && d.s.daemon != nil {
+		if !force {
+			ok, err := d.coopTry()
+			if err != nil || !ok {
+				return err
+			}
+		} else if _, err := d.coopLock(context.Background()); err != nil {
+			return err
+		}
+		coopHeld = true
+		defer d.coop.Unlock()
+	}
 	h.snapMu.Lock()
 	defer h.snapMu.Unlock()
 	v := h.durable.Load()
@@ -633,7 +650,7 @@ func (d *doc) flushSnapshot(force bool) error {
 	// Every value in memory was parsed or vouched for by its patch's
 	// proposer: indent without validating again. Streamed: the indented
 	// copy is never held in memory whole.
-	if err := d.writeSnapshotWith(func(f *os.File) error {
+	if err := d.writeSnapshotCoop(coopHeld, func(f *os.File) error {
 		w := io.MultiWriter(f, fh)
 		if wt, ok := v.lazy.(io.WriterTo); ok && v.value == nil {
 			// A lazy value streams its bytes: they are never made whole.

@@ -804,7 +804,13 @@ func (d *doc) writeSnapshotFor(b []byte, rec *store.Record) error {
 // beforeRename, when set, runs once the new content is synced and before
 // it replaces the snapshot (it must make what it writes durable itself).
 func (d *doc) writeSnapshotWith(write func(f *os.File) error, beforeRename func() error) error {
-	if d.coop != nil && d.s.daemon != nil {
+	return d.writeSnapshotCoop(false, write, beforeRename)
+}
+
+// writeSnapshotCoop is writeSnapshotWith by a caller that already holds the
+// cooperative lock (coopHeld) or not.
+func (d *doc) writeSnapshotCoop(coopHeld bool, write func(f *os.File) error, beforeRename func() error) error {
+	if d.coop != nil && d.s.daemon != nil && !coopHeld {
 		// Hold mode keeps the document's lock for the daemon's lifetime;
 		// the cooperative lock is taken around each snapshot rewrite.
 		unlock, err := d.coopLock(context.Background())
