@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
@@ -37,37 +38,23 @@ func (s *Server) asddOp(w http.ResponseWriter, r *http.Request) {
 }
 
 // implOp runs one change of the task manifest (POST /v1/impl).
-func (s *Server) implOp(w http.ResponseWriter, r *http.Request) {
-	var req wire.ImplRequest
-	if !s.decodeRequest(w, r, &req) {
-		return
-	}
-	start := time.Now()
-	resp, err := s.app.Impl(r.Context(), req)
-	s.observeOp(start, err == nil, err)
-	s.answer(w, resp, err)
-}
+func (s *Server) implOp(w http.ResponseWriter, r *http.Request) { serveOp(s, w, r, s.app.Impl) }
 
 // stateOp runs one change of the state-manager's state (POST /v1/state).
-func (s *Server) stateOp(w http.ResponseWriter, r *http.Request) {
-	var req wire.StateRequest
-	if !s.decodeRequest(w, r, &req) {
-		return
-	}
-	start := time.Now()
-	resp, err := s.app.UpdateState(r.Context(), req)
-	s.observeOp(start, err == nil, err)
-	s.answer(w, resp, err)
-}
+func (s *Server) stateOp(w http.ResponseWriter, r *http.Request) { serveOp(s, w, r, s.app.UpdateState) }
 
 // cycleOp runs one operation on a dev cycle (POST /v1/cycle).
-func (s *Server) cycleOp(w http.ResponseWriter, r *http.Request) {
-	var req wire.CycleRequest
+func (s *Server) cycleOp(w http.ResponseWriter, r *http.Request) { serveOp(s, w, r, s.app.UpdateCycle) }
+
+// serveOp decodes a request of type Req, runs it through the application
+// layer and answers its response: the door of every document operation.
+func serveOp[Req, Resp any](s *Server, w http.ResponseWriter, r *http.Request, run func(context.Context, Req) (*Resp, error)) {
+	var req Req
 	if !s.decodeRequest(w, r, &req) {
 		return
 	}
 	start := time.Now()
-	resp, err := s.app.UpdateCycle(r.Context(), req)
+	resp, err := run(r.Context(), req)
 	s.observeOp(start, err == nil, err)
 	s.answer(w, resp, err)
 }

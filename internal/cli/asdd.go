@@ -82,21 +82,10 @@ func corrupt(err error) error {
 	return reason.New(reason.CorruptState, "%s does not match its schema (run `custodian check` or `custodian rebuild`): %w", asdd.Key, err)
 }
 
-// commitResult is what a mutating command reports.
-type commitResult struct {
-	Revision uint64 `json:"revision"`
-	// Committed reports whether state changed (a halt is committed);
-	// Outcome is accepted, halted or unchanged. A rejection is an error
-	// and changes nothing.
-	Committed bool            `json:"committed"`
-	Outcome   string          `json:"outcome"`
-	Summary   string          `json:"summary"`
-	Events    []asdd.Event    `json:"events"`
-	Verdict   *reason.Error   `json:"verdict,omitempty"`
-	Slice     *asdd.Slice     `json:"slice,omitempty"`
-	Warnings  []string        `json:"warnings,omitempty"`
-	Effects   []effectSummary `json:"effects,omitempty"`
-}
+// commitResult is what a mutating command reports: the operation's
+// response, as the API gives it (committed and outcome say whether state
+// changed; a rejection is an error and changes nothing).
+type commitResult = wire.OpResponse
 
 type effectSummary = wire.EffectSummary
 
@@ -122,12 +111,11 @@ func applyOp(app *App, cmd *cobra.Command, op asdd.Op, _ bool) (*asdd.Outcome, *
 
 // resultOf is the command's report of an operation's response.
 func resultOf(resp *wire.OpResponse) *commitResult {
-	r := &commitResult{Revision: resp.Revision, Committed: resp.Committed, Outcome: resp.Outcome, Summary: resp.Summary,
-		Events: resp.Events, Verdict: resp.Verdict, Slice: resp.Slice, Warnings: resp.Warnings, Effects: resp.Effects}
+	r := *resp
 	if r.Events == nil {
 		r.Events = []asdd.Event{}
 	}
-	return r
+	return &r
 }
 
 // rejectedError is an operation the rules (or the input checks) refused:

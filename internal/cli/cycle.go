@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	appl "github.com/custodian-dev/custodian/app"
 	"io"
 	"io/fs"
 	"os"
@@ -160,24 +161,11 @@ func markRequired(cmd *cobra.Command, names ...string) {
 	}
 }
 
-func noCycle(id string) error {
-	return reason.New(reason.NotFound, "no cycle %s (%s does not exist; see custodian cycle list)", id, cycle.Key(id))
-}
-
-// decodeValid decodes a stored cycle and checks it against the rules.
-func decodeValid(id string, raw []byte) (cycle.State, error) {
-	st, err := cycle.Decode(raw)
-	if err != nil {
-		return cycle.State{}, reason.New(reason.CorruptState, "%s: %s; repair it, roll it back (custodian rollback) or rebuild it (custodian cycle rebuild)", cycle.Key(id), messageOf(err))
-	}
-	if err := cycle.Validate(st); err != nil {
-		return cycle.State{}, reason.New(reason.CorruptState, "%s is not a valid cycle: %s; repair it, roll it back (custodian rollback) or rebuild it (custodian cycle rebuild)", cycle.Key(id), messageOf(err))
-	}
-	if st.CycleID != id {
-		return cycle.State{}, reason.New(reason.CorruptState, "%s holds cycle %s, not %s", cycle.Key(id), st.CycleID, id)
-	}
-	return st, nil
-}
+// The cycle's errors and checks are the application layer's.
+var (
+	noCycle     = appl.NoCycle
+	decodeValid = appl.DecodeCycle
+)
 
 func messageOf(err error) string {
 	if e, ok := reason.As(err); ok {
