@@ -156,8 +156,9 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	// out.Manifest is shared with the memo the next operation starts from:
 	// it is never written after the commit (its revision is res.Revision).
 	resp := &wire.OpResponse{Revision: res.Revision, Committed: res.Changed, Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
+	_, reported := op.(asdd.ReportFailure) // an agent's report halts the slice
 	switch {
-	case out.Verdict != nil:
+	case out.Verdict != nil || reported && res.Changed:
 		resp.Outcome = wire.Halted
 	case res.Changed:
 		resp.Outcome = wire.Accepted
