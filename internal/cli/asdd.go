@@ -87,7 +87,6 @@ func corrupt(err error) error {
 // changed; a rejection is an error and changes nothing).
 type commitResult = wire.OpResponse
 
-
 // applyOp runs op through the application layer (the daemon's when one
 // runs): the rules, the commit and the file effects. A committed halt
 // comes back with its Verdict set. The outcome carries no manifest.
