@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/custodian-dev/custodian/internal/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -205,40 +206,9 @@ func writeBackup(bdir string, bk backup) error {
 	return writeAtomic(filepath.Join(bdir, "manifest.json"), append(b, '\n'), 0o644)
 }
 
-// writeAtomic writes b to p with mode: temp file, fsync, rename, fsync dir.
+// writeAtomic writes b to p with mode, durably (internal/atomicfile).
 func writeAtomic(p string, b []byte, mode fs.FileMode) error {
-	dir := filepath.Dir(p)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(p)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(mode)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, p)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.WritePath(p, b, mode)
 }
 
 // PrincipledShim is the one script that replaces every copy of

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/custodian-dev/custodian/internal/atomicfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -409,44 +410,13 @@ func RemoveMCP(b []byte) ([]byte, bool, error) {
 	return out, true, err
 }
 
-// WriteFileAtomic writes b to path durably: a temp file in the same
-// directory, fsync, rename, fsync of the directory. The file keeps perm.
+// WriteFileAtomic writes b to path durably (internal/atomicfile); an
+// existing file keeps its permissions, a new one gets perm.
 func WriteFileAtomic(path string, b []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	if fi, err := os.Stat(path); err == nil {
 		perm = fi.Mode().Perm()
 	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.WritePath(path, b, perm)
 }
 
 // PluginFiles are the files of a Claude Code plugin that installs the hook

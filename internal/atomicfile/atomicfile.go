@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -129,3 +130,42 @@ func (t *Temp) Commit() error {
 
 // Abort removes the temporary file.
 func (t *Temp) Abort() { _ = t.root.Remove(t.tmp) }
+
+// WritePath is Write for a file named by a path of its own, outside any
+// project root (a plugin's files, the user's Claude Code settings): a
+// temporary file with a random name beside it (created exclusively), mode
+// perm, fsync, rename, directory fsync.
+func WritePath(p string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(p)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(p)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Chmod(perm)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, p)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
