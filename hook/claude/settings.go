@@ -17,6 +17,10 @@ import (
 // named: `custodian` found on PATH.
 const Command = "custodian hook claude"
 
+// FastBinary is the small binary that answers as Command does
+// (cmd/custodian-hook); hook install uses it when it is on PATH.
+const FastBinary = "custodian-hook"
+
 // Matcher is the PreToolUse matcher of the hook entry: the tools that can
 // write a file.
 const Matcher = "Write|Edit|MultiEdit|NotebookEdit|Bash"

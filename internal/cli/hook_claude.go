@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 
@@ -137,6 +138,14 @@ func runClaudeInstall(app *App, scope, binary string, mcp, dry, remove bool) (*C
 		return nil, &reason.UsageError{Err: errors.New("--mcp with --scope user: Claude Code keeps user MCP servers in ~/.claude.json; run `claude mcp add --scope user custodian -- custodian mcp`")}
 	}
 	command := claude.Command
+	if binary == "" && !remove {
+		// The small binary answers an unrelated call in about a
+		// millisecond (the full one pays its package initialisation on
+		// every Write, Edit and Bash call): used when it is installed.
+		if _, err := exec.LookPath(claude.FastBinary); err == nil {
+			command = claude.FastBinary + " hook claude"
+		}
+	}
 	if binary != "" {
 		abs, err := filepath.Abs(binary)
 		if err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"github.com/custodian-dev/custodian/hook/claude"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,7 @@ func readFile(t *testing.T, p string) string {
 // every other key and hook in order; a second install writes the same
 // bytes; uninstall removes only what install added.
 func TestHookInstallClaude(t *testing.T) {
+	t.Setenv("PATH", pathWithout(os.Getenv("PATH"), claude.FastBinary))
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	settings := filepath.Join(dir, ".claude", "settings.json")
@@ -176,5 +178,41 @@ func TestHookClaudeCommand(t *testing.T) {
 	_, errs, code := runCLI(sub, `{not json .asdd/state/manifest.json`, time.Now(), "hook", "claude")
 	if code != 2 || !strings.Contains(errs, "denied") {
 		t.Errorf("bad input: code %d stderr %q", code, errs)
+	}
+}
+
+// pathWithout is PATH less the directories holding an executable name.
+func pathWithout(path, name string) string {
+	var keep []string
+	for _, d := range filepath.SplitList(path) {
+		if _, err := os.Stat(filepath.Join(d, name)); err != nil {
+			keep = append(keep, d)
+		}
+	}
+	return strings.Join(keep, string(os.PathListSeparator))
+}
+
+// With the small hook binary on PATH, install makes the hook run it (an
+// unrelated call then costs about a millisecond); uninstall removes it.
+func TestHookInstallPrefersTheFastBinary(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, claude.FastBinary), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	if out, errs, code := runCLI(dir, "", now, "hook", "install", "--claude"); code != 0 {
+		t.Fatalf("install: %d %s %s", code, out, errs)
+	}
+	settings := filepath.Join(dir, ".claude", "settings.json")
+	if got := readFile(t, settings); !strings.Contains(got, `"custodian-hook hook claude"`) {
+		t.Fatalf("installed settings do not run custodian-hook:\n%s", got)
+	}
+	if out, errs, code := runCLI(dir, "", now, "hook", "uninstall", "--claude"); code != 0 {
+		t.Fatalf("uninstall: %d %s %s", code, out, errs)
+	}
+	if got := readFile(t, settings); strings.Contains(got, "custodian-hook") {
+		t.Fatalf("uninstall left the hook:\n%s", got)
 	}
 }
