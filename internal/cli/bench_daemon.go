@@ -80,28 +80,11 @@ the ASDD rules inside the daemon and is committed durably (group commit).
 Scratch files live under the project root (-C) and are removed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cs, err := parseInts(clients)
+			cs, exe, tmp, progress, done, err := benchSetup(app, clients)
 			if err != nil {
 				return err
 			}
-			root, err := app.Root()
-			if err != nil {
-				return err
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("bench: %w", err)
-			}
-			tmp, err := os.MkdirTemp(root, ".custodian-bench-")
-			if err != nil {
-				return fmt.Errorf("bench: %w", err)
-			}
-			defer os.RemoveAll(tmp)
-			progress := func(format string, a ...any) {
-				if !app.JSON {
-					fmt.Fprintf(app.Err, format+"\n", a...)
-				}
-			}
+			defer done()
 			sub := func(name string) (string, error) {
 				d := filepath.Join(tmp, name)
 				return d, os.MkdirAll(d, 0o755)
@@ -444,4 +427,32 @@ func runQuiet(exe, dir string, args ...string) error {
 		return fmt.Errorf("custodian %s: %v: %s", strings.Join(args, " "), err, out)
 	}
 	return nil
+}
+
+// benchSetup is what every daemon benchmark starts from: the client
+// counts, this binary (for the processes it starts), a scratch directory
+// under the project root (removed by done) and a progress printer (quiet
+// with --json).
+func benchSetup(app *App, clients string) (cs []int, exe, tmp string, progress func(string, ...any), done func(), err error) {
+	if cs, err = parseInts(clients); err != nil {
+		return
+	}
+	root, err := app.Root()
+	if err != nil {
+		return
+	}
+	if exe, err = os.Executable(); err != nil {
+		err = fmt.Errorf("bench: %w", err)
+		return
+	}
+	if tmp, err = os.MkdirTemp(root, ".custodian-bench-"); err != nil {
+		err = fmt.Errorf("bench: %w", err)
+		return
+	}
+	progress = func(format string, a ...any) {
+		if !app.JSON {
+			fmt.Fprintf(app.Err, format+"\n", a...)
+		}
+	}
+	return cs, exe, tmp, progress, func() { os.RemoveAll(tmp) }, nil
 }

@@ -96,28 +96,11 @@ one), as agents use it, with the daemon process's CPU time per call (from
 /proc). Scratch files live under the project root (-C) and are removed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			cs, err := parseInts(clients)
+			cs, exe, tmp, progress, done, err := benchSetup(app, clients)
 			if err != nil {
 				return err
 			}
-			root, err := app.Root()
-			if err != nil {
-				return err
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("bench: %w", err)
-			}
-			tmp, err := os.MkdirTemp(root, ".custodian-bench-")
-			if err != nil {
-				return fmt.Errorf("bench: %w", err)
-			}
-			defer os.RemoveAll(tmp)
-			progress := func(format string, a ...any) {
-				if !app.JSON {
-					fmt.Fprintf(app.Err, format+"\n", a...)
-				}
-			}
+			defer done()
 			dir := filepath.Join(tmp, "project")
 			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return fmt.Errorf("bench: %w", err)
