@@ -21,8 +21,6 @@ import (
 // state-manager plugins' `state_update '<jq>'` with the custodian as the
 // writer (DESIGN.md §8, drop-ins).
 
-func init() { Register("apply", newApplyCmd) }
-
 const applyUsage = `Usage:
   custodian apply --key KEY --jq PROGRAM [--arg NAME VALUE]... [--argjson NAME JSON]...
                   [--touch FIELD] [--if-revision N] [--actor NAME] [--quiet]

@@ -21,11 +21,6 @@ import (
 // .asdd/state/manifest.json, changed only through asdd.Apply inside a store
 // Update; file side effects applied after the commit.
 
-func init() {
-	Register("init", newASDDInitCmd)
-	Register("schema", newSchemaCmd)
-}
-
 // asddConfig reads .asdd/config.yaml; a missing file means the defaults.
 func asddConfig(app *App) (*asdd.Config, error) {
 	root, err := app.Root()

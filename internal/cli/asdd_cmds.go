@@ -14,19 +14,6 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-func init() {
-	Register("slice", newSliceCmd)
-	Register("propose", newProposeCmd)
-	Register("lock", newLockCmd)
-	Register("unlock", newUnlockCmd)
-	Register("resolve", newResolveCmd)
-	Register("approve", newApproveCmd)
-	Register("quick", newQuickCmd)
-	Register("heartbeat", newHeartbeatCmd)
-	Register("tasks", newTasksCmd)
-	Register("escalations", newEscalationsCmd)
-}
-
 func required(name, value string) error {
 	if strings.TrimSpace(value) == "" {
 		return reason.Usage("--%s is required", name)
@@ -690,8 +677,6 @@ func newEscalationsCmd(app *App) *cobra.Command {
 	return cmd
 }
 
-func init() { Register("halt", newHaltCmd) }
-
 func newHaltCmd(app *App) *cobra.Command {
 	var agent, mode, why string
 	var flagged, arts []string
@@ -743,8 +728,6 @@ notice and a failure-log row, like any halt.`,
 	cmd.Flags().StringArrayVar(&arts, "artifact", nil, "a conflicting artifact as NAME=PATH (repeatable)")
 	return cmd
 }
-
-func init() { Register("assumption", newAssumptionCmd) }
 
 func newAssumptionCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{Use: "assumption", Short: "Assumptions-first discovery: correct a wrong assumption"}

@@ -23,11 +23,6 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-func init() {
-	Register("demo", newDemoCmd)
-	Register("demo-agent", newDemoAgentCmd)
-}
-
 func newDemoCmd(app *App) *cobra.Command {
 	var serve bool
 	var addr string

@@ -17,8 +17,6 @@ import (
 	"github.com/custodian-dev/custodian/internal/safetext"
 )
 
-func init() { Register("status", newStatusCmd) }
-
 func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func newStatusCmd(app *App) *cobra.Command {

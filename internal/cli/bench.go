@@ -16,8 +16,6 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-func init() { Register("bench", newBenchCmd) }
-
 func newBenchCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",

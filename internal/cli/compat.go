@@ -15,8 +15,6 @@ import (
 // custodian compat: drop-ins inside the plugins that wrote the state files
 // themselves (package compat).
 
-func init() { Register("compat", newCompatCmd) }
-
 func newCompatCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compat",

@@ -31,8 +31,6 @@ import (
 // commit on that key, validated by package cycle; after each commit the
 // cycle's progress files are brought up to date (package cycle/progress).
 
-func init() { Register("cycle", newCycleCmd) }
-
 // Exit codes of `custodian cycle signal`, chosen apart from the custodian's
 // error codes (1-5) so that an agent can tell "stop working" from "the
 // check itself failed".

@@ -12,8 +12,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-func init() { Register("docs", newDocsCmd) }
-
 // DocsDir is where `custodian docs` writes the command reference, relative
 // to the project root.
 const DocsDir = "docs/commands"

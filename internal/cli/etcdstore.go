@@ -22,8 +22,6 @@ import (
 
 // The etcd backend is chosen by --store etcd://… ($CUSTODIAN_STORE) or by
 // `store: etcd://…` in .asdd/config.yaml; the flag wins.
-func init() { RegisterStoreOpener("etcd", 20, openEtcdStore) }
-
 func openEtcdStore(app *App) (store.Store, bool, error) {
 	u, err := ConfiguredStoreURL(app)
 	if err != nil {

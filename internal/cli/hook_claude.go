@@ -22,10 +22,6 @@ import (
 // merge it into the settings; `plugin export DIR` writes it as a plugin.
 // The decisions and the JSON merges live in package hook/claude.
 
-func init() {
-	Register("plugin", newPluginCmd)
-}
-
 func newHookClaudeCmd(app *App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "claude",

@@ -21,8 +21,6 @@ import (
 // prints what the script prints; errors go to stderr as "Error: ..." with
 // exit status 1. Every change is a store commit on .impl/manifest.json.
 
-func init() { Register("impl", newImplCmd) }
-
 const implUsage = `Usage:
   custodian impl --init --plan-path <path> --plan-number <num> --plan-title "<title>" [--force]
   custodian impl --add-task --task-id <id> --phase <N> --description "<desc>" \

@@ -23,11 +23,6 @@ import (
 // The integrity commands (DESIGN.md §4, seed 000's custodial rules and
 // seed 001's integrity hook): check, hook, rebuild, review, monitor.
 
-func init() {
-	Register("check", newCheckCmd)
-	Register("hook", newHookCmd)
-}
-
 // sliceArtifacts lists what the manifest says about one slice's files, as
 // reconcile takes it (the board shows the same list).
 func sliceArtifacts(s *asdd.Slice) []reconcile.Artifact { return board.Artifacts(s) }

@@ -17,8 +17,6 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-func init() { Register("monitor", newMonitorCmd) }
-
 // MonitorResult is what `custodian monitor --once --json` prints.
 type MonitorResult struct {
 	Revision uint64           `json:"revision"`

@@ -23,11 +23,6 @@ import (
 	"github.com/custodian-dev/custodian/store/file"
 )
 
-func init() {
-	Register("rebuild", newRebuildCmd)
-	Register("review", newReviewCmd)
-}
-
 // The ASDD state files, relative to the project root (store/file's names).
 var (
 	manifestFile = asdd.Key

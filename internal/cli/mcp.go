@@ -22,8 +22,6 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-func init() { Register("mcp", newMCPCmd) }
-
 func newMCPCmd(app *App) *cobra.Command {
 	var logLevel string
 	cmd := &cobra.Command{

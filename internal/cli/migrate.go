@@ -12,8 +12,6 @@ import (
 	"github.com/custodian-dev/custodian/store/etcd/migrate"
 )
 
-func init() { Register("migrate", newMigrateCmd) }
-
 type migrateReport struct {
 	From      string        `json:"from"`
 	To        string        `json:"to"`

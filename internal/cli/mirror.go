@@ -21,8 +21,6 @@ import (
 	"github.com/custodian-dev/custodian/store"
 )
 
-func init() { Register("mirror", newMirrorCmd) }
-
 type mirrorReport struct {
 	Store     string           `json:"store"`
 	Documents []mirror.Outcome `json:"documents"`

@@ -19,8 +19,6 @@ import (
 // exit codes. The daemon is found through --server / $CUSTODIAN_SERVER, or
 // the project's socket.
 
-func init() { RegisterStoreOpener("daemon", 10, openDaemonStore) }
-
 // daemonToken is the bearer token the CLI sends: $CUSTODIAN_ADMIN_TOKEN
 // when set (a daemon accepts it wherever it accepts the agents' token, and
 // over TCP the human actions and raw writes of the manifest need it), else

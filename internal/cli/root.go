@@ -6,14 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/custodian-dev/custodian/app"
 	"io"
 	"os"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/custodian-dev/custodian/app"
 
 	"github.com/spf13/cobra"
 
@@ -43,6 +43,9 @@ type App struct {
 	IsTTY bool
 	// Now is the clock; tests replace it.
 	Now func() time.Time
+	// Openers are tried in order before the embedded file store (the
+	// fallback); the composition root hands them in (StoreOpeners).
+	Openers []StoreOpener
 
 	mu      sync.Mutex
 	store   store.Store
@@ -90,38 +93,15 @@ func (a *App) findRoot() (projectroot.Result, error) {
 }
 
 // StoreOpener may open the store a command uses instead of the embedded
-// file store: a running daemon's remote store, an etcd backend. It returns
-// ok false when it does not apply to this invocation.
-type StoreOpener func(app *App) (s store.Store, ok bool, err error)
-
-var (
-	openersMu sync.Mutex
-	openers   []namedOpener
-)
-
-type namedOpener struct {
-	name  string
-	order int
-	open  StoreOpener
+// file store: a running daemon's remote store, an etcd backend. Open
+// returns ok false when it does not apply to this invocation.
+type StoreOpener struct {
+	Name string
+	Open func(app *App) (s store.Store, ok bool, err error)
 }
 
-// RegisterStoreOpener adds an opener; openers are tried in ascending order
-// (then by name) and the first that applies wins. The embedded file store
-// is the fallback.
-func RegisterStoreOpener(name string, order int, open StoreOpener) {
-	openersMu.Lock()
-	defer openersMu.Unlock()
-	openers = append(openers, namedOpener{name, order, open})
-	sort.Slice(openers, func(i, j int) bool {
-		if openers[i].order != openers[j].order {
-			return openers[i].order < openers[j].order
-		}
-		return openers[i].name < openers[j].name
-	})
-}
-
-// Store opens (once) the store the command works on: the first registered
-// opener that applies (a running daemon, --store etcd://…), else the
+// Store opens (once) the store the command works on: the first of
+// Openers that applies (a running daemon, --store etcd://…), else the
 // embedded file store under the project root.
 func (a *App) Store() (store.Store, error) {
 	a.mu.Lock()
@@ -129,13 +109,10 @@ func (a *App) Store() (store.Store, error) {
 	if a.store != nil {
 		return a.store, nil
 	}
-	openersMu.Lock()
-	list := append([]namedOpener(nil), openers...)
-	openersMu.Unlock()
-	for _, o := range list {
-		s, ok, err := o.open(a)
+	for _, o := range a.Openers {
+		s, ok, err := o.Open(a)
 		if err != nil {
-			return nil, fmt.Errorf("open store (%s): %w", o.name, err)
+			return nil, fmt.Errorf("open store (%s): %w", o.Name, err)
 		}
 		if ok {
 			a.store = s
@@ -252,14 +229,29 @@ func NewRoot(app *App) *cobra.Command {
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
 	root.SetFlagErrorFunc(flagError)
+	root.AddCommand(
+		// ASDD: the manifest of slices, agents and gates
+		newASDDInitCmd(app), newSchemaCmd(app), newStatusCmd(app), newSliceCmd(app),
+		newProposeCmd(app), newQuickCmd(app), newLockCmd(app), newUnlockCmd(app),
+		newResolveCmd(app), newApproveCmd(app), newHeartbeatCmd(app), newTasksCmd(app),
+		newEscalationsCmd(app), newHaltCmd(app), newAssumptionCmd(app),
+		newDemoCmd(app), newDemoAgentCmd(app),
+		// the other documents
+		newImplCmd(app), newStateCmd(app), newCycleCmd(app), newApplyCmd(app),
+		// running agents and watching them
+		newRunCmd(app), newWatchCmd(app), newMonitorCmd(app),
+		// the store's documents and their history
+		newGetCmd(app), newHistoryCmd(app), newDiffCmd(app), newRollbackCmd(app), newDebugCmd(app),
+		// integrity
+		newCheckCmd(app), newVerifyCmd(app), newRepairCmd(app), newRebuildCmd(app), newReviewCmd(app),
+		// integration with agents and other tools
+		newHookCmd(app), newPluginCmd(app), newMCPCmd(app), newMirrorCmd(app),
+		newMigrateCmd(app), newCompatCmd(app),
+		newDocsCmd(app), newBenchCmd(app),
+	)
 	regMu.Lock()
-	names := make([]string, 0, len(builders))
-	for n := range builders {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		root.AddCommand(builders[n](app))
+	for _, build := range builders { // serve, until it moves
+		root.AddCommand(build(app))
 	}
 	regMu.Unlock()
 	addVersion(app, root)
@@ -332,17 +324,29 @@ func subcommandNames(cmd *cobra.Command) []string {
 	return names
 }
 
+// StoreOpeners are the stores a command may work on besides the embedded
+// file store, in the order they are tried: a running daemon (--server, or
+// the project's socket), then etcd (--store, $CUSTODIAN_STORE or the
+// project config's store: setting).
+func StoreOpeners() []StoreOpener {
+	return []StoreOpener{{Name: "daemon", Open: openDaemonStore}, {Name: "etcd", Open: openEtcdStore}}
+}
+
 // Main runs the CLI and returns the process exit code. Errors are printed
 // here and nowhere else: "custodian: CODE: message" on stderr, or with
 // --json an {"error":{…}} object on stdout.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := &App{In: stdin, Out: stdout, Err: stderr, Now: monotonicClock(), IsTTY: isTerminal(stdout)}
+	app := &App{In: stdin, Out: stdout, Err: stderr, Now: monotonicClock(), IsTTY: isTerminal(stdout), Openers: StoreOpeners()}
 	return Run(app, args)
 }
 
 // Run runs the CLI with app's IO and clock and returns the exit code; Main
-// and in-process tests share it.
+// and in-process tests share it. An app without Openers gets
+// StoreOpeners().
 func Run(app *App, args []string) int {
+	if app.Openers == nil {
+		app.Openers = StoreOpeners()
+	}
 	root := NewRoot(app)
 	root.SetArgs(args)
 	var ran *cobra.Command

@@ -22,8 +22,6 @@ import (
 	"github.com/custodian-dev/custodian/runner"
 )
 
-func init() { Register("run", newRunCmd) }
-
 // runOptions are the flags of `custodian run`.
 type runOptions struct {
 	until       string

@@ -22,8 +22,6 @@ import (
 // custodian state: the subagents state-manager's .agents/tmp/state.json
 // (seed 002), schema v2, every change a store commit.
 
-func init() { Register("state", newStateCmd) }
-
 // stateMaxInput bounds what a command reads from stdin or a file.
 const stateMaxInput = 16 << 20
 

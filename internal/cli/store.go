@@ -25,16 +25,6 @@ import (
 )
 
 // The generic verbs: they work on any document the store holds.
-func init() {
-	Register("get", newGetCmd)
-	Register("history", newHistoryCmd)
-	Register("diff", newDiffCmd)
-	Register("rollback", newRollbackCmd)
-	Register("verify", newVerifyCmd)
-	Register("repair", newRepairCmd)
-	Register("debug", newDebugCmd)
-}
-
 // Actor returns who this process acts as: --actor, $CUSTODIAN_ACTOR, or the
 // OS user name.
 func Actor(flag string) string {

@@ -15,8 +15,6 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-func init() { Register("watch", newWatchCmd) }
-
 func newWatchCmd(app *App) *cobra.Command {
 	var key string
 	var from uint64
