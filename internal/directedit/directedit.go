@@ -151,4 +151,3 @@ func codeOrDash(s string) string {
 	}
 	return s
 }
-
