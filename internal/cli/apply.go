@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/custodian-dev/custodian/wire"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/custodian-dev/custodian/wire"
 
 	"github.com/spf13/cobra"
 

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"maps"
 	"os"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,8 +14,6 @@ import (
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/internal/safetext"
 )
-
-func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func newStatusCmd(app *App) *cobra.Command {
 	return &cobra.Command{
@@ -312,16 +308,6 @@ func writeBoardStyled(w io.Writer, b asdd.Board, st boardStyle) error {
 	return nil
 }
 
-// tx is text from the state fit for a terminal (safetext.Terminal).
-func tx(s string) string { return safetext.Terminal(s) }
-
-func intText(p *int) string {
-	if p == nil {
-		return "?"
-	}
-	return fmt.Sprint(*p)
-}
-
 // trimTrailingSpace removes the padding tabwriter leaves at line ends.
 func trimTrailingSpace(b []byte) []byte {
 	lines := bytes.Split(b, []byte("\n"))
@@ -329,17 +315,4 @@ func trimTrailingSpace(b []byte) []byte {
 		lines[i] = bytes.TrimRight(l, " ")
 	}
 	return bytes.Join(lines, []byte("\n"))
-}
-
-// humanAge is a duration for the board: "42s", "5m3s", "3h2m", "12d4h".
-func humanAge(d time.Duration) string {
-	switch {
-	case d < 0:
-		return "in the future: " + (-d).String()
-	case d < time.Hour:
-		return d.Round(time.Second).String()
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -13,7 +11,6 @@ import (
 
 	"github.com/custodian-dev/custodian/bench"
 	"github.com/custodian-dev/custodian/internal/progress"
-	"github.com/custodian-dev/custodian/reason"
 )
 
 func newBenchCmd(app *App) *cobra.Command {
@@ -138,40 +135,4 @@ project root (-C), so they are on the same file system, and are removed.`,
 	cmd.Flags().StringVar(&writers, "writers", "1,8,64", "concurrent writer counts")
 	cmd.Flags().StringVar(&sizes, "sizes", "10KB,1MB", "document sizes")
 	return cmd
-}
-
-func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/1e6) }
-
-func parseInts(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return nil, reason.Usage("%q is not a positive number", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-func parseSizes(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		f = strings.ToUpper(strings.TrimSpace(f))
-		mult := 1
-		switch {
-		case strings.HasSuffix(f, "MB"):
-			mult, f = 1<<20, strings.TrimSuffix(f, "MB")
-		case strings.HasSuffix(f, "KB"):
-			mult, f = 1<<10, strings.TrimSuffix(f, "KB")
-		case strings.HasSuffix(f, "B"):
-			f = strings.TrimSuffix(f, "B")
-		}
-		n, err := strconv.Atoi(f)
-		if err != nil || n <= 0 {
-			return nil, reason.Usage("%q is not a size (like 10KB or 1MB)", f)
-		}
-		out = append(out, n*mult)
-	}
-	return out, nil
 }

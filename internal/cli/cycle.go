@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	appl "github.com/custodian-dev/custodian/app"
 	"io"
 	"io/fs"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	appl "github.com/custodian-dev/custodian/app"
 
 	"github.com/spf13/cobra"
 
@@ -120,43 +121,6 @@ func (c *cycleCLI) load(ctx context.Context, id string) (cycle.State, uint64, er
 	}
 	st, err := decodeValid(id, doc.Value)
 	return st, doc.Revision, err
-}
-
-// exactArgs and rangeArgs check the number of arguments, as usage errors
-// (exit 2).
-func exactArgs(n int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
-			return reason.Usage("%s takes %d argument(s), got %d (usage: %s)", cmd.CommandPath(), n, len(args), cmd.UseLine())
-		}
-		return nil
-	}
-}
-
-func rangeArgs(lo, hi int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) < lo || len(args) > hi {
-			return reason.Usage("%s takes %d to %d arguments, got %d (usage: %s)", cmd.CommandPath(), lo, hi, len(args), cmd.UseLine())
-		}
-		return nil
-	}
-}
-
-// markRequired makes flags required, checked before the command runs and
-// reported as a usage error (exit 2).
-func markRequired(cmd *cobra.Command, names ...string) {
-	prev := cmd.PreRunE
-	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
-		for _, n := range names {
-			if !cmd.Flags().Changed(n) {
-				return reason.Usage("%s needs --%s (usage: %s)", cmd.CommandPath(), n, cmd.UseLine())
-			}
-		}
-		if prev != nil {
-			return prev(cmd, args)
-		}
-		return nil
-	}
 }
 
 // The cycle's errors and checks are the application layer's.
@@ -375,17 +339,6 @@ func showText(w io.Writer, s cycle.State) error {
 		}
 	}
 	return tw.Flush()
-}
-
-// plural returns "1 file", "2 files", "3 entries".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	if strings.HasSuffix(noun, "y") {
-		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // cycleSummary is one row of cycle list.

@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/custodian-dev/custodian/wire"
 	"io"
 	"io/fs"
 	"os"
 	"path"
 	"strings"
+
+	"github.com/custodian-dev/custodian/wire"
 
 	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"

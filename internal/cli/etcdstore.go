@@ -11,8 +11,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
 	"log/slog"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/custodian-dev/custodian/daemon"
 	"github.com/custodian-dev/custodian/mirror"

@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -120,40 +118,4 @@ func printMonitor(w io.Writer, res *MonitorResult, now time.Time) error {
 	}
 	_, err := fmt.Fprintf(w, "revision %d\n", res.Revision)
 	return err
-}
-
-// newTable is the tab writer integrity commands print tables with.
-func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
-
-// progress draws a progress bar on a terminal's stderr; elsewhere it stays
-// silent so that output is stable.
-type progressBar struct {
-	w     io.Writer
-	label string
-	on    bool
-	last  int
-}
-
-func newProgress(app *App, label string) *progressBar {
-	return &progressBar{w: app.Err, label: label, on: app.IsTTY && isTerminal(app.Err)}
-}
-
-func (p *progressBar) update(done, total int) {
-	if !p.on || total == 0 {
-		return
-	}
-	pct := done * 100 / total
-	if pct == p.last && done != total {
-		return
-	}
-	p.last = pct
-	const width = 30
-	fill := done * width / total
-	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d files", p.label, strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total)
-}
-
-func (p *progressBar) done() {
-	if p.on && p.last > 0 {
-		fmt.Fprintln(p.w)
-	}
 }

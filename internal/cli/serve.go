@@ -15,12 +15,6 @@ import (
 	"github.com/custodian-dev/custodian/server"
 )
 
-func init() { Register("serve", newServeCmd) }
-
-// DefaultSocket is where `custodian serve` listens and where the CLI looks
-// for a running daemon, relative to the project root.
-const DefaultSocket = daemon.DefaultSocket
-
 // ServeOptions are the flags of `custodian serve`.
 type ServeOptions struct {
 	Addr             string

@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/custodian-dev/custodian/app"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/custodian-dev/custodian/app"
 
 	"github.com/spf13/cobra"
 

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/custodian-dev/custodian/asdd"
+)
+
+func newEscalationsCmd(app *App) *cobra.Command {
+	var all bool
+	var slice string
+	cmd := &cobra.Command{
+		Use:   "escalations [--all] [--slice S]",
+		Short: "List escalation notices (open ones by default)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := loadManifest(app, cmd)
+			if err != nil {
+				return err
+			}
+			list := []asdd.EscalationView{}
+			for _, s := range m.Slices {
+				if slice != "" && s.SliceID != slice {
+					continue
+				}
+				for _, e := range s.Escalations {
+					if all || e.Status == asdd.EscalationOpen {
+						list = append(list, asdd.EscalationView{Slice: s.SliceID, Escalation: e})
+					}
+				}
+			}
+			return app.Render(list, func(w io.Writer) error {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "ESCALATION\tSLICE\tSTATUS\tFAILURE MODE\tAGENT\tROUTED TO\tNOTICE")
+				for _, e := range list {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", tx(e.ID), tx(e.Slice), tx(e.Status), asdd.ModeLabel(e.FailureMode), tx(dash(e.Agent)), tx(strings.Join(e.RouteTo, ",")), tx(e.Path))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&all, "all", false, "include resolved escalations")
+	cmd.Flags().StringVar(&slice, "slice", "", "only this slice's")
+	return cmd
+}

@@ -1,0 +1,42 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/custodian-dev/custodian/asdd"
+)
+
+func newQuickCmd(app *App) *cobra.Command {
+	var id, agent string
+	var arts []string
+	cmd := &cobra.Command{
+		Use:   `quick "ONE-LINE DESCRIPTION" [--artifact NAME=PATH]...`,
+		Short: "Record a QUICK_FIX slice (/asdd:quick): no phase gates",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := openProject(app)
+			if err != nil {
+				return err
+			}
+			defer p.Close()
+			artifacts, err := parseArtifactFlags(p, arts, asdd.DefaultMarker)
+			if err != nil {
+				return err
+			}
+			out, r, err := applyOp(app, cmd, asdd.Quick{ID: id, Description: args[0], Agent: agent, Artifacts: artifacts}, false)
+			if err != nil {
+				return err
+			}
+			for _, e := range r.Events {
+				if e.Type == "quick_fix" {
+					sliceResult(out, r, e.Slice)
+				}
+			}
+			return finish(app, r, nil)
+		},
+	}
+	cmd.Flags().StringVar(&id, "id", "", "the slice id (default QUICK-<n>)")
+	cmd.Flags().StringVar(&agent, "agent", "implementation", "the agent that made the fix")
+	cmd.Flags().StringArrayVar(&arts, "artifact", nil, "a changed file as NAME=PATH (repeatable)")
+	return cmd
+}

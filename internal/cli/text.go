@@ -1,0 +1,174 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/custodian-dev/custodian/internal/safetext"
+	"github.com/custodian-dev/custodian/reason"
+)
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/1e6) }
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return nil, reason.Usage("%q is not a positive number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func parseSizes(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.ToUpper(strings.TrimSpace(f))
+		mult := 1
+		switch {
+		case strings.HasSuffix(f, "MB"):
+			mult, f = 1<<20, strings.TrimSuffix(f, "MB")
+		case strings.HasSuffix(f, "KB"):
+			mult, f = 1<<10, strings.TrimSuffix(f, "KB")
+		case strings.HasSuffix(f, "B"):
+			f = strings.TrimSuffix(f, "B")
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n <= 0 {
+			return nil, reason.Usage("%q is not a size (like 10KB or 1MB)", f)
+		}
+		out = append(out, n*mult)
+	}
+	return out, nil
+}
+
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
+
+// tx is text from the state fit for a terminal (safetext.Terminal).
+func tx(s string) string { return safetext.Terminal(s) }
+
+func intText(p *int) string {
+	if p == nil {
+		return "?"
+	}
+	return fmt.Sprint(*p)
+}
+
+// humanAge is a duration for the board: "42s", "5m3s", "3h2m", "12d4h".
+func humanAge(d time.Duration) string {
+	switch {
+	case d < 0:
+		return "in the future: " + (-d).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
+}
+
+// exactArgs and rangeArgs check the number of arguments, as usage errors
+// (exit 2).
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return reason.Usage("%s takes %d argument(s), got %d (usage: %s)", cmd.CommandPath(), n, len(args), cmd.UseLine())
+		}
+		return nil
+	}
+}
+
+func rangeArgs(lo, hi int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < lo || len(args) > hi {
+			return reason.Usage("%s takes %d to %d arguments, got %d (usage: %s)", cmd.CommandPath(), lo, hi, len(args), cmd.UseLine())
+		}
+		return nil
+	}
+}
+
+// markRequired makes flags required, checked before the command runs and
+// reported as a usage error (exit 2).
+func markRequired(cmd *cobra.Command, names ...string) {
+	prev := cmd.PreRunE
+	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
+		for _, n := range names {
+			if !cmd.Flags().Changed(n) {
+				return reason.Usage("%s needs --%s (usage: %s)", cmd.CommandPath(), n, cmd.UseLine())
+			}
+		}
+		if prev != nil {
+			return prev(cmd, args)
+		}
+		return nil
+	}
+}
+
+// plural returns "1 file", "2 files", "3 entries".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func integrityPlural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// newTable is the tab writer integrity commands print tables with.
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+
+// progress draws a progress bar on a terminal's stderr; elsewhere it stays
+// silent so that output is stable.
+type progressBar struct {
+	w     io.Writer
+	label string
+	on    bool
+	last  int
+}
+
+func newProgress(app *App, label string) *progressBar {
+	return &progressBar{w: app.Err, label: label, on: app.IsTTY && isTerminal(app.Err)}
+}
+
+func (p *progressBar) update(done, total int) {
+	if !p.on || total == 0 {
+		return
+	}
+	pct := done * 100 / total
+	if pct == p.last && done != total {
+		return
+	}
+	p.last = pct
+	const width = 30
+	fill := done * width / total
+	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d files", p.label, strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total)
+}
+
+func (p *progressBar) done() {
+	if p.on && p.last > 0 {
+		fmt.Fprintln(p.w)
+	}
+}
