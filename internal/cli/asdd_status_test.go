@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
+	"github.com/custodian-dev/custodian/internal/cli/status"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -30,7 +32,7 @@ func TestUseColor(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := useColor(tc.tty, func(k string) string { return tc.env[k] }); got != tc.want {
+			if got := status.UseColor(tc.tty, func(k string) string { return tc.env[k] }); got != tc.want {
 				t.Errorf("useColor = %v, want %v", got, tc.want)
 			}
 		})
@@ -66,7 +68,7 @@ func statusAs(t *testing.T, e *asddEnv, tty bool) string {
 	t.Helper()
 	var out, errb bytes.Buffer
 	now := e.now
-	app := &App{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTY: tty, Now: func() time.Time { return now }}
+	app := &cmdutil.App{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTY: tty, Now: func() time.Time { return now }}
 	if code := Run(app, []string{"-C", e.dir, "status"}); code != 0 {
 		t.Fatalf("status: exit %d\n%s%s", code, out.String(), errb.String())
 	}

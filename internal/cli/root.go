@@ -10,12 +10,46 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/internal/cli/apply"
+	"github.com/custodian-dev/custodian/internal/cli/approve"
+	"github.com/custodian-dev/custodian/internal/cli/assumption"
+	"github.com/custodian-dev/custodian/internal/cli/bench"
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
+	"github.com/custodian-dev/custodian/internal/cli/compat"
+	"github.com/custodian-dev/custodian/internal/cli/cycle"
+	"github.com/custodian-dev/custodian/internal/cli/demo"
+	"github.com/custodian-dev/custodian/internal/cli/doc"
+	"github.com/custodian-dev/custodian/internal/cli/escalations"
+	"github.com/custodian-dev/custodian/internal/cli/halt"
+	"github.com/custodian-dev/custodian/internal/cli/heartbeat"
+	"github.com/custodian-dev/custodian/internal/cli/hook"
+	"github.com/custodian-dev/custodian/internal/cli/impl"
+	"github.com/custodian-dev/custodian/internal/cli/initcmd"
+	"github.com/custodian-dev/custodian/internal/cli/integrity"
+	"github.com/custodian-dev/custodian/internal/cli/lock"
+	"github.com/custodian-dev/custodian/internal/cli/mcp"
+	"github.com/custodian-dev/custodian/internal/cli/migrate"
+	"github.com/custodian-dev/custodian/internal/cli/mirror"
+	"github.com/custodian-dev/custodian/internal/cli/monitor"
+	"github.com/custodian-dev/custodian/internal/cli/propose"
+	"github.com/custodian-dev/custodian/internal/cli/quick"
+	"github.com/custodian-dev/custodian/internal/cli/resolve"
+	"github.com/custodian-dev/custodian/internal/cli/run"
+	"github.com/custodian-dev/custodian/internal/cli/schema"
+	"github.com/custodian-dev/custodian/internal/cli/serve"
+	"github.com/custodian-dev/custodian/internal/cli/slice"
+	"github.com/custodian-dev/custodian/internal/cli/state"
+	"github.com/custodian-dev/custodian/internal/cli/status"
+	"github.com/custodian-dev/custodian/internal/cli/storeopen"
+	"github.com/custodian-dev/custodian/internal/cli/tasks"
+	"github.com/custodian-dev/custodian/internal/cli/version"
+	"github.com/custodian-dev/custodian/internal/cli/watch"
 	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
 )
 
 // NewRoot builds the root command for app.
-func NewRoot(app *App) *cobra.Command {
+func NewRoot(app *cmdutil.App) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "custodian",
 		Short:         "The keeper of a multi-agent pipeline's state",
@@ -30,28 +64,28 @@ func NewRoot(app *App) *cobra.Command {
 	root.SetIn(app.In)
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
-	root.SetFlagErrorFunc(flagError)
+	root.SetFlagErrorFunc(cmdutil.FlagError)
 	root.AddCommand(
 		// ASDD: the manifest of slices, agents and gates
-		newASDDInitCmd(app), newSchemaCmd(app), newStatusCmd(app), newSliceCmd(app),
-		newProposeCmd(app), newQuickCmd(app), newLockCmd(app), newUnlockCmd(app),
-		newResolveCmd(app), newApproveCmd(app), newHeartbeatCmd(app), newTasksCmd(app),
-		newEscalationsCmd(app), newHaltCmd(app), newAssumptionCmd(app),
-		newDemoCmd(app), newDemoAgentCmd(app),
+		initcmd.NewCmd(app), schema.NewCmd(app), status.NewCmd(app), slice.NewCmd(app),
+		propose.NewCmd(app), quick.NewCmd(app), lock.NewLockCmd(app), lock.NewUnlockCmd(app),
+		resolve.NewCmd(app), approve.NewCmd(app), heartbeat.NewCmd(app), tasks.NewCmd(app),
+		escalations.NewCmd(app), halt.NewCmd(app), assumption.NewCmd(app),
+		demo.NewDemoCmd(app), demo.NewDemoAgentCmd(app),
 		// the other documents
-		newImplCmd(app), newStateCmd(app), newCycleCmd(app), newApplyCmd(app),
+		impl.NewCmd(app), state.NewCmd(app), cycle.NewCmd(app), apply.NewCmd(app),
 		// running agents and watching them
-		newRunCmd(app), newWatchCmd(app), newMonitorCmd(app), newServeCmd(app),
+		run.NewCmd(app), watch.NewCmd(app), monitor.NewCmd(app), serve.NewCmd(app),
 		// the store's documents and their history
-		newGetCmd(app), newHistoryCmd(app), newDiffCmd(app), newRollbackCmd(app), newDebugCmd(app),
+		doc.NewGetCmd(app), doc.NewHistoryCmd(app), doc.NewDiffCmd(app), doc.NewRollbackCmd(app), doc.NewDebugCmd(app),
 		// integrity
-		newCheckCmd(app), newVerifyCmd(app), newRepairCmd(app), newRebuildCmd(app), newReviewCmd(app),
+		integrity.NewCheckCmd(app), integrity.NewVerifyCmd(app), integrity.NewRepairCmd(app), integrity.NewRebuildCmd(app), integrity.NewReviewCmd(app),
 		// integration with agents and other tools
-		newHookCmd(app), newPluginCmd(app), newMCPCmd(app), newMirrorCmd(app),
-		newMigrateCmd(app), newCompatCmd(app),
-		newDocsCmd(app), newBenchCmd(app),
+		hook.NewHookCmd(app), hook.NewPluginCmd(app), mcp.NewCmd(app), mirror.NewCmd(app),
+		migrate.NewCmd(app), compat.NewCmd(app),
+		newDocsCmd(app), bench.NewCmd(app),
 	)
-	addVersion(app, root)
+	version.AddVersion(app, root)
 	// cobra adds these when it executes; added now, completion gets the
 	// same unknown-subcommand handling as every other command.
 	root.InitDefaultCompletionCmd()
@@ -125,22 +159,22 @@ func subcommandNames(cmd *cobra.Command) []string {
 // file store, in the order they are tried: a running daemon (--server, or
 // the project's socket), then etcd (--store, $CUSTODIAN_STORE or the
 // project config's store: setting).
-func StoreOpeners() []StoreOpener {
-	return []StoreOpener{{Name: "daemon", Open: openDaemonStore}, {Name: "etcd", Open: openEtcdStore}}
+func StoreOpeners() []cmdutil.StoreOpener {
+	return []cmdutil.StoreOpener{{Name: "daemon", Open: storeopen.OpenDaemonStore}, {Name: "etcd", Open: storeopen.OpenEtcdStore}}
 }
 
 // Main runs the CLI and returns the process exit code. Errors are printed
 // here and nowhere else: "custodian: CODE: message" on stderr, or with
 // --json an {"error":{…}} object on stdout.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := &App{In: stdin, Out: stdout, Err: stderr, Now: monotonicClock(), IsTTY: isTerminal(stdout), Openers: StoreOpeners()}
+	app := &cmdutil.App{In: stdin, Out: stdout, Err: stderr, Now: monotonicClock(), IsTTY: cmdutil.IsTerminal(stdout), Openers: StoreOpeners()}
 	return Run(app, args)
 }
 
 // Run runs the CLI with app's IO and clock and returns the exit code; Main
 // and in-process tests share it. An app without Openers gets
 // StoreOpeners().
-func Run(app *App, args []string) int {
+func Run(app *cmdutil.App, args []string) int {
 	if app.Openers == nil {
 		app.Openers = StoreOpeners()
 	}
@@ -155,12 +189,12 @@ func Run(app *App, args []string) int {
 		err = cerr
 	}
 	if ran != nil && asddOperations[ran.CommandPath()] {
-		err = rejected(err) // refused before or by the rules: nothing changed
+		err = cmdutil.Rejected(err) // refused before or by the rules: nothing changed
 	}
 	if err == nil {
 		return reason.ExitOK
 	}
-	if !errors.As(err, new(*ExitError)) {
+	if !errors.As(err, new(*cmdutil.ExitError)) {
 		printError(app, err)
 	}
 	return exitCode(err)
@@ -188,7 +222,7 @@ var asddOperations = map[string]bool{
 
 // exitCode is the process exit code for an error a command returned.
 func exitCode(err error) int {
-	var exit *ExitError
+	var exit *cmdutil.ExitError
 	if errors.As(err, &exit) {
 		return exit.Code
 	}
@@ -209,8 +243,8 @@ func isCobraUsage(err error) bool {
 	return false
 }
 
-func printError(app *App, err error) {
-	var rej *rejectedError
+func printError(app *cmdutil.App, err error) {
+	var rej *cmdutil.RejectedError
 	isRejection := errors.As(err, &rej)
 	if app.JSON {
 		e, ok := reason.As(err)
@@ -225,7 +259,7 @@ func printError(app *App, err error) {
 		if isRejection { // an operation refused: say that nothing changed
 			body["committed"], body["outcome"] = false, "rejected"
 		}
-		_ = WriteJSON(app.Out, body)
+		_ = cmdutil.WriteJSON(app.Out, body)
 		return
 	}
 	if isRejection {
@@ -235,18 +269,6 @@ func printError(app *App, err error) {
 	// An error may quote what a caller sent: no escape sequence of it
 	// reaches the terminal.
 	fmt.Fprintf(app.Err, "custodian: %s\n", safetext.TerminalText([]byte(err.Error())))
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	return fi.Mode()&os.ModeCharDevice != 0
 }
 
 // monotonicClock is the wall clock read once, then advanced by the

@@ -1,0 +1,118 @@
+package initcmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
+)
+
+// The ASDD commands (seeds 000 and 004): the manifest at
+// .asdd/state/manifest.json, changed only through asdd.Apply inside a store
+// Update; file side effects applied after the commit.
+
+func NewCmd(app *cmdutil.App) *cobra.Command {
+	var sprint string
+	var goals []string
+	var force bool
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Set up ASDD state: .asdd/config.yaml with the seed's defaults and an empty manifest",
+		Long: `Write .asdd/config.yaml (the thirteen agents with their minimum confidence and
+action if below, the CCS agents and floor, gating, uncertainty threshold,
+refinement-loop limit, heartbeat timeout, steering rules) unless it exists,
+and create .asdd/state/manifest.json. Running it again changes nothing but
+the project context given with --sprint and --goal.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			root, err := app.Root()
+			if err != nil {
+				return err
+			}
+			cfgPath := filepath.Join(root, filepath.FromSlash(asdd.ConfigPath))
+			wroteConfig := false
+			if _, err := os.Stat(cfgPath); errors.Is(err, fs.ErrNotExist) || force {
+				if err := os.MkdirAll(filepath.Dir(cfgPath), 0o755); err != nil {
+					return err
+				}
+				if err := os.WriteFile(cfgPath, asdd.DefaultConfigYAML, 0o644); err != nil {
+					return fmt.Errorf("write %s: %w", asdd.ConfigPath, err)
+				}
+				wroteConfig = true
+			} else if _, err := cmdutil.AsddConfig(app); err != nil {
+				return err
+			}
+			if err := writeStateGitignore(root); err != nil {
+				return err
+			}
+			if m, err := cmdutil.LoadManifest(app, cmd); err == nil && sprint == "" && len(goals) == 0 {
+				r := &cmdutil.CommitResult{Revision: m.Revision, Summary: "already initialized", Events: []asdd.Event{}}
+				return cmdutil.Finish(app, r, func(w io.Writer) error {
+					_, err := fmt.Fprintf(w, "ASDD state already initialized at revision %d (%s)\n", m.Revision, asdd.Key)
+					return err
+				})
+			} else if err != nil && err != cmdutil.ErrNoASDDManifest {
+				return err
+			}
+			_, r, err := cmdutil.ApplyOp(app, cmd, asdd.Init{Sprint: sprint, Goals: goals}, true)
+			if err != nil {
+				return err
+			}
+			return cmdutil.Finish(app, r, func(w io.Writer) error {
+				if wroteConfig {
+					fmt.Fprintf(w, "wrote %s\n", asdd.ConfigPath)
+				}
+				_, err := fmt.Fprintf(w, "initialized %s at revision %d\n", asdd.Key, r.Revision)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&sprint, "sprint", "", "the current sprint (project_context.current_sprint)")
+	cmd.Flags().StringArrayVar(&goals, "goal", nil, "a product goal (repeatable)")
+	cmd.Flags().BoolVar(&force, "force", false, "rewrite .asdd/config.yaml with the defaults")
+	return cmd
+}
+
+// stateGitignore keeps what is local to one machine out of git: the state
+// (manifest and journal) is shared, locks and caches are not.
+const stateGitignore = `# Written by custodian init: files local to this machine.
+.lock
+.*.lock
+statcache
+checkcache
+custodian.sock
+custodian.pid
+*.tmp
+`
+
+// runsGitignore keeps custodian run's files out of git: run logs, context
+// packets, the runner's lock and its list of live agents.
+const runsGitignore = `# Written by custodian init: custodian run's logs, context packets and lock
+# are local to this machine.
+*
+`
+
+// writeStateGitignore writes .asdd/state/.gitignore and .asdd/runs/.gitignore,
+// each unless it exists.
+func writeStateGitignore(root string) error {
+	for _, f := range []struct{ dir, text string }{{"state", stateGitignore}, {"runs", runsGitignore}} {
+		p := filepath.Join(root, ".asdd", f.dir, ".gitignore")
+		if _, err := os.Stat(p); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("init: %w", err)
+		}
+		if err := os.WriteFile(p, []byte(f.text), 0o644); err != nil {
+			return fmt.Errorf("init: %w", err)
+		}
+	}
+	return nil
+}
