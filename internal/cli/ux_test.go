@@ -374,7 +374,7 @@ func TestVersionOfABuild(t *testing.T) {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
 	bin := filepath.Join(t.TempDir(), "custodian")
-	build := exec.Command("go", "build", "-buildvcs=true", "-ldflags", "-X github.com/custodian-dev/custodian/internal/cli.buildDate=2026-11-25T18:00:00Z", "-o", bin, "./cmd/custodian")
+	build := exec.Command("go", "build", "-buildvcs=true", "-ldflags", "-X github.com/custodian-dev/custodian/internal/cli/version.buildDate=2026-11-25T18:00:00Z", "-o", bin, "./cmd/custodian")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)

@@ -12,7 +12,7 @@ import (
 
 // buildDate may be set at link time for release builds:
 //
-//	go build -ldflags "-X github.com/custodian-dev/custodian/internal/cli.buildDate=2026-11-25T18:00:00Z" ./cmd/custodian
+//	go build -ldflags "-X github.com/custodian-dev/custodian/internal/cli/version.buildDate=2026-11-25T18:00:00Z" ./cmd/custodian
 //
 // Without it the version shows the commit's date from the build info.
 var buildDate string
