@@ -27,17 +27,17 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 				return err
 			}
 			if project {
-				_, r, err := cmdutil.ApplyOp(app, cmd, asdd.ClearReview{Role: role, By: by, Rationale: rationale}, false)
+				_, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.ClearReview{Role: role, By: by, Rationale: rationale})
 				if err != nil {
 					return err
 				}
 				return cmdutil.Finish(app, r, nil)
 			}
-			hashes, err := cmdutil.SliceHashes(app, cmd, args[0])
+			hashes, err := cmdutil.SliceHashes(app.Context(cmd), app, args[0])
 			if err != nil {
 				return err
 			}
-			out, r, err := cmdutil.ApplyOp(app, cmd, asdd.Approve{Slice: args[0], Role: role, By: by, Rationale: rationale, RootCause: root, Hashes: hashes}, false)
+			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.Approve{Slice: args[0], Role: role, By: by, Rationale: rationale, RootCause: root, Hashes: hashes})
 			if err != nil {
 				return err
 			}

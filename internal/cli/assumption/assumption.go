@@ -25,7 +25,7 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 			if err := cmdutil.Required("role", role); err != nil {
 				return err
 			}
-			out, r, err := cmdutil.ApplyOp(app, cmd, asdd.CorrectAssumption{Slice: args[0], Index: n, Role: role, Correction: text}, false)
+			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.CorrectAssumption{Slice: args[0], Index: n, Role: role, Correction: text})
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,7 +20,7 @@ import (
 )
 
 // asddConfig reads .asdd/config.yaml; a missing file means the defaults.
-func AsddConfig(app *App) (*asdd.Config, error) {
+func ASDDConfig(app *App) (*asdd.Config, error) {
 	root, err := app.Root()
 	if err != nil {
 		return nil, err
@@ -36,7 +37,7 @@ func AsddConfig(app *App) (*asdd.Config, error) {
 
 var ErrNoASDDManifest = reason.New(reason.NotFound, "no ASDD manifest at %s: run `custodian init` first", asdd.Key)
 
-// noManifestHint turns the store's "no document" for the ASDD manifest into
+// NoManifestHint turns the store's "no document" for the ASDD manifest into
 // errNoASDDManifest, which says to run custodian init.
 func NoManifestHint(err error) error {
 	if e, ok := reason.As(err); ok && e.Code == reason.NotFound && strings.HasPrefix(e.Message, "no document "+asdd.Key) {
@@ -45,13 +46,13 @@ func NoManifestHint(err error) error {
 	return err
 }
 
-// loadManifest returns the committed manifest.
-func LoadManifest(app *App, cmd *cobra.Command) (*asdd.Manifest, error) {
+// LoadManifest returns the committed manifest.
+func LoadManifest(ctx context.Context, app *App) (*asdd.Manifest, error) {
 	st, err := app.Store()
 	if err != nil {
 		return nil, err
 	}
-	doc, err := st.Get(app.Context(cmd), asdd.Key)
+	doc, err := st.Get(ctx, asdd.Key)
 	if reason.CodeOf(err) == reason.NotFound {
 		return nil, ErrNoASDDManifest
 	}
@@ -74,20 +75,20 @@ func corrupt(err error) error {
 	return reason.New(reason.CorruptState, "%s does not match its schema (run `custodian check` or `custodian rebuild`): %w", asdd.Key, err)
 }
 
-// commitResult is what a mutating command reports: the operation's
+// CommitResult is what a mutating command reports: the operation's
 // response, as the API gives it (committed and outcome say whether state
 // changed; a rejection is an error and changes nothing).
 type CommitResult = wire.OpResponse
 
-// applyOp runs op through the application layer (the daemon's when one
+// ApplyOp runs op through the application layer (the daemon's when one
 // runs): the rules, the commit and the file effects. A committed halt
 // comes back with its Verdict set. The outcome carries no manifest.
-func ApplyOp(app *App, cmd *cobra.Command, op asdd.Op, _ bool) (*asdd.Outcome, *CommitResult, error) {
+func ApplyOp(ctx context.Context, app *App, op asdd.Op) (*asdd.Outcome, *CommitResult, error) {
 	svc, err := app.Service()
 	if err != nil {
 		return nil, nil, err
 	}
-	resp, err := svc.ASDD(app.Context(cmd), op)
+	resp, err := svc.ASDD(ctx, op)
 	if err != nil {
 		return nil, nil, Rejected(NoManifestHint(err))
 	}
@@ -108,7 +109,7 @@ func resultOf(resp *wire.OpResponse) *CommitResult {
 	return &r
 }
 
-// rejectedError is an operation the rules (or the input checks) refused:
+// RejectedError is an operation the rules (or the input checks) refused:
 // nothing was committed. Its text and --json say so.
 type RejectedError struct{ err error }
 
@@ -116,7 +117,7 @@ func (e *RejectedError) Error() string { return e.err.Error() }
 
 func (e *RejectedError) Unwrap() error { return e.err }
 
-// rejected marks a refusal with a reason code as a rejection.
+// Rejected marks a refusal with a reason code as a rejection.
 func Rejected(err error) error {
 	if _, ok := reason.As(err); !ok {
 		return err
@@ -127,7 +128,7 @@ func Rejected(err error) error {
 	return &RejectedError{err}
 }
 
-// finish renders a commit result and turns a committed halt into the
+// Finish renders a commit result and turns a committed halt into the
 // verdict's exit code.
 func Finish(app *App, r *CommitResult, text func(w io.Writer) error) error {
 	if err := app.Render(r, func(w io.Writer) error {
@@ -148,7 +149,7 @@ func Finish(app *App, r *CommitResult, text func(w io.Writer) error) error {
 	return nil
 }
 
-// parseArtifactFlags turns NAME=PATH flags into hashed artifacts.
+// ParseArtifactFlags turns NAME=PATH flags into hashed artifacts.
 func ParseArtifactFlags(p *effects.Project, flags []string, marker string) ([]asdd.Artifact, error) {
 	var out []asdd.Artifact
 	for _, f := range flags {
@@ -165,7 +166,7 @@ func ParseArtifactFlags(p *effects.Project, flags []string, marker string) ([]as
 	return out, nil
 }
 
-// openProject opens the project root for reading artifacts.
+// OpenProject opens the project root for reading artifacts.
 func OpenProject(app *App) (*effects.Project, error) {
 	root, err := app.Root()
 	if err != nil {
@@ -192,7 +193,7 @@ func ParseScore(s string) (float64, error) {
 	return v, nil
 }
 
-// optInt returns a pointer to v when the flag was given.
+// OptInt returns a pointer to v when the flag was given.
 func OptInt(cmd *cobra.Command, name string, v int) *int {
 	if !cmd.Flags().Changed(name) {
 		return nil
@@ -200,7 +201,7 @@ func OptInt(cmd *cobra.Command, name string, v int) *int {
 	return &v
 }
 
-// sliceResult adds the slice's committed state to a result.
+// SliceResult adds the slice's committed state to a result.
 func SliceResult(out *asdd.Outcome, r *CommitResult, id string) {
 	if out != nil && out.Manifest != nil {
 		r.Slice = out.Manifest.Slice(id)
@@ -214,16 +215,16 @@ func Dash(s string) string {
 	return s
 }
 
-func CcsText(v *float64) string {
+func CCSText(v *float64) string {
 	if v == nil {
 		return "—"
 	}
 	return asdd.FormatScore(*v)
 }
 
-// sliceHashes hashes every artifact the slice names, for a human sign-off.
-func SliceHashes(app *App, cmd *cobra.Command, id string) (map[string]string, error) {
-	m, err := LoadManifest(app, cmd)
+// SliceHashes hashes every artifact the slice names, for a human sign-off.
+func SliceHashes(ctx context.Context, app *App, id string) (map[string]string, error) {
+	m, err := LoadManifest(ctx, app)
 	if err != nil {
 		return nil, err
 	}

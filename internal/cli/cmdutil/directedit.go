@@ -16,7 +16,7 @@ func withDirectEdits(opts *file.Options, root string, out io.Writer) error {
 	return directedit.Configure(opts, root, out)
 }
 
-// readProjectFile reads a file the custodian owns (the config) without
+// ReadProjectFile reads a file the custodian owns (the config) without
 // ever blocking: a FIFO or a device in its place is INVALID_INPUT at once
 // (issue 18 item 12). Errors wrap fs.ErrNotExist when it is missing.
 func ReadProjectFile(name string) ([]byte, error) {

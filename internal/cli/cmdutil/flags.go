@@ -13,7 +13,7 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-// enumValue is a string flag that takes one of a fixed set of values. A
+// EnumValue is a string flag that takes one of a fixed set of values. A
 // value is matched without regard to case and stored in its canonical
 // spelling; anything else is rejected while the flags are parsed, before
 // the command runs (INVALID_INPUT, exit 2, naming the allowed values).
@@ -42,7 +42,7 @@ func (v *EnumValue) Set(s string) error {
 	return &errNotAllowed{v.Allowed}
 }
 
-// enumFlag defines --name on fs, stored in p, default def ("" for none),
+// EnumFlag defines --name on fs, stored in p, default def ("" for none),
 // taking only one of allowed; the usage line lists them and shell
 // completion offers them. Every flag with a fixed set of values is defined
 // through it.
@@ -54,7 +54,7 @@ func EnumFlag(cmd *cobra.Command, fs *pflag.FlagSet, p *string, name, def string
 	})
 }
 
-// flagError turns a flag parsing error into the error the command returns:
+// FlagError turns a flag parsing error into the error the command returns:
 // a value outside an enumerated flag's set is INVALID_INPUT naming the flag
 // and the allowed values; anything else is a usage error.
 func FlagError(c *cobra.Command, err error) error {
@@ -66,7 +66,7 @@ func FlagError(c *cobra.Command, err error) error {
 	return &reason.UsageError{Err: err}
 }
 
-// sliceStatuses is every status a slice may have, lifecycle first.
+// SliceStatuses is every status a slice may have, lifecycle first.
 func SliceStatuses() []string {
 	return append(slices.Clone(asdd.Lifecycle), asdd.Blocked, asdd.Partial, asdd.QuickFix, asdd.BehaviorCapture, asdd.NeedsHumanReview)
 }

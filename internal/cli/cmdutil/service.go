@@ -34,7 +34,7 @@ func (a *App) Service() (app.Service, error) {
 	a.svc = app.NewLocal(app.Options{
 		Store:  st,
 		Root:   root,
-		Config: func() (*asdd.Config, error) { return AsddConfig(a) },
+		Config: func() (*asdd.Config, error) { return ASDDConfig(a) },
 		Now:    a.Now,
 		// Warnings reach the user through Warn, on stderr.
 		Logger: slog.New(slog.DiscardHandler),

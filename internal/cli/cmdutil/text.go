@@ -55,7 +55,7 @@ func ParseSizes(s string) ([]int, error) {
 
 func SortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
-// tx is text from the state fit for a terminal (safetext.Terminal).
+// Tx is text from the state fit for a terminal (safetext.Terminal).
 func Tx(s string) string { return safetext.Terminal(s) }
 
 func IntText(p *int) string {
@@ -65,7 +65,7 @@ func IntText(p *int) string {
 	return fmt.Sprint(*p)
 }
 
-// humanAge is a duration for the board: "42s", "5m3s", "3h2m", "12d4h".
+// HumanAge is a duration for the board: "42s", "5m3s", "3h2m", "12d4h".
 func HumanAge(d time.Duration) string {
 	switch {
 	case d < 0:
@@ -78,7 +78,7 @@ func HumanAge(d time.Duration) string {
 	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
 }
 
-// exactArgs and rangeArgs check the number of arguments, as usage errors
+// ExactArgs and RangeArgs check the number of arguments, as usage errors
 // (exit 2).
 func ExactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
@@ -98,7 +98,7 @@ func RangeArgs(lo, hi int) cobra.PositionalArgs {
 	}
 }
 
-// markRequired makes flags required, checked before the command runs and
+// MarkRequired makes flags required, checked before the command runs and
 // reported as a usage error (exit 2).
 func MarkRequired(cmd *cobra.Command, names ...string) {
 	prev := cmd.PreRunE
@@ -115,7 +115,7 @@ func MarkRequired(cmd *cobra.Command, names ...string) {
 	}
 }
 
-// plural returns "1 file", "2 files", "3 entries".
+// Plural returns "1 file", "2 files", "3 entries".
 func Plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
@@ -133,12 +133,12 @@ func IntegrityPlural(n int, one, many string) string {
 	return many
 }
 
-// shellQuote quotes s for a POSIX shell.
+// ShellQuote quotes s for a POSIX shell.
 func ShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// newTable is the tab writer integrity commands print tables with.
+// NewTable is the tab writer integrity commands print tables with.
 func NewTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
 
 // progress draws a progress bar on a terminal's stderr; elsewhere it stays

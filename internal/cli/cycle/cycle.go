@@ -43,7 +43,7 @@ const (
 	SignalExitUnknown  = 12
 )
 
-// maxInputBytes bounds a file or stdin that a cycle command reads.
+// MaxInputBytes bounds a file or stdin that a cycle command reads.
 const MaxInputBytes = 16 << 20
 
 type cycleCLI struct {

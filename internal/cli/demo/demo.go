@@ -135,7 +135,7 @@ func demoServe(app *cmdutil.App, cmd *cobra.Command, self, dir, addr string) err
 	}
 }
 
-// commandName is how the user runs this binary from a shell: "custodian"
+// CommandName is how the user runs this binary from a shell: "custodian"
 // when that is what PATH finds, else the binary's path; a binary that go
 // run built in a temporary directory is gone after the demo, so the hint
 // says how to install one.
@@ -353,7 +353,7 @@ func (d *demo) check() {
 	}
 }
 
-// newDemoAgentCmd is the demo's scripted agent: run by `custodian run`
+// NewDemoAgentCmd is the demo's scripted agent: run by `custodian run`
 // with the CUSTODIAN_* environment, it writes its phase artifact and
 // reports the score the demo's script gives it.
 func NewDemoAgentCmd(app *cmdutil.App) *cobra.Command {
@@ -372,7 +372,7 @@ func NewDemoAgentCmd(app *cmdutil.App) *cobra.Command {
 				fmt.Fprintf(app.Out, "task %s of %s done\n", task, slice)
 				return nil
 			}
-			m, err := cmdutil.LoadManifest(app, cmd)
+			m, err := cmdutil.LoadManifest(app.Context(cmd), app)
 			if err != nil {
 				return err
 			}

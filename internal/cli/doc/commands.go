@@ -198,7 +198,7 @@ func NewRollbackCmd(app *cmdutil.App) *cobra.Command {
 	return cmd
 }
 
-// newDebugCmd holds hidden commands for tests and operations experiments.
+// NewDebugCmd holds hidden commands for tests and operations experiments.
 func NewDebugCmd(app *cmdutil.App) *cobra.Command {
 	cmd := &cobra.Command{Use: "debug", Short: "Commands for testing Custodian itself", Hidden: true}
 	var id string

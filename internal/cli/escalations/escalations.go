@@ -20,7 +20,7 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 		Short: "List escalation notices (open ones by default)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := cmdutil.LoadManifest(app, cmd)
+			m, err := cmdutil.LoadManifest(app.Context(cmd), app)
 			if err != nil {
 				return err
 			}

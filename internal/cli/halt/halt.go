@@ -45,7 +45,7 @@ notice and a failure-log row, like any halt.`,
 			// The application layer hashes the slice's artifacts as marked:
 			// the phase's artifact is marked DRAFT — AGENT HALTED.
 			op := asdd.ReportFailure{Agent: agent, Slice: args[0], Mode: strings.ToUpper(mode), Reason: why, Flagged: flagged, Artifacts: artifacts}
-			out, r, err := cmdutil.ApplyOp(app, cmd, op, false)
+			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, op)
 			if err != nil {
 				return err
 			}

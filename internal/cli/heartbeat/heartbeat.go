@@ -22,7 +22,7 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 			}
 			op := asdd.Beat{Agent: agent, Status: strings.ToUpper(status), Slice: slice,
 				Wave: cmdutil.OptInt(cmd, "wave", wave), Completed: cmdutil.OptInt(cmd, "done", done), Remaining: cmdutil.OptInt(cmd, "remaining", remaining)}
-			_, r, err := cmdutil.ApplyOp(app, cmd, op, false)
+			_, r, err := cmdutil.ApplyOp(app.Context(cmd), app, op)
 			if err != nil {
 				return err
 			}

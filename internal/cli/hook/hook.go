@@ -16,7 +16,7 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-// hookMarker identifies a pre-commit hook this command wrote.
+// HookMarker identifies a pre-commit hook this command wrote.
 const HookMarker = "# custodian pre-commit hook"
 
 func NewHookCmd(app *cmdutil.App) *cobra.Command {

@@ -46,13 +46,13 @@ the project context given with --sprint and --goal.`,
 					return fmt.Errorf("write %s: %w", asdd.ConfigPath, err)
 				}
 				wroteConfig = true
-			} else if _, err := cmdutil.AsddConfig(app); err != nil {
+			} else if _, err := cmdutil.ASDDConfig(app); err != nil {
 				return err
 			}
 			if err := writeStateGitignore(root); err != nil {
 				return err
 			}
-			if m, err := cmdutil.LoadManifest(app, cmd); err == nil && sprint == "" && len(goals) == 0 {
+			if m, err := cmdutil.LoadManifest(app.Context(cmd), app); err == nil && sprint == "" && len(goals) == 0 {
 				r := &cmdutil.CommitResult{Revision: m.Revision, Summary: "already initialized", Events: []asdd.Event{}}
 				return cmdutil.Finish(app, r, func(w io.Writer) error {
 					_, err := fmt.Fprintf(w, "ASDD state already initialized at revision %d (%s)\n", m.Revision, asdd.Key)
@@ -61,7 +61,7 @@ the project context given with --sprint and --goal.`,
 			} else if err != nil && err != cmdutil.ErrNoASDDManifest {
 				return err
 			}
-			_, r, err := cmdutil.ApplyOp(app, cmd, asdd.Init{Sprint: sprint, Goals: goals}, true)
+			_, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.Init{Sprint: sprint, Goals: goals})
 			if err != nil {
 				return err
 			}

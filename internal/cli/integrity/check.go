@@ -212,7 +212,7 @@ func haltDrift(app *cmdutil.App, cmd *cobra.Command, rep *CheckReport) {
 		if len(paths) == 0 {
 			continue
 		}
-		_, r, err := cmdutil.ApplyOp(app, cmd, asdd.FlagDrift{Slice: cs.ID, Paths: paths}, false)
+		_, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.FlagDrift{Slice: cs.ID, Paths: paths})
 		if err != nil {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("could not halt %s: %v", cs.ID, err))
 			continue

@@ -28,12 +28,12 @@ import (
 // cache is advisory: a missing, damaged or stale one means loading the
 // manifest through the store as usual; --full never uses it.
 
-// checkCachePath is where the check input cache lives.
+// CheckCachePath is where the check input cache lives.
 var CheckCachePath = path.Join(path.Dir(asdd.Key), "checkcache")
 
 const CheckCacheVersion = 2 // 2: slices' duplicate chain agents
 
-// checkInput is what a check takes from the manifest.
+// CheckInput is what a check takes from the manifest.
 type CheckInput struct {
 	Revision      uint64
 	Slices        []CheckInputSlice
@@ -48,7 +48,7 @@ type CheckInputSlice struct {
 	DuplicateChain []string
 }
 
-// checkCacheFile is the cache's content.
+// CheckCacheFile is the cache's content.
 type CheckCacheFile struct {
 	Version  int
 	Manifest reconcile.Stamp
@@ -82,7 +82,7 @@ func stateStamps(root *os.Root) (m, j reconcile.Stamp, ok bool) {
 	return reconcile.StampOf(mi), j, true
 }
 
-// encodeCheckCache and decodeCheckCache are the cache's format (gob).
+// EncodeCheckCache and DecodeCheckCache are the cache's format (gob).
 func EncodeCheckCache(c *CheckCacheFile) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(c); err != nil {
@@ -120,7 +120,7 @@ func loadCheckInput(app *cmdutil.App, cmd *cobra.Command, root *os.Root, full, r
 			}
 		}
 	}
-	m, err := cmdutil.LoadManifest(app, cmd)
+	m, err := cmdutil.LoadManifest(app.Context(cmd), app)
 	if err != nil {
 		return nil, err
 	}

@@ -174,7 +174,7 @@ func rebuild(app *cmdutil.App, cmd *cobra.Command, force bool) (*RebuildResult, 
 	}
 	unlockDoc()
 
-	cfg, err := cmdutil.AsddConfig(app)
+	cfg, err := cmdutil.ASDDConfig(app)
 	if err != nil {
 		return nil, err
 	}
@@ -397,7 +397,7 @@ and --by the person (default $CUSTODIAN_ACTOR or the OS user).`,
 			res := &ReviewResult{}
 			var warnings []string
 			if !project {
-				m, err := cmdutil.LoadManifest(app, cmd)
+				m, err := cmdutil.LoadManifest(app.Context(cmd), app)
 				if err != nil {
 					return err
 				}
@@ -412,7 +412,7 @@ and --by the person (default $CUSTODIAN_ACTOR or the OS user).`,
 				}
 				op.Hashes, res.Accepted, warnings = hashes, hashes, w
 			}
-			out, r, err := cmdutil.ApplyOp(app, cmd, op, false)
+			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, op)
 			if err != nil {
 				return err
 			}

@@ -20,7 +20,7 @@ func NewLockCmd(app *cmdutil.App) *cobra.Command {
 			if err := cmdutil.Required("holder", holder); err != nil {
 				return err
 			}
-			out, r, err := cmdutil.ApplyOp(app, cmd, asdd.LockSlice{Slice: args[0], Holder: holder, TTL: ttl, Reason: why}, false)
+			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.LockSlice{Slice: args[0], Holder: holder, TTL: ttl, Reason: why})
 			if err != nil {
 				return err
 			}
@@ -47,7 +47,7 @@ func NewUnlockCmd(app *cmdutil.App) *cobra.Command {
 					return err
 				}
 			}
-			out, r, err := cmdutil.ApplyOp(app, cmd, asdd.UnlockSlice{Slice: args[0], Holder: holder, Force: force, Role: role}, false)
+			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.UnlockSlice{Slice: args[0], Holder: holder, Force: force, Role: role})
 			if err != nil {
 				return err
 			}

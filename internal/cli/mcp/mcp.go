@@ -84,7 +84,7 @@ func newStdioMCP(a *cmdutil.App, level slog.Level) (*mcp.Server, func(), error) 
 	svcs := &mcpServices{app: a, root: root}
 	srv := mcp.New(mcp.Options{
 		Service: svcs.get,
-		Config:  func() (*asdd.Config, error) { return cmdutil.AsddConfig(a) },
+		Config:  func() (*asdd.Config, error) { return cmdutil.ASDDConfig(a) },
 		Admin:   os.Getenv("CUSTODIAN_ADMIN_TOKEN") != "",
 		Actor:   cmdutil.Actor(""),
 		Now:     a.Now,
@@ -156,7 +156,7 @@ func (m *mcpServices) get(ctx context.Context) (app.Service, error) {
 		m.local = app.NewLocal(app.Options{
 			Store:  st,
 			Root:   m.root,
-			Config: func() (*asdd.Config, error) { return cmdutil.AsddConfig(a) },
+			Config: func() (*asdd.Config, error) { return cmdutil.ASDDConfig(a) },
 			Now:    a.Now,
 			Logger: slog.New(slog.NewTextHandler(a.Err, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		})

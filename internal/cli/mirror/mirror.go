@@ -133,7 +133,7 @@ type MirrorLag struct {
 	AgeSeconds *float64 `json:"age_seconds,omitempty"`
 }
 
-// mirrorLags reports every document's mirror against the store, on a
+// MirrorLags reports every document's mirror against the store, on a
 // project whose store is etcd (configured here, or served by a daemon that
 // mirrors into this directory); nil otherwise. It reads the store without
 // refreshing the mirrors, so it shows them as they were.
@@ -186,7 +186,7 @@ func MirrorLags(app *cmdutil.App, cmd *cobra.Command, st store.Store) ([]MirrorL
 	return lags, nil
 }
 
-// writeMirrorLags is the board's mirror section.
+// WriteMirrorLags is the board's mirror section.
 func WriteMirrorLags(w io.Writer, lags []MirrorLag) {
 	if lags == nil {
 		return

@@ -77,7 +77,7 @@ interval until interrupted (custodian serve runs the same loop).`,
 // monitorOnce is one pass of the heartbeat monitor through the
 // application layer (app.MonitorOnce).
 func monitorOnce(app *cmdutil.App, cmd *cobra.Command) (*MonitorResult, error) {
-	cfg, err := cmdutil.AsddConfig(app)
+	cfg, err := cmdutil.ASDDConfig(app)
 	if err != nil {
 		return nil, err
 	}

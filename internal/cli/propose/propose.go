@@ -37,7 +37,7 @@ slice (exit 3; 4 for an escalated conflict; 5 for drift) with the reason.`,
 			if err != nil {
 				return err
 			}
-			cfg, err := cmdutil.AsddConfig(app)
+			cfg, err := cmdutil.ASDDConfig(app)
 			if err != nil {
 				return err
 			}
@@ -65,14 +65,14 @@ slice (exit 3; 4 for an escalated conflict; 5 for drift) with the reason.`,
 			if v, c, m := cmdutil.OptInt(cmd, "validated", validated), cmdutil.OptInt(cmd, "corrected", corrected), cmdutil.OptInt(cmd, "missing", missing); v != nil || c != nil || m != nil {
 				prop.Retro = &asdd.Retro{Validated: v, Corrected: c, Missing: m}
 			}
-			if m, err := cmdutil.LoadManifest(app, cmd); err == nil {
+			if m, err := cmdutil.LoadManifest(app.Context(cmd), app); err == nil {
 				if s := m.Slice(slice); s != nil {
 					if prop.Observed, err = p.Observe(s.Artifacts()); err != nil {
 						return err
 					}
 				}
 			}
-			out, r, err := cmdutil.ApplyOp(app, cmd, prop, false)
+			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, prop)
 			if err != nil {
 				return err
 			}

@@ -24,7 +24,7 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			out, r, err := cmdutil.ApplyOp(app, cmd, asdd.Quick{ID: id, Description: args[0], Agent: agent, Artifacts: artifacts}, false)
+			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.Quick{ID: id, Description: args[0], Agent: agent, Artifacts: artifacts})
 			if err != nil {
 				return err
 			}

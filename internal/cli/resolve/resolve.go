@@ -32,7 +32,7 @@ recorded as the human's accepted versions.`,
 			if err := cmdutil.Required("rationale", rationale); err != nil {
 				return err
 			}
-			hashes, err := cmdutil.SliceHashes(app, cmd, args[0])
+			hashes, err := cmdutil.SliceHashes(app.Context(cmd), app, args[0])
 			if err != nil {
 				return err
 			}
@@ -43,7 +43,7 @@ recorded as the human's accepted versions.`,
 				action = asdd.ActionResume
 			}
 			op := asdd.Resolve{Slice: args[0], Role: role, By: by, Rationale: rationale, Action: action, ReturnTo: strings.ToUpper(to), RootCause: root, Hashes: hashes, Favour: favour}
-			out, r, err := cmdutil.ApplyOp(app, cmd, op, false)
+			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, op)
 			if err != nil {
 				return err
 			}

@@ -84,7 +84,7 @@ func runRun(app *cmdutil.App, cmd *cobra.Command, args []string, o runOptions) e
 		return reason.Usage("--quick and --dry-run do not go together")
 	}
 	o.until = strings.ToUpper(o.until)
-	cfg, err := cmdutil.AsddConfig(app)
+	cfg, err := cmdutil.ASDDConfig(app)
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func runRun(app *cmdutil.App, cmd *cobra.Command, args []string, o runOptions) e
 		return err
 	}
 	// No project: say so before the runner takes its lock under .asdd/runs.
-	if _, err := cmdutil.LoadManifest(app, cmd); err != nil {
+	if _, err := cmdutil.LoadManifest(app.Context(cmd), app); err != nil {
 		return err
 	}
 	state, err := newRunState(app, root, cfg)
@@ -356,7 +356,7 @@ func (s *runState) Artifact(name, path, marker string) (asdd.Artifact, error) {
 
 func (s *runState) Observe(paths []string) (map[string]string, error) { return s.proj.Observe(paths) }
 
-// nOf is "1 retry", "2 retries", "0 retries".
+// NOf is "1 retry", "2 retries", "0 retries".
 func NOf(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one

@@ -172,7 +172,7 @@ func maxDocumentBytes() (int, error) {
 	return n, nil
 }
 
-// daemonRuntime gives this process custodian serve's runtime settings
+// DaemonRuntime gives this process custodian serve's runtime settings
 // (daemon.TuneRuntime) for a daemon the bench commands start in process.
 func DaemonRuntime(limit string) error {
 	n, err := memoryLimit(limit)

@@ -22,7 +22,7 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 		Short: "Add a slice (FEATURE starts in DISCOVERY, RETRO_SPEC in BEHAVIOR_CAPTURE)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, r, err := cmdutil.ApplyOp(app, cmd, asdd.AddSlice{ID: args[0], Name: name, Type: strings.ToUpper(typ), GovernanceMode: strings.ToUpper(gov), By: cmdutil.Actor("")}, false)
+			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.AddSlice{ID: args[0], Name: name, Type: strings.ToUpper(typ), GovernanceMode: strings.ToUpper(gov), By: cmdutil.Actor("")})
 			if err != nil {
 				return err
 			}
@@ -39,7 +39,7 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 		Short: "Show one slice: phase, chain, CCS, block record, lock, tasks",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := cmdutil.LoadManifest(app, cmd)
+			m, err := cmdutil.LoadManifest(app.Context(cmd), app)
 			if err != nil {
 				return err
 			}
@@ -47,7 +47,7 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			cfg, err := cmdutil.AsddConfig(app)
+			cfg, err := cmdutil.ASDDConfig(app)
 			if err != nil {
 				return err
 			}
@@ -65,7 +65,7 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 		Short: "List slices (optionally --status S)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := cmdutil.LoadManifest(app, cmd)
+			m, err := cmdutil.LoadManifest(app.Context(cmd), app)
 			if err != nil {
 				return err
 			}
@@ -79,7 +79,7 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "SLICE\tTYPE\tSTATUS\tCCS\tNAME")
 				for _, s := range list {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cmdutil.Tx(s.SliceID), cmdutil.Tx(cmdutil.Dash(s.Type)), cmdutil.Tx(s.Status), cmdutil.CcsText(s.CCS), cmdutil.Tx(s.Name))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cmdutil.Tx(s.SliceID), cmdutil.Tx(cmdutil.Dash(s.Type)), cmdutil.Tx(s.Status), cmdutil.CCSText(s.CCS), cmdutil.Tx(s.Name))
 				}
 				return tw.Flush()
 			})
@@ -94,7 +94,7 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 func writeSlice(w io.Writer, s *asdd.Slice, cfg *asdd.Config, rev uint64, now time.Time) error {
 	fmt.Fprintf(w, "%s  %s\n", cmdutil.Tx(s.SliceID), cmdutil.Tx(s.Name))
 	fmt.Fprintf(w, "  type %s, status %s, governance %s, manifest revision %d\n", cmdutil.Dash(s.Type), s.Status, cmdutil.Dash(s.GovernanceMode), rev)
-	fmt.Fprintf(w, "  CCS %s", cmdutil.CcsText(s.CCS))
+	fmt.Fprintf(w, "  CCS %s", cmdutil.CCSText(s.CCS))
 	if wl, ok := asdd.WeakLink(s, cfg); ok {
 		fmt.Fprintf(w, " (weak link: %s %s)", wl.Agent, asdd.FormatScore(wl.Score))
 	}

@@ -30,11 +30,11 @@ terminal or NO_COLOR is set (CLICOLOR_FORCE=1 forces colour). --json prints
 the board as JSON.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := cmdutil.LoadManifest(app, cmd)
+			m, err := cmdutil.LoadManifest(app.Context(cmd), app)
 			if err != nil {
 				return err
 			}
-			cfg, err := cmdutil.AsddConfig(app)
+			cfg, err := cmdutil.ASDDConfig(app)
 			if err != nil {
 				return err
 			}
@@ -65,7 +65,7 @@ the board as JSON.`,
 	}
 }
 
-// useColor decides whether terminal output is coloured: on a TTY unless
+// UseColor decides whether terminal output is coloured: on a TTY unless
 // NO_COLOR is set (https://no-color.org), or anywhere with CLICOLOR_FORCE
 // set to something other than 0; never with TERM=dumb.
 func UseColor(tty bool, getenv func(string) string) bool {
@@ -173,7 +173,7 @@ func writeBoardStyled(w io.Writer, b asdd.Board, st boardStyle) error {
 	if b.Sprint != "" {
 		head += ", sprint " + cmdutil.Tx(b.Sprint)
 	}
-	head += ", global confidence " + cmdutil.CcsText(b.GlobalConfidence)
+	head += ", global confidence " + cmdutil.CCSText(b.GlobalConfidence)
 	fmt.Fprintln(w, st.paint(sgrBold, head))
 	if b.NeedsReview {
 		fmt.Fprintln(w, st.paint(sgrBoldRed, fmt.Sprintf("!! state marked %s: the pipeline is stopped until a human approves it", asdd.NeedsHumanReview)))
@@ -209,7 +209,7 @@ func writeBoardStyled(w io.Writer, b asdd.Board, st boardStyle) error {
 					lock, lockSGR = "expired ("+s.Lock.Holder+")", sgrDim
 				}
 			}
-			rows = append(rows, []cell{{phase, st.phaseSGR(s)}, {s.ID, sgrBold}, {cmdutil.CcsText(s.CCS), st.ccsSGR(s.CCS)}, {weak, weakSGR}, {tasks, tasksSGR}, {lock, lockSGR}, {s.Name, ""}})
+			rows = append(rows, []cell{{phase, st.phaseSGR(s)}, {s.ID, sgrBold}, {cmdutil.CCSText(s.CCS), st.ccsSGR(s.CCS)}, {weak, weakSGR}, {tasks, tasksSGR}, {lock, lockSGR}, {s.Name, ""}})
 		}
 		st.writeTable(w, "", rows)
 	}

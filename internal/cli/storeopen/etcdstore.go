@@ -97,7 +97,7 @@ func storeFromConfig(path string) (string, error) {
 	return StoreKey(data), nil
 }
 
-// storeKey extracts the top-level store: string of a YAML document ("" when
+// StoreKey extracts the top-level store: string of a YAML document ("" when
 // absent or not a string, or when the document does not parse).
 func StoreKey(data []byte) string {
 	var c struct {
@@ -123,7 +123,7 @@ func openEtcdWith(raw string, opts etcd.Options) (*etcd.Store, error) {
 // mirrorDirs are the directories of the documents' mirrors.
 var mirrorDirs = []string{".asdd/state", ".impl", ".agents/tmp", ".workflow/.cycle"}
 
-// refuseMirrors fails when the project's documents are mirrors of an etcd
+// RefuseMirrors fails when the project's documents are mirrors of an etcd
 // store (a mirror state file names it), naming that store.
 func RefuseMirrors(app *cmdutil.App) error {
 	root, err := app.Root()

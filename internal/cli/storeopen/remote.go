@@ -20,7 +20,7 @@ import (
 // exit codes. The daemon is found through --server / $CUSTODIAN_SERVER, or
 // the project's socket.
 
-// daemonToken is the bearer token the CLI sends: $CUSTODIAN_ADMIN_TOKEN
+// DaemonToken is the bearer token the CLI sends: $CUSTODIAN_ADMIN_TOKEN
 // when set (a daemon accepts it wherever it accepts the agents' token, and
 // over TCP the human actions and raw writes of the manifest need it), else
 // $CUSTODIAN_TOKEN.

@@ -20,7 +20,7 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 		Short: "Add a task to a slice's plan",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, r, err := cmdutil.ApplyOp(app, cmd, asdd.AddTask{Slice: args[0], ID: args[1], Title: title, Wave: wave, DependsOn: deps, Requirement: req, By: by}, false)
+			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.AddTask{Slice: args[0], ID: args[1], Title: title, Wave: wave, DependsOn: deps, Requirement: req, By: by})
 			if err != nil {
 				return err
 			}
@@ -39,7 +39,7 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 		Short: "List the tasks that may start now",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := cmdutil.LoadManifest(app, cmd)
+			m, err := cmdutil.LoadManifest(app.Context(cmd), app)
 			if err != nil {
 				return err
 			}
@@ -66,7 +66,7 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 		Short:      "Mark a ready task done",
 		Args:       cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, r, err := cmdutil.ApplyOp(app, cmd, asdd.CompleteTask{Slice: args[0], ID: args[1], Agent: agent}, false)
+			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.CompleteTask{Slice: args[0], ID: args[1], Agent: agent})
 			if err != nil {
 				return err
 			}
@@ -84,7 +84,7 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 			if err := cmdutil.Required("agent", claimer); err != nil {
 				return err
 			}
-			out, r, err := cmdutil.ApplyOp(app, cmd, asdd.ClaimTask{Slice: args[0], ID: args[1], Agent: claimer}, false)
+			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.ClaimTask{Slice: args[0], ID: args[1], Agent: claimer})
 			if err != nil {
 				return err
 			}

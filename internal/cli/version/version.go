@@ -77,7 +77,7 @@ func (b BuildInfo) String() string {
 	return s + " " + b.Go + " " + b.Platform
 }
 
-// addVersion adds custodian version and the root's --version flag.
+// AddVersion adds custodian version and the root's --version flag.
 func AddVersion(a *cmdutil.App, root *cobra.Command) {
 	root.Version = ReadBuildInfo().String()
 	root.SetVersionTemplate("{{.Version}}\n")
