@@ -68,7 +68,7 @@ func NewRoot(app *cmdutil.App) *cobra.Command {
 	root.AddCommand(
 		// ASDD: the manifest of slices, agents and gates
 		initcmd.NewCmd(app), schema.NewCmd(app), status.NewCmd(app), slice.NewCmd(app),
-		propose.NewCmd(app), quick.NewCmd(app), lock.NewLockCmd(app), lock.NewUnlockCmd(app),
+		propose.NewCmd(app), quick.NewCmd(app), lock.NewLockCmd(app, nil), lock.NewUnlockCmd(app, nil),
 		resolve.NewCmd(app), approve.NewCmd(app), heartbeat.NewCmd(app), tasks.NewCmd(app),
 		escalations.NewCmd(app), halt.NewCmd(app), assumption.NewCmd(app),
 		demo.NewDemoCmd(app), demo.NewDemoAgentCmd(app),
