@@ -68,9 +68,9 @@ func NewRoot(app *cmdutil.App) *cobra.Command {
 	root.AddCommand(
 		// ASDD: the manifest of slices, agents and gates
 		initcmd.NewCmd(app), schema.NewCmd(app), status.NewCmd(app), slice.NewCmd(app),
-		propose.NewCmd(app), quick.NewCmd(app), lock.NewLockCmd(app, nil), lock.NewUnlockCmd(app, nil),
-		resolve.NewCmd(app), approve.NewCmd(app), heartbeat.NewCmd(app), tasks.NewCmd(app),
-		escalations.NewCmd(app), halt.NewCmd(app), assumption.NewCmd(app),
+		propose.NewCmd(app, nil), quick.NewCmd(app, nil), lock.NewLockCmd(app, nil), lock.NewUnlockCmd(app, nil),
+		resolve.NewCmd(app, nil), approve.NewCmd(app, nil), heartbeat.NewCmd(app, nil), tasks.NewCmd(app),
+		escalations.NewCmd(app), halt.NewCmd(app, nil), assumption.NewCmd(app, nil),
 		demo.NewDemoCmd(app), demo.NewDemoAgentCmd(app),
 		// the other documents
 		impl.NewCmd(app), state.NewCmd(app), cycle.NewCmd(app), apply.NewCmd(app),

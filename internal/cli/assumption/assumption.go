@@ -1,6 +1,7 @@
 package assumption
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -10,9 +11,21 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-func NewCmd(app *cmdutil.App) *cobra.Command {
+// CorrectOptions is what `custodian assumption correct` was asked to do.
+type CorrectOptions struct {
+	App   *cmdutil.App
+	Slice string
+	Index int    // as numbered by slice show
+	Role  string // the correcting role
+	Text  string // what is actually the case
+}
+
+// NewCmd returns `custodian assumption`; its subcommand correct parses the
+// command line into CorrectOptions and calls runF with them (runCorrect
+// when runF is nil).
+func NewCmd(app *cmdutil.App, runF func(context.Context, *CorrectOptions) error) *cobra.Command {
 	cmd := &cobra.Command{Use: "assumption", Short: "Assumptions-first discovery: correct a wrong assumption"}
-	var role, text string
+	opts := &CorrectOptions{App: app}
 	correct := &cobra.Command{
 		Use:   "correct SLICE N --role R --text TEXT",
 		Short: "Correct assumption N of a slice (as numbered by slice show)",
@@ -22,19 +35,28 @@ func NewCmd(app *cmdutil.App) *cobra.Command {
 			if err != nil {
 				return reason.Usage("assumption number %q is not a number", args[1])
 			}
-			if err := cmdutil.Required("role", role); err != nil {
+			if err := cmdutil.Required("role", opts.Role); err != nil {
 				return err
 			}
-			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.CorrectAssumption{Slice: args[0], Index: n, Role: role, Correction: text})
-			if err != nil {
-				return err
+			opts.Slice, opts.Index = args[0], n
+			if runF == nil {
+				runF = runCorrect
 			}
-			cmdutil.SliceResult(out, r, args[0])
-			return cmdutil.Finish(app, r, nil)
+			return runF(app.Context(cmd), opts)
 		},
 	}
-	correct.Flags().StringVar(&role, "role", "", "the correcting role (PO, TL)")
-	correct.Flags().StringVar(&text, "text", "", "what is actually the case")
+	correct.Flags().StringVar(&opts.Role, "role", "", "the correcting role (PO, TL)")
+	correct.Flags().StringVar(&opts.Text, "text", "", "what is actually the case")
 	cmd.AddCommand(correct)
 	return cmd
+}
+
+// runCorrect proposes the correction.
+func runCorrect(ctx context.Context, opts *CorrectOptions) error {
+	out, r, err := cmdutil.ApplyOp(ctx, opts.App, asdd.CorrectAssumption{Slice: opts.Slice, Index: opts.Index, Role: opts.Role, Correction: opts.Text})
+	if err != nil {
+		return err
+	}
+	cmdutil.SliceResult(out, r, opts.Slice)
+	return cmdutil.Finish(opts.App, r, nil)
 }
