@@ -69,8 +69,8 @@ func NewRoot(app *cmdutil.App) *cobra.Command {
 		// ASDD: the manifest of slices, agents and gates
 		initcmd.NewCmd(app), schema.NewCmd(app), status.NewCmd(app), slice.NewCmd(app),
 		propose.NewCmd(app, nil), quick.NewCmd(app, nil), lock.NewLockCmd(app, nil), lock.NewUnlockCmd(app, nil),
-		resolve.NewCmd(app, nil), approve.NewCmd(app, nil), heartbeat.NewCmd(app, nil), tasks.NewCmd(app),
-		escalations.NewCmd(app), halt.NewCmd(app, nil), assumption.NewCmd(app, nil),
+		resolve.NewCmd(app, nil), approve.NewCmd(app, nil), heartbeat.NewCmd(app, nil), tasks.NewCmd(app, nil),
+		escalations.NewCmd(app, nil), halt.NewCmd(app, nil), assumption.NewCmd(app, nil),
 		demo.NewDemoCmd(app), demo.NewDemoAgentCmd(app),
 		// the other documents
 		impl.NewCmd(app), state.NewCmd(app), cycle.NewCmd(app), apply.NewCmd(app),
