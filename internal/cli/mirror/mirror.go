@@ -1,6 +1,7 @@
 package mirror
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -120,9 +121,9 @@ func printMirrorOutcomes(w io.Writer, outs []mirror.Outcome) error {
 	return tw.Flush()
 }
 
-// MirrorLag is how far one local mirror is behind the store, for
+// Lag is how far one local mirror is behind the store, for
 // `custodian status`.
-type MirrorLag struct {
+type Lag struct {
 	Key       string `json:"key"`
 	StoreRev  uint64 `json:"store_rev"`
 	MirrorRev uint64 `json:"mirror_rev"`
@@ -133,11 +134,11 @@ type MirrorLag struct {
 	AgeSeconds *float64 `json:"age_seconds,omitempty"`
 }
 
-// MirrorLags reports every document's mirror against the store, on a
+// Lags reports every document's mirror against the store, on a
 // project whose store is etcd (configured here, or served by a daemon that
 // mirrors into this directory); nil otherwise. It reads the store without
 // refreshing the mirrors, so it shows them as they were.
-func MirrorLags(app *cmdutil.App, cmd *cobra.Command, st store.Store) ([]MirrorLag, error) {
+func Lags(ctx context.Context, app *cmdutil.App, st store.Store) ([]Lag, error) {
 	root, err := app.Root()
 	if err != nil {
 		return nil, err
@@ -154,13 +155,12 @@ func MirrorLags(app *cmdutil.App, cmd *cobra.Command, st store.Store) ([]MirrorL
 	if w, ok := st.(*mirror.Store); ok {
 		st = w.Unwrap()
 	}
-	ctx := app.Context(cmd)
 	keys, err := st.Keys(ctx)
 	if err != nil {
 		return nil, err
 	}
 	slices.Sort(keys)
-	lags := []MirrorLag{}
+	lags := []Lag{}
 	for _, k := range keys {
 		d, err := st.Get(ctx, k)
 		if reason.CodeOf(err) == reason.NotFound {
@@ -173,7 +173,7 @@ func MirrorLags(app *cmdutil.App, cmd *cobra.Command, st store.Store) ([]MirrorL
 		if err != nil {
 			return nil, err
 		}
-		l := MirrorLag{Key: k, StoreRev: d.Revision, MirrorRev: ms.Rev, State: ms.State}
+		l := Lag{Key: k, StoreRev: d.Revision, MirrorRev: ms.Rev, State: ms.State}
 		if d.Revision > ms.Rev {
 			l.Behind = d.Revision - ms.Rev
 		}
@@ -186,8 +186,8 @@ func MirrorLags(app *cmdutil.App, cmd *cobra.Command, st store.Store) ([]MirrorL
 	return lags, nil
 }
 
-// WriteMirrorLags is the board's mirror section.
-func WriteMirrorLags(w io.Writer, lags []MirrorLag) {
+// WriteLags is the board's mirror section.
+func WriteLags(w io.Writer, lags []Lag) {
 	if lags == nil {
 		return
 	}

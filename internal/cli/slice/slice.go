@@ -1,6 +1,7 @@
 package slice
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -14,80 +15,137 @@ import (
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 )
 
-func NewCmd(app *cmdutil.App) *cobra.Command {
+// AddOptions is what `custodian slice add` was asked to do.
+type AddOptions struct {
+	App        *cmdutil.App
+	ID         string
+	Name       string
+	Type       string // FEATURE or RETRO_SPEC
+	Governance string // governance_mode, upper case
+}
+
+// ShowOptions is what `custodian slice show` was asked to show.
+type ShowOptions struct {
+	App *cmdutil.App
+	ID  string
+}
+
+// ListOptions is what `custodian slice list` was asked to show.
+type ListOptions struct {
+	App    *cmdutil.App
+	Status string // only slices with this status ("": all)
+}
+
+// Runs are the functions the subcommands call with their options; a nil
+// one runs the command.
+type Runs struct {
+	Add  func(context.Context, *AddOptions) error
+	Show func(context.Context, *ShowOptions) error
+	List func(context.Context, *ListOptions) error
+}
+
+// NewCmd returns `custodian slice` and its subcommands add, show and list;
+// each parses its command line into options and calls its function in
+// runs (nil: the command's own).
+func NewCmd(app *cmdutil.App, runs *Runs) *cobra.Command {
+	r := Runs{Add: runAdd, Show: runShow, List: runList}
+	if runs != nil {
+		r = *runs
+	}
 	cmd := &cobra.Command{Use: "slice", Short: "Add, show and list ASDD slices"}
-	var name, typ, gov string
+	addOpts := &AddOptions{App: app}
 	add := &cobra.Command{
 		Use:   "add ID",
 		Short: "Add a slice (FEATURE starts in DISCOVERY, RETRO_SPEC in BEHAVIOR_CAPTURE)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.AddSlice{ID: args[0], Name: name, Type: strings.ToUpper(typ), GovernanceMode: strings.ToUpper(gov), By: cmdutil.Actor("")})
-			if err != nil {
-				return err
-			}
-			cmdutil.SliceResult(out, r, args[0])
-			return cmdutil.Finish(app, r, nil)
+			addOpts.ID = args[0]
+			addOpts.Type, addOpts.Governance = strings.ToUpper(addOpts.Type), strings.ToUpper(addOpts.Governance)
+			return r.Add(app.Context(cmd), addOpts)
 		},
 	}
-	add.Flags().StringVar(&name, "name", "", "the slice's name")
-	cmdutil.EnumFlag(add, add.Flags(), &typ, "type", asdd.TypeFeature, []string{asdd.TypeFeature, asdd.TypeRetroSpec}, "the slice type")
-	add.Flags().StringVar(&gov, "governance", "MANUAL", "governance_mode")
+	add.Flags().StringVar(&addOpts.Name, "name", "", "the slice's name")
+	cmdutil.EnumFlag(add, add.Flags(), &addOpts.Type, "type", asdd.TypeFeature, []string{asdd.TypeFeature, asdd.TypeRetroSpec}, "the slice type")
+	add.Flags().StringVar(&addOpts.Governance, "governance", "MANUAL", "governance_mode")
 
+	showOpts := &ShowOptions{App: app}
 	show := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show one slice: phase, chain, CCS, block record, lock, tasks",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := cmdutil.LoadManifest(app.Context(cmd), app)
-			if err != nil {
-				return err
-			}
-			s, err := m.Find(args[0])
-			if err != nil {
-				return err
-			}
-			cfg, err := cmdutil.ASDDConfig(app)
-			if err != nil {
-				return err
-			}
-			view := struct {
-				Revision uint64      `json:"revision"`
-				Slice    *asdd.Slice `json:"slice"`
-			}{m.Revision, s}
-			return app.Render(view, func(w io.Writer) error { return writeSlice(w, s, cfg, m.Revision, app.Now()) })
+			showOpts.ID = args[0]
+			return r.Show(app.Context(cmd), showOpts)
 		},
 	}
 
-	var status string
+	listOpts := &ListOptions{App: app}
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "List slices (optionally --status S)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := cmdutil.LoadManifest(app.Context(cmd), app)
-			if err != nil {
-				return err
-			}
-			list := []*asdd.Slice{}
-			for _, s := range m.Slices {
-				if status == "" || s.Status == strings.ToUpper(status) {
-					list = append(list, s)
-				}
-			}
-			return app.Render(list, func(w io.Writer) error {
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "SLICE\tTYPE\tSTATUS\tCCS\tNAME")
-				for _, s := range list {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cmdutil.Tx(s.SliceID), cmdutil.Tx(cmdutil.Dash(s.Type)), cmdutil.Tx(s.Status), cmdutil.CCSText(s.CCS), cmdutil.Tx(s.Name))
-				}
-				return tw.Flush()
-			})
+			listOpts.Status = strings.ToUpper(listOpts.Status)
+			return r.List(app.Context(cmd), listOpts)
 		},
 	}
-	cmdutil.EnumFlag(list, list.Flags(), &status, "status", "", cmdutil.SliceStatuses(), "only slices with this status")
+	cmdutil.EnumFlag(list, list.Flags(), &listOpts.Status, "status", "", cmdutil.SliceStatuses(), "only slices with this status")
 	cmd.AddCommand(add, show, list)
 	return cmd
+}
+
+// runAdd proposes the new slice.
+func runAdd(ctx context.Context, o *AddOptions) error {
+	out, r, err := cmdutil.ApplyOp(ctx, o.App, asdd.AddSlice{ID: o.ID, Name: o.Name, Type: o.Type, GovernanceMode: o.Governance, By: cmdutil.Actor("")})
+	if err != nil {
+		return err
+	}
+	cmdutil.SliceResult(out, r, o.ID)
+	return cmdutil.Finish(o.App, r, nil)
+}
+
+// runShow prints one slice.
+func runShow(ctx context.Context, o *ShowOptions) error {
+	app := o.App
+	m, err := cmdutil.LoadManifest(ctx, app)
+	if err != nil {
+		return err
+	}
+	s, err := m.Find(o.ID)
+	if err != nil {
+		return err
+	}
+	cfg, err := cmdutil.ASDDConfig(app)
+	if err != nil {
+		return err
+	}
+	view := struct {
+		Revision uint64      `json:"revision"`
+		Slice    *asdd.Slice `json:"slice"`
+	}{m.Revision, s}
+	return app.Render(view, func(w io.Writer) error { return writeSlice(w, s, cfg, m.Revision, app.Now()) })
+}
+
+// runList lists the slices asked for.
+func runList(ctx context.Context, o *ListOptions) error {
+	m, err := cmdutil.LoadManifest(ctx, o.App)
+	if err != nil {
+		return err
+	}
+	list := []*asdd.Slice{}
+	for _, s := range m.Slices {
+		if o.Status == "" || s.Status == o.Status {
+			list = append(list, s)
+		}
+	}
+	return o.App.Render(list, func(w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "SLICE\tTYPE\tSTATUS\tCCS\tNAME")
+		for _, s := range list {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cmdutil.Tx(s.SliceID), cmdutil.Tx(cmdutil.Dash(s.Type)), cmdutil.Tx(s.Status), cmdutil.CCSText(s.CCS), cmdutil.Tx(s.Name))
+		}
+		return tw.Flush()
+	})
 }
 
 // writeSlice is the text of `slice show`.

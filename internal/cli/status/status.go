@@ -2,6 +2,7 @@ package status
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -17,7 +18,15 @@ import (
 	"github.com/custodian-dev/custodian/internal/safetext"
 )
 
-func NewCmd(app *cmdutil.App) *cobra.Command {
+// Options is what `custodian status` was asked to show: the board.
+type Options struct {
+	App *cmdutil.App
+}
+
+// NewCmd returns `custodian status`; it calls runF with its Options (run
+// when runF is nil).
+func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{App: app}
 	return &cobra.Command{
 		Use:   "status",
 		Short: "The board: slices by phase with CCS and weak link, blockers, locks, escalations, heartbeat ages",
@@ -30,45 +39,54 @@ terminal or NO_COLOR is set (CLICOLOR_FORCE=1 forces colour). --json prints
 the board as JSON.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := cmdutil.LoadManifest(app.Context(cmd), app)
-			if err != nil {
-				return err
+			if runF == nil {
+				runF = run
 			}
-			cfg, err := cmdutil.ASDDConfig(app)
-			if err != nil {
-				return err
-			}
-			b := asdd.NewBoard(m, cfg, app.Now())
-			st := boardStyle{color: UseColor(app.IsTTY, os.Getenv), floor: cfg.CCS.Floor}
-			s, err := app.Store()
-			if err != nil {
-				return err
-			}
-			lags, err := mirror.MirrorLags(app, cmd, s)
-			if err != nil {
-				return err
-			}
-			out := struct {
-				asdd.Board
-				Mirrors []mirror.MirrorLag `json:"mirrors,omitempty"`
-			}{b, lags}
-			return app.Render(out, func(w io.Writer) error {
-				var buf bytes.Buffer
-				if err := writeBoardStyled(&buf, b, st); err != nil {
-					return err
-				}
-				mirror.WriteMirrorLags(&buf, lags)
-				_, err := w.Write(trimTrailingSpace(buf.Bytes()))
-				return err
-			})
+			return runF(app.Context(cmd), opts)
 		},
 	}
 }
 
-// UseColor decides whether terminal output is coloured: on a TTY unless
+// run prints the board, and the mirrors' lag when documents are mirrored.
+func run(ctx context.Context, opts *Options) error {
+	app := opts.App
+	m, err := cmdutil.LoadManifest(ctx, app)
+	if err != nil {
+		return err
+	}
+	cfg, err := cmdutil.ASDDConfig(app)
+	if err != nil {
+		return err
+	}
+	b := asdd.NewBoard(m, cfg, app.Now())
+	st := boardStyle{color: useColor(app.IsTTY, os.Getenv), floor: cfg.CCS.Floor}
+	s, err := app.Store()
+	if err != nil {
+		return err
+	}
+	lags, err := mirror.Lags(ctx, app, s)
+	if err != nil {
+		return err
+	}
+	out := struct {
+		asdd.Board
+		Mirrors []mirror.Lag `json:"mirrors,omitempty"`
+	}{b, lags}
+	return app.Render(out, func(w io.Writer) error {
+		var buf bytes.Buffer
+		if err := writeBoardStyled(&buf, b, st); err != nil {
+			return err
+		}
+		mirror.WriteLags(&buf, lags)
+		_, err := w.Write(trimTrailingSpace(buf.Bytes()))
+		return err
+	})
+}
+
+// useColor decides whether terminal output is coloured: on a TTY unless
 // NO_COLOR is set (https://no-color.org), or anywhere with CLICOLOR_FORCE
 // set to something other than 0; never with TERM=dumb.
-func UseColor(tty bool, getenv func(string) string) bool {
+func useColor(tty bool, getenv func(string) string) bool {
 	if getenv("NO_COLOR") != "" || getenv("TERM") == "dumb" {
 		return false
 	}
