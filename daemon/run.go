@@ -25,9 +25,11 @@ type Daemon struct {
 	// What release undoes, each nil until acquired.
 	closeMCP, stopMirrors, unlock func()
 	// served is Serve's error once it returned; monitor is closed when
-	// the monitor loop has stopped.
+	// the monitor loop has stopped; stop cancels both (the server may
+	// stop on its own, on a listener's failure).
 	served  chan error
 	monitor <-chan struct{}
+	stop    context.CancelFunc
 }
 
 // Run assembles the daemon cfg describes and serves until ctx is
@@ -94,6 +96,7 @@ func (d *Daemon) serverOptions() server.Options {
 
 // serve starts the server and the monitor loop.
 func (d *Daemon) serve(ctx context.Context) {
+	ctx, d.stop = context.WithCancel(ctx)
 	attrs := []any{"pid", os.Getpid(), "root", d.cfg.Root}
 	for _, l := range d.ls {
 		attrs = append(attrs, l.Addr().Network(), l.Addr().String())
@@ -110,6 +113,7 @@ func (d *Daemon) serve(ctx context.Context) {
 // socket removed and the lock released. Call it once.
 func (d *Daemon) Wait() error {
 	err := <-d.served
+	d.stop()
 	<-d.monitor
 	d.cfg.Logger.Info("custodian daemon stopping: flushing the state")
 	err = errors.Join(err, d.release())

@@ -323,3 +323,29 @@ func TestDoors(t *testing.T) {
 		})
 	}
 }
+
+// A daemon whose listener fails stops by itself (its monitor loop too),
+// reports the failure and releases the project.
+func TestListenerFailureStopsDaemon(t *testing.T) {
+	root := t.TempDir()
+	d, err := Start(context.Background(), Config{Root: root, Socket: DefaultSocket, Addr: "127.0.0.1:0", MonitorEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range d.ls {
+		if l.Addr().Network() == "tcp" {
+			l.Close()
+		}
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- d.Wait() }()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("Wait after a listener failed: nil, want the failure")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the daemon did not stop after its listener failed")
+	}
+	assertReleased(t, root, filepath.Join(root, DefaultSocket))
+}
