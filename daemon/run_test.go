@@ -102,7 +102,17 @@ func assertReleased(t *testing.T, root, sock string) {
 // committed), takes it with the admin token, and on cancellation returns
 // nil with every commit durable, no socket left and the lock released.
 func TestRun(t *testing.T) {
-	root, addr := t.TempDir(), freeAddr(t)
+	long := filepath.Join(t.TempDir(), strings.Repeat("a-long-project-directory-name/", 5))
+	if err := os.MkdirAll(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, root := range map[string]string{"short path": t.TempDir(), "socket path past the 108-byte limit": long} {
+		t.Run(name, func(t *testing.T) { testRun(t, root) })
+	}
+}
+
+func testRun(t *testing.T, root string) {
+	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
