@@ -22,6 +22,8 @@ type Daemon struct {
 	ls      []net.Listener
 	sock    string
 	admin   string
+	// generated says the daemon made the admin token up.
+	generated bool
 	// What release undoes, each nil until acquired.
 	closeMCP, stopMirrors, unlock func()
 	// served is Serve's error once it returned; monitor is closed when
@@ -73,13 +75,11 @@ func (d *Daemon) assemble() error {
 	// One application layer for every door of the daemon: the API, the
 	// dashboard, the MCP door, the monitor loop.
 	d.local = app.NewLocal(app.Options{Store: d.st, Root: d.cfg.Root, Config: d.cfg.ASDDConfig, Now: d.cfg.Now, Logger: d.cfg.Logger})
-	admin, generated, err := adminToken(d.cfg.AdminToken)
-	if err != nil {
+	var err error
+	if d.admin, d.generated, err = adminToken(d.cfg.AdminToken); err != nil {
 		return err
 	}
-	d.admin = admin
 	d.srv = server.New(d.st, d.serverOptions())
-	d.announceDashboard(generated, d.cfg.Board)
 	return nil
 }
 
@@ -102,6 +102,7 @@ func (d *Daemon) serve(ctx context.Context) {
 		attrs = append(attrs, l.Addr().Network(), l.Addr().String())
 	}
 	d.cfg.Logger.Info("custodian daemon serving", attrs...)
+	d.announceDashboard()
 	d.monitor = d.startMonitor(ctx)
 	go func() { d.served <- d.srv.Serve(ctx, d.ls...) }()
 }
