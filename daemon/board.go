@@ -37,12 +37,13 @@ func (d *Daemon) AdminToken() string { return d.admin }
 
 // announceDashboard prints on Stderr where the dashboard is, and the admin
 // token when the daemon made it up (the human actions need it over TCP).
-func (d *Daemon) announceDashboard(generated, ui bool) {
+func (d *Daemon) announceDashboard() {
 	a := d.Addr()
 	if a == "" {
 		return
 	}
 	w, url, token := d.cfg.Stderr, "http://"+a+"/", d.admin
+	ui, generated := d.cfg.Board, d.generated
 	switch {
 	case ui && generated:
 		fmt.Fprintf(w, "dashboard: %s#admin=%s  (admin token %s: resolve, approve and review need it)\n", url, token, token)

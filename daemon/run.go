@@ -22,12 +22,16 @@ type Daemon struct {
 	ls      []net.Listener
 	sock    string
 	admin   string
+	// generated says the daemon made the admin token up.
+	generated bool
 	// What release undoes, each nil until acquired.
 	closeMCP, stopMirrors, unlock func()
 	// served is Serve's error once it returned; monitor is closed when
-	// the monitor loop has stopped.
+	// the monitor loop has stopped; stop cancels both (the server may
+	// stop on its own, on a listener's failure).
 	served  chan error
 	monitor <-chan struct{}
+	stop    context.CancelFunc
 }
 
 // Run assembles the daemon cfg describes and serves until ctx is
@@ -71,13 +75,11 @@ func (d *Daemon) assemble() error {
 	// One application layer for every door of the daemon: the API, the
 	// dashboard, the MCP door, the monitor loop.
 	d.local = app.NewLocal(app.Options{Store: d.st, Root: d.cfg.Root, Config: d.cfg.ASDDConfig, Now: d.cfg.Now, Logger: d.cfg.Logger})
-	admin, generated, err := adminToken(d.cfg.AdminToken)
-	if err != nil {
+	var err error
+	if d.admin, d.generated, err = adminToken(d.cfg.AdminToken); err != nil {
 		return err
 	}
-	d.admin = admin
 	d.srv = server.New(d.st, d.serverOptions())
-	d.announceDashboard(generated, d.cfg.Board)
 	return nil
 }
 
@@ -94,11 +96,13 @@ func (d *Daemon) serverOptions() server.Options {
 
 // serve starts the server and the monitor loop.
 func (d *Daemon) serve(ctx context.Context) {
+	ctx, d.stop = context.WithCancel(ctx)
 	attrs := []any{"pid", os.Getpid(), "root", d.cfg.Root}
 	for _, l := range d.ls {
 		attrs = append(attrs, l.Addr().Network(), l.Addr().String())
 	}
 	d.cfg.Logger.Info("custodian daemon serving", attrs...)
+	d.announceDashboard()
 	d.monitor = d.startMonitor(ctx)
 	go func() { d.served <- d.srv.Serve(ctx, d.ls...) }()
 }
@@ -110,6 +114,7 @@ func (d *Daemon) serve(ctx context.Context) {
 // socket removed and the lock released. Call it once.
 func (d *Daemon) Wait() error {
 	err := <-d.served
+	d.stop()
 	<-d.monitor
 	d.cfg.Logger.Info("custodian daemon stopping: flushing the state")
 	err = errors.Join(err, d.release())

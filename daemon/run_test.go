@@ -102,7 +102,17 @@ func assertReleased(t *testing.T, root, sock string) {
 // committed), takes it with the admin token, and on cancellation returns
 // nil with every commit durable, no socket left and the lock released.
 func TestRun(t *testing.T) {
-	root, addr := t.TempDir(), freeAddr(t)
+	long := filepath.Join(t.TempDir(), strings.Repeat("a-long-project-directory-name/", 5))
+	if err := os.MkdirAll(long, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, root := range map[string]string{"short path": t.TempDir(), "socket path past the 108-byte limit": long} {
+		t.Run(name, func(t *testing.T) { testRun(t, root) })
+	}
+}
+
+func testRun(t *testing.T, root string) {
+	addr := freeAddr(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
@@ -322,4 +332,30 @@ func TestDoors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A daemon whose listener fails stops by itself (its monitor loop too),
+// reports the failure and releases the project.
+func TestListenerFailureStopsDaemon(t *testing.T) {
+	root := t.TempDir()
+	d, err := Start(context.Background(), Config{Root: root, Socket: DefaultSocket, Addr: "127.0.0.1:0", MonitorEvery: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range d.ls {
+		if l.Addr().Network() == "tcp" {
+			l.Close()
+		}
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- d.Wait() }()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("Wait after a listener failed: nil, want the failure")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the daemon did not stop after its listener failed")
+	}
+	assertReleased(t, root, filepath.Join(root, DefaultSocket))
 }
