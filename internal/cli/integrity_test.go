@@ -20,7 +20,6 @@ import (
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/internal/cli/integrity"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/reconcile"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
 )
@@ -577,32 +576,6 @@ func cpuPerOp(b *testing.B) func() {
 	return func() { b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op") }
 }
 
-func FuzzDecodeCheckCache(f *testing.F) {
-	good, err := integrity.EncodeCheckCache(&integrity.CheckCacheFile{Version: integrity.CheckCacheVersion, Input: integrity.CheckInput{Revision: 3,
-		Slices:    []integrity.CheckInputSlice{{ID: "SLICE-001", Status: "DESIGN", NeedsReview: []string{"name"}}},
-		Artifacts: []reconcile.Artifact{{Slice: "SLICE-001", Name: "intent", Path: "a.md", Hash: "sha256:00"}}}})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(good)
-	f.Add([]byte{})
-	f.Add(good[:len(good)/2])
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := integrity.DecodeCheckCache(b)
-		if err != nil {
-			return
-		}
-		again, err := integrity.EncodeCheckCache(c)
-		if err != nil {
-			t.Fatalf("re-encode: %v", err)
-		}
-		c2, err := integrity.DecodeCheckCache(again)
-		if err != nil || !cmp.Equal(c, c2) {
-			t.Fatalf("round trip: %v\n%s", err, cmp.Diff(c, c2))
-		}
-	})
-}
-
 // TestCheckCacheFollowsCommits: a warm check takes the manifest from its
 // cache only while no commit happened; after one it sees the new state.
 func TestCheckCacheFollowsCommits(t *testing.T) {
@@ -641,29 +614,6 @@ func checkCacheFollowsCommits(t *testing.T) {
 	}
 	if _, _, code := p.run("check", "--no-halt"); code != reason.ExitIntegrity {
 		t.Fatalf("with a damaged cache: exit %d", code)
-	}
-}
-
-func TestProgressBar(t *testing.T) {
-	var buf bytes.Buffer
-	p := &cmdutil.ProgressBar{W: &buf, Label: "scanning", On: true}
-	for i := 1; i <= 200; i++ {
-		p.Update(i, 200)
-	}
-	p.Done()
-	out := buf.String()
-	if got := strings.Count(out, "\r"); got != 100 {
-		t.Errorf("%d redraws for 200 files, want one per percent (100)", got)
-	}
-	if !strings.HasSuffix(out, "\rscanning [##############################] 200/200 files\n") {
-		t.Errorf("last frame: %q", out[max(0, len(out)-80):])
-	}
-	var quiet bytes.Buffer
-	q := &cmdutil.ProgressBar{W: &quiet}
-	q.Update(1, 2)
-	q.Done()
-	if quiet.Len() != 0 {
-		t.Errorf("a progress bar off a terminal wrote %q", quiet.String())
 	}
 }
 

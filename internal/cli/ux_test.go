@@ -10,8 +10,6 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
-	"github.com/custodian-dev/custodian/internal/cli/demo"
-	"github.com/custodian-dev/custodian/internal/cli/run"
 	"github.com/custodian-dev/custodian/internal/cli/version"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -343,17 +341,6 @@ func TestWording(t *testing.T) {
 	}
 }
 
-func TestCountWords(t *testing.T) {
-	for _, tc := range []struct {
-		n    int
-		want string
-	}{{0, "0 retries"}, {1, "1 retry"}, {2, "2 retries"}} {
-		if got := run.NOf(tc.n, "retry", "retries"); got != tc.want {
-			t.Errorf("nOf(%d) = %q, want %q", tc.n, got, tc.want)
-		}
-	}
-}
-
 // A binary built from a git checkout reports its commit and, when the
 // release build sets it, its build date.
 func TestVersionOfABuild(t *testing.T) {
@@ -390,30 +377,5 @@ func TestVersionOfABuild(t *testing.T) {
 	flag, _ := exec.Command(bin, "--version").Output()
 	if string(flag) != string(out) {
 		t.Errorf("--version %q, version %q", flag, out)
-	}
-}
-
-// The demo's closing hints name a command the user can run: custodian when
-// PATH finds this very binary, its path otherwise, and after `go run` (a
-// binary in go's temporary build directory, gone when the demo ends) how
-// to install one.
-func TestDemoCommandName(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "custodian")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir)
-	if name, note := demo.CommandName(bin); name != "custodian" || note != "" {
-		t.Errorf("on PATH: %q %q", name, note)
-	}
-	other := filepath.Join(t.TempDir(), "my custodian")
-	if name, _ := demo.CommandName(other); name != "'"+other+"'" {
-		t.Errorf("elsewhere: %q", name)
-	}
-	t.Setenv("PATH", t.TempDir())
-	name, note := demo.CommandName("/tmp/go-build1234/b001/exe/custodian")
-	if name != "custodian" || !strings.Contains(note, "go install github.com/custodian-dev/custodian/cmd/custodian@latest") || !strings.Contains(note, "go run ./cmd/custodian") {
-		t.Errorf("after go run: %q %q", name, note)
 	}
 }

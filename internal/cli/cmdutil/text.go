@@ -144,18 +144,18 @@ func NewTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 
 // progress draws a progress bar on a terminal's stderr; elsewhere it stays
 // silent so that output is stable.
 type ProgressBar struct {
-	W     io.Writer
-	Label string
-	On    bool
+	w     io.Writer
+	label string
+	on    bool
 	last  int
 }
 
 func NewProgress(app *App, label string) *ProgressBar {
-	return &ProgressBar{W: app.Err, Label: label, On: app.IsTTY && IsTerminal(app.Err)}
+	return &ProgressBar{w: app.Err, label: label, on: app.IsTTY && IsTerminal(app.Err)}
 }
 
 func (p *ProgressBar) Update(done, total int) {
-	if !p.On || total == 0 {
+	if !p.on || total == 0 {
 		return
 	}
 	pct := done * 100 / total
@@ -165,12 +165,12 @@ func (p *ProgressBar) Update(done, total int) {
 	p.last = pct
 	const width = 30
 	fill := done * width / total
-	fmt.Fprintf(p.W, "\r%s [%s%s] %d/%d files", p.Label, strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total)
+	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d files", p.label, strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total)
 }
 
 func (p *ProgressBar) Done() {
-	if p.On && p.last > 0 {
-		fmt.Fprintln(p.W)
+	if p.on && p.last > 0 {
+		fmt.Fprintln(p.w)
 	}
 }
 

@@ -79,7 +79,7 @@ The project is left in place to explore. Needs nothing but this binary.`,
 			if err := board.Run(); err != nil {
 				return fmt.Errorf("demo: status: %w", err)
 			}
-			name, note := CommandName(self)
+			name, note := commandName(self)
 			fmt.Fprintf(progress, "\nThe project is in %s. Look around:\n", dir)
 			for _, c := range []string{"status", "slice show SLICE-002", "escalations --all", "run --dry-run", "history .asdd/state/manifest.json"} {
 				fmt.Fprintf(progress, "  %s -C %s %s\n", name, shellWord(dir), c)
@@ -135,11 +135,11 @@ func demoServe(app *cmdutil.App, cmd *cobra.Command, self, dir, addr string) err
 	}
 }
 
-// CommandName is how the user runs this binary from a shell: "custodian"
+// commandName is how the user runs this binary from a shell: "custodian"
 // when that is what PATH finds, else the binary's path; a binary that go
 // run built in a temporary directory is gone after the demo, so the hint
 // says how to install one.
-func CommandName(self string) (name, note string) {
+func commandName(self string) (name, note string) {
 	if p, err := exec.LookPath("custodian"); err == nil && same(p, self) {
 		return "custodian", ""
 	}

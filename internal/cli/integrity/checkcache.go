@@ -31,35 +31,35 @@ import (
 // CheckCachePath is where the check input cache lives.
 var CheckCachePath = path.Join(path.Dir(asdd.Key), "checkcache")
 
-const CheckCacheVersion = 2 // 2: slices' duplicate chain agents
+const checkCacheVersion = 2 // 2: slices' duplicate chain agents
 
-// CheckInput is what a check takes from the manifest.
-type CheckInput struct {
+// checkInput is what a check takes from the manifest.
+type checkInput struct {
 	Revision      uint64
-	Slices        []CheckInputSlice
+	Slices        []checkInputSlice
 	ProjectReview []string
 	Artifacts     []reconcile.Artifact
 }
 
-type CheckInputSlice struct {
+type checkInputSlice struct {
 	ID, Status  string
 	NeedsReview []string
 	// DuplicateChain lists agents with two current chain entries.
 	DuplicateChain []string
 }
 
-// CheckCacheFile is the cache's content.
-type CheckCacheFile struct {
+// checkCacheFile is the cache's content.
+type checkCacheFile struct {
 	Version  int
 	Manifest reconcile.Stamp
 	Journal  reconcile.Stamp
-	Input    CheckInput
+	Input    checkInput
 }
 
-func inputOf(m *asdd.Manifest) *CheckInput {
-	in := &CheckInput{Revision: m.Revision, ProjectReview: m.ProjectContext.NeedsHumanReview}
+func inputOf(m *asdd.Manifest) *checkInput {
+	in := &checkInput{Revision: m.Revision, ProjectReview: m.ProjectContext.NeedsHumanReview}
 	for _, s := range m.Slices {
-		in.Slices = append(in.Slices, CheckInputSlice{ID: s.SliceID, Status: s.Status, NeedsReview: s.NeedsHumanReview, DuplicateChain: s.DuplicateChainAgents()})
+		in.Slices = append(in.Slices, checkInputSlice{ID: s.SliceID, Status: s.Status, NeedsReview: s.NeedsHumanReview, DuplicateChain: s.DuplicateChainAgents()})
 		in.Artifacts = append(in.Artifacts, sliceArtifacts(s)...)
 	}
 	return in
@@ -82,8 +82,8 @@ func stateStamps(root *os.Root) (m, j reconcile.Stamp, ok bool) {
 	return reconcile.StampOf(mi), j, true
 }
 
-// EncodeCheckCache and DecodeCheckCache are the cache's format (gob).
-func EncodeCheckCache(c *CheckCacheFile) ([]byte, error) {
+// encodeCheckCache and decodeCheckCache are the cache's format (gob).
+func encodeCheckCache(c *checkCacheFile) ([]byte, error) {
 	var buf bytes.Buffer
 	if err := gob.NewEncoder(&buf).Encode(c); err != nil {
 		return nil, fmt.Errorf("encode check cache: %w", err)
@@ -94,15 +94,15 @@ func EncodeCheckCache(c *CheckCacheFile) ([]byte, error) {
 // maxCheckCache bounds what decodeCheckCache reads.
 const maxCheckCache = 256 << 20
 
-func DecodeCheckCache(b []byte) (*CheckCacheFile, error) {
+func decodeCheckCache(b []byte) (*checkCacheFile, error) {
 	if len(b) > maxCheckCache {
 		return nil, errors.New("check cache too large")
 	}
-	var c CheckCacheFile
+	var c checkCacheFile
 	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&c); err != nil {
 		return nil, fmt.Errorf("decode check cache: %w", err)
 	}
-	if c.Version != CheckCacheVersion {
+	if c.Version != checkCacheVersion {
 		return nil, fmt.Errorf("check cache version %d", c.Version)
 	}
 	return &c, nil
@@ -111,11 +111,11 @@ func DecodeCheckCache(b []byte) (*CheckCacheFile, error) {
 // loadCheckInput returns what the check needs from the manifest: from the
 // cache when the state files are as they were, else through the store
 // (which also recovers them), refreshing the cache.
-func loadCheckInput(app *cmdutil.App, cmd *cobra.Command, root *os.Root, full, readOnly bool) (*CheckInput, error) {
+func loadCheckInput(app *cmdutil.App, cmd *cobra.Command, root *os.Root, full, readOnly bool) (*checkInput, error) {
 	ms, js, stamped := stateStamps(root)
 	if stamped && !full {
 		if b, err := root.ReadFile(CheckCachePath); err == nil {
-			if c, err := DecodeCheckCache(b); err == nil && c.Manifest == ms && c.Journal == js {
+			if c, err := decodeCheckCache(b); err == nil && c.Manifest == ms && c.Journal == js {
 				return &c.Input, nil
 			}
 		}
@@ -128,7 +128,7 @@ func loadCheckInput(app *cmdutil.App, cmd *cobra.Command, root *os.Root, full, r
 	// Stamps taken before the load: a commit in between makes them stale,
 	// never wrong. A load that recovered the files changed them too.
 	if ms2, js2, ok := stateStamps(root); !readOnly && stamped && ok && ms2 == ms && js2 == js {
-		if b, err := EncodeCheckCache(&CheckCacheFile{Version: CheckCacheVersion, Manifest: ms, Journal: js, Input: *in}); err == nil {
+		if b, err := encodeCheckCache(&checkCacheFile{Version: checkCacheVersion, Manifest: ms, Journal: js, Input: *in}); err == nil {
 			tmp := CheckCachePath + ".tmp-" + strconv.FormatUint(rand.Uint64(), 36)
 			if err := root.WriteFile(tmp, b, 0o644); err == nil {
 				if err := root.Rename(tmp, CheckCachePath); err != nil {

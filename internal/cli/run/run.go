@@ -299,10 +299,10 @@ func writeRunSummary(w io.Writer, s *runner.Summary) error {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "%s (%s, %s, %s, %s) in %s\n",
-		NOf(s.Runs, "agent run", "agent runs"), NOf(s.Retries, "retry", "retries"), NOf(s.Timeouts, "timeout", "timeouts"),
-		NOf(s.Crashes, "crash", "crashes"), NOf(s.Escalations, "escalation", "escalations"), s.Elapsed.Round(time.Millisecond))
+		nOf(s.Runs, "agent run", "agent runs"), nOf(s.Retries, "retry", "retries"), nOf(s.Timeouts, "timeout", "timeouts"),
+		nOf(s.Crashes, "crash", "crashes"), nOf(s.Escalations, "escalation", "escalations"), s.Elapsed.Round(time.Millisecond))
 	if len(s.Killed) > 0 {
-		fmt.Fprintf(w, "resumed: killed %s of the previous run\n", NOf(len(s.Killed), "leftover agent process group", "leftover agent process groups"))
+		fmt.Fprintf(w, "resumed: killed %s of the previous run\n", nOf(len(s.Killed), "leftover agent process group", "leftover agent process groups"))
 	}
 	return err
 }
@@ -356,8 +356,8 @@ func (s *runState) Artifact(name, path, marker string) (asdd.Artifact, error) {
 
 func (s *runState) Observe(paths []string) (map[string]string, error) { return s.proj.Observe(paths) }
 
-// NOf is "1 retry", "2 retries", "0 retries".
-func NOf(n int, one, many string) string {
+// nOf is "1 retry", "2 retries", "0 retries".
+func nOf(n int, one, many string) string {
 	if n == 1 {
 		return "1 " + one
 	}

@@ -94,12 +94,12 @@ func storeFromConfig(path string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read %s: %w", path, err)
 	}
-	return StoreKey(data), nil
+	return storeKey(data), nil
 }
 
-// StoreKey extracts the top-level store: string of a YAML document ("" when
+// storeKey extracts the top-level store: string of a YAML document ("" when
 // absent or not a string, or when the document does not parse).
-func StoreKey(data []byte) string {
+func storeKey(data []byte) string {
 	var c struct {
 		Store any `yaml:"store"`
 	}

@@ -1,4 +1,4 @@
-package cli
+package storeopen
 
 import (
 	"os"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
-	"github.com/custodian-dev/custodian/internal/cli/storeopen"
 )
 
 func TestStoreKey(t *testing.T) {
@@ -20,7 +19,7 @@ func TestStoreKey(t *testing.T) {
 		{"", ""},
 	}
 	for _, tc := range tests {
-		if got := storeopen.StoreKey([]byte(tc.in)); got != tc.want {
+		if got := storeKey([]byte(tc.in)); got != tc.want {
 			t.Errorf("storeKey(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
@@ -29,7 +28,7 @@ func TestStoreKey(t *testing.T) {
 func TestConfiguredStoreURL(t *testing.T) {
 	dir := t.TempDir()
 	app := &cmdutil.App{Dir: dir}
-	if u, err := storeopen.ConfiguredStoreURL(app); err != nil || u != "" {
+	if u, err := ConfiguredStoreURL(app); err != nil || u != "" {
 		t.Fatalf("no config: %q %v", u, err)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, ".asdd"), 0o755); err != nil {
@@ -38,21 +37,21 @@ func TestConfiguredStoreURL(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".asdd", "config.yaml"), []byte("store: etcd://cfg:2379/p\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if u, _ := storeopen.ConfiguredStoreURL(app); u != "etcd://cfg:2379/p" {
+	if u, _ := ConfiguredStoreURL(app); u != "etcd://cfg:2379/p" {
 		t.Fatalf("from config: %q", u)
 	}
 	app.StoreURL = "etcd://flag:2379/q"
-	if u, _ := storeopen.ConfiguredStoreURL(app); u != "etcd://flag:2379/q" {
+	if u, _ := ConfiguredStoreURL(app); u != "etcd://flag:2379/q" {
 		t.Fatalf("the flag must win: %q", u)
 	}
 	// A file-store selection is not the etcd opener's.
 	app.StoreURL = "file"
-	if _, ok, err := storeopen.OpenEtcdStore(app); ok || err != nil {
+	if _, ok, err := OpenEtcdStore(app); ok || err != nil {
 		t.Fatalf("etcd opener took --store file: %v %v", ok, err)
 	}
 	// A bad etcd URL is a clear INVALID_INPUT, not a fallback to files.
 	app.StoreURL = "etcd://nohostport/p"
-	if _, _, err := storeopen.OpenEtcdStore(app); err == nil {
+	if _, _, err := OpenEtcdStore(app); err == nil {
 		t.Fatal("bad etcd URL accepted")
 	}
 }
@@ -62,8 +61,8 @@ func FuzzStoreKey(f *testing.F) {
 	f.Add([]byte("version: 1\nstore: 3\n"))
 	f.Add([]byte("- a\n- b\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got := storeopen.StoreKey(data)
-		if got != "" && storeopen.StoreKey([]byte("store: "+quote(got)+"\n")) != got {
+		got := storeKey(data)
+		if got != "" && storeKey([]byte("store: "+quote(got)+"\n")) != got {
 			t.Fatalf("store key %q does not survive a round trip", got)
 		}
 	})
