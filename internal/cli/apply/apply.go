@@ -55,6 +55,7 @@ type applyArgs struct {
 	quiet                      bool
 }
 
+// NewCmd returns `custodian apply`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	return &cobra.Command{
 		Use:                "apply --key KEY --jq PROGRAM [--arg NAME VALUE] [--argjson NAME JSON] [--touch FIELD]",

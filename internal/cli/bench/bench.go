@@ -14,6 +14,7 @@ import (
 	"github.com/custodian-dev/custodian/internal/progress"
 )
 
+// NewCmd returns `custodian bench`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",

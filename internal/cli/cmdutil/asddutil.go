@@ -35,6 +35,8 @@ func ASDDConfig(app *App) (*asdd.Config, error) {
 	return asdd.ParseConfig(b)
 }
 
+// ErrNoASDDManifest is the error for a project without an ASDD manifest:
+// it says to run custodian init.
 var ErrNoASDDManifest = reason.New(reason.NotFound, "no ASDD manifest at %s: run `custodian init` first", asdd.Key)
 
 // NoManifestHint turns the store's "no document" for the ASDD manifest into
@@ -175,6 +177,7 @@ func OpenProject(app *App) (*effects.Project, error) {
 	return effects.Open(root)
 }
 
+// Required is a usage error when the flag --name was not given a value.
 func Required(name, value string) error {
 	if strings.TrimSpace(value) == "" {
 		return reason.Usage("--%s is required", name)
@@ -182,6 +185,7 @@ func Required(name, value string) error {
 	return nil
 }
 
+// ParseScore parses --score: a number in [0, 1].
 func ParseScore(s string) (float64, error) {
 	if s == "" {
 		return 0, reason.Usage("--score is required")
@@ -208,6 +212,7 @@ func SliceResult(out *asdd.Outcome, r *CommitResult, id string) {
 	}
 }
 
+// Dash is s, or "-" for an empty s (a table cell).
 func Dash(s string) string {
 	if s == "" {
 		return "—"
@@ -215,6 +220,7 @@ func Dash(s string) string {
 	return s
 }
 
+// CCSText is a CCS for a table: three decimals, or "-" when not computed.
 func CCSText(v *float64) string {
 	if v == nil {
 		return "—"
@@ -265,6 +271,7 @@ func Actor(flag string) string {
 	return "user"
 }
 
+// ParseRev parses a revision number given on the command line.
 func ParseRev(s string) (uint64, error) {
 	n, err := strconv.ParseUint(s, 10, 64)
 	if err != nil {

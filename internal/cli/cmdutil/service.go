@@ -60,4 +60,5 @@ func (a *App) LocalService() (*app.Local, error) {
 	return nil, fmt.Errorf("a daemon serves this project: stop it (custodian serve) to run this command")
 }
 
+// AppRemote is the application layer of a running daemon.
 type AppRemote = app.Remote

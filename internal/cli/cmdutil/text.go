@@ -17,8 +17,10 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
+// Ms is a duration in milliseconds with two decimals: "1.25ms".
 func Ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/1e6) }
 
+// ParseInts parses a comma-separated list of positive integers ("1,16,64").
 func ParseInts(s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
@@ -31,6 +33,8 @@ func ParseInts(s string) ([]int, error) {
 	return out, nil
 }
 
+// ParseSizes parses a comma-separated list of sizes in bytes, with an
+// optional KB or MB suffix ("64KB,1MB").
 func ParseSizes(s string) ([]int, error) {
 	var out []int
 	for _, f := range strings.Split(s, ",") {
@@ -53,11 +57,13 @@ func ParseSizes(s string) ([]int, error) {
 	return out, nil
 }
 
+// SortedKeys is the keys of m in order.
 func SortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 // Tx is text from the state fit for a terminal (safetext.Terminal).
 func Tx(s string) string { return safetext.Terminal(s) }
 
+// IntText is *p as text, or "?" for nil.
 func IntText(p *int) string {
 	if p == nil {
 		return "?"
@@ -89,6 +95,7 @@ func ExactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
+// RangeArgs accepts lo to hi arguments (a usage error otherwise).
 func RangeArgs(lo, hi int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < lo || len(args) > hi {
@@ -126,6 +133,7 @@ func Plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
+// IntegrityPlural is one when n is 1, else many.
 func IntegrityPlural(n int, one, many string) string {
 	if n == 1 {
 		return one
@@ -141,7 +149,7 @@ func ShellQuote(s string) string {
 // NewTable is the tab writer integrity commands print tables with.
 func NewTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
 
-// progress draws a progress bar on a terminal's stderr; elsewhere it stays
+// ProgressBar draws a progress bar on a terminal's stderr; elsewhere it stays
 // silent so that output is stable.
 type ProgressBar struct {
 	w     io.Writer
@@ -150,10 +158,13 @@ type ProgressBar struct {
 	last  int
 }
 
+// NewProgress is a progress bar labelled label on app's stderr, drawn
+// only when both stdout and stderr are terminals.
 func NewProgress(app *App, label string) *ProgressBar {
 	return &ProgressBar{w: app.Err, label: label, on: app.IsTTY && IsTerminal(app.Err)}
 }
 
+// Update draws done of total.
 func (p *ProgressBar) Update(done, total int) {
 	if !p.on || total == 0 {
 		return
@@ -168,12 +179,14 @@ func (p *ProgressBar) Update(done, total int) {
 	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d files", p.label, strings.Repeat("#", fill), strings.Repeat(".", width-fill), done, total)
 }
 
+// Done ends the bar's line.
 func (p *ProgressBar) Done() {
 	if p.on && p.last > 0 {
 		fmt.Fprintln(p.w)
 	}
 }
 
+// IsTerminal reports whether w is a terminal.
 func IsTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {

@@ -16,6 +16,7 @@ import (
 // custodian compat: drop-ins inside the plugins that wrote the state files
 // themselves (package compat).
 
+// NewCmd returns `custodian compat`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "compat",

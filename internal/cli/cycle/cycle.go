@@ -51,6 +51,7 @@ type cycleCLI struct {
 	actor string
 }
 
+// NewCmd returns `custodian cycle`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	c := &cycleCLI{app: app}
 	cmd := &cobra.Command{

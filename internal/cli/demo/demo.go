@@ -24,6 +24,7 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
+// NewDemoCmd returns `custodian demo`.
 func NewDemoCmd(app *cmdutil.App) *cobra.Command {
 	var serve bool
 	var addr string

@@ -18,6 +18,7 @@ import (
 	"github.com/custodian-dev/custodian/store"
 )
 
+// NewGetCmd returns `custodian get`.
 func NewGetCmd(app *cmdutil.App) *cobra.Command {
 	var at string
 	cmd := &cobra.Command{
@@ -58,6 +59,7 @@ func NewGetCmd(app *cmdutil.App) *cobra.Command {
 	return cmd
 }
 
+// NewHistoryCmd returns `custodian history`.
 func NewHistoryCmd(app *cmdutil.App) *cobra.Command {
 	var from, to uint64
 	cmd := &cobra.Command{
@@ -104,6 +106,7 @@ type patchOp struct {
 	Value json.RawMessage `json:"value,omitempty"`
 }
 
+// NewDiffCmd returns `custodian diff`.
 func NewDiffCmd(app *cmdutil.App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "diff KEY REV1 REV2",
@@ -158,6 +161,7 @@ func NewDiffCmd(app *cmdutil.App) *cobra.Command {
 	}
 }
 
+// NewRollbackCmd returns `custodian rollback`.
 func NewRollbackCmd(app *cmdutil.App) *cobra.Command {
 	var to, why, actor string
 	cmd := &cobra.Command{

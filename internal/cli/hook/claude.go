@@ -220,6 +220,7 @@ func newHookUninstallCmd(app *cmdutil.App) *cobra.Command {
 	return cmd
 }
 
+// NewPluginCmd returns `custodian plugin`.
 func NewPluginCmd(app *cmdutil.App) *cobra.Command {
 	cmd := &cobra.Command{Use: "plugin", Short: "Claude Code plugin packaging of the custodian's hook and MCP server"}
 	var binary string

@@ -19,6 +19,7 @@ import (
 // HookMarker identifies a pre-commit hook this command wrote.
 const HookMarker = "# custodian pre-commit hook"
 
+// NewHookCmd returns `custodian hook`.
 func NewHookCmd(app *cmdutil.App) *cobra.Command {
 	cmd := &cobra.Command{Use: "hook", Short: "Git pre-commit hook (custodian check) and Claude Code hooks (custodian hook claude)"}
 	var force, claudeFlag, mcp, dry bool

@@ -44,6 +44,7 @@ passed, failed, merged, abandoned, conflict. --json prints JSON instead.
 Exit codes: 0 success, 1 error (message on stderr).
 `
 
+// NewCmd returns `custodian impl`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	return &cobra.Command{
 		Use:                "impl --OPERATION [options]",

@@ -18,6 +18,7 @@ import (
 // .asdd/state/manifest.json, changed only through asdd.Apply inside a store
 // Update; file side effects applied after the commit.
 
+// NewCmd returns `custodian init`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	var sprint string
 	var goals []string

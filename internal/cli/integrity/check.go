@@ -55,6 +55,7 @@ type CheckStats struct {
 	Unrecorded  int   `json:"without_recorded_hash"`
 }
 
+// NewCheckCmd returns `custodian check`.
 func NewCheckCmd(app *cmdutil.App) *cobra.Command {
 	var full, noHalt, readOnly bool
 	cmd := &cobra.Command{

@@ -53,6 +53,7 @@ type RebuiltSlice struct {
 	Evidence  []string `json:"evidence"`
 }
 
+// NewRebuildCmd returns `custodian rebuild`.
 func NewRebuildCmd(app *cmdutil.App) *cobra.Command {
 	var force bool
 	cmd := &cobra.Command{
@@ -362,6 +363,7 @@ type ReviewResult struct {
 	Accepted map[string]string `json:"accepted_hashes,omitempty"`
 }
 
+// NewReviewCmd returns `custodian review`.
 func NewReviewCmd(app *cmdutil.App) *cobra.Command {
 	var role, by, rationale string
 	var project bool

@@ -12,6 +12,7 @@ import (
 	"github.com/custodian-dev/custodian/store/file"
 )
 
+// NewRepairCmd returns `custodian repair`.
 func NewRepairCmd(app *cmdutil.App) *cobra.Command {
 	var keep, why, actor string
 	cmd := &cobra.Command{

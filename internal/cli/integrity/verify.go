@@ -53,6 +53,7 @@ func wellKnownKeys(root string) []string {
 	return out
 }
 
+// NewVerifyCmd returns `custodian verify`.
 func NewVerifyCmd(app *cmdutil.App) *cobra.Command {
 	return &cobra.Command{
 		Use:   "verify [KEY...]",

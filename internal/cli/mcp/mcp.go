@@ -23,6 +23,7 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
+// NewCmd returns `custodian mcp`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	var logLevel string
 	cmd := &cobra.Command{

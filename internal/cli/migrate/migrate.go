@@ -20,6 +20,7 @@ type migrateReport struct {
 	Documents []migrate.Doc `json:"documents"`
 }
 
+// NewCmd returns `custodian migrate`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	var to, from string
 	var keys []string

@@ -29,6 +29,7 @@ type mirrorReport struct {
 	Documents []mirror.Outcome `json:"documents"`
 }
 
+// NewCmd returns `custodian mirror`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	var once bool
 	cmd := &cobra.Command{

@@ -21,6 +21,7 @@ type MonitorResult = appl.MonitorResult
 // PendingAgent is a silent agent the monitor already acted on.
 type PendingAgent = appl.PendingAgent
 
+// NewCmd returns `custodian monitor`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	var once bool
 	var every time.Duration

@@ -33,6 +33,7 @@ type runOptions struct {
 	statusEvery time.Duration
 }
 
+// NewCmd returns `custodian run`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	var o runOptions
 	cmd := &cobra.Command{

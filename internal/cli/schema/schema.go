@@ -8,6 +8,7 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
+// NewCmd returns `custodian schema`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	return &cobra.Command{
 		Use:       "schema [asdd]",

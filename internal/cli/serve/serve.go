@@ -37,6 +37,7 @@ type ServeOptions struct {
 	SegmentSize string
 }
 
+// NewCmd returns `custodian serve`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	o := ServeOptions{}
 	cmd := &cobra.Command{

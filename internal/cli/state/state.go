@@ -27,6 +27,7 @@ import (
 // stateMaxInput bounds what a command reads from stdin or a file.
 const stateMaxInput = 16 << 20
 
+// NewCmd returns `custodian state`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	var actor string
 	cmd := &cobra.Command{

@@ -67,6 +67,7 @@ func openMirror(app *cmdutil.App, s *etcd.Store) (*mirror.Mirror, error) {
 	return mirror.Open(root, mirror.Options{Source: s.Source(), Logger: log, Now: app.Now})
 }
 
+// IsEtcdURL reports whether u names an etcd store (etcd://…).
 func IsEtcdURL(u string) bool { return daemon.IsEtcdURL(u) }
 
 // ConfiguredStoreURL returns the store URL this invocation names: --store

@@ -31,6 +31,9 @@ func DaemonToken() string {
 	return os.Getenv("CUSTODIAN_TOKEN")
 }
 
+// OpenDaemonStore opens the remote store of a daemon: the one --server
+// names, else the one listening on the project's socket. ok is false when
+// no daemon serves the project (a stale socket is ignored).
 func OpenDaemonStore(app *cmdutil.App) (store.Store, bool, error) {
 	opts := client.Options{Token: DaemonToken()}
 	if app.ServerURL != "" {

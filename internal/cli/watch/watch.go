@@ -16,6 +16,7 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
+// NewCmd returns `custodian watch`.
 func NewCmd(app *cmdutil.App) *cobra.Command {
 	var key string
 	var from uint64
