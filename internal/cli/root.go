@@ -77,7 +77,7 @@ func NewRoot(app *cmdutil.App) *cobra.Command {
 		// running agents and watching them
 		run.NewCmd(app), watch.NewCmd(app), monitor.NewCmd(app), serve.NewCmd(app),
 		// the store's documents and their history
-		doc.NewGetCmd(app), doc.NewHistoryCmd(app), doc.NewDiffCmd(app), doc.NewRollbackCmd(app), doc.NewDebugCmd(app),
+		doc.NewGetCmd(app, nil), doc.NewHistoryCmd(app, nil), doc.NewDiffCmd(app, nil), doc.NewRollbackCmd(app, nil), doc.NewDebugCmd(app),
 		// integrity
 		integrity.NewCheckCmd(app), integrity.NewVerifyCmd(app), integrity.NewRepairCmd(app), integrity.NewRebuildCmd(app), integrity.NewReviewCmd(app),
 		// integration with agents and other tools

@@ -1,6 +1,7 @@
 package doc
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -18,9 +19,17 @@ import (
 	"github.com/custodian-dev/custodian/store"
 )
 
-// NewGetCmd returns `custodian get`.
-func NewGetCmd(app *cmdutil.App) *cobra.Command {
-	var at string
+// GetOptions is what `custodian get` was asked to print.
+type GetOptions struct {
+	App *cmdutil.App
+	Key string
+	At  string // a past revision ("": the latest)
+}
+
+// NewGetCmd returns `custodian get`; it parses the command line into
+// GetOptions and calls runF with them (runGet when runF is nil).
+func NewGetCmd(app *cmdutil.App, runF func(context.Context, *GetOptions) error) *cobra.Command {
+	opts := &GetOptions{App: app}
 	cmd := &cobra.Command{
 		Use:   "get KEY",
 		Short: "Print a document (its latest revision, or --at a past one)",
@@ -28,69 +37,98 @@ func NewGetCmd(app *cmdutil.App) *cobra.Command {
   custodian get .impl/manifest.json --at 3 --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := app.Store()
-			if err != nil {
-				return err
+			opts.Key = args[0]
+			if runF == nil {
+				runF = runGet
 			}
-			var doc store.Document
-			if at != "" {
-				rev, err := cmdutil.ParseRev(at)
-				if err != nil {
-					return err
-				}
-				doc, err = s.GetAt(app.Context(cmd), args[0], rev)
-				if err != nil {
-					return err
-				}
-			} else if doc, err = s.Get(app.Context(cmd), args[0]); err != nil {
-				return err
-			}
-			return app.Render(doc, func(w io.Writer) error {
-				b, err := store.Indent(doc.Value)
-				if err != nil {
-					return err
-				}
-				_, err = w.Write(b)
-				return err
-			})
+			return runF(app.Context(cmd), opts)
 		},
 	}
-	cmd.Flags().StringVar(&at, "at", "", "read the document as it was at revision `REV`")
+	cmd.Flags().StringVar(&opts.At, "at", "", "read the document as it was at revision `REV`")
 	return cmd
 }
 
-// NewHistoryCmd returns `custodian history`.
-func NewHistoryCmd(app *cmdutil.App) *cobra.Command {
-	var from, to uint64
+// runGet prints the document.
+func runGet(ctx context.Context, opts *GetOptions) error {
+	app := opts.App
+	s, err := app.Store()
+	if err != nil {
+		return err
+	}
+	var doc store.Document
+	if opts.At != "" {
+		rev, err := cmdutil.ParseRev(opts.At)
+		if err != nil {
+			return err
+		}
+		doc, err = s.GetAt(ctx, opts.Key, rev)
+		if err != nil {
+			return err
+		}
+	} else if doc, err = s.Get(ctx, opts.Key); err != nil {
+		return err
+	}
+	return app.Render(doc, func(w io.Writer) error {
+		b, err := store.Indent(doc.Value)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	})
+}
+
+// HistoryOptions is what `custodian history` was asked to list.
+type HistoryOptions struct {
+	App      *cmdutil.App
+	Key      string
+	From, To uint64 // the revisions to list (To 0: up to the latest)
+}
+
+// NewHistoryCmd returns `custodian history`; it parses the command line
+// into HistoryOptions and calls runF with them (runHistory when runF is
+// nil).
+func NewHistoryCmd(app *cmdutil.App, runF func(context.Context, *HistoryOptions) error) *cobra.Command {
+	opts := &HistoryOptions{App: app}
 	cmd := &cobra.Command{
 		Use:   "history KEY",
 		Short: "List a document's commits: revision, time, actor, reason",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := app.Store()
-			if err != nil {
-				return err
+			opts.Key = args[0]
+			if runF == nil {
+				runF = runHistory
 			}
-			recs, err := s.History(app.Context(cmd), args[0], from, to)
-			if err != nil {
-				return err
-			}
-			if recs == nil {
-				recs = []store.Record{}
-			}
-			return app.Render(recs, func(w io.Writer) error {
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "REV\tTIME\tACTOR\tCHANGES\tREASON")
-				for _, r := range recs {
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", r.Rev, r.Time.UTC().Format(time.RFC3339), r.Actor, opCount(r.Patch), r.Reason)
-				}
-				return tw.Flush()
-			})
+			return runF(app.Context(cmd), opts)
 		},
 	}
-	cmd.Flags().Uint64Var(&from, "from", 0, "first revision to list")
-	cmd.Flags().Uint64Var(&to, "to", 0, "last revision to list (0: the latest)")
+	cmd.Flags().Uint64Var(&opts.From, "from", 0, "first revision to list")
+	cmd.Flags().Uint64Var(&opts.To, "to", 0, "last revision to list (0: the latest)")
 	return cmd
+}
+
+// runHistory lists the document's commits.
+func runHistory(ctx context.Context, opts *HistoryOptions) error {
+	app := opts.App
+	s, err := app.Store()
+	if err != nil {
+		return err
+	}
+	recs, err := s.History(ctx, opts.Key, opts.From, opts.To)
+	if err != nil {
+		return err
+	}
+	if recs == nil {
+		recs = []store.Record{}
+	}
+	return app.Render(recs, func(w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "REV\tTIME\tACTOR\tCHANGES\tREASON")
+		for _, r := range recs {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", r.Rev, r.Time.UTC().Format(time.RFC3339), r.Actor, opCount(r.Patch), r.Reason)
+		}
+		return tw.Flush()
+	})
 }
 
 func opCount(patch json.RawMessage) int {
@@ -106,8 +144,17 @@ type patchOp struct {
 	Value json.RawMessage `json:"value,omitempty"`
 }
 
-// NewDiffCmd returns `custodian diff`.
-func NewDiffCmd(app *cmdutil.App) *cobra.Command {
+// DiffOptions is what `custodian diff` was asked to compare.
+type DiffOptions struct {
+	App      *cmdutil.App
+	Key      string
+	From, To uint64
+}
+
+// NewDiffCmd returns `custodian diff`; it parses the command line into
+// DiffOptions and calls runF with them (runDiff when runF is nil).
+func NewDiffCmd(app *cmdutil.App, runF func(context.Context, *DiffOptions) error) *cobra.Command {
+	opts := &DiffOptions{App: app}
 	return &cobra.Command{
 		Use:   "diff KEY REV1 REV2",
 		Short: "Show what changed in a document between two revisions (RFC 6902)",
@@ -121,49 +168,71 @@ func NewDiffCmd(app *cmdutil.App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := app.Store()
-			if err != nil {
-				return err
+			opts.Key, opts.From, opts.To = args[0], a, b
+			if runF == nil {
+				runF = runDiff
 			}
-			patch, err := store.DiffRevisions(app.Context(cmd), s, args[0], a, b)
-			if err != nil {
-				return err
-			}
-			var ops []patchOp
-			if err := json.Unmarshal(patch, &ops); err != nil {
-				return fmt.Errorf("diff: %w", err)
-			}
-			if ops == nil {
-				ops = []patchOp{}
-			}
-			return app.Render(ops, func(w io.Writer) error {
-				for _, op := range ops {
-					path := op.Path
-					if path == "" {
-						path = "/"
-					}
-					switch op.Op {
-					case "remove":
-						fmt.Fprintf(w, "- %s\n", path)
-					case "add":
-						fmt.Fprintf(w, "+ %s = %s\n", path, op.Value)
-					case "replace":
-						fmt.Fprintf(w, "~ %s = %s\n", path, op.Value)
-					case "move", "copy":
-						fmt.Fprintf(w, "%s %s -> %s\n", op.Op, op.From, path)
-					default:
-						fmt.Fprintf(w, "%s %s %s\n", op.Op, path, op.Value)
-					}
-				}
-				return nil
-			})
+			return runF(app.Context(cmd), opts)
 		},
 	}
 }
 
-// NewRollbackCmd returns `custodian rollback`.
-func NewRollbackCmd(app *cmdutil.App) *cobra.Command {
-	var to, why, actor string
+// runDiff prints the patch from one revision to the other.
+func runDiff(ctx context.Context, opts *DiffOptions) error {
+	app := opts.App
+	s, err := app.Store()
+	if err != nil {
+		return err
+	}
+	patch, err := store.DiffRevisions(ctx, s, opts.Key, opts.From, opts.To)
+	if err != nil {
+		return err
+	}
+	var ops []patchOp
+	if err := json.Unmarshal(patch, &ops); err != nil {
+		return fmt.Errorf("diff: %w", err)
+	}
+	if ops == nil {
+		ops = []patchOp{}
+	}
+	return app.Render(ops, func(w io.Writer) error {
+		for _, op := range ops {
+			path := op.Path
+			if path == "" {
+				path = "/"
+			}
+			switch op.Op {
+			case "remove":
+				fmt.Fprintf(w, "- %s\n", path)
+			case "add":
+				fmt.Fprintf(w, "+ %s = %s\n", path, op.Value)
+			case "replace":
+				fmt.Fprintf(w, "~ %s = %s\n", path, op.Value)
+			case "move", "copy":
+				fmt.Fprintf(w, "%s %s -> %s\n", op.Op, op.From, path)
+			default:
+				fmt.Fprintf(w, "%s %s %s\n", op.Op, path, op.Value)
+			}
+		}
+		return nil
+	})
+}
+
+// RollbackOptions is what `custodian rollback` was asked to do.
+type RollbackOptions struct {
+	App    *cmdutil.App
+	Key    string
+	To     uint64 // the revision to restore
+	Reason string
+	Actor  string // --actor ("": $CUSTODIAN_ACTOR or the OS user)
+}
+
+// NewRollbackCmd returns `custodian rollback`; it parses the command line
+// into RollbackOptions and calls runF with them (runRollback when runF is
+// nil).
+func NewRollbackCmd(app *cmdutil.App, runF func(context.Context, *RollbackOptions) error) *cobra.Command {
+	opts := &RollbackOptions{App: app}
+	var to string
 	cmd := &cobra.Command{
 		Use:   "rollback KEY --to REV --reason TEXT",
 		Short: "Restore a document's value at a past revision, as a new commit",
@@ -173,33 +242,44 @@ func NewRollbackCmd(app *cmdutil.App) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if strings.TrimSpace(why) == "" {
+			if strings.TrimSpace(opts.Reason) == "" {
 				return reason.Usage("rollback needs --reason")
 			}
-			svc, err := app.Service()
-			if err != nil {
-				return err
+			opts.Key, opts.To = args[0], rev
+			if runF == nil {
+				runF = runRollback
 			}
-			res, err := svc.Rollback(app.Context(cmd), wire.RollbackRequest{Key: args[0], To: rev, Reason: why, Actor: cmdutil.Actor(actor)})
-			if err != nil {
-				return err
-			}
-			return app.Render(map[string]any{"key": res.Key, "revision": res.Revision, "restored": rev, "changed": res.Changed}, func(w io.Writer) error {
-				if !res.Changed {
-					_, err := fmt.Fprintf(w, "%s already equals revision %d; nothing committed\n", res.Key, rev)
-					return err
-				}
-				_, err := fmt.Fprintf(w, "%s rolled back to revision %d as revision %d\n", res.Key, rev, res.Revision)
-				return err
-			})
+			return runF(app.Context(cmd), opts)
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the revision to restore (required)")
-	cmd.Flags().StringVar(&why, "reason", "", "why (required; recorded in the journal)")
-	cmd.Flags().StringVar(&actor, "actor", "", "who is rolling back (default $CUSTODIAN_ACTOR or the OS user)")
+	cmd.Flags().StringVar(&opts.Reason, "reason", "", "why (required; recorded in the journal)")
+	cmd.Flags().StringVar(&opts.Actor, "actor", "", "who is rolling back (default $CUSTODIAN_ACTOR or the OS user)")
 	_ = cmd.MarkFlagRequired("to")
 	_ = cmd.MarkFlagRequired("reason")
 	return cmd
+}
+
+// runRollback commits the past value through the application layer.
+func runRollback(ctx context.Context, opts *RollbackOptions) error {
+	app := opts.App
+	svc, err := app.Service()
+	if err != nil {
+		return err
+	}
+	rev := opts.To
+	res, err := svc.Rollback(ctx, wire.RollbackRequest{Key: opts.Key, To: rev, Reason: opts.Reason, Actor: cmdutil.Actor(opts.Actor)})
+	if err != nil {
+		return err
+	}
+	return app.Render(map[string]any{"key": res.Key, "revision": res.Revision, "restored": rev, "changed": res.Changed}, func(w io.Writer) error {
+		if !res.Changed {
+			_, err := fmt.Fprintf(w, "%s already equals revision %d; nothing committed\n", res.Key, rev)
+			return err
+		}
+		_, err := fmt.Fprintf(w, "%s rolled back to revision %d as revision %d\n", res.Key, rev, res.Revision)
+		return err
+	})
 }
 
 // NewDebugCmd holds hidden commands for tests and operations experiments.
