@@ -67,7 +67,7 @@ func NewRoot(app *cmdutil.App) *cobra.Command {
 	root.SetFlagErrorFunc(cmdutil.FlagError)
 	root.AddCommand(
 		// ASDD: the manifest of slices, agents and gates
-		initcmd.NewCmd(app), schema.NewCmd(app), status.NewCmd(app, nil), slice.NewCmd(app, nil),
+		initcmd.NewCmd(app, nil), schema.NewCmd(app, nil), status.NewCmd(app, nil), slice.NewCmd(app, nil),
 		propose.NewCmd(app, nil), quick.NewCmd(app, nil), lock.NewLockCmd(app, nil), lock.NewUnlockCmd(app, nil),
 		resolve.NewCmd(app, nil), approve.NewCmd(app, nil), heartbeat.NewCmd(app, nil), tasks.NewCmd(app, nil),
 		escalations.NewCmd(app, nil), halt.NewCmd(app, nil), assumption.NewCmd(app, nil),
