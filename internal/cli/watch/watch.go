@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -16,11 +17,19 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-// NewCmd returns `custodian watch`.
-func NewCmd(app *cmdutil.App) *cobra.Command {
-	var key string
+// Options is what `custodian watch` was asked to follow.
+type Options struct {
+	App   *cmdutil.App
+	Key   string  // the document
+	From  *uint64 // print the history after this revision first (nil: only new commits)
+	Count int     // stop after this many commits (0: until interrupted)
+}
+
+// NewCmd returns `custodian watch`; it parses the command line into
+// Options and calls runF with them (run when runF is nil).
+func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{App: app}
 	var from uint64
-	var count int
 	cmd := &cobra.Command{
 		Use:   "watch [--key DOC] [--from REV] [--count N] [--json]",
 		Short: "Follow the commits of a document as they happen",
@@ -37,68 +46,82 @@ domain events. --json prints one JSON object per line (the journal record
 with its key).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if count < 0 {
+			if opts.Count < 0 {
 				return reason.Usage("--count must not be negative")
 			}
-			st, err := app.Store()
-			if err != nil {
-				return err
+			opts.From = nil
+			if cmd.Flags().Changed("from") {
+				opts.From = &from
 			}
-			doc, err := st.Get(app.Context(cmd), key)
-			if err == nil && !doc.Exists() {
-				err = reason.New(reason.NotFound, "no document %s", key)
+			if runF == nil {
+				runF = run
 			}
-			if reason.CodeOf(err) == reason.NotFound {
-				return reason.New(reason.NotFound, "no document %s to watch (nothing committed yet; the ASDD manifest is %s)", key, asdd.Key)
-			}
-			if err != nil {
-				return err
-			}
-			if !cmd.Flags().Changed("from") {
-				from = doc.Revision // follow from now
-			}
-			ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			enc := json.NewEncoder(app.Out)
-			enc.SetEscapeHTML(false)
-			n := 0
-			for c, err := range st.Watch(ctx, key, from) {
-				if err != nil {
-					if ctx.Err() != nil {
-						return nil
-					}
-					return err
-				}
-				if app.JSON {
-					if err := enc.Encode(c); err != nil {
-						return err
-					}
-				} else {
-					types := make([]string, len(c.Events))
-					for i, e := range c.Events {
-						types[i] = e.Type
-					}
-					line := fmt.Sprintf("%d\t%s\t%s\t%s", c.Rev, c.Time.UTC().Format(time.RFC3339), orDash(c.Actor), orDash(c.Reason))
-					if len(types) > 0 {
-						line += "\t[" + strings.Join(types, " ") + "]"
-					}
-					if _, err := fmt.Fprintln(app.Out, line); err != nil {
-						return err
-					}
-				}
-				n++
-				if count > 0 && n >= count {
-					return nil
-				}
-			}
-			return nil
+			return runF(app.Context(cmd), opts)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&key, "key", asdd.Key, "the document to follow")
+	f.StringVar(&opts.Key, "key", asdd.Key, "the document to follow")
 	f.Uint64Var(&from, "from", 0, "print the history after revision `REV` first (default: only new commits)")
-	f.IntVar(&count, "count", 0, "stop after this many commits (0: follow until interrupted)")
+	f.IntVar(&opts.Count, "count", 0, "stop after this many commits (0: follow until interrupted)")
 	return cmd
+}
+
+// run prints the document's commits as they happen.
+func run(ctx context.Context, opts *Options) error {
+	app := opts.App
+	st, err := app.Store()
+	if err != nil {
+		return err
+	}
+	doc, err := st.Get(ctx, opts.Key)
+	if err == nil && !doc.Exists() {
+		err = reason.New(reason.NotFound, "no document %s", opts.Key)
+	}
+	if reason.CodeOf(err) == reason.NotFound {
+		return reason.New(reason.NotFound, "no document %s to watch (nothing committed yet; the ASDD manifest is %s)", opts.Key, asdd.Key)
+	}
+	if err != nil {
+		return err
+	}
+	from := doc.Revision // follow from now
+	if opts.From != nil {
+		from = *opts.From
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	enc := json.NewEncoder(app.Out)
+	enc.SetEscapeHTML(false)
+	n := 0
+	for c, err := range st.Watch(ctx, opts.Key, from) {
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			return err
+		}
+		if app.JSON {
+			if err := enc.Encode(c); err != nil {
+				return err
+			}
+		} else {
+			types := make([]string, len(c.Events))
+			for i, e := range c.Events {
+				types[i] = e.Type
+			}
+			line := fmt.Sprintf("%d\t%s\t%s\t%s", c.Rev, c.Time.UTC().Format(time.RFC3339), orDash(c.Actor), orDash(c.Reason))
+			if len(types) > 0 {
+				line += "\t[" + strings.Join(types, " ") + "]"
+			}
+			if _, err := fmt.Fprintln(app.Out, line); err != nil {
+				return err
+			}
+		}
+		n++
+		if opts.Count > 0 && n >= opts.Count {
+			return nil
+		}
+	}
+	return nil
 }
 
 func orDash(s string) string {
