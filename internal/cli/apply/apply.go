@@ -47,40 +47,49 @@ Exit codes: 0 committed, 2 bad program or input, 3 rejected by the rules,
 4 --if-revision did not match.
 `
 
-// applyArgs is one parsed `custodian apply` command line.
-type applyArgs struct {
-	key, program, touch, actor string
-	args                       []wire.JQArg
-	ifRevision                 *uint64
-	quiet                      bool
+// Options is one parsed `custodian apply` command line.
+type Options struct {
+	App        *cmdutil.App
+	Key        string       // the document
+	Program    string       // the jq program
+	Touch      string       // a top-level field set to the commit time
+	Actor      string       // --actor ("": $CUSTODIAN_ACTOR or the OS user)
+	Args       []wire.JQArg // --arg and --argjson
+	IfRevision *uint64      // commit only at this revision
+	Quiet      bool         // print nothing on success
 }
 
-// NewCmd returns `custodian apply`.
-func NewCmd(app *cmdutil.App) *cobra.Command {
+// NewCmd returns `custodian apply`; it parses the command line into
+// Options and calls runF with them (run when runF is nil).
+func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra.Command {
 	return &cobra.Command{
 		Use:                "apply --key KEY --jq PROGRAM [--arg NAME VALUE] [--argjson NAME JSON] [--touch FIELD]",
 		Short:              "Run a jq program on a document inside a custodian commit (drop-in for state_update)",
 		Long:               "Run a jq program on a document inside a custodian commit (the state-manager plugins' state_update).\n\n" + applyUsage,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, argv []string) error {
-			a, err := parseApplyArgs(app, argv)
+			opts, err := parseArgs(app, argv)
 			if err != nil {
 				return err
 			}
-			if a == nil {
+			if opts == nil {
 				_, err := io.WriteString(app.Out, applyUsage)
 				return err
 			}
-			return runApply(app, app.Context(cmd), a)
+			opts.App = app
+			if runF == nil {
+				runF = run
+			}
+			return runF(app.Context(cmd), opts)
 		},
 	}
 }
 
-// parseApplyArgs parses the command line by hand: --arg and --argjson take
+// parseArgs parses the command line by hand: --arg and --argjson take
 // two values, as in jq. Global flags after the command name (-C, --json)
 // are taken too. nil, nil means --help.
-func parseApplyArgs(app *cmdutil.App, argv []string) (*applyArgs, error) {
-	a := &applyArgs{}
+func parseArgs(app *cmdutil.App, argv []string) (*Options, error) {
+	a := &Options{}
 	usage := func(format string, args ...any) error { return reason.Usage(format, args...) }
 	for i := 0; i < len(argv); i++ {
 		name, inline, hasInline := strings.Cut(argv[i], "=")
@@ -103,19 +112,19 @@ func parseApplyArgs(app *cmdutil.App, argv []string) (*applyArgs, error) {
 		case "-h", "--help":
 			return nil, nil
 		case "--key":
-			a.key, err = value()
+			a.Key, err = value()
 		case "--jq":
-			a.program, err = value()
+			a.Program, err = value()
 		case "--touch":
-			a.touch, err = value()
+			a.Touch, err = value()
 		case "--actor":
-			a.actor, err = value()
+			a.Actor, err = value()
 		case "-C", "--dir":
 			app.Dir, err = value()
 		case "--json":
 			app.JSON = true
 		case "--quiet", "-q":
-			a.quiet = true
+			a.Quiet = true
 		case "--if-revision":
 			var s string
 			if s, err = value(); err == nil {
@@ -123,7 +132,7 @@ func parseApplyArgs(app *cmdutil.App, argv []string) (*applyArgs, error) {
 				if perr != nil {
 					return nil, usage("--if-revision %q is not a revision number", s)
 				}
-				a.ifRevision = &n
+				a.IfRevision = &n
 			}
 		case "--arg", "--argjson":
 			if i+2 >= len(argv) {
@@ -132,12 +141,12 @@ func parseApplyArgs(app *cmdutil.App, argv []string) (*applyArgs, error) {
 			n, v := argv[i+1], argv[i+2]
 			i += 2
 			if name == "--arg" {
-				a.args = append(a.args, appl.StringArg(n, v))
+				a.Args = append(a.Args, appl.StringArg(n, v))
 			} else {
 				if _, err := compat.JSONArg(n, v); err != nil {
 					return nil, err
 				}
-				a.args = append(a.args, wire.JQArg{Name: n, Value: json.RawMessage(v)})
+				a.Args = append(a.Args, wire.JQArg{Name: n, Value: json.RawMessage(v)})
 			}
 		default:
 			return nil, usage("unknown argument %q (custodian apply --help)", argv[i])
@@ -146,32 +155,34 @@ func parseApplyArgs(app *cmdutil.App, argv []string) (*applyArgs, error) {
 			return nil, err
 		}
 	}
-	if a.key == "" || a.program == "" {
+	if a.Key == "" || a.Program == "" {
 		return nil, usage("apply needs --key KEY and --jq PROGRAM")
 	}
-	if err := store.CheckKey(a.key); err != nil {
+	if err := store.CheckKey(a.Key); err != nil {
 		return nil, err
 	}
-	if a.touch != "" && strings.ContainsAny(a.touch, ".[]\"") {
-		return nil, usage("--touch %q: name a top-level field (e.g. updatedAt)", a.touch)
+	if a.Touch != "" && strings.ContainsAny(a.Touch, ".[]\"") {
+		return nil, usage("--touch %q: name a top-level field (e.g. updatedAt)", a.Touch)
 	}
 	return a, nil
 }
 
-func runApply(app *cmdutil.App, ctx context.Context, a *applyArgs) error {
+// run commits the program's result through the application layer.
+func run(ctx context.Context, a *Options) error {
+	app := a.App
 	svc, err := app.Service()
 	if err != nil {
 		return err
 	}
-	res, err := svc.ApplyJQ(ctx, wire.JQRequest{Key: a.key, Program: a.program, Args: a.args, Touch: a.touch, IfRevision: a.ifRevision, Actor: cmdutil.Actor(a.actor)})
+	res, err := svc.ApplyJQ(ctx, wire.JQRequest{Key: a.Key, Program: a.Program, Args: a.Args, Touch: a.Touch, IfRevision: a.IfRevision, Actor: cmdutil.Actor(a.Actor)})
 	if err != nil {
 		return err
 	}
-	if a.quiet && !app.JSON {
+	if a.Quiet && !app.JSON {
 		return nil
 	}
-	return app.Render(map[string]any{"key": a.key, "revision": res.Revision, "value": jsonRaw(res.Value)}, func(w io.Writer) error {
-		_, err := fmt.Fprintf(w, "%s revision %d\n", a.key, res.Revision)
+	return app.Render(map[string]any{"key": a.Key, "revision": res.Revision, "value": jsonRaw(res.Value)}, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "%s revision %d\n", a.Key, res.Revision)
 		return err
 	})
 }
