@@ -75,7 +75,7 @@ func NewRoot(app *cmdutil.App) *cobra.Command {
 		// the other documents
 		impl.NewCmd(app), state.NewCmd(app), cycle.NewCmd(app), apply.NewCmd(app, nil),
 		// running agents and watching them
-		run.NewCmd(app), watch.NewCmd(app, nil), monitor.NewCmd(app), serve.NewCmd(app),
+		run.NewCmd(app), watch.NewCmd(app, nil), monitor.NewCmd(app, nil), serve.NewCmd(app),
 		// the store's documents and their history
 		doc.NewGetCmd(app, nil), doc.NewHistoryCmd(app, nil), doc.NewDiffCmd(app, nil), doc.NewRollbackCmd(app, nil), doc.NewDebugCmd(app),
 		// integrity
@@ -197,7 +197,7 @@ func Run(app *cmdutil.App, args []string) int {
 	if !errors.As(err, new(*cmdutil.ExitError)) {
 		printError(app, err)
 	}
-	return exitCode(err)
+	return cmdutil.ExitCode(err)
 }
 
 // checkArgs refuses arguments that are not valid UTF-8 (INVALID_INPUT):
@@ -218,29 +218,6 @@ var asddOperations = map[string]bool{
 	"custodian approve": true, "custodian lock": true, "custodian unlock": true, "custodian heartbeat": true,
 	"custodian slice add": true, "custodian tasks add": true, "custodian tasks done": true,
 	"custodian assumption correct": true, "custodian review": true,
-}
-
-// exitCode is the process exit code for an error a command returned.
-func exitCode(err error) int {
-	var exit *cmdutil.ExitError
-	if errors.As(err, &exit) {
-		return exit.Code
-	}
-	if _, ok := reason.As(err); !ok && isCobraUsage(err) {
-		return reason.ExitUsage
-	}
-	return reason.ExitCode(err)
-}
-
-// isCobraUsage recognises the command-line errors cobra itself returns.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "required flag(s)", "accepts ", "requires at least", "requires at most", "invalid argument", "flag needs an argument", "if any flags in the group"} {
-		if strings.HasPrefix(msg, p) || strings.Contains(msg, ": "+p) {
-			return true
-		}
-	}
-	return false
 }
 
 func printError(app *cmdutil.App, err error) {

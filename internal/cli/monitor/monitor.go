@@ -21,10 +21,17 @@ type MonitorResult = appl.MonitorResult
 // PendingAgent is a silent agent the monitor already acted on.
 type PendingAgent = appl.PendingAgent
 
-// NewCmd returns `custodian monitor`.
-func NewCmd(app *cmdutil.App) *cobra.Command {
-	var once bool
-	var every time.Duration
+// Options is what `custodian monitor` was asked to do.
+type Options struct {
+	App   *cmdutil.App
+	Once  bool          // check once and exit
+	Every time.Duration // how often to check without Once
+}
+
+// NewCmd returns `custodian monitor`; it parses the command line into
+// Options and calls runF with them (run when runF is nil).
+func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{App: app}
 	cmd := &cobra.Command{
 		Use:   "monitor [--once | --every 1m]",
 		Short: "Flag silent ACTIVE agents: a retry request first, then an escalation",
@@ -42,42 +49,55 @@ heartbeat.retries: 0 the escalation comes at the first timeout).
 interval until interrupted (custodian serve runs the same loop).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if once {
-				res, err := monitorOnce(app, cmd)
-				if err != nil {
-					return err
-				}
-				return app.Render(res, func(w io.Writer) error { return printMonitor(w, res, app.Now()) })
-			}
-			if every <= 0 {
+			if !opts.Once && opts.Every <= 0 {
 				return fmt.Errorf("--every must be positive")
 			}
-			ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt)
-			defer stop()
-			err := monitor.Loop(ctx, every, nil, func(ctx context.Context) error {
-				res, err := monitorOnce(app, cmd)
-				if err != nil {
-					return err
-				}
-				if len(res.Actions) == 0 {
-					return nil
-				}
-				return app.Render(res, func(w io.Writer) error { return printMonitor(w, res, app.Now()) })
-			})
-			if ctx.Err() != nil {
-				return nil
+			if runF == nil {
+				runF = run
 			}
-			return err
+			return runF(app.Context(cmd), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&once, "once", false, "check once and exit")
-	cmd.Flags().DurationVar(&every, "every", time.Minute, "how often to check without --once")
+	cmd.Flags().BoolVar(&opts.Once, "once", false, "check once and exit")
+	cmd.Flags().DurationVar(&opts.Every, "every", time.Minute, "how often to check without --once")
 	return cmd
+}
+
+// run checks once, or every Every until interrupted, printing what each
+// pass did.
+func run(ctx context.Context, opts *Options) error {
+	app := opts.App
+	if opts.Once {
+		res, err := monitorOnce(ctx, app)
+		if err != nil {
+			return err
+		}
+		return app.Render(res, func(w io.Writer) error { return printMonitor(w, res, app.Now()) })
+	}
+	// An interrupt stops the loop between passes; a pass under way
+	// finishes (it runs under the command's context).
+	passCtx := ctx
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	err := monitor.Loop(ctx, opts.Every, nil, func(context.Context) error {
+		res, err := monitorOnce(passCtx, app)
+		if err != nil {
+			return err
+		}
+		if len(res.Actions) == 0 {
+			return nil
+		}
+		return app.Render(res, func(w io.Writer) error { return printMonitor(w, res, app.Now()) })
+	})
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // monitorOnce is one pass of the heartbeat monitor through the
 // application layer (app.MonitorOnce).
-func monitorOnce(app *cmdutil.App, cmd *cobra.Command) (*MonitorResult, error) {
+func monitorOnce(ctx context.Context, app *cmdutil.App) (*MonitorResult, error) {
 	cfg, err := cmdutil.ASDDConfig(app)
 	if err != nil {
 		return nil, err
@@ -86,7 +106,7 @@ func monitorOnce(app *cmdutil.App, cmd *cobra.Command) (*MonitorResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := appl.MonitorOnce(app.Context(cmd), svc, cfg, app.Now())
+	res, err := appl.MonitorOnce(ctx, svc, cfg, app.Now())
 	return res, cmdutil.NoManifestHint(err)
 }
 

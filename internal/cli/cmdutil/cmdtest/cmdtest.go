@@ -22,14 +22,10 @@ func Execute(cmd *cobra.Command, args ...string) error {
 	return cmd.Execute()
 }
 
-// ExitCode is the exit code the root gives err: a reason's, and for
-// cobra's own argument errors a usage error (2).
+// ExitCode is the exit code the root gives err (cmdutil.ExitCode).
 func ExitCode(err error) int {
 	if err == nil {
 		return reason.ExitOK
 	}
-	if _, ok := reason.As(err); ok {
-		return reason.ExitCode(err)
-	}
-	return reason.ExitUsage
+	return cmdutil.ExitCode(err)
 }
