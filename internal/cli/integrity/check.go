@@ -1,6 +1,7 @@
 package integrity
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -55,9 +56,19 @@ type CheckStats struct {
 	Unrecorded  int   `json:"without_recorded_hash"`
 }
 
-// NewCheckCmd returns `custodian check`.
-func NewCheckCmd(app *cmdutil.App) *cobra.Command {
-	var full, noHalt, readOnly bool
+// CheckOptions is what `custodian check` was asked to do.
+type CheckOptions struct {
+	App      *cmdutil.App
+	Full     bool // hash every file, ignoring the stat cache
+	Halt     bool // halt drifted slices
+	ReadOnly bool // write no file (no stat cache, no check cache)
+}
+
+// NewCheckCmd returns `custodian check`; it parses the command line into
+// CheckOptions and calls runF with them (check when runF is nil).
+func NewCheckCmd(app *cmdutil.App, runF func(context.Context, *CheckOptions) error) *cobra.Command {
+	opts := &CheckOptions{App: app}
+	var noHalt bool
 	cmd := &cobra.Command{
 		Use:   "check [--full] [--no-halt | --read-only]",
 		Short: "Check that every artifact the manifest names exists and is unchanged (exit 5 on findings)",
@@ -82,35 +93,39 @@ unchanged since it was last hashed is not read again (the stat cache in
 ` + "`custodian hook install`" + `; in CI run ` + "`custodian check --full`" + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := runCheck(app, cmd, checkOptions{full: full, halt: !noHalt && !readOnly, readOnly: readOnly})
-			if err != nil {
-				return err
+			opts.Halt = !noHalt && !opts.ReadOnly
+			if runF == nil {
+				runF = check
 			}
-			if err := app.Render(rep, func(w io.Writer) error { return printCheck(w, rep) }); err != nil {
-				return err
-			}
-			if !rep.Clean {
-				return &cmdutil.ExitError{Code: reason.ExitIntegrity}
-			}
-			return nil
+			return runF(app.Context(cmd), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&full, "full", false, "hash every file, ignoring the stat cache")
+	cmd.Flags().BoolVar(&opts.Full, "full", false, "hash every file, ignoring the stat cache")
 	cmd.Flags().BoolVar(&noHalt, "no-halt", false, "report drift without halting the slice")
-	cmd.Flags().BoolVar(&readOnly, "read-only", false, "report only: halt nothing, write no file (what the pre-commit hook runs)")
+	cmd.Flags().BoolVar(&opts.ReadOnly, "read-only", false, "report only: halt nothing, write no file (what the pre-commit hook runs)")
 	return cmd
 }
 
-// checkOptions says how custodian check runs.
-type checkOptions struct {
-	full     bool // hash every file
-	halt     bool // halt drifted slices
-	readOnly bool // write no file (no stat cache, no check cache)
+// check runs the check and prints its report; findings exit 5.
+func check(ctx context.Context, opts *CheckOptions) error {
+	app := opts.App
+	rep, err := runCheck(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if err := app.Render(rep, func(w io.Writer) error { return printCheck(w, rep) }); err != nil {
+		return err
+	}
+	if !rep.Clean {
+		return &cmdutil.ExitError{Code: reason.ExitIntegrity}
+	}
+	return nil
 }
 
 // runCheck checks the manifest against the files and halts drifted slices.
-func runCheck(app *cmdutil.App, cmd *cobra.Command, o checkOptions) (*CheckReport, error) {
-	full, halt := o.full, o.halt
+func runCheck(ctx context.Context, o *CheckOptions) (*CheckReport, error) {
+	app := o.App
+	full, halt := o.Full, o.Halt
 	rootDir, err := app.Root()
 	if err != nil {
 		return nil, err
@@ -121,7 +136,7 @@ func runCheck(app *cmdutil.App, cmd *cobra.Command, o checkOptions) (*CheckRepor
 		return nil, fmt.Errorf("open project: %w", err)
 	}
 	defer root.Close()
-	in, err := loadCheckInput(app, cmd, root, full, o.readOnly)
+	in, err := loadCheckInput(ctx, app, root, full, o.ReadOnly)
 	if errors.Is(err, cmdutil.ErrNoASDDManifest) {
 		// Never initialised, or lost with its journal.
 		if _, serr := root.Stat(reconcile.SpecsDir); serr == nil {
@@ -142,7 +157,7 @@ func runCheck(app *cmdutil.App, cmd *cobra.Command, o checkOptions) (*CheckRepor
 	rep.Stats.Slices = len(in.Slices)
 
 	bar := progress.Start(app.Err, len(in.Artifacts), "checking artifacts")
-	res, err := reconcile.Check(app.Context(cmd), root, in.Artifacts, reconcile.Options{Full: full, ReadOnly: o.readOnly, Now: app.Now, Progress: bar.Add})
+	res, err := reconcile.Check(ctx, root, in.Artifacts, reconcile.Options{Full: full, ReadOnly: o.ReadOnly, Now: app.Now, Progress: bar.Add})
 	bar.Finish()
 	if err != nil {
 		return nil, err
@@ -189,7 +204,7 @@ func runCheck(app *cmdutil.App, cmd *cobra.Command, o checkOptions) (*CheckRepor
 	rep.Clean = len(findings) == 0
 
 	if halt {
-		haltDrift(app, cmd, rep)
+		haltDrift(ctx, app, rep)
 	}
 	return rep, nil
 }
@@ -198,7 +213,7 @@ func runCheck(app *cmdutil.App, cmd *cobra.Command, o checkOptions) (*CheckRepor
 // STATE_DRIFT warning and halts the pipeline for the affected slice"),
 // through asdd.FlagDrift inside a store update. Slices already halted stay
 // as they are.
-func haltDrift(app *cmdutil.App, cmd *cobra.Command, rep *CheckReport) {
+func haltDrift(ctx context.Context, app *cmdutil.App, rep *CheckReport) {
 	for i := range rep.Slices {
 		cs := &rep.Slices[i]
 		if cs.ID == "" || cs.Status == asdd.Blocked {
@@ -213,7 +228,7 @@ func haltDrift(app *cmdutil.App, cmd *cobra.Command, rep *CheckReport) {
 		if len(paths) == 0 {
 			continue
 		}
-		_, r, err := cmdutil.ApplyOp(app.Context(cmd), app, asdd.FlagDrift{Slice: cs.ID, Paths: paths})
+		_, r, err := cmdutil.ApplyOp(ctx, app, asdd.FlagDrift{Slice: cs.ID, Paths: paths})
 		if err != nil {
 			rep.Warnings = append(rep.Warnings, fmt.Sprintf("could not halt %s: %v", cs.ID, err))
 			continue

@@ -2,6 +2,7 @@ package integrity
 
 import (
 	"bytes"
+	"context"
 	"encoding/gob"
 	"errors"
 	"fmt"
@@ -10,8 +11,6 @@ import (
 	"os"
 	"path"
 	"strconv"
-
-	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
@@ -111,7 +110,7 @@ func decodeCheckCache(b []byte) (*checkCacheFile, error) {
 // loadCheckInput returns what the check needs from the manifest: from the
 // cache when the state files are as they were, else through the store
 // (which also recovers them), refreshing the cache.
-func loadCheckInput(app *cmdutil.App, cmd *cobra.Command, root *os.Root, full, readOnly bool) (*checkInput, error) {
+func loadCheckInput(ctx context.Context, app *cmdutil.App, root *os.Root, full, readOnly bool) (*checkInput, error) {
 	ms, js, stamped := stateStamps(root)
 	if stamped && !full {
 		if b, err := root.ReadFile(CheckCachePath); err == nil {
@@ -120,7 +119,7 @@ func loadCheckInput(app *cmdutil.App, cmd *cobra.Command, root *os.Root, full, r
 			}
 		}
 	}
-	m, err := cmdutil.LoadManifest(app.Context(cmd), app)
+	m, err := cmdutil.LoadManifest(ctx, app)
 	if err != nil {
 		return nil, err
 	}
