@@ -1,6 +1,7 @@
 package integrity
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -12,9 +13,19 @@ import (
 	"github.com/custodian-dev/custodian/store/file"
 )
 
-// NewRepairCmd returns `custodian repair`.
-func NewRepairCmd(app *cmdutil.App) *cobra.Command {
-	var keep, why, actor string
+// RepairOptions is what `custodian repair` was asked to do.
+type RepairOptions struct {
+	App    *cmdutil.App
+	Key    string
+	Keep   string // journal or snapshot
+	Reason string
+	Actor  string // --actor ("": $CUSTODIAN_ACTOR or the OS user)
+}
+
+// NewRepairCmd returns `custodian repair`; it parses the command line
+// into RepairOptions and calls runF with them (runRepair when runF is nil).
+func NewRepairCmd(app *cmdutil.App, runF func(context.Context, *RepairOptions) error) *cobra.Command {
+	opts := &RepairOptions{App: app}
 	cmd := &cobra.Command{
 		Use:   "repair KEY --keep journal|snapshot --reason TEXT",
 		Short: "Settle a document whose journal lost records, is missing or was rewritten (what recovery refuses to guess)",
@@ -38,35 +49,45 @@ never deleted. Run it with the daemon stopped.`,
 		Example: `  custodian repair .asdd/state/manifest.json --keep snapshot --reason "journal restored from backup lacked the last commit"`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if strings.TrimSpace(why) == "" {
+			if strings.TrimSpace(opts.Reason) == "" {
 				return reason.Usage("repair needs --reason")
 			}
-			fs, err := app.OpenFileStore()
-			if err != nil {
-				return err
+			opts.Key = args[0]
+			if runF == nil {
+				runF = runRepair
 			}
-			defer fs.Close()
-			res, err := fs.Repair(app.Context(cmd), args[0], file.RepairKeep(keep), cmdutil.Actor(actor), why)
-			if err != nil {
-				return err
-			}
-			return app.Render(res, func(w io.Writer) error {
-				for _, a := range res.Aside {
-					fmt.Fprintf(w, "kept aside: %s\n", a)
-				}
-				if res.Committed {
-					_, err := fmt.Fprintf(w, "%s repaired: the snapshot's value committed as revision %d\n", res.Key, res.Revision)
-					return err
-				}
-				_, err := fmt.Fprintf(w, "%s repaired: the journal is its history, at revision %d\n", res.Key, res.Revision)
-				return err
-			})
+			return runF(app.Context(cmd), opts)
 		},
 	}
-	cmd.Flags().StringVar(&keep, "keep", "", "what to keep: journal or snapshot (required)")
-	cmd.Flags().StringVar(&why, "reason", "", "why (required; recorded in the journal)")
-	cmd.Flags().StringVar(&actor, "actor", "", "who is repairing (default $CUSTODIAN_ACTOR or the OS user)")
+	cmd.Flags().StringVar(&opts.Keep, "keep", "", "what to keep: journal or snapshot (required)")
+	cmd.Flags().StringVar(&opts.Reason, "reason", "", "why (required; recorded in the journal)")
+	cmd.Flags().StringVar(&opts.Actor, "actor", "", "who is repairing (default $CUSTODIAN_ACTOR or the OS user)")
 	_ = cmd.MarkFlagRequired("keep")
 	_ = cmd.MarkFlagRequired("reason")
 	return cmd
+}
+
+// runRepair settles the document with the daemon stopped, keeping aside every file it replaces.
+func runRepair(ctx context.Context, opts *RepairOptions) error {
+	app := opts.App
+	fs, err := app.OpenFileStore()
+	if err != nil {
+		return err
+	}
+	defer fs.Close()
+	res, err := fs.Repair(ctx, opts.Key, file.RepairKeep(opts.Keep), cmdutil.Actor(opts.Actor), opts.Reason)
+	if err != nil {
+		return err
+	}
+	return app.Render(res, func(w io.Writer) error {
+		for _, a := range res.Aside {
+			fmt.Fprintf(w, "kept aside: %s\n", a)
+		}
+		if res.Committed {
+			_, err := fmt.Fprintf(w, "%s repaired: the snapshot's value committed as revision %d\n", res.Key, res.Revision)
+			return err
+		}
+		_, err := fmt.Fprintf(w, "%s repaired: the journal is its history, at revision %d\n", res.Key, res.Revision)
+		return err
+	})
 }

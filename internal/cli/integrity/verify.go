@@ -1,6 +1,7 @@
 package integrity
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -53,8 +54,16 @@ func wellKnownKeys(root string) []string {
 	return out
 }
 
-// NewVerifyCmd returns `custodian verify`.
-func NewVerifyCmd(app *cmdutil.App) *cobra.Command {
+// VerifyOptions is what `custodian verify` was asked to do.
+type VerifyOptions struct {
+	App  *cmdutil.App
+	Keys []string // the documents (none: every one)
+}
+
+// NewVerifyCmd returns `custodian verify`; it parses the command line
+// into VerifyOptions and calls runF with them (runVerify when runF is nil).
+func NewVerifyCmd(app *cmdutil.App, runF func(context.Context, *VerifyOptions) error) *cobra.Command {
+	opts := &VerifyOptions{App: app}
 	return &cobra.Command{
 		Use:   "verify [KEY...]",
 		Short: "Check journals' hash chains and that replaying them reproduces each snapshot (exit 5 if not)",
@@ -75,98 +84,107 @@ is and is not detected.`,
 		Example: `  custodian verify
   custodian verify .asdd/state/manifest.json --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := app.Store()
-			if err != nil {
-				return err
+			opts.Keys = args
+			if runF == nil {
+				runF = runVerify
 			}
-			ctx := app.Context(cmd)
-			keys := args
-			if len(keys) == 0 {
-				if keys, err = s.Keys(ctx); err != nil {
-					return err
-				}
-				if _, ok := s.(*file.Store); ok {
-					if root, err := app.Root(); err == nil {
-						keys = append(keys, wellKnownKeys(root)...)
-						slices.Sort(keys)
-						keys = slices.Compact(keys)
-					}
-				}
-			}
-			results := make([]verifyResult, 0, len(keys))
-			bad := 0
-			for _, k := range keys {
-				r := verifyResult{Key: k, OK: true}
-				var err error
-				if fs, ok := s.(*file.Store); ok {
-					var rep file.VerifyReport
-					rep, err = fs.VerifyDocument(ctx, k)
-					r.Revision, r.Recovery, r.Anchored, r.Authenticated = rep.Revision, rep.Recovery, rep.Anchored, rep.Authenticated
-				} else if err = s.Verify(ctx, k); err == nil {
-					if recs, herr := s.History(ctx, k, 0, 0); herr == nil && len(recs) > 0 {
-						r.Revision = recs[len(recs)-1].Rev
-					}
-				}
-				if err != nil {
-					r.OK, r.Problem, r.Code = false, err.Error(), string(reason.CodeOf(err))
-					if e, ok := reason.As(err); ok {
-						r.Problem = e.Message
-					}
-					r.Problem = strings.TrimPrefix(r.Problem, k+": ")
-					if r.Code == "" {
-						// Whatever keeps a state file from being read
-						// is an integrity problem, not an internal one.
-						r.Code = string(reason.CorruptState)
-					}
-					bad++
-				}
-				results = append(results, r)
-			}
-			err = app.Render(results, func(w io.Writer) error {
-				for _, r := range results {
-					switch {
-					case !r.OK && r.Code == string(reason.CorruptState):
-						fmt.Fprintf(w, "CORRUPT  %s: %s\n", r.Key, r.Problem)
-					case !r.OK:
-						fmt.Fprintf(w, "%-8s %s: %s\n", r.Code, r.Key, r.Problem)
-					case len(r.Recovery) > 0:
-						fmt.Fprintf(w, "ok       %s (revision %d; recoverable crash state)\n", r.Key, r.Revision)
-						for _, what := range r.Recovery {
-							fmt.Fprintf(w, "           %s\n", what)
-						}
-					default:
-						auth := ""
-						if r.Authenticated {
-							auth = ", authenticated"
-						}
-						fmt.Fprintf(w, "ok       %s (revision %d%s)\n", r.Key, r.Revision, auth)
-					}
-				}
-				if len(results) == 0 {
-					fmt.Fprintln(w, "no documents")
-				}
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-			if bad > 0 {
-				// Corruption first; otherwise what kept verify from
-				// looking (a daemon holding the lock: 4).
-				code := reason.ExitIntegrity
-				for _, r := range results {
-					if !r.OK && r.Code != string(reason.CorruptState) {
-						code = reason.Code(r.Code).ExitCode()
-					}
-				}
-				for _, r := range results {
-					if !r.OK && r.Code == string(reason.CorruptState) {
-						code = reason.ExitIntegrity
-					}
-				}
-				return &cmdutil.ExitError{Code: code}
-			}
-			return nil
+			return runF(app.Context(cmd), opts)
 		},
 	}
+}
+
+// runVerify checks each document and prints what it found; corruption exits 5.
+func runVerify(ctx context.Context, opts *VerifyOptions) error {
+	app := opts.App
+	s, err := app.Store()
+	if err != nil {
+		return err
+	}
+	keys := opts.Keys
+	if len(keys) == 0 {
+		if keys, err = s.Keys(ctx); err != nil {
+			return err
+		}
+		if _, ok := s.(*file.Store); ok {
+			if root, err := app.Root(); err == nil {
+				keys = append(keys, wellKnownKeys(root)...)
+				slices.Sort(keys)
+				keys = slices.Compact(keys)
+			}
+		}
+	}
+	results := make([]verifyResult, 0, len(keys))
+	bad := 0
+	for _, k := range keys {
+		r := verifyResult{Key: k, OK: true}
+		var err error
+		if fs, ok := s.(*file.Store); ok {
+			var rep file.VerifyReport
+			rep, err = fs.VerifyDocument(ctx, k)
+			r.Revision, r.Recovery, r.Anchored, r.Authenticated = rep.Revision, rep.Recovery, rep.Anchored, rep.Authenticated
+		} else if err = s.Verify(ctx, k); err == nil {
+			if recs, herr := s.History(ctx, k, 0, 0); herr == nil && len(recs) > 0 {
+				r.Revision = recs[len(recs)-1].Rev
+			}
+		}
+		if err != nil {
+			r.OK, r.Problem, r.Code = false, err.Error(), string(reason.CodeOf(err))
+			if e, ok := reason.As(err); ok {
+				r.Problem = e.Message
+			}
+			r.Problem = strings.TrimPrefix(r.Problem, k+": ")
+			if r.Code == "" {
+				// Whatever keeps a state file from being read
+				// is an integrity problem, not an internal one.
+				r.Code = string(reason.CorruptState)
+			}
+			bad++
+		}
+		results = append(results, r)
+	}
+	err = app.Render(results, func(w io.Writer) error {
+		for _, r := range results {
+			switch {
+			case !r.OK && r.Code == string(reason.CorruptState):
+				fmt.Fprintf(w, "CORRUPT  %s: %s\n", r.Key, r.Problem)
+			case !r.OK:
+				fmt.Fprintf(w, "%-8s %s: %s\n", r.Code, r.Key, r.Problem)
+			case len(r.Recovery) > 0:
+				fmt.Fprintf(w, "ok       %s (revision %d; recoverable crash state)\n", r.Key, r.Revision)
+				for _, what := range r.Recovery {
+					fmt.Fprintf(w, "           %s\n", what)
+				}
+			default:
+				auth := ""
+				if r.Authenticated {
+					auth = ", authenticated"
+				}
+				fmt.Fprintf(w, "ok       %s (revision %d%s)\n", r.Key, r.Revision, auth)
+			}
+		}
+		if len(results) == 0 {
+			fmt.Fprintln(w, "no documents")
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if bad > 0 {
+		// Corruption first; otherwise what kept verify from
+		// looking (a daemon holding the lock: 4).
+		code := reason.ExitIntegrity
+		for _, r := range results {
+			if !r.OK && r.Code != string(reason.CorruptState) {
+				code = reason.Code(r.Code).ExitCode()
+			}
+		}
+		for _, r := range results {
+			if !r.OK && r.Code == string(reason.CorruptState) {
+				code = reason.ExitIntegrity
+			}
+		}
+		return &cmdutil.ExitError{Code: code}
+	}
+	return nil
 }
