@@ -50,7 +50,7 @@ func TestVerifyFlags(t *testing.T) {
 			t.Errorf("verify %q: %v", tc.args, err)
 			continue
 		}
-		if d := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(VerifyOptions{}, "App")); d != "" {
+		if d := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(VerifyOptions{}, "App"), cmpopts.EquateEmpty()); d != "" {
 			t.Errorf("verify %q: options differ (-want +got):\n%s", tc.args, d)
 		}
 	}
