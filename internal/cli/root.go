@@ -79,7 +79,7 @@ func NewRoot(app *cmdutil.App) *cobra.Command {
 		// the store's documents and their history
 		doc.NewGetCmd(app, nil), doc.NewHistoryCmd(app, nil), doc.NewDiffCmd(app, nil), doc.NewRollbackCmd(app, nil), doc.NewDebugCmd(app),
 		// integrity
-		integrity.NewCheckCmd(app, nil), integrity.NewVerifyCmd(app, nil), integrity.NewRepairCmd(app, nil), integrity.NewRebuildCmd(app), integrity.NewReviewCmd(app),
+		integrity.NewCheckCmd(app, nil), integrity.NewVerifyCmd(app, nil), integrity.NewRepairCmd(app, nil), integrity.NewRebuildCmd(app, nil), integrity.NewReviewCmd(app, nil),
 		// integration with agents and other tools
 		hook.NewHookCmd(app), hook.NewPluginCmd(app), mcp.NewCmd(app), mirror.NewCmd(app),
 		migrate.NewCmd(app), compat.NewCmd(app),

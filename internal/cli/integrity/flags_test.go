@@ -78,3 +78,50 @@ func TestRepairFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestRebuildFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want *RebuildOptions
+		code int
+	}{
+		{nil, &RebuildOptions{}, 0},
+		{[]string{"--force"}, &RebuildOptions{Force: true}, 0},
+		{[]string{"manifest.json"}, nil, reason.ExitUsage},
+	} {
+		var got *RebuildOptions
+		err := cmdtest.Execute(NewRebuildCmd(&cmdutil.App{}, func(_ context.Context, o *RebuildOptions) error { got = o; return nil }), tc.args...)
+		if code := cmdtest.ExitCode(err); code != tc.code {
+			t.Errorf("rebuild %q: exit %d (%v), want %d", tc.args, code, err, tc.code)
+			continue
+		}
+		if d := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(RebuildOptions{}, "App")); d != "" {
+			t.Errorf("rebuild %q: options differ (-want +got):\n%s", tc.args, d)
+		}
+	}
+}
+
+func TestReviewFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want *ReviewOptions
+		code int
+	}{
+		{[]string{"S-1", "--role", "TL", "--by", "ana", "--rationale", "checked"}, &ReviewOptions{Slice: "S-1", Role: "TL", By: "ana", Rationale: "checked"}, 0},
+		{[]string{"--project", "--role", "PO"}, &ReviewOptions{Project: true, Role: "PO"}, 0},
+		{[]string{"S-1", "--by", "ana"}, nil, reason.ExitUsage}, // --by is the person, not the role
+		{[]string{"S-1"}, nil, reason.ExitUsage},
+		{[]string{"S-1", "--project", "--role", "TL"}, nil, reason.ExitUsage},
+		{[]string{"--role", "TL"}, nil, reason.ExitUsage},
+	} {
+		var got *ReviewOptions
+		err := cmdtest.Execute(NewReviewCmd(&cmdutil.App{}, func(_ context.Context, o *ReviewOptions) error { got = o; return nil }), tc.args...)
+		if code := cmdtest.ExitCode(err); code != tc.code {
+			t.Errorf("review %q: exit %d (%v), want %d", tc.args, code, err, tc.code)
+			continue
+		}
+		if d := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(ReviewOptions{}, "App")); d != "" {
+			t.Errorf("review %q: options differ (-want +got):\n%s", tc.args, d)
+		}
+	}
+}

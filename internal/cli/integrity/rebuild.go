@@ -1,6 +1,7 @@
 package integrity
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -53,9 +54,16 @@ type RebuiltSlice struct {
 	Evidence  []string `json:"evidence"`
 }
 
-// NewRebuildCmd returns `custodian rebuild`.
-func NewRebuildCmd(app *cmdutil.App) *cobra.Command {
-	var force bool
+// RebuildOptions is what `custodian rebuild` was asked to do.
+type RebuildOptions struct {
+	App   *cmdutil.App
+	Force bool // scan the files even though the manifest or its journal is readable
+}
+
+// NewRebuildCmd returns `custodian rebuild`; it parses the command line
+// into RebuildOptions and calls runF with them (runRebuild when runF is nil).
+func NewRebuildCmd(app *cmdutil.App, runF func(context.Context, *RebuildOptions) error) *cobra.Command {
+	opts := &RebuildOptions{App: app}
 	cmd := &cobra.Command{
 		Use:   "rebuild [--force]",
 		Short: "Rebuild a lost or corrupt ASDD manifest: from its journal if intact, else from the files",
@@ -73,15 +81,24 @@ Old files are never deleted: they are renamed <name>.before-rebuild-<time>.
 --force scans even when the manifest is readable (keeping it aside too).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := rebuild(app, cmd, force)
-			if err != nil {
-				return err
+			if runF == nil {
+				runF = runRebuild
 			}
-			return app.Render(res, func(w io.Writer) error { return printRebuild(w, res) })
+			return runF(app.Context(cmd), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&force, "force", false, "scan the files even though the manifest or its journal is readable")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "scan the files even though the manifest or its journal is readable")
 	return cmd
+}
+
+// runRebuild rebuilds the manifest and prints what it did.
+func runRebuild(ctx context.Context, opts *RebuildOptions) error {
+	app := opts.App
+	res, err := rebuild(ctx, app, opts.Force)
+	if err != nil {
+		return err
+	}
+	return app.Render(res, func(w io.Writer) error { return printRebuild(w, res) })
 }
 
 // fileState describes a state file before the store touches it.
@@ -98,7 +115,7 @@ func fileState(rootDir, rel string) string {
 	return "present"
 }
 
-func rebuild(app *cmdutil.App, cmd *cobra.Command, force bool) (*RebuildResult, error) {
+func rebuild(ctx context.Context, app *cmdutil.App, force bool) (*RebuildResult, error) {
 	rootDir, err := app.Root()
 	if err != nil {
 		return nil, err
@@ -110,7 +127,7 @@ func rebuild(app *cmdutil.App, cmd *cobra.Command, force bool) (*RebuildResult, 
 	if err != nil {
 		return nil, err
 	}
-	doc, gerr := st.Get(app.Context(cmd), asdd.Key)
+	doc, gerr := st.Get(ctx, asdd.Key)
 	switch code := reason.CodeOf(gerr); {
 	case gerr == nil && doc.Exists():
 		_, derr := asdd.Decode(doc.Value)
@@ -180,7 +197,7 @@ func rebuild(app *cmdutil.App, cmd *cobra.Command, force bool) (*RebuildResult, 
 		return nil, err
 	}
 	prog := cmdutil.NewProgress(app, "scanning")
-	scan, err := reconcile.Scan(app.Context(cmd), root, reconcile.ScanOptions{
+	scan, err := reconcile.Scan(ctx, root, reconcile.ScanOptions{
 		Stages: stagesOf(cfg), Lifecycle: asdd.Lifecycle, Markers: markersOf(cfg), Progress: prog.Update,
 	})
 	prog.Done()
@@ -198,7 +215,7 @@ func rebuild(app *cmdutil.App, cmd *cobra.Command, force bool) (*RebuildResult, 
 	if err != nil {
 		return nil, err
 	}
-	r, err := st.Update(app.Context(cmd), asdd.Key, func(cur store.Document) (store.Change, error) {
+	r, err := st.Update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
 		if cur.Exists() {
 			return store.Change{}, reason.New(reason.Conflict, "%s was created while the rebuild ran; nothing was rebuilt", asdd.Key)
 		}
@@ -363,10 +380,20 @@ type ReviewResult struct {
 	Accepted map[string]string `json:"accepted_hashes,omitempty"`
 }
 
-// NewReviewCmd returns `custodian review`.
-func NewReviewCmd(app *cmdutil.App) *cobra.Command {
-	var role, by, rationale string
-	var project bool
+// ReviewOptions is what `custodian review` was asked to do.
+type ReviewOptions struct {
+	App       *cmdutil.App
+	Slice     string // "" with Project
+	Project   bool   // review the project context
+	Role      string // the reviewing role
+	By        string // the person
+	Rationale string
+}
+
+// NewReviewCmd returns `custodian review`; it parses the command line
+// into ReviewOptions and calls runF with them (runReview when runF is nil).
+func NewReviewCmd(app *cmdutil.App, runF func(context.Context, *ReviewOptions) error) *cobra.Command {
+	opts := &ReviewOptions{App: app}
 	cmd := &cobra.Command{
 		Use:   "review SLICE --role ROLE [--by PERSON] [--rationale TEXT] | review --project --role ROLE",
 		Short: "Clear a slice's NEEDS_HUMAN_REVIEW marks after checking what a rebuild guessed",
@@ -377,74 +404,87 @@ recorded as accepted. Until every mark is cleared, propose refuses to run
 the pipeline. As in resolve and approve, --role is the role that signs off
 and --by the person (default $CUSTODIAN_ACTOR or the OS user).`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if project && len(args) != 0 || !project && len(args) != 1 {
+			if opts.Project && len(args) != 0 || !opts.Project && len(args) != 1 {
 				return reason.Usage("give one SLICE, or --project")
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if role == "" && by != "" {
+			if len(args) == 1 {
+				opts.Slice = args[0]
+			}
+			if opts.Role == "" && opts.By != "" {
 				return reason.Usage("review needs --role ROLE (the reviewing role: TL, PO, Security…); --by names the person, as in resolve and approve")
 			}
-			if err := cmdutil.Required("role", role); err != nil {
+			if err := cmdutil.Required("role", opts.Role); err != nil {
 				return err
 			}
-			if by == "" {
-				by = cmdutil.Actor("")
+			if runF == nil {
+				runF = runReview
 			}
-			if rationale == "" {
-				rationale = "fields a rebuild guessed were checked by " + role
-			}
-			op := asdd.ClearReview{Role: role, By: by, Rationale: rationale}
-			res := &ReviewResult{}
-			var warnings []string
-			if !project {
-				m, err := cmdutil.LoadManifest(app.Context(cmd), app)
-				if err != nil {
-					return err
-				}
-				s, err := m.Find(args[0])
-				if err != nil {
-					return err
-				}
-				op.Slice = s.SliceID
-				hashes, w, err := currentHashes(app, cmd, s)
-				if err != nil {
-					return err
-				}
-				op.Hashes, res.Accepted, warnings = hashes, hashes, w
-			}
-			out, r, err := cmdutil.ApplyOp(app.Context(cmd), app, op)
-			if err != nil {
-				return err
-			}
-			if !project {
-				cmdutil.SliceResult(out, r, op.Slice)
-			}
-			r.Warnings = append(warnings, r.Warnings...)
-			res.CommitResult = r
-			if err := app.Render(res, func(w io.Writer) error {
-				for _, wmsg := range r.Warnings {
-					fmt.Fprintf(w, "warning: %s\n", wmsg)
-				}
-				_, err := fmt.Fprintf(w, "revision %d: %s\n", r.Revision, r.Summary)
-				return err
-			}); err != nil {
-				return err
-			}
-			return nil
+			return runF(app.Context(cmd), opts)
 		},
 	}
-	cmd.Flags().StringVar(&role, "role", "", "the reviewing role (TL, PO, Security…)")
-	cmd.Flags().StringVar(&by, "by", "", "the person (default $CUSTODIAN_ACTOR or the OS user)")
-	cmd.Flags().StringVar(&rationale, "rationale", "", "what was checked")
-	cmd.Flags().BoolVar(&project, "project", false, "review the project context instead of a slice")
+	cmd.Flags().StringVar(&opts.Role, "role", "", "the reviewing role (TL, PO, Security…)")
+	cmd.Flags().StringVar(&opts.By, "by", "", "the person (default $CUSTODIAN_ACTOR or the OS user)")
+	cmd.Flags().StringVar(&opts.Rationale, "rationale", "", "what was checked")
+	cmd.Flags().BoolVar(&opts.Project, "project", false, "review the project context instead of a slice")
 	return cmd
+}
+
+// runReview clears the marks, recording the slice's artifacts as they are now as accepted.
+func runReview(ctx context.Context, opts *ReviewOptions) error {
+	app := opts.App
+	by, rationale := opts.By, opts.Rationale
+	if by == "" {
+		by = cmdutil.Actor("")
+	}
+	if rationale == "" {
+		rationale = "fields a rebuild guessed were checked by " + opts.Role
+	}
+	op := asdd.ClearReview{Role: opts.Role, By: by, Rationale: rationale}
+	res := &ReviewResult{}
+	var warnings []string
+	if !opts.Project {
+		m, err := cmdutil.LoadManifest(ctx, app)
+		if err != nil {
+			return err
+		}
+		s, err := m.Find(opts.Slice)
+		if err != nil {
+			return err
+		}
+		op.Slice = s.SliceID
+		hashes, w, err := currentHashes(ctx, app, s)
+		if err != nil {
+			return err
+		}
+		op.Hashes, res.Accepted, warnings = hashes, hashes, w
+	}
+	out, r, err := cmdutil.ApplyOp(ctx, app, op)
+	if err != nil {
+		return err
+	}
+	if !opts.Project {
+		cmdutil.SliceResult(out, r, op.Slice)
+	}
+	r.Warnings = append(warnings, r.Warnings...)
+	res.CommitResult = r
+	if err := app.Render(res, func(w io.Writer) error {
+		for _, wmsg := range r.Warnings {
+			fmt.Fprintf(w, "warning: %s\n", wmsg)
+		}
+		_, err := fmt.Fprintf(w, "revision %d: %s\n", r.Revision, r.Summary)
+		return err
+	}); err != nil {
+		return err
+	}
+	return nil
 }
 
 // currentHashes hashes the slice's artifacts as they are now; problems are
 // returned as warnings.
-func currentHashes(app *cmdutil.App, cmd *cobra.Command, s *asdd.Slice) (map[string]string, []string, error) {
+func currentHashes(ctx context.Context, app *cmdutil.App, s *asdd.Slice) (map[string]string, []string, error) {
 	rootDir, err := app.Root()
 	if err != nil {
 		return nil, nil, err
@@ -458,7 +498,7 @@ func currentHashes(app *cmdutil.App, cmd *cobra.Command, s *asdd.Slice) (map[str
 	for i := range arts {
 		arts[i].Hash = "" // accept what is there; report only what is missing or outside
 	}
-	rep, err := reconcile.Check(app.Context(cmd), root, arts, reconcile.Options{Now: app.Now})
+	rep, err := reconcile.Check(ctx, root, arts, reconcile.Options{Now: app.Now})
 	if err != nil {
 		return nil, nil, err
 	}
