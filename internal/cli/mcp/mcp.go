@@ -23,8 +23,16 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-// NewCmd returns `custodian mcp`.
-func NewCmd(app *cmdutil.App) *cobra.Command {
+// Options is what `custodian mcp` was asked to do.
+type Options struct {
+	App      *cmdutil.App
+	LogLevel slog.Level // of the notices on stderr
+}
+
+// NewCmd returns `custodian mcp`; it parses the command line
+// into Options and calls runF with them (run when runF is nil).
+func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{App: app}
 	var logLevel string
 	cmd := &cobra.Command{
 		Use:   "mcp",
@@ -51,25 +59,33 @@ checks it; without a daemon the project's owner runs the server.`,
   {"mcpServers": {"custodian": {"command": "custodian", "args": ["mcp"]}}}`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+			if err := opts.LogLevel.UnmarshalText([]byte(logLevel)); err != nil {
 				return reason.Usage("--log-level %q: want debug, info, warn or error", logLevel)
 			}
-			srv, closeAll, err := newStdioMCP(app, level)
-			if err != nil {
-				return err
+			if runF == nil {
+				runF = run
 			}
-			defer closeAll()
-			t := &sdk.IOTransport{Reader: io.NopCloser(app.In), Writer: nopWriteCloser{app.Out}, MaxLineLength: 4 * mcp.DefaultMaxArgBytes}
-			err = srv.Run(app.Context(cmd), t)
-			if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
-				return nil
-			}
-			return err
+			return runF(app.Context(cmd), opts)
 		},
 	}
 	cmdutil.EnumFlag(cmd, cmd.Flags(), &logLevel, "log-level", "warn", []string{"debug", "info", "warn", "error"}, "log level on stderr")
 	return cmd
+}
+
+// run serves MCP on stdin and stdout until the client closes it.
+func run(ctx context.Context, opts *Options) error {
+	app := opts.App
+	srv, closeAll, err := newStdioMCP(app, opts.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer closeAll()
+	t := &sdk.IOTransport{Reader: io.NopCloser(app.In), Writer: nopWriteCloser{app.Out}, MaxLineLength: 4 * mcp.DefaultMaxArgBytes}
+	err = srv.Run(ctx, t)
+	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	return err
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -29,9 +29,16 @@ type mirrorReport struct {
 	Documents []mirror.Outcome `json:"documents"`
 }
 
-// NewCmd returns `custodian mirror`.
-func NewCmd(app *cmdutil.App) *cobra.Command {
-	var once bool
+// Options is what `custodian mirror` was asked to do.
+type Options struct {
+	App  *cmdutil.App
+	Once bool // write every document's latest version once and exit
+}
+
+// NewCmd returns `custodian mirror`; it parses the command line
+// into Options and calls runF with them (run when runF is nil).
+func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{App: app}
 	cmd := &cobra.Command{
 		Use:   "mirror [--once]",
 		Short: "Keep the local read-only mirrors of the etcd documents current (for plugins that read the files)",
@@ -55,49 +62,57 @@ written under .asdd/escalations/.`,
   custodian mirror &        # follow the cluster without a daemon`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			u, err := storeopen.ConfiguredStoreURL(app)
-			if err != nil {
-				return err
+			if runF == nil {
+				runF = run
 			}
-			if !storeopen.IsEtcdURL(u) {
-				return reason.Usage("mirrors are for a project on etcd: give --store etcd://HOST:PORT/PREFIX, $CUSTODIAN_STORE or store: in .asdd/config.yaml (the file store's files are the documents themselves)")
-			}
-			s, err := storeopen.OpenEtcd(u)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			root, err := app.Root()
-			if err != nil {
-				return err
-			}
-			log := slog.New(slog.NewTextHandler(app.Err, &slog.HandlerOptions{Level: slog.LevelInfo}))
-			m, err := mirror.Open(root, mirror.Options{Source: s.Source(), Logger: log, Now: app.Now})
-			if err != nil {
-				return err
-			}
-			defer m.Close()
-			ctx := app.Context(cmd)
-			if !once {
-				ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-				defer stop()
-				log.Info("following the etcd documents; mirrors kept current until SIGINT or SIGTERM", "store", s.Source(), "root", root)
-				return m.Run(ctx, s)
-			}
-			outs, err := m.Refresh(ctx, s)
-			if outs == nil {
-				outs = []mirror.Outcome{}
-			}
-			if rerr := app.Render(mirrorReport{Store: s.Source(), Documents: outs}, func(w io.Writer) error {
-				return printMirrorOutcomes(w, outs)
-			}); rerr != nil {
-				return errors.Join(err, rerr)
-			}
-			return err
+			return runF(app.Context(cmd), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&once, "once", false, "write every document's latest version once and exit")
+	cmd.Flags().BoolVar(&opts.Once, "once", false, "write every document's latest version once and exit")
 	return cmd
+}
+
+// run refreshes the mirrors once, or follows the etcd documents until interrupted.
+func run(ctx context.Context, opts *Options) error {
+	app := opts.App
+	u, err := storeopen.ConfiguredStoreURL(app)
+	if err != nil {
+		return err
+	}
+	if !storeopen.IsEtcdURL(u) {
+		return reason.Usage("mirrors are for a project on etcd: give --store etcd://HOST:PORT/PREFIX, $CUSTODIAN_STORE or store: in .asdd/config.yaml (the file store's files are the documents themselves)")
+	}
+	s, err := storeopen.OpenEtcd(u)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	root, err := app.Root()
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(app.Err, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	m, err := mirror.Open(root, mirror.Options{Source: s.Source(), Logger: log, Now: app.Now})
+	if err != nil {
+		return err
+	}
+	defer m.Close()
+	if !opts.Once {
+		ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		log.Info("following the etcd documents; mirrors kept current until SIGINT or SIGTERM", "store", s.Source(), "root", root)
+		return m.Run(ctx, s)
+	}
+	outs, err := m.Refresh(ctx, s)
+	if outs == nil {
+		outs = []mirror.Outcome{}
+	}
+	if rerr := app.Render(mirrorReport{Store: s.Source(), Documents: outs}, func(w io.Writer) error {
+		return printMirrorOutcomes(w, outs)
+	}); rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	return err
 }
 
 func printMirrorOutcomes(w io.Writer, outs []mirror.Outcome) error {
