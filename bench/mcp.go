@@ -123,64 +123,20 @@ func MCPStdio(exe, dir, name string, budget time.Duration, env ...string) (Resul
 
 // MCPHTTP measures heartbeat tool calls over streamable HTTP to /mcp of
 // the daemon listening on sock, with clients concurrent MCP sessions, one
-// per client.
+// per client (the SDK's client).
 func MCPHTTP(sock string, clients int, budget time.Duration) (Result, error) {
-	ctx := context.Background()
-	tr := &http.Transport{
-		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
-			var dl net.Dialer
-			return unixsock.Dial(ctx, &dl, sock)
-		},
-		MaxIdleConns:        4 * clients,
-		MaxIdleConnsPerHost: 4 * clients,
-	}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr}
-	sessions := make([]*sdk.ClientSession, clients)
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	for i := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := sdk.NewClient(&sdk.Implementation{Name: "custodian-bench", Version: "1"}, nil)
-			cs, err := c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://localhost/mcp", HTTPClient: hc}, nil)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil && first == nil {
-				first = err
-			}
-			sessions[i] = cs
-		}()
-	}
-	wg.Wait()
-	defer func() {
-		for _, cs := range sessions {
-			if cs != nil {
-				cs.Close()
-			}
-		}
-	}()
-	if first != nil {
-		return Result{}, fmt.Errorf("connect to /mcp: %w", first)
-	}
-	if err := callBeat(ctx, sessions[0], 0); err != nil {
+	l, err := MCPHTTPLoad(sock, clients)
+	if err != nil {
 		return Result{}, err
 	}
-	lat, el, err := Run(clients, budget, 2*clients, func(w, i int) error { return callBeat(ctx, sessions[w], w) })
-	return Stats(fmt.Sprintf("MCP over HTTP (/mcp), %d client(s)", clients), clients, 0, lat, el), err
+	defer l.Close()
+	rs, _, err := Interleave([]Load{l}, budget, 1, nil)
+	return rs[0], err
 }
 
-// MCPHTTPLean measures the same heartbeat tool calls to /mcp as MCPHTTP,
-// with clients concurrent MCP sessions, but from a lean client: raw
-// JSON-RPC POSTs over HTTP keep-alive carrying the Mcp-Session-Id header,
-// each answer decoded once, as the agents' own clients (Claude Code,
-// Codex) speak the protocol; the SDK's client costs several times the
-// server's work per call, and the clients share the machine with it.
-func MCPHTTPLean(sock string, clients int, budget time.Duration) (Result, error) {
+// unixClient is an HTTP client of the daemon on sock with keep-alive for
+// clients concurrent callers.
+func unixClient(sock string, clients int) (*http.Client, func()) {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var dl net.Dialer
@@ -189,8 +145,57 @@ func MCPHTTPLean(sock string, clients int, budget time.Duration) (Result, error)
 		MaxIdleConns:        4 * clients,
 		MaxIdleConnsPerHost: 4 * clients,
 	}
-	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: tr}
+	return &http.Client{Transport: tr}, tr.CloseIdleConnections
+}
+
+// MCPHTTPLoad opens clients MCP sessions to /mcp of the daemon on sock
+// with the SDK's client, each calling the heartbeat tool (one untimed call
+// made).
+func MCPHTTPLoad(sock string, clients int) (Load, error) {
+	ctx := context.Background()
+	hc, closeConns := unixClient(sock, clients)
+	sessions := make([]*sdk.ClientSession, clients)
+	errs := make([]error, clients)
+	var wg sync.WaitGroup
+	for i := range sessions {
+		wg.Go(func() {
+			c := sdk.NewClient(&sdk.Implementation{Name: "custodian-bench", Version: "1"}, nil)
+			sessions[i], errs[i] = c.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: "http://localhost/mcp", HTTPClient: hc}, nil)
+		})
+	}
+	wg.Wait()
+	l := Load{
+		Name:    fmt.Sprintf("MCP over HTTP (/mcp), %d client(s)", clients),
+		Clients: clients,
+		Op:      func(w, i int) error { return callBeat(ctx, sessions[w], w) },
+		Close: func() {
+			for _, cs := range sessions {
+				if cs != nil {
+					cs.Close()
+				}
+			}
+			closeConns()
+		},
+	}
+	err := errors.Join(errs...)
+	if err == nil {
+		err = l.Op(0, 0)
+	}
+	if err != nil {
+		l.Close()
+		return Load{}, fmt.Errorf("/mcp: %w", err)
+	}
+	return l, nil
+}
+
+// MCPHTTPLeanLoad opens the same sessions as MCPHTTPLoad from a lean
+// client: raw JSON-RPC POSTs over HTTP keep-alive carrying the
+// Mcp-Session-Id header, each answer decoded once, as the agents' own
+// clients (Claude Code, Codex) speak the protocol. The SDK's client costs
+// more than the server per call, and the clients share the machine with
+// the daemon: this one measures the server's capacity.
+func MCPHTTPLeanLoad(sock string, clients int) (Load, error) {
+	hc, closeConns := unixClient(sock, clients)
 	sessions := make([]*LeanSession, clients)
 	errs := make([]error, clients)
 	var wg sync.WaitGroup
@@ -198,26 +203,90 @@ func MCPHTTPLean(sock string, clients int, budget time.Duration) (Result, error)
 		wg.Go(func() { sessions[i], errs[i] = OpenLeanSession(hc, "http://localhost/mcp", nil) })
 	}
 	wg.Wait()
-	err := errors.Join(errs...)
-	defer func() {
-		for _, s := range sessions {
-			if s != nil {
-				s.Close()
+	l := Load{
+		Name:    fmt.Sprintf("MCP over HTTP (/mcp), lean client, %d client(s)", clients),
+		Clients: clients,
+		Op: func(w, i int) error {
+			_, err := sessions[w].CallTool("heartbeat", heartbeatArgs(w))
+			return err
+		},
+		Close: func() {
+			for _, s := range sessions {
+				if s != nil {
+					s.Close()
+				}
 			}
-		}
-	}()
+			closeConns()
+		},
+	}
+	err := errors.Join(errs...)
+	if err == nil {
+		err = l.Op(0, 0)
+	}
 	if err != nil {
-		return Result{}, fmt.Errorf("connect to /mcp: %w", err)
+		l.Close()
+		return Load{}, fmt.Errorf("/mcp: %w", err)
 	}
-	leanBeat := func(w int) error {
-		_, err := sessions[w].CallTool("heartbeat", heartbeatArgs(w))
-		return err
+	return l, nil
+}
+
+// APILoad is the same heartbeat over the daemon's HTTP API (POST
+// /v1/asdd/heartbeat) from clients concurrent callers (one untimed call
+// made).
+func APILoad(d *Daemon, clients int) (Load, error) {
+	ctx := context.Background()
+	l := Load{
+		Name:    fmt.Sprintf("HTTP API (POST /v1/asdd/heartbeat), %d client(s)", clients),
+		Clients: clients,
+		Op:      func(w, i int) error { return beat(ctx, d.Client, w) },
+		Close:   func() {},
 	}
-	if err := leanBeat(0); err != nil {
-		return Result{}, err
+	return l, l.Op(0, 0)
+}
+
+// Load is an operation ready to be measured: its clients connected.
+type Load struct {
+	Name    string
+	Clients int
+	Op      func(w, i int) error
+	Close   func()
+}
+
+// Interleave measures loads in turns, rounds times one after the other
+// with budget/rounds each, so that all see the same machine (a shared,
+// noisy one: their ratios hold better than figures measured apart). cpu,
+// when not nil, returns the daemon process's CPU time; each load is
+// charged its turns' share, returned per call.
+func Interleave(loads []Load, budget time.Duration, rounds int, cpu func() time.Duration) ([]Result, []time.Duration, error) {
+	lat := make([][]time.Duration, len(loads))
+	el := make([]time.Duration, len(loads))
+	used := make([]time.Duration, len(loads))
+	turn := budget / time.Duration(max(rounds, 1))
+	for range max(rounds, 1) {
+		for i, l := range loads {
+			var c0 time.Duration
+			if cpu != nil {
+				c0 = cpu()
+			}
+			ls, e, err := Run(l.Clients, turn, 2*l.Clients, l.Op)
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s: %w", l.Name, err)
+			}
+			if cpu != nil {
+				used[i] += cpu() - c0
+			}
+			lat[i], el[i] = append(lat[i], ls...), el[i]+e
+		}
 	}
-	lat, el, err := Run(clients, budget, 2*clients, func(w, i int) error { return leanBeat(w) })
-	return Stats(fmt.Sprintf("MCP over HTTP (/mcp), lean client, %d client(s)", clients), clients, 0, lat, el), err
+	rs := make([]Result, len(loads))
+	perCall := make([]time.Duration, len(loads))
+	for i, l := range loads {
+		rs[i] = Stats(l.Name, l.Clients, 0, lat[i], el[i])
+		if n := len(lat[i]); n > 0 {
+			perCall[i] = used[i] / time.Duration(n)
+		}
+	}
+	return rs, perCall, nil
 }
 
 // LeanSession is one MCP session over streamable HTTP spoken with plain

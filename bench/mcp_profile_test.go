@@ -40,19 +40,25 @@ func TestProfileMCP(t *testing.T) {
 	defer d.Close()
 	what := os.Getenv("MCP_PROFILE_WHAT")
 	pprof.Do(context.Background(), pprof.Labels("side", "client"), func(context.Context) {
-		var r Result
+		var l Load
 		var err error
 		switch what {
 		case "lean":
-			r, err = MCPHTTPLean(d.Socket(), n, 5*time.Second)
+			l, err = MCPHTTPLeanLoad(d.Socket(), n)
 		case "api":
-			r, err = DaemonProposals(d.Daemon, "api", n, 5*time.Second)
+			l, err = APILoad(d.Daemon, n)
 		default:
-			r, err = MCPHTTP(d.Socket(), n, 5*time.Second)
+			l, err = MCPHTTPLoad(d.Socket(), n)
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
+		defer l.Close()
+		rs, _, err := Interleave([]Load{l}, 5*time.Second, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rs[0]
 		t.Logf("%s: %.0f/s p50 %v p99 %v", what, r.PerSecond, r.P50, r.P99)
 	})
 }

@@ -55,16 +55,13 @@ type mcpRuns struct {
 	cpu              [3][]time.Duration // daemon CPU per call: mcp, lean, api
 }
 
-// mcpVsAPI measures /mcp (the SDK's client, then a lean client) and the
-// HTTP API of one daemon with each client count; the daemon's CPU time per
-// call where it is a process (pid, else 0).
+// mcpVsAPI measures /mcp (the SDK's client and a lean client) and the
+// HTTP API of one daemon with each client count, in turns (bench.
+// Interleave), with the daemon's CPU time per call where it is a process.
 func mcpVsAPI(progress func(string, ...any), sock string, d *bench.Daemon, prefix string, cs []int, duration time.Duration) (r mcpRuns, err error) {
-	pid := d.Pid()
-	perCall := func(c0 time.Duration, ops int) time.Duration {
-		if pid == 0 || ops == 0 {
-			return 0
-		}
-		return (bench.ProcessCPU(pid) - c0) / time.Duration(ops)
+	var cpu func() time.Duration
+	if pid := d.Pid(); pid != 0 {
+		cpu = func() time.Duration { return bench.ProcessCPU(pid) }
 	}
 	ratio := func(a, b bench.Result) float64 {
 		if b.PerSecond > 0 {
@@ -73,31 +70,41 @@ func mcpVsAPI(progress func(string, ...any), sock string, d *bench.Daemon, prefi
 		return 0
 	}
 	for _, c := range cs {
-		progress("measuring %s/mcp (SDK and lean clients) and the HTTP API, %d client(s)…", prefix, c)
-		c0 := bench.ProcessCPU(pid)
-		m, err := bench.MCPHTTP(sock, c, duration)
+		progress("measuring %s/mcp (SDK and lean clients) and the HTTP API in turns, %d client(s)…", prefix, c)
+		rs, perCall, err := measureLoads(prefix, duration, cpu,
+			func() (bench.Load, error) { return bench.MCPHTTPLoad(sock, c) },
+			func() (bench.Load, error) { return bench.MCPHTTPLeanLoad(sock, c) },
+			func() (bench.Load, error) { return bench.APILoad(d, c) })
 		if err != nil {
 			return r, err
 		}
-		m.Name = prefix + m.Name
-		r.cpu[0] = append(r.cpu[0], perCall(c0, m.Ops))
-		c0 = bench.ProcessCPU(pid)
-		l, err := bench.MCPHTTPLean(sock, c, duration)
-		if err != nil {
-			return r, err
+		for i := range r.cpu {
+			r.cpu[i] = append(r.cpu[i], perCall[i])
 		}
-		l.Name = prefix + l.Name
-		r.cpu[1] = append(r.cpu[1], perCall(c0, l.Ops))
-		c0 = bench.ProcessCPU(pid)
-		a, err := bench.DaemonProposals(d, fmt.Sprintf("%sHTTP API (POST /v1/asdd/heartbeat), %d client(s)", prefix, c), c, duration)
-		if err != nil {
-			return r, err
-		}
-		r.cpu[2] = append(r.cpu[2], perCall(c0, a.Ops))
-		r.mcp, r.lean, r.api = append(r.mcp, m), append(r.lean, l), append(r.api, a)
-		r.ratio, r.leanRatio = append(r.ratio, ratio(m, a)), append(r.leanRatio, ratio(l, a))
+		r.mcp, r.lean, r.api = append(r.mcp, rs[0]), append(r.lean, rs[1]), append(r.api, rs[2])
+		r.ratio, r.leanRatio = append(r.ratio, ratio(rs[0], rs[2])), append(r.leanRatio, ratio(rs[1], rs[2]))
 	}
 	return r, nil
+}
+
+// measureLoads opens the loads, measures each for duration in all, in
+// four turns, and closes them.
+func measureLoads(prefix string, duration time.Duration, cpu func() time.Duration, opens ...func() (bench.Load, error)) ([]bench.Result, []time.Duration, error) {
+	var loads []bench.Load
+	defer func() {
+		for _, l := range loads {
+			l.Close()
+		}
+	}()
+	for _, open := range opens {
+		l, err := open()
+		if err != nil {
+			return nil, nil, err
+		}
+		l.Name = prefix + l.Name
+		loads = append(loads, l)
+	}
+	return bench.Interleave(loads, duration, 4, cpu)
 }
 
 func newBenchMCPCmd(app *App) *cobra.Command {
@@ -115,12 +122,13 @@ tool: over stdio with one client (custodian mcp as a separate process, as a
 coding agent runs it), first on the project's files and then while a daemon
 runs; and over streamable HTTP to /mcp of a daemon (in this process, on its
 unix socket, as custodian serve runs it) with each --clients count, one MCP
-session per client (the Go SDK's client, then a lean client sending plain
-JSON-RPC POSTs with the session header, as agents' clients do), next to the
-same operation over the daemon's HTTP API
-(POST /v1/asdd/heartbeat) with as many clients, in the same run; then both
-again against a separate custodian serve process (the clients stay in this
-one), as agents use it, with the daemon process's CPU time per call (from
+session per client, from two clients: the Go SDK's, and a lean one sending
+plain JSON-RPC POSTs with the session header as agents' clients do (the
+server's capacity). Each is measured in turns with the same operation over
+the daemon's HTTP API (POST /v1/asdd/heartbeat) with as many clients, so
+that all see the same machine. Then all again against a separate custodian
+serve process (the clients stay in this one), as agents use it, with the
+daemon process's CPU time per call (from
 /proc). Scratch files live under the project root (-C) and are removed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
