@@ -31,8 +31,8 @@ import (
 // fast path decodes the body once, calls the same handler the SDK would,
 // and writes the same JSON-RPC response (application/json, as the handler
 // is configured with JSONResponse). Anything else — another method, a
-// batch, params with _meta (progress tokens) or members this path does
-// not know, a protocol version from 2026-07-28 on, a session that is not
+// batch, params with members this path does not know (in _meta, any but
+// a progress token), a protocol version from 2026-07-28 on, a session that is not
 // initialized, a Host refused by DNS-rebinding protection — goes to the
 // SDK unchanged, which answers it or refuses it as it always has.
 
@@ -143,6 +143,13 @@ type fastRequest struct {
 	ID      jsontext.Value `json:"id"`
 	Method  string         `json:"method"`
 	Params  struct {
+		// Meta may carry a progress token (clients that show progress
+		// send one with every call): the tools send no progress, so it
+		// is answered as the SDK would. Any other member of _meta (a
+		// per-request protocol version, say) is the SDK's.
+		Meta struct {
+			ProgressToken jsontext.Value `json:"progressToken,omitzero"`
+		} `json:"_meta,omitzero"`
 		Name      string         `json:"name"`
 		Arguments jsontext.Value `json:"arguments,omitzero"`
 	} `json:"params"`

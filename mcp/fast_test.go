@@ -84,7 +84,7 @@ func serveHTTP(t *testing.T, s *mcp.Server, o mcp.HTTPOptions) (*mcp.HTTPHandler
 
 // TestHTTPFastPath: a tool call on an established session is answered by
 // the fast path with the same JSON-RPC answer the SDK's transport gives
-// (params with _meta take the SDK's path), for results, tool errors,
+// (params with an unknown _meta member take the SDK's path), for results, tool errors,
 // schema violations, oversized arguments and unknown tools; what the fast
 // path does not serve reaches the SDK and gets its answers.
 func TestHTTPFastPath(t *testing.T) {
@@ -127,7 +127,7 @@ func TestHTTPFastPath(t *testing.T) {
 		if h.FastCalls() != before+1 {
 			t.Fatalf("%s %s: not answered by the fast path", tc.name, tc.args)
 		}
-		code, _, slow := raw.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{},"name":%q,"arguments":%s}}`, i+1, tc.name, tc.args))
+		code, _, slow := raw.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"_meta":{"custodian.dev/test":1},"name":%q,"arguments":%s}}`, i+1, tc.name, tc.args))
 		if code != http.StatusOK || h.FastCalls() != before+1 {
 			t.Fatalf("%s %s with _meta: %d, fast calls %d→%d", tc.name, tc.args, code, before, h.FastCalls())
 		}
@@ -144,8 +144,16 @@ func TestHTTPFastPath(t *testing.T) {
 		}
 	}
 
+	// A progress token is no reason to leave the fast path (the tools
+	// send no progress).
+	before := h.FastCalls()
+	code, _, b := raw.post(`{"jsonrpc":"2.0","id":99,"method":"tools/call","params":{"_meta":{"progressToken":"p1"},"name":"status","arguments":{}}}`)
+	if code != http.StatusOK || h.FastCalls() != before+1 || !strings.Contains(string(b), `"revision"`) {
+		t.Fatalf("a call with a progress token: %d, fast calls %d→%d: %s", code, before, h.FastCalls(), b)
+	}
+
 	// A write through the fast path commits as the SDK's path does.
-	code, _, b := raw.post(`{"jsonrpc":"2.0","id":"w1","method":"tools/call","params":{"name":"heartbeat","arguments":{"agent":"discovery","done":3}}}`)
+	code, _, b = raw.post(`{"jsonrpc":"2.0","id":"w1","method":"tools/call","params":{"name":"heartbeat","arguments":{"agent":"discovery","done":3}}}`)
 	var beat struct {
 		ID     string `json:"id"`
 		Result struct {
@@ -157,7 +165,7 @@ func TestHTTPFastPath(t *testing.T) {
 	}
 
 	// Not the fast path's: the SDK answers (and the counter stays).
-	before := h.FastCalls()
+	before = h.FastCalls()
 	for _, tc := range []struct {
 		what, body string
 		hdr        []string
