@@ -23,19 +23,22 @@ import (
 	"github.com/custodian-dev/custodian/runner"
 )
 
-// runOptions are the flags of `custodian run`.
-type runOptions struct {
-	until       string
-	dryRun      bool
-	resume      bool
-	quick       string
-	maxParallel int
-	statusEvery time.Duration
+// Options is what `custodian run` was asked to do.
+type Options struct {
+	App         *cmdutil.App
+	Slices      []string      // the slices to run (none: every slice with work left)
+	Until       string        // stop each slice when it reaches this phase
+	DryRun      bool          // print what would run, start nothing
+	Resume      bool          // continue after a runner that died
+	Quick       string        // quick mode's one-line description
+	MaxParallel int           // agent processes at once (0: pipeline.max_parallel)
+	StatusEvery time.Duration // print the running agents this often (0: never)
 }
 
-// NewCmd returns `custodian run`.
-func NewCmd(app *cmdutil.App) *cobra.Command {
-	var o runOptions
+// NewCmd returns `custodian run`; it parses the command line into Options
+// and calls runF with them (run when runF is nil).
+func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra.Command {
+	o := &Options{App: app}
 	cmd := &cobra.Command{
 		Use:   `run [SLICE…] [--until PHASE] [--dry-run] [--resume] [--quick "…"]`,
 		Short: "Drive agents through the pipeline: each slice's next agent, gated by confidence, tasks in waves",
@@ -65,26 +68,33 @@ See docs/runner.md.`,
   custodian run --dry-run
   custodian run --resume             # after the runner was killed
   custodian run --quick "Fix typo in login header"`,
-		RunE: func(cmd *cobra.Command, args []string) error { return runRun(app, cmd, args, o) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Quick != "" && len(args) > 0 {
+				return reason.Usage("--quick records its own slice: give no slice ids with it")
+			}
+			if o.Quick != "" && o.DryRun {
+				return reason.Usage("--quick and --dry-run do not go together")
+			}
+			o.Slices, o.Until = args, strings.ToUpper(o.Until)
+			if runF == nil {
+				runF = run
+			}
+			return runF(app.Context(cmd), o)
+		},
 	}
 	f := cmd.Flags()
-	cmdutil.EnumFlag(cmd, f, &o.until, "until", "", asdd.Lifecycle, "stop each slice when it reaches this phase (its agents do not run)")
-	f.BoolVar(&o.dryRun, "dry-run", false, "print what would run, start nothing, commit nothing")
-	f.BoolVar(&o.resume, "resume", false, "continue after a runner that died: kill its leftover agents first")
-	f.StringVar(&o.quick, "quick", "", "quick mode: record a QUICK_FIX slice for this one-line `DESCRIPTION` and run implementation and QA")
-	f.IntVar(&o.maxParallel, "max-parallel", 0, "agent processes at once (default: pipeline.max_parallel)")
-	f.DurationVar(&o.statusEvery, "status-every", 10*time.Second, "print the running agents this often (0: never)")
+	cmdutil.EnumFlag(cmd, f, &o.Until, "until", "", asdd.Lifecycle, "stop each slice when it reaches this phase (its agents do not run)")
+	f.BoolVar(&o.DryRun, "dry-run", false, "print what would run, start nothing, commit nothing")
+	f.BoolVar(&o.Resume, "resume", false, "continue after a runner that died: kill its leftover agents first")
+	f.StringVar(&o.Quick, "quick", "", "quick mode: record a QUICK_FIX slice for this one-line `DESCRIPTION` and run implementation and QA")
+	f.IntVar(&o.MaxParallel, "max-parallel", 0, "agent processes at once (default: pipeline.max_parallel)")
+	f.DurationVar(&o.StatusEvery, "status-every", 10*time.Second, "print the running agents this often (0: never)")
 	return cmd
 }
 
-func runRun(app *cmdutil.App, cmd *cobra.Command, args []string, o runOptions) error {
-	if o.quick != "" && len(args) > 0 {
-		return reason.Usage("--quick records its own slice: give no slice ids with it")
-	}
-	if o.quick != "" && o.dryRun {
-		return reason.Usage("--quick and --dry-run do not go together")
-	}
-	o.until = strings.ToUpper(o.until)
+// run drives the agents (or, with DryRun, prints what would run).
+func run(ctx context.Context, o *Options) error {
+	app, args := o.App, o.Slices
 	cfg, err := cmdutil.ASDDConfig(app)
 	if err != nil {
 		return err
@@ -94,7 +104,7 @@ func runRun(app *cmdutil.App, cmd *cobra.Command, args []string, o runOptions) e
 		return err
 	}
 	// No project: say so before the runner takes its lock under .asdd/runs.
-	if _, err := cmdutil.LoadManifest(app.Context(cmd), app); err != nil {
+	if _, err := cmdutil.LoadManifest(ctx, app); err != nil {
 		return err
 	}
 	state, err := newRunState(app, root, cfg)
@@ -102,10 +112,10 @@ func runRun(app *cmdutil.App, cmd *cobra.Command, args []string, o runOptions) e
 		return err
 	}
 	defer state.close()
-	ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if o.dryRun {
-		return runDry(app, ctx, state, cfg, args, o.until)
+	if o.DryRun {
+		return runDry(app, ctx, state, cfg, args, o.Until)
 	}
 	progress := app.Out
 	if app.JSON {
@@ -113,7 +123,7 @@ func runRun(app *cmdutil.App, cmd *cobra.Command, args []string, o runOptions) e
 	}
 	pw := &progressWriter{w: progress}
 	r, err := runner.New(runner.Options{
-		Root: root, Config: cfg, State: state, MaxParallel: o.maxParallel, Until: o.until, Resume: o.resume,
+		Root: root, Config: cfg, State: state, MaxParallel: o.MaxParallel, Until: o.Until, Resume: o.Resume,
 		Vars: runVars(app, state.svc, root), Progress: pw.event,
 	})
 	if err != nil {
@@ -123,12 +133,12 @@ func runRun(app *cmdutil.App, cmd *cobra.Command, args []string, o runOptions) e
 	fmt.Fprintf(progress, "custodian run: at most %d agents at once; logs and context packets under %s/\n", r.MaxParallel(), runner.RunDir)
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	if o.statusEvery > 0 {
-		wg.Go(func() { pw.ticker(r, o.statusEvery, done) })
+	if o.StatusEvery > 0 {
+		wg.Go(func() { pw.ticker(r, o.StatusEvery, done) })
 	}
 	var sum *runner.Summary
-	if o.quick != "" {
-		sum, err = r.Quick(ctx, o.quick)
+	if o.Quick != "" {
+		sum, err = r.Quick(ctx, o.Quick)
 	} else {
 		sum, err = r.Run(ctx, args)
 	}
