@@ -75,7 +75,7 @@ func NewRoot(app *cmdutil.App) *cobra.Command {
 		// the other documents
 		impl.NewCmd(app), state.NewCmd(app), cycle.NewCmd(app), apply.NewCmd(app, nil),
 		// running agents and watching them
-		run.NewCmd(app, nil), watch.NewCmd(app, nil), monitor.NewCmd(app, nil), serve.NewCmd(app),
+		run.NewCmd(app, nil), watch.NewCmd(app, nil), monitor.NewCmd(app, nil), serve.NewCmd(app, nil),
 		// the store's documents and their history
 		doc.NewGetCmd(app, nil), doc.NewHistoryCmd(app, nil), doc.NewDiffCmd(app, nil), doc.NewRollbackCmd(app, nil), doc.NewDebugCmd(app),
 		// integrity

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -17,8 +18,9 @@ import (
 	"github.com/custodian-dev/custodian/server"
 )
 
-// ServeOptions are the flags of `custodian serve`.
-type ServeOptions struct {
+// Options are the flags of `custodian serve`.
+type Options struct {
+	App              *cmdutil.App
 	Addr             string
 	Socket           string
 	Token            string
@@ -37,9 +39,10 @@ type ServeOptions struct {
 	SegmentSize string
 }
 
-// NewCmd returns `custodian serve`.
-func NewCmd(app *cmdutil.App) *cobra.Command {
-	o := ServeOptions{}
+// NewCmd returns `custodian serve`; it parses the command line into
+// Options and calls runF with them (run when runF is nil).
+func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra.Command {
+	o := &Options{App: app}
 	cmd := &cobra.Command{
 		Use:   "serve [--addr 127.0.0.1:7420] [--socket .asdd/state/custodian.sock]",
 		Short: "Run the custodian daemon: one process that holds the state and commits every proposal",
@@ -80,7 +83,10 @@ usual paths current from the etcd watch, for plugins that read the files
 (see custodian mirror).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runServe(app, cmd, o)
+			if runF == nil {
+				runF = run
+			}
+			return runF(app.Context(cmd), o)
 		},
 	}
 	f := cmd.Flags()
@@ -97,21 +103,21 @@ usual paths current from the etcd watch, for plugins that read the files
 	return cmd
 }
 
-// runServe runs the daemon (package daemon) that the flags describe
-// until SIGTERM or SIGINT.
-func runServe(app *cmdutil.App, cmd *cobra.Command, o ServeOptions) error {
-	cfg, err := serveConfig(app, o)
+// run runs the daemon (package daemon) that the flags describe until
+// SIGTERM or SIGINT.
+func run(ctx context.Context, o *Options) error {
+	cfg, err := serveConfig(o.App, o)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	return daemon.Run(ctx, cfg)
 }
 
 // serveConfig translates the flags, the environment and the project's
 // store setting into the daemon's configuration.
-func serveConfig(app *cmdutil.App, o ServeOptions) (daemon.Config, error) {
+func serveConfig(app *cmdutil.App, o *Options) (daemon.Config, error) {
 	cfg := daemon.Config{Addr: o.Addr, Socket: o.Socket, Token: o.Token, AdminToken: o.AdminToken,
 		SnapshotInterval: o.SnapshotInterval, MonitorEvery: o.MonitorEvery, MaxWatchers: o.MaxWatchers,
 		Board: true, MCP: true, Stdout: app.Out, Stderr: app.Err, Now: app.Now}
