@@ -82,7 +82,7 @@ func NewRoot(app *cmdutil.App) *cobra.Command {
 		integrity.NewCheckCmd(app, nil), integrity.NewVerifyCmd(app, nil), integrity.NewRepairCmd(app, nil), integrity.NewRebuildCmd(app, nil), integrity.NewReviewCmd(app, nil),
 		// integration with agents and other tools
 		hook.NewHookCmd(app), hook.NewPluginCmd(app), mcp.NewCmd(app, nil), mirror.NewCmd(app, nil),
-		migrate.NewCmd(app, nil), compat.NewCmd(app),
+		migrate.NewCmd(app, nil), compat.NewCmd(app, nil),
 		newDocsCmd(app), bench.NewCmd(app),
 	)
 	version.AddVersion(app, root)

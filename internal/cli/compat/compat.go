@@ -1,6 +1,7 @@
 package compat
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
@@ -16,8 +17,22 @@ import (
 // custodian compat: drop-ins inside the plugins that wrote the state files
 // themselves (package compat).
 
-// NewCmd returns `custodian compat`.
-func NewCmd(app *cmdutil.App) *cobra.Command {
+// Options is what `custodian compat install` or `custodian compat
+// uninstall` was asked to do.
+type Options struct {
+	App       *cmdutil.App
+	Dropin    string // its name
+	PluginDir string
+	Uninstall bool // restore the plugin's originals
+}
+
+// NewCmd returns `custodian compat` and its subcommands install and
+// uninstall; each parses its command line into Options and calls runF with
+// them (run when runF is nil).
+func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra.Command {
+	if runF == nil {
+		runF = run
+	}
 	cmd := &cobra.Command{
 		Use:   "compat",
 		Short: "Install drop-ins inside plugins so that their scripts change state through the custodian",
@@ -42,7 +57,7 @@ and nothing is changed.`,
 	}
 	sort.Strings(names)
 	for _, remove := range []bool{false, true} {
-		var dir string
+		opts := &Options{App: app, Uninstall: remove}
 		verb := "install"
 		if remove {
 			verb = "uninstall"
@@ -52,37 +67,43 @@ and nothing is changed.`,
 			Short: map[bool]string{false: "Install a drop-in into a plugin's directory", true: "Restore a plugin's original files byte for byte"}[remove],
 			Args:  cmdutil.ExactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
-				d, ok := compat.Dropins[args[0]]
-				if !ok {
+				if _, ok := compat.Dropins[args[0]]; !ok {
 					return reason.Usage("unknown drop-in %q (%s)", args[0], strings.Join(names, ", "))
 				}
-				run := compat.Install
-				if remove {
-					run = compat.Uninstall
-				}
-				rep, err := run(d, dir)
-				if err != nil {
-					return err
-				}
-				return app.Render(rep, func(w io.Writer) error {
-					done := map[bool]string{false: "replaced", true: "restored"}[remove]
-					for _, f := range rep.Changed {
-						fmt.Fprintf(w, "%s %s\n", done, f)
-					}
-					for _, f := range rep.Unchanged {
-						fmt.Fprintf(w, "unchanged %s\n", f)
-					}
-					for _, f := range rep.Skipped {
-						fmt.Fprintf(w, "left alone %s: changed since the install\n", f)
-					}
-					_, err := fmt.Fprintf(w, "%s %s in %s\n", args[0], map[bool]string{false: "drop-in installed", true: "drop-in removed"}[remove], dir)
-					return err
-				})
+				opts.Dropin = args[0]
+				return runF(app.Context(cmd), opts)
 			},
 		}
-		sub.Flags().StringVar(&dir, "plugin-dir", "", "the plugin's directory (required)")
+		sub.Flags().StringVar(&opts.PluginDir, "plugin-dir", "", "the plugin's directory (required)")
 		cmdutil.MarkRequired(sub, "plugin-dir")
 		cmd.AddCommand(sub)
 	}
 	return cmd
+}
+
+// run installs or removes the drop-in.
+func run(_ context.Context, opts *Options) error {
+	remove, dir := opts.Uninstall, opts.PluginDir
+	apply := compat.Install
+	if remove {
+		apply = compat.Uninstall
+	}
+	rep, err := apply(compat.Dropins[opts.Dropin], dir)
+	if err != nil {
+		return err
+	}
+	return opts.App.Render(rep, func(w io.Writer) error {
+		done := map[bool]string{false: "replaced", true: "restored"}[remove]
+		for _, f := range rep.Changed {
+			fmt.Fprintf(w, "%s %s\n", done, f)
+		}
+		for _, f := range rep.Unchanged {
+			fmt.Fprintf(w, "unchanged %s\n", f)
+		}
+		for _, f := range rep.Skipped {
+			fmt.Fprintf(w, "left alone %s: changed since the install\n", f)
+		}
+		_, err := fmt.Fprintf(w, "%s %s in %s\n", opts.Dropin, map[bool]string{false: "drop-in installed", true: "drop-in removed"}[remove], dir)
+		return err
+	})
 }
