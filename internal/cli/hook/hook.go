@@ -1,6 +1,7 @@
 package hook
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,12 +20,27 @@ import (
 // HookMarker identifies a pre-commit hook this command wrote.
 const HookMarker = "# custodian pre-commit hook"
 
-// NewHookCmd returns `custodian hook`.
-func NewHookCmd(app *cmdutil.App) *cobra.Command {
+// InstallOptions is what `custodian hook install` was asked to do.
+type InstallOptions struct {
+	App    *cmdutil.App
+	Force  bool   // replace a pre-commit hook custodian did not write
+	Binary string // the custodian binary the hook runs ("": the one on PATH)
+	Claude bool   // install the Claude Code hook instead
+	Scope  string // with Claude: project, local or user
+	MCP    bool   // with Claude: add the MCP server to .mcp.json
+	DryRun bool   // with Claude: write nothing
+}
+
+// NewHookCmd returns `custodian hook` and its subcommands install, claude
+// and uninstall; install parses its command line into InstallOptions and
+// calls runInstall with them (install when it is nil).
+func NewHookCmd(app *cmdutil.App, runInstall func(context.Context, *InstallOptions) error) *cobra.Command {
+	if runInstall == nil {
+		runInstall = install
+	}
 	cmd := &cobra.Command{Use: "hook", Short: "Git pre-commit hook (custodian check) and Claude Code hooks (custodian hook claude)"}
-	var force, claudeFlag, mcp, dry bool
-	var binary, scope string
-	install := &cobra.Command{
+	opts := &InstallOptions{App: app}
+	installCmd := &cobra.Command{
 		Use:   "install [--force] [--binary PATH] | install --claude [--scope project|local|user] [--mcp] [--dry-run]",
 		Short: "Write the git pre-commit hook that runs `custodian check` (a commit with findings is refused)",
 		Long: `Write the repository's pre-commit hook (honouring core.hooksPath) so that
@@ -48,38 +64,45 @@ order, never twice, written atomically; --mcp adds the custodian MCP server
 to .mcp.json. ` + "`custodian hook uninstall --claude`" + ` removes only those entries.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if claudeFlag {
-				res, err := runClaudeInstall(app, scope, binary, mcp, dry, false)
-				if err != nil {
-					return err
-				}
-				return app.Render(res, func(w io.Writer) error { return printClaudeInstall(w, res, "installed the custodian hook in") })
-			}
-			if mcp || dry || cmd.Flags().Changed("scope") {
+			if !opts.Claude && (opts.MCP || opts.DryRun || cmd.Flags().Changed("scope")) {
 				return &reason.UsageError{Err: errors.New("--scope, --mcp and --dry-run go with --claude")}
 			}
-			res, err := installHook(app, binary, force)
-			if err != nil {
-				return err
-			}
-			return app.Render(res, func(w io.Writer) error {
-				bin := "the custodian on PATH"
-				if res.Binary != "" {
-					bin = res.Binary
-				}
-				_, err := fmt.Fprintf(w, "installed %s: commits run `custodian check --read-only` first (with %s)\n", res.Path, bin)
-				return err
-			})
+			return runInstall(app.Context(cmd), opts)
 		},
 	}
-	install.Flags().BoolVar(&force, "force", false, "replace a pre-commit hook custodian did not write")
-	install.Flags().StringVar(&binary, "binary", "", "the custodian binary the hook runs (default: custodian on PATH when the hook runs)")
-	install.Flags().BoolVar(&claudeFlag, "claude", false, "install the Claude Code hook (`custodian hook claude`) into the Claude Code settings instead")
-	cmdutil.EnumFlag(install, install.Flags(), &scope, "scope", "project", []string{"project", "local", "user"}, "with --claude: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
-	install.Flags().BoolVar(&mcp, "mcp", false, "with --claude: also add the custodian MCP server to .mcp.json")
-	install.Flags().BoolVar(&dry, "dry-run", false, "with --claude: print what would be written, write nothing")
-	cmd.AddCommand(install, newHookClaudeCmd(app), newHookUninstallCmd(app))
+	installCmd.Flags().BoolVar(&opts.Force, "force", false, "replace a pre-commit hook custodian did not write")
+	installCmd.Flags().StringVar(&opts.Binary, "binary", "", "the custodian binary the hook runs (default: custodian on PATH when the hook runs)")
+	installCmd.Flags().BoolVar(&opts.Claude, "claude", false, "install the Claude Code hook (`custodian hook claude`) into the Claude Code settings instead")
+	cmdutil.EnumFlag(installCmd, installCmd.Flags(), &opts.Scope, "scope", "project", []string{"project", "local", "user"}, "with --claude: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
+	installCmd.Flags().BoolVar(&opts.MCP, "mcp", false, "with --claude: also add the custodian MCP server to .mcp.json")
+	installCmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "with --claude: print what would be written, write nothing")
+	cmd.AddCommand(installCmd, newHookClaudeCmd(app), newHookUninstallCmd(app))
 	return cmd
+}
+
+// install writes the git pre-commit hook, or with Claude the Claude Code
+// hook entries.
+func install(_ context.Context, opts *InstallOptions) error {
+	app := opts.App
+	if opts.Claude {
+		res, err := runClaudeInstall(app, opts.Scope, opts.Binary, opts.MCP, opts.DryRun, false)
+		if err != nil {
+			return err
+		}
+		return app.Render(res, func(w io.Writer) error { return printClaudeInstall(w, res, "installed the custodian hook in") })
+	}
+	res, err := installHook(app, opts.Binary, opts.Force)
+	if err != nil {
+		return err
+	}
+	return app.Render(res, func(w io.Writer) error {
+		bin := "the custodian on PATH"
+		if res.Binary != "" {
+			bin = res.Binary
+		}
+		_, err := fmt.Fprintf(w, "installed %s: commits run `custodian check --read-only` first (with %s)\n", res.Path, bin)
+		return err
+	})
 }
 
 // HookResult is what `custodian hook install --json` prints.
