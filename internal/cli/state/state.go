@@ -27,8 +27,12 @@ import (
 // stateMaxInput bounds what a command reads from stdin or a file.
 const stateMaxInput = 16 << 20
 
-// NewCmd returns `custodian state`.
-func NewCmd(app *cmdutil.App) *cobra.Command {
+// NewCmd returns `custodian state` and its subcommands. Each changing
+// subcommand parses its command line into the request it sends (a
+// wire.StateRequest: the operation and its arguments, the actor) and calls
+// commitF with it (commit, through the application layer, when commitF is
+// nil).
+func NewCmd(app *cmdutil.App, commitF func(context.Context, *wire.StateRequest) error) *cobra.Command {
 	var actor string
 	cmd := &cobra.Command{
 		Use:   "state",
@@ -40,14 +44,18 @@ updatedAt set; a rejected change leaves the file as it was. The commands
 print the resulting state as JSON.`,
 	}
 	cmd.PersistentFlags().StringVar(&actor, "actor", "", "who makes the change (default $CUSTODIAN_ACTOR or the OS user)")
-	s := &stateCmd{app: app, actor: &actor}
+	s := &stateCmd{app: app, actor: &actor, commitF: commitF}
+	if s.commitF == nil {
+		s.commitF = s.commit
+	}
 	cmd.AddCommand(s.initCmd(), s.readCmd(), s.updateCmd(), s.recordOutputCmd(), s.recordFailureCmd(), s.compactCmd())
 	return cmd
 }
 
 type stateCmd struct {
-	app   *cmdutil.App
-	actor *string
+	app     *cmdutil.App
+	actor   *string
+	commitF func(context.Context, *wire.StateRequest) error
 }
 
 // errNoState is returned by every command but init when there is no state.
@@ -60,7 +68,7 @@ func (s *stateCmd) initCmd() *cobra.Command {
 		Short: "Start a workflow: write the initial state (status in_progress, startedAt now)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return s.commit(cmd, wire.StateRequest{Op: "init", Task: args[0], Force: force})
+			return s.send(cmd, wire.StateRequest{Op: "init", Task: args[0], Force: force})
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "replace an existing state (its history stays in the journal)")
@@ -123,7 +131,7 @@ func (s *stateCmd) updateCmd() *cobra.Command {
 			if _, err := agentstate.DecodeObject(raw); err != nil {
 				return reason.New(reason.InvalidInput, "update: %w", err)
 			}
-			return s.commit(cmd, wire.StateRequest{Op: "update", Patch: raw})
+			return s.send(cmd, wire.StateRequest{Op: "update", Patch: raw})
 		},
 	}
 }
@@ -159,7 +167,7 @@ func (s *stateCmd) recordOutputCmd() *cobra.Command {
 			if ext == "json" && !json.Valid(content) {
 				return reason.New(reason.InvalidInput, "phase %s output is not valid JSON (--ext json)", phase)
 			}
-			return s.commit(cmd, wire.StateRequest{Op: "record-output", Phase: phase, Ext: ext, Content: content})
+			return s.send(cmd, wire.StateRequest{Op: "record-output", Phase: phase, Ext: ext, Content: content})
 		},
 	}
 	cmd.Flags().StringVar(&ext, "ext", "md", "file extension of the output")
@@ -179,7 +187,7 @@ func (s *stateCmd) recordFailureCmd() *cobra.Command {
 					return reason.New(reason.InvalidInput, "--context: %w", err)
 				}
 			}
-			return s.commit(cmd, wire.StateRequest{Op: "record-failure", Phase: phase, Error: msg, Context: json.RawMessage(ctxJSON)})
+			return s.send(cmd, wire.StateRequest{Op: "record-failure", Phase: phase, Error: msg, Context: json.RawMessage(ctxJSON)})
 		},
 	}
 	cmd.Flags().StringVar(&phase, "phase", "", "the phase that failed (0, 1.1 … 4.3)")
@@ -195,7 +203,7 @@ func (s *stateCmd) compactCmd() *cobra.Command {
 		Short: "Record a context compaction in compaction.history (and lastCompactedAt)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return s.commit(cmd, wire.StateRequest{Op: "compact", Summary: summary})
+			return s.send(cmd, wire.StateRequest{Op: "compact", Summary: summary})
 		},
 	}
 	cmd.Flags().StringVar(&summary, "summary", "", "what the compacted context held")
@@ -213,15 +221,20 @@ func (s *stateCmd) load(ctx context.Context) (agentstate.Object, error) {
 	return st, err
 }
 
+// send completes req with the actor and hands it to commitF.
+func (s *stateCmd) send(cmd *cobra.Command, req wire.StateRequest) error {
+	req.Actor = cmdutil.Actor(*s.actor)
+	return s.commitF(s.app.Context(cmd), &req)
+}
+
 // commit runs req through the application layer and prints the state it
 // committed.
-func (s *stateCmd) commit(cmd *cobra.Command, req wire.StateRequest) error {
+func (s *stateCmd) commit(ctx context.Context, req *wire.StateRequest) error {
 	svc, err := s.app.Service()
 	if err != nil {
 		return err
 	}
-	req.Actor = cmdutil.Actor(*s.actor)
-	resp, err := svc.UpdateState(s.app.Context(cmd), req)
+	resp, err := svc.UpdateState(ctx, *req)
 	if err != nil {
 		return err
 	}
