@@ -49,11 +49,18 @@ const MaxInputBytes = 16 << 20
 type cycleCLI struct {
 	app   *cmdutil.App
 	actor string
+	// sendF, when set, takes the requests the changing verbs make instead
+	// of the application layer (tests of the command lines).
+	sendF func(context.Context, *wire.CycleRequest) error
 }
 
-// NewCmd returns `custodian cycle`.
-func NewCmd(app *cmdutil.App) *cobra.Command {
-	c := &cycleCLI{app: app}
+// NewCmd returns `custodian cycle` and its subcommands. Each changing
+// subcommand parses its command line into the request it sends (a
+// wire.CycleRequest: the cycle, the operation, the actor) and calls sendF
+// with it; with sendF nil the request goes to the application layer and
+// the result is printed.
+func NewCmd(app *cmdutil.App, sendF func(context.Context, *wire.CycleRequest) error) *cobra.Command {
+	c := &cycleCLI{app: app, sendF: sendF}
 	cmd := &cobra.Command{
 		Use:   "cycle",
 		Short: "Parallel dev cycles: .workflow/.cycle/{cycleId}.json (seed 003)",
@@ -156,6 +163,9 @@ func (c *cycleCLI) apply(cmd *cobra.Command, id string, op cycle.Op, actor strin
 
 // run sends req to the application layer and renders its response.
 func (c *cycleCLI) run(cmd *cobra.Command, req wire.CycleRequest, text func(io.Writer, *wire.CycleResponse) error) error {
+	if c.sendF != nil {
+		return c.sendF(c.app.Context(cmd), &req)
+	}
 	svc, err := c.app.Service()
 	if err != nil {
 		return err
