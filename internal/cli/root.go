@@ -73,7 +73,7 @@ func NewRoot(app *cmdutil.App) *cobra.Command {
 		escalations.NewCmd(app, nil), halt.NewCmd(app, nil), assumption.NewCmd(app, nil),
 		demo.NewDemoCmd(app), demo.NewDemoAgentCmd(app),
 		// the other documents
-		impl.NewCmd(app), state.NewCmd(app, nil), cycle.NewCmd(app, nil), apply.NewCmd(app, nil),
+		impl.NewCmd(app, nil), state.NewCmd(app, nil), cycle.NewCmd(app, nil), apply.NewCmd(app, nil),
 		// running agents and watching them
 		run.NewCmd(app, nil), watch.NewCmd(app, nil), monitor.NewCmd(app, nil), serve.NewCmd(app, nil),
 		// the store's documents and their history

@@ -44,22 +44,28 @@ passed, failed, merged, abandoned, conflict. --json prints JSON instead.
 Exit codes: 0 success, 1 error (message on stderr).
 `
 
-// NewCmd returns `custodian impl`.
-func NewCmd(app *cmdutil.App) *cobra.Command {
+// NewCmd returns `custodian impl`. It parses task-manifest.sh's command
+// line into impl.Args (impl.ParseArgs) and calls runF with them (the
+// operation, when runF is nil); a failure of either is printed as the
+// script prints it.
+func NewCmd(app *cmdutil.App, runF func(context.Context, *cmdutil.App, impl.Args) error) *cobra.Command {
+	if runF == nil {
+		runF = implOp
+	}
 	return &cobra.Command{
 		Use:                "impl --OPERATION [options]",
 		Short:              "The .impl/manifest.json task manifest (drop-in for task-manifest.sh)",
 		Long:               "Operate on the task manifest of seed 001 with task-manifest.sh's arguments, output and exit codes.\n\n" + implUsage,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runImpl(app, app.Context(cmd), args)
+			return runImpl(app, app.Context(cmd), args, runF)
 		},
 	}
 }
 
 // runImpl parses and runs one invocation. Every failure is printed here as
 // the script prints it and ends the process with status 1.
-func runImpl(app *cmdutil.App, ctx context.Context, argv []string) error {
+func runImpl(app *cmdutil.App, ctx context.Context, argv []string, runF func(context.Context, *cmdutil.App, impl.Args) error) error {
 	a, err := impl.ParseArgs(argv)
 	if err == nil {
 		if a.Dir != "" {
@@ -72,7 +78,7 @@ func runImpl(app *cmdutil.App, ctx context.Context, argv []string) error {
 			_, err = io.WriteString(app.Out, implUsage)
 			return err
 		}
-		err = implOp(app, ctx, a)
+		err = runF(ctx, app, a)
 	}
 	if err == nil {
 		return nil
@@ -96,7 +102,8 @@ func implMessage(err error) string {
 	return err.Error()
 }
 
-func implOp(app *cmdutil.App, ctx context.Context, a impl.Args) error {
+// implOp runs one parsed operation.
+func implOp(ctx context.Context, app *cmdutil.App, a impl.Args) error {
 	now := app.Now()
 	switch a.Op {
 	case impl.OpInit:
