@@ -81,7 +81,7 @@ func NewRoot(app *cmdutil.App) *cobra.Command {
 		// integrity
 		integrity.NewCheckCmd(app, nil), integrity.NewVerifyCmd(app, nil), integrity.NewRepairCmd(app, nil), integrity.NewRebuildCmd(app, nil), integrity.NewReviewCmd(app, nil),
 		// integration with agents and other tools
-		hook.NewHookCmd(app, nil), hook.NewPluginCmd(app), mcp.NewCmd(app, nil), mirror.NewCmd(app, nil),
+		hook.NewHookCmd(app, nil), hook.NewPluginCmd(app, nil), mcp.NewCmd(app, nil), mirror.NewCmd(app, nil),
 		migrate.NewCmd(app, nil), compat.NewCmd(app, nil),
 		newDocsCmd(app), bench.NewCmd(app),
 	)

@@ -2,6 +2,7 @@ package hook
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -196,9 +197,18 @@ func printClaudeInstall(w io.Writer, res *ClaudeInstall, verb string) error {
 	return nil
 }
 
-func newHookUninstallCmd(app *cmdutil.App) *cobra.Command {
-	var claudeFlag, mcp bool
-	var scope string
+// UninstallOptions is what `custodian hook uninstall` was asked to do.
+type UninstallOptions struct {
+	App   *cmdutil.App
+	Scope string // project, local or user
+	MCP   bool   // also remove the custodian server from .mcp.json
+}
+
+// newHookUninstallCmd returns `custodian hook uninstall`; it parses the
+// command line into UninstallOptions and calls runF with them.
+func newHookUninstallCmd(app *cmdutil.App, runF func(context.Context, *UninstallOptions) error) *cobra.Command {
+	opts := &UninstallOptions{App: app}
+	var claudeFlag bool
 	cmd := &cobra.Command{
 		Use:   "uninstall --claude [--scope project|local|user] [--mcp]",
 		Short: "Remove the Claude Code hook entries (and with --mcp the MCP server) that install added",
@@ -207,24 +217,41 @@ func newHookUninstallCmd(app *cmdutil.App) *cobra.Command {
 			if !claudeFlag {
 				return &reason.UsageError{Err: errors.New("uninstall needs --claude (the git pre-commit hook is removed by deleting it)")}
 			}
-			res, err := runClaudeInstall(app, scope, "", mcp, false, true)
-			if err != nil {
-				return err
-			}
-			return app.Render(res, func(w io.Writer) error { return printClaudeInstall(w, res, "removed the custodian entries from") })
+			return runF(app.Context(cmd), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&claudeFlag, "claude", false, "remove the Claude Code hook")
-	cmdutil.EnumFlag(cmd, cmd.Flags(), &scope, "scope", "project", []string{"project", "local", "user"}, "settings file: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
-	cmd.Flags().BoolVar(&mcp, "mcp", false, "also remove the custodian server from .mcp.json")
+	cmdutil.EnumFlag(cmd, cmd.Flags(), &opts.Scope, "scope", "project", []string{"project", "local", "user"}, "settings file: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
+	cmd.Flags().BoolVar(&opts.MCP, "mcp", false, "also remove the custodian server from .mcp.json")
 	return cmd
 }
 
-// NewPluginCmd returns `custodian plugin`.
-func NewPluginCmd(app *cmdutil.App) *cobra.Command {
+// uninstall removes the custodian's entries from the scope's settings.
+func uninstall(_ context.Context, opts *UninstallOptions) error {
+	res, err := runClaudeInstall(opts.App, opts.Scope, "", opts.MCP, false, true)
+	if err != nil {
+		return err
+	}
+	return opts.App.Render(res, func(w io.Writer) error { return printClaudeInstall(w, res, "removed the custodian entries from") })
+}
+
+// ExportOptions is what `custodian plugin export` was asked to do.
+type ExportOptions struct {
+	App    *cmdutil.App
+	Dir    string // where the plugin goes
+	Binary string // the custodian command the hook runs ("": custodian on PATH)
+}
+
+// NewPluginCmd returns `custodian plugin` and its subcommand export, which
+// parses its command line into ExportOptions and calls runF with them
+// (export when runF is nil).
+func NewPluginCmd(app *cmdutil.App, runF func(context.Context, *ExportOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = export
+	}
 	cmd := &cobra.Command{Use: "plugin", Short: "Claude Code plugin packaging of the custodian's hook and MCP server"}
-	var binary string
-	export := &cobra.Command{
+	opts := &ExportOptions{App: app}
+	exportCmd := &cobra.Command{
 		Use:   "export DIR",
 		Short: "Write a Claude Code plugin (hooks/hooks.json, .mcp.json, .claude-plugin/plugin.json) into DIR",
 		Long: `Write a ready Claude Code plugin into DIR for teams that distribute settings
@@ -234,35 +261,41 @@ custodian MCP server). Running it again rewrites the same bytes; other files
 in DIR are left alone.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			command := claude.Command
-			if binary != "" {
-				command = cmdutil.ShellQuote(binary) + " hook claude"
-			}
-			files, err := claude.PluginFiles(command)
-			if err != nil {
-				return err
-			}
-			names := make([]string, 0, len(files))
-			for n := range files {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			res := &ClaudeInstall{Scope: "plugin", Command: command}
-			for _, n := range names {
-				p := filepath.Join(args[0], filepath.FromSlash(n))
-				old, _ := readOptional(p)
-				ch := ClaudeChange{Path: p, Changed: !bytes.Equal(old, files[n])}
-				if ch.Changed {
-					if err := claude.WriteFileAtomic(p, files[n], 0o644); err != nil {
-						return fmt.Errorf("write %s: %w", p, err)
-					}
-				}
-				res.Files = append(res.Files, ch)
-			}
-			return app.Render(res, func(w io.Writer) error { return printClaudeInstall(w, res, "wrote") })
+			opts.Dir = args[0]
+			return runF(app.Context(cmd), opts)
 		},
 	}
-	export.Flags().StringVar(&binary, "binary", "", "the custodian command the hook runs (default: custodian on PATH)")
-	cmd.AddCommand(export)
+	exportCmd.Flags().StringVar(&opts.Binary, "binary", "", "the custodian command the hook runs (default: custodian on PATH)")
+	cmd.AddCommand(exportCmd)
 	return cmd
+}
+
+// export writes the plugin's files, each only when its bytes change.
+func export(_ context.Context, opts *ExportOptions) error {
+	command := claude.Command
+	if opts.Binary != "" {
+		command = cmdutil.ShellQuote(opts.Binary) + " hook claude"
+	}
+	files, err := claude.PluginFiles(command)
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	res := &ClaudeInstall{Scope: "plugin", Command: command}
+	for _, n := range names {
+		p := filepath.Join(opts.Dir, filepath.FromSlash(n))
+		old, _ := readOptional(p)
+		ch := ClaudeChange{Path: p, Changed: !bytes.Equal(old, files[n])}
+		if ch.Changed {
+			if err := claude.WriteFileAtomic(p, files[n], 0o644); err != nil {
+				return fmt.Errorf("write %s: %w", p, err)
+			}
+		}
+		res.Files = append(res.Files, ch)
+	}
+	return opts.App.Render(res, func(w io.Writer) error { return printClaudeInstall(w, res, "wrote") })
 }

@@ -31,12 +31,20 @@ type InstallOptions struct {
 	DryRun bool   // with Claude: write nothing
 }
 
+// Runs are the functions hook's subcommands call with their options; a
+// nil one runs the command.
+type Runs struct {
+	Install   func(context.Context, *InstallOptions) error
+	Uninstall func(context.Context, *UninstallOptions) error
+}
+
 // NewHookCmd returns `custodian hook` and its subcommands install, claude
-// and uninstall; install parses its command line into InstallOptions and
-// calls runInstall with them (install when it is nil).
-func NewHookCmd(app *cmdutil.App, runInstall func(context.Context, *InstallOptions) error) *cobra.Command {
-	if runInstall == nil {
-		runInstall = install
+// and uninstall; install and uninstall parse their command lines into
+// options and call their function in runs (nil: the command's own).
+func NewHookCmd(app *cmdutil.App, runs *Runs) *cobra.Command {
+	r := Runs{Install: install, Uninstall: uninstall}
+	if runs != nil {
+		r = *runs
 	}
 	cmd := &cobra.Command{Use: "hook", Short: "Git pre-commit hook (custodian check) and Claude Code hooks (custodian hook claude)"}
 	opts := &InstallOptions{App: app}
@@ -67,7 +75,7 @@ to .mcp.json. ` + "`custodian hook uninstall --claude`" + ` removes only those e
 			if !opts.Claude && (opts.MCP || opts.DryRun || cmd.Flags().Changed("scope")) {
 				return &reason.UsageError{Err: errors.New("--scope, --mcp and --dry-run go with --claude")}
 			}
-			return runInstall(app.Context(cmd), opts)
+			return r.Install(app.Context(cmd), opts)
 		},
 	}
 	installCmd.Flags().BoolVar(&opts.Force, "force", false, "replace a pre-commit hook custodian did not write")
@@ -76,7 +84,7 @@ to .mcp.json. ` + "`custodian hook uninstall --claude`" + ` removes only those e
 	cmdutil.EnumFlag(installCmd, installCmd.Flags(), &opts.Scope, "scope", "project", []string{"project", "local", "user"}, "with --claude: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
 	installCmd.Flags().BoolVar(&opts.MCP, "mcp", false, "with --claude: also add the custodian MCP server to .mcp.json")
 	installCmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "with --claude: print what would be written, write nothing")
-	cmd.AddCommand(installCmd, newHookClaudeCmd(app), newHookUninstallCmd(app))
+	cmd.AddCommand(installCmd, newHookClaudeCmd(app), newHookUninstallCmd(app, r.Uninstall))
 	return cmd
 }
 
