@@ -71,7 +71,7 @@ func NewRoot(app *cmdutil.App) *cobra.Command {
 		propose.NewCmd(app, nil), quick.NewCmd(app, nil), lock.NewLockCmd(app, nil), lock.NewUnlockCmd(app, nil),
 		resolve.NewCmd(app, nil), approve.NewCmd(app, nil), heartbeat.NewCmd(app, nil), tasks.NewCmd(app, nil),
 		escalations.NewCmd(app, nil), halt.NewCmd(app, nil), assumption.NewCmd(app, nil),
-		demo.NewDemoCmd(app), demo.NewDemoAgentCmd(app),
+		demo.NewDemoCmd(app, nil), demo.NewDemoAgentCmd(app),
 		// the other documents
 		impl.NewCmd(app, nil), state.NewCmd(app, nil), cycle.NewCmd(app, nil), apply.NewCmd(app, nil),
 		// running agents and watching them

@@ -2,6 +2,7 @@ package demo
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,10 +25,18 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-// NewDemoCmd returns `custodian demo`.
-func NewDemoCmd(app *cmdutil.App) *cobra.Command {
-	var serve bool
-	var addr string
+// Options is what `custodian demo` was asked to do.
+type Options struct {
+	App   *cmdutil.App
+	Dir   string // the scratch project ("": a new temporary directory)
+	Serve bool   // then serve the dashboard until interrupted
+	Addr  string // with Serve: the dashboard's TCP address
+}
+
+// NewDemoCmd returns `custodian demo`; it parses the command line
+// into Options and calls runF with them (run when runF is nil).
+func NewDemoCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{App: app}
 	cmd := &cobra.Command{
 		Use:   "demo [DIR] [--serve]",
 		Short: "Run a simulated ASDD pipeline with `custodian run` and scripted agents, then show the board",
@@ -44,77 +53,88 @@ the web dashboard (custodian serve on the demo project, until Ctrl-C).
 The project is left in place to explore. Needs nothing but this binary.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			self, err := os.Executable()
-			if err != nil {
-				return fmt.Errorf("demo: find this binary: %w", err)
-			}
-			dir := ""
 			if len(args) == 1 {
-				dir = args[0]
-				if err := os.MkdirAll(dir, 0o755); err != nil {
-					return err
-				}
-				if _, err := os.Stat(filepath.Join(dir, ".asdd")); err == nil {
-					return reason.Usage("%s already holds an .asdd project; give an empty or new directory", dir)
-				}
-			} else if dir, err = os.MkdirTemp("", "custodian-demo-"); err != nil {
-				return err
+				opts.Dir = args[0]
 			}
-			if dir, err = filepath.Abs(dir); err != nil {
-				return err
+			if runF == nil {
+				runF = run
 			}
-			progress := app.Out
-			if app.JSON {
-				progress = app.Err
-			}
-			d := &demo{self: self, dir: dir, out: progress}
-			if err := d.run(); err != nil {
-				return err
-			}
-			fmt.Fprintln(progress)
-			board := exec.Command(self, "-C", dir, "status")
-			if app.JSON {
-				board.Args = append(board.Args, "--json")
-			}
-			board.Stdout, board.Stderr = app.Out, app.Err
-			if err := board.Run(); err != nil {
-				return fmt.Errorf("demo: status: %w", err)
-			}
-			name, note := commandName(self)
-			fmt.Fprintf(progress, "\nThe project is in %s. Look around:\n", dir)
-			for _, c := range []string{"status", "slice show SLICE-002", "escalations --all", "run --dry-run", "history .asdd/state/manifest.json"} {
-				fmt.Fprintf(progress, "  %s -C %s %s\n", name, shellWord(dir), c)
-			}
-			fmt.Fprintf(progress, "  cat %s\n", filepath.Join(dir, asdd.FailureLogPath))
-			fmt.Fprintf(progress, "  ls %s   (each agent run's context packet and log)\n", filepath.Join(dir, ".asdd", "runs"))
-			if !serve {
-				fmt.Fprintf(progress, "  %s -C %s serve   (the web dashboard, at http://%s/)\n", name, shellWord(dir), "127.0.0.1:7420")
-			}
-			if note != "" {
-				fmt.Fprintf(progress, "(%s)\n", note)
-			}
-			if len(args) == 0 {
-				fmt.Fprintf(progress, "(a temporary directory: remove it when done)\n")
-			}
-			if len(d.failed) > 0 {
-				return fmt.Errorf("demo: did not go as scripted: %s", strings.Join(d.failed, "; "))
-			}
-			if serve {
-				fmt.Fprintf(progress, "\nThe web dashboard of the demo project (Ctrl-C to stop):\n")
-				return demoServe(app, cmd, self, dir, addr)
-			}
-			return nil
+			return runF(app.Context(cmd), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&serve, "serve", false, "then serve the web dashboard of the demo project until interrupted")
-	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:7420", "with --serve: the dashboard's TCP `address`")
+	cmd.Flags().BoolVar(&opts.Serve, "serve", false, "then serve the web dashboard of the demo project until interrupted")
+	cmd.Flags().StringVar(&opts.Addr, "addr", "127.0.0.1:7420", "with --serve: the dashboard's TCP `address`")
 	return cmd
+}
+
+// run builds the demo project, drives it, shows the board and says where to look.
+func run(ctx context.Context, opts *Options) error {
+	app := opts.App
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("demo: find this binary: %w", err)
+	}
+	dir := opts.Dir
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".asdd")); err == nil {
+			return reason.Usage("%s already holds an .asdd project; give an empty or new directory", dir)
+		}
+	} else if dir, err = os.MkdirTemp("", "custodian-demo-"); err != nil {
+		return err
+	}
+	if dir, err = filepath.Abs(dir); err != nil {
+		return err
+	}
+	progress := app.Out
+	if app.JSON {
+		progress = app.Err
+	}
+	d := &demo{self: self, dir: dir, out: progress}
+	if err := d.run(); err != nil {
+		return err
+	}
+	fmt.Fprintln(progress)
+	board := exec.Command(self, "-C", dir, "status")
+	if app.JSON {
+		board.Args = append(board.Args, "--json")
+	}
+	board.Stdout, board.Stderr = app.Out, app.Err
+	if err := board.Run(); err != nil {
+		return fmt.Errorf("demo: status: %w", err)
+	}
+	name, note := commandName(self)
+	fmt.Fprintf(progress, "\nThe project is in %s. Look around:\n", dir)
+	for _, c := range []string{"status", "slice show SLICE-002", "escalations --all", "run --dry-run", "history .asdd/state/manifest.json"} {
+		fmt.Fprintf(progress, "  %s -C %s %s\n", name, shellWord(dir), c)
+	}
+	fmt.Fprintf(progress, "  cat %s\n", filepath.Join(dir, asdd.FailureLogPath))
+	fmt.Fprintf(progress, "  ls %s   (each agent run's context packet and log)\n", filepath.Join(dir, ".asdd", "runs"))
+	if !opts.Serve {
+		fmt.Fprintf(progress, "  %s -C %s serve   (the web dashboard, at http://%s/)\n", name, shellWord(dir), "127.0.0.1:7420")
+	}
+	if note != "" {
+		fmt.Fprintf(progress, "(%s)\n", note)
+	}
+	if opts.Dir == "" {
+		fmt.Fprintf(progress, "(a temporary directory: remove it when done)\n")
+	}
+	if len(d.failed) > 0 {
+		return fmt.Errorf("demo: did not go as scripted: %s", strings.Join(d.failed, "; "))
+	}
+	if opts.Serve {
+		fmt.Fprintf(progress, "\nThe web dashboard of the demo project (Ctrl-C to stop):\n")
+		return demoServe(ctx, app, self, dir, opts.Addr)
+	}
+	return nil
 }
 
 // demoServe runs custodian serve on the demo project until interrupted (an
 // interrupt ends the demo with exit 0).
-func demoServe(app *cmdutil.App, cmd *cobra.Command, self, dir, addr string) error {
-	ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt, syscall.SIGTERM)
+func demoServe(ctx context.Context, app *cmdutil.App, self, dir, addr string) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv := exec.Command(self, "-C", dir, "serve", "--addr", addr)
 	srv.Stdout, srv.Stderr = app.Err, app.Err
