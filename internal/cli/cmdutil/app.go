@@ -11,10 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/custodian-dev/custodian/app"
-
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/internal/projectroot"
 	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"

@@ -255,7 +255,6 @@ func SliceHashes(ctx context.Context, app *App, id string) (map[string]string, e
 	return obs, nil
 }
 
-// The generic verbs: they work on any document the store holds.
 // Actor returns who this process acts as: --actor, $CUSTODIAN_ACTOR, or the
 // OS user name.
 func Actor(flag string) string {
