@@ -48,6 +48,10 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
+// App is what every command gets (cmdutil.App): the global flags, injected
+// IO, the clock and the store openers. Callers of Run build one.
+type App = cmdutil.App
+
 // NewRoot builds the root command for app.
 func NewRoot(app *cmdutil.App) *cobra.Command {
 	root := &cobra.Command{
