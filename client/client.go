@@ -574,3 +574,12 @@ func ReadEvent(br *bufio.Reader, ev *Event) (bool, error) {
 		}
 	}
 }
+
+// Rebuild asks the daemon to rebuild the ASDD manifest (a human action).
+func (c *Client) Rebuild(ctx context.Context, req wire.RebuildRequest) (*wire.RebuildResponse, error) {
+	var out wire.RebuildResponse
+	if err := c.post(ctx, "/v1/rebuild", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}

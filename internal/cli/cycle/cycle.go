@@ -24,7 +24,6 @@ import (
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/wire"
 )
 
@@ -84,12 +83,6 @@ completed).`,
 		c.rebuildCmd(), c.syncCmd(), c.putCmd(), c.appendCmd(),
 	)
 	return cmd
-}
-
-// journalLister is the file store's listing of a document's journal files
-// (its sealed segments and the live journal).
-type journalLister interface {
-	JournalFiles(key string) ([]string, error)
 }
 
 // actorOr returns the journal's actor: --actor, $CUSTODIAN_ACTOR, then the
@@ -174,32 +167,12 @@ func (c *cycleCLI) run(cmd *cobra.Command, req wire.CycleRequest, text func(io.W
 	if err != nil {
 		return err
 	}
+	if r.MovedAside != "" {
+		fmt.Fprintf(c.app.Err, "custodian: moved the damaged %s aside to %s\n", cycle.Key(r.CycleID), r.MovedAside)
+	}
 	return c.app.Render(cycleResult{CycleID: r.CycleID, Revision: r.Revision, Event: r.Event, Summary: r.Summary, Cycle: r.Cycle, Synced: r.Synced}, func(w io.Writer) error {
 		return text(w, r)
 	})
-}
-
-func cycleEvents(ev cycle.Event) []store.Event {
-	data, _ := json.Marshal(map[string]string{"summary": ev.Summary})
-	return []store.Event{{Type: ev.Type, Data: data}}
-}
-
-// sync brings the progress files up to date with the latest committed
-// state. The commit has already happened, so a failure here is a warning
-// (the files are derived; custodian cycle sync writes them again).
-func (c *cycleCLI) sync(ctx context.Context, id string) []string {
-	return c.syncKnown(ctx, id, 0, cycle.State{})
-}
-
-// syncKnown is sync when the caller already holds the decoded state of
-// revision rev (0: none), which saves decoding it again when it is still
-// the latest.
-func (c *cycleCLI) syncKnown(ctx context.Context, id string, rev uint64, st cycle.State) []string {
-	wrote, err := c.syncFiles(ctx, id, rev, st)
-	if err != nil {
-		fmt.Fprintf(c.app.Err, "custodian: warning: cycle %s committed, but its progress files were not updated: %v (run custodian cycle sync %s)\n", id, err, id)
-	}
-	return wrote
 }
 
 func (c *cycleCLI) syncFiles(ctx context.Context, id string, knownRev uint64, known cycle.State) ([]string, error) {
@@ -994,90 +967,15 @@ never replaced.`,
 	}
 }
 
+// rebuild asks the application layer (the daemon's while one runs) to
+// rebuild the cycle from its progress files, which it reads itself.
 func (c *cycleCLI) rebuild(cmd *cobra.Command, id string) error {
 	if err := cycle.CheckID(id); err != nil {
 		return err
 	}
-	ctx := c.app.Context(cmd)
-	s, err := c.app.Store()
-	if err != nil {
-		return err
-	}
-	root, err := c.openRoot()
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	key := cycle.Key(id)
-	if _, err := s.Get(ctx, key); reason.CodeOf(err) == reason.CorruptState {
-		// The store could not recover the document. With a journal, the
-		// journal itself is damaged: that is for verify and a human. Without
-		// one, keep the damaged file aside (never overwrite it) and rebuild.
-		journal := path.Join(cycle.Dir, id+".journal.ndjson")
-		if _, serr := root.Stat(journal); serr == nil {
-			return fmt.Errorf("%w; its journal %s exists, so rebuild leaves it alone (see custodian verify %s)", err, journal, key)
-		}
-		if jl, ok := s.(journalLister); ok {
-			files, _ := jl.JournalFiles(key)
-			// Its journal proper, not the anchor or marks left beside a
-			// lost one.
-			files = slices.DeleteFunc(files, func(f string) bool { return !strings.HasSuffix(f, ".ndjson") })
-			if len(files) > 0 {
-				return fmt.Errorf("%w; its journal (%s) exists, so rebuild leaves it alone (see custodian verify %s)", err, strings.Join(files, ", "), key)
-			}
-		}
-		aside := key + ".corrupt-" + c.app.Now().UTC().Format("20060102T150405Z")
-		if rerr := root.Rename(key, aside); rerr != nil {
-			return fmt.Errorf("%w (and could not move it aside: %v)", err, rerr)
-		}
-		fmt.Fprintf(c.app.Err, "custodian: moved the damaged %s aside to %s\n", key, aside)
-	} else if err == nil {
-		if _, _, lerr := c.load(ctx, id); lerr == nil {
-			return reason.New(reason.InvalidTransition, "cycle %s exists and is valid; rebuild only restores a lost or damaged cycle", id)
-		}
-	} else if reason.CodeOf(err) != reason.NotFound {
-		return err
-	}
-	files, err := progress.Read(root, id)
-	if err != nil {
-		return err
-	}
-	rec, err := progress.Parse(files)
-	if err != nil {
-		return err
-	}
-	now := c.app.Now()
-	st, err := cycle.Restore(id, rec, now)
-	if err != nil {
-		return err
-	}
-	raw, err := cycle.Encode(st)
-	if err != nil {
-		return err
-	}
-	found := make([]string, 0, len(files))
-	for _, f := range progress.Files {
-		if _, ok := files[f]; ok {
-			found = append(found, f)
-		}
-	}
-	summary := fmt.Sprintf("rebuilt from %s (%s)", cycle.ProgressDir(id), strings.Join(found, ", "))
-	res, err := s.Update(ctx, key, func(cur store.Document) (store.Change, error) {
-		if cur.Exists() {
-			if _, err := decodeValid(id, cur.Value); err == nil {
-				return store.Change{}, reason.New(reason.Conflict, "cycle %s was written while it was being rebuilt; nothing rebuilt", id)
-			}
-		}
-		return store.Change{Value: raw, Actor: c.actorOr(""), Reason: summary,
-			Events: cycleEvents(cycle.Event{Type: "cycle.rebuild", Summary: summary})}, nil
-	}, store.Create())
-	if err != nil {
-		return err
-	}
-	synced := c.sync(ctx, id)
-	return c.app.Render(cycleResult{CycleID: id, Revision: res.Revision, Event: "cycle.rebuild", Summary: summary, Cycle: st, Synced: synced}, func(w io.Writer) error {
-		msg := fmt.Sprintf("%s: %s; status %s", id, summary, st.Status)
-		if slices.ContainsFunc(st.Coordination.Blockers, func(b cycle.Blocker) bool { return b.ID == cycle.RebuildBlockerID }) {
+	return c.run(cmd, wire.CycleRequest{ID: id, Op: "rebuild", Actor: c.actorOr("")}, func(w io.Writer, r *wire.CycleResponse) error {
+		msg := fmt.Sprintf("%s: %s; status %s", id, r.Summary, r.Cycle.Status)
+		if slices.ContainsFunc(r.Cycle.Coordination.Blockers, func(b cycle.Blocker) bool { return b.ID == cycle.RebuildBlockerID }) {
 			msg += "; review it, resolve blocker " + cycle.RebuildBlockerID + " and resume"
 		}
 		_, err := fmt.Fprintln(w, msg)
