@@ -55,7 +55,9 @@ is there now. Every guessed field is marked NEEDS_HUMAN_REVIEW, and propose
 refuses to run the pipeline until ` + "`custodian review SLICE --role ROLE`" + ` clears it.
 
 Old files are never deleted: they are renamed <name>.before-rebuild-<time>.
---force scans even when the manifest is readable (keeping it aside too).`,
+--force scans even when the manifest is readable (keeping it aside too).
+While a daemon serves the project the rebuild runs in it; moving files aside
+(--force, a manifest that cannot be recovered) needs the daemon stopped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if runF == nil {
