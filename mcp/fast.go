@@ -305,8 +305,8 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, se *httpSessi
 		return false, nil
 	}
 	rd := r.Body
-	if h.o.MaxBodyBytes > 0 {
-		rd = http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes)
+	if limit := h.maxBody(); limit > 0 {
+		rd = http.MaxBytesReader(w, r.Body, limit)
 	}
 	body, err := io.ReadAll(rd)
 	if err != nil {
@@ -323,6 +323,15 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, se *httpSessi
 		return true, nil
 	}
 	return h.toSDK(w, se, body)
+}
+
+// maxBody is the SDK's cap on a body: MaxBodyBytes, its default when 0,
+// none when negative.
+func (h *HTTPHandler) maxBody() int64 {
+	if h.o.MaxBodyBytes == 0 {
+		return sdk.DefaultMaxRequestBodyBytes
+	}
+	return h.o.MaxBodyBytes
 }
 
 // toSDK notes the calls of a body the SDK is about to handle, refusing a

@@ -615,3 +615,18 @@ func TestHTTPCancel(t *testing.T) {
 		t.Errorf("a call whose POST went away ended %q", out)
 	}
 }
+
+// TestHTTPDefaultBodyLimit: without MaxBodyBytes a body over the SDK's
+// default cap is refused on the fast path as by the SDK (413).
+func TestHTTPDefaultBodyLimit(t *testing.T) {
+	p := newProject(t)
+	p.seed()
+	_, url := serveHTTP(t, p.server(false), mcp.HTTPOptions{})
+	raw := openRaw(t, url)
+	args := `{"slice":"` + strings.Repeat("x", sdk.DefaultMaxRequestBodyBytes) + `"}`
+	fast := answerOf(raw.post(callBody(1, "status", args)))
+	slow := answerOf(raw.post(sdkBody(1, "status", args)))
+	if fast.Code != http.StatusRequestEntityTooLarge || !reflect.DeepEqual(fast, slow) {
+		t.Errorf("a body over 4 MiB:\nfast path %+v\nSDK       %+v", fast, slow)
+	}
+}

@@ -206,7 +206,8 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 // HTTPOptions configure the streamable HTTP handler.
 type HTTPOptions struct {
 	// MaxBodyBytes caps a request body (413 beyond it), as the daemon's
-	// API bodies are capped.
+	// API bodies are capped (0: the SDK's default, 4 MiB; negative: no
+	// cap).
 	MaxBodyBytes int64
 	// SessionTimeout closes sessions idle this long (0: never).
 	SessionTimeout time.Duration
