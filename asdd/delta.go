@@ -576,7 +576,11 @@ func validatePart(part string, raw []byte, at string) error {
 	if err != nil {
 		return reason.New(reason.InvalidInput, "encoded manifest fails its schema: %s is not valid JSON: %v", at, err)
 	}
-	if msg := ss.check(part, v, at); msg != "" {
+	msg, err := ss.check(part, v, at)
+	if err != nil {
+		return err
+	}
+	if msg != "" {
 		return reason.New(reason.InvalidInput, "encoded manifest fails its schema: %s", msg)
 	}
 	return nil

@@ -38,24 +38,51 @@ const (
 // not pay for it; and the validator (github.com/google/jsonschema-go)
 // compiles no meta-schemas of its own at start either.
 type schemaSet struct {
-	tree  map[string]any // the schema as generic JSON, to find where a value fails
-	parts map[string]*jsonschema.Resolved
+	tree map[string]any // the schema as generic JSON, to find where a value fails
+	// parts are the validators of the whole schema and of each part, each
+	// resolved on first use: a command that reads a manifest needs the
+	// whole and the slice, one that writes a heartbeat perhaps only that.
+	parts map[string]func() (*jsonschema.Resolved, error)
 
 	mu       sync.Mutex
 	resolved map[string]*jsonschema.Resolved // sub-schemas by their JSON, for locate
 }
 
+// contextDef is the name under which the project context's schema joins
+// the definitions in its own validator.
+const contextDef = "custodian:project_context"
+
 var compiledSchema = sync.OnceValues(func() (*schemaSet, error) {
-	ss := &schemaSet{parts: map[string]*jsonschema.Resolved{}, resolved: map[string]*jsonschema.Resolved{}}
+	ss := &schemaSet{resolved: map[string]*jsonschema.Resolved{}}
 	if err := json.Unmarshal(Schema, &ss.tree); err != nil {
 		return nil, fmt.Errorf("embedded schema: %w", err)
 	}
-	for _, p := range []string{partWhole, partSlice, partHeartbeat, partContext} {
-		r, err := ss.resolve(ss.node(p))
-		if err != nil {
-			return nil, fmt.Errorf("embedded schema %q: %w", p, err)
-		}
-		ss.parts[p] = r
+	var root jsonschema.Schema
+	if err := json.Unmarshal(Schema, &root); err != nil {
+		return nil, fmt.Errorf("embedded schema: %w", err)
+	}
+	// A part is validated by a schema that refers to it among the
+	// definitions (the project context joins them), so that the
+	// definitions are unmarshalled once and shared.
+	defs := maps.Clone(root.Defs)
+	defs[contextDef] = root.Properties["project_context"]
+	part := func(name string, s *jsonschema.Schema) func() (*jsonschema.Resolved, error) {
+		return sync.OnceValues(func() (*jsonschema.Resolved, error) {
+			r, err := s.Resolve(nil)
+			if err != nil {
+				return nil, fmt.Errorf("embedded schema %s: %w", name, err)
+			}
+			return r, nil
+		})
+	}
+	ref := func(def string) *jsonschema.Schema {
+		return &jsonschema.Schema{Schema: root.Schema, Defs: defs, Ref: "#/$defs/" + def}
+	}
+	ss.parts = map[string]func() (*jsonschema.Resolved, error){
+		partWhole:     part("", &root),
+		partSlice:     part(partSlice, ref("slice")),
+		partHeartbeat: part(partHeartbeat, ref("heartbeat")),
+		partContext:   part(partContext, ref(contextDef)),
 	}
 	return ss, nil
 })
@@ -119,20 +146,28 @@ func (ss *schemaSet) resolveCached(n map[string]any) (*jsonschema.Resolved, erro
 // against a part of the schema. A violation is an INVALID_INPUT error
 // naming the innermost member that fails and why.
 func (ss *schemaSet) validateValue(part string, v any, at string) error {
-	if msg := ss.check(part, v, at); msg != "" {
+	msg, err := ss.check(part, v, at)
+	if err != nil {
+		return err
+	}
+	if msg != "" {
 		return reason.New(reason.InvalidInput, "%s", msg)
 	}
 	return nil
 }
 
-// check is validateValue's reason, "" when v passes.
-func (ss *schemaSet) check(part string, v any, at string) string {
-	err := ss.parts[part].Validate(v)
-	if err == nil {
-		return ""
+// check is validateValue's reason, "" when v passes; the error is the
+// schema's own (it does not resolve).
+func (ss *schemaSet) check(part string, v any, at string) (string, error) {
+	r, err := ss.parts[part]()
+	if err != nil {
+		return "", err
+	}
+	if err = r.Validate(v); err == nil {
+		return "", nil
 	}
 	where, why := ss.locate(ss.node(part), v, at, err)
-	return fmt.Sprintf("manifest does not match its schema: at %s: %s", where, why)
+	return fmt.Sprintf("manifest does not match its schema: at %s: %s", where, why), nil
 }
 
 // locate finds, for a value v (at pointer at) that fails the sub-schema
