@@ -337,14 +337,21 @@ func subcommandNames(cmd *cobra.Command) []string {
 // --json an {"error":{…}} object on stdout.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := &App{In: stdin, Out: stdout, Err: stderr, Now: monotonicClock(), IsTTY: isTerminal(stdout)}
-	return Run(app, args)
+	return run(app, args, true)
 }
 
 // Run runs the CLI with app's IO and clock and returns the exit code; Main
 // and in-process tests share it.
-func Run(app *App, args []string) int {
+func Run(app *App, args []string) int { return run(app, args, false) }
+
+// run is Run; process says that the command is the whole process (Main),
+// whose garbage collector is then set for it (tuneGC).
+func run(app *App, args []string, process bool) int {
 	root := NewRoot(app)
 	root.SetArgs(args)
+	if process {
+		tuneGC(root, args)
+	}
 	var ran *cobra.Command
 	err := checkArgs(args)
 	if err == nil {
