@@ -353,11 +353,16 @@ func Validate(raw []byte) error {
 	if err != nil {
 		return err
 	}
-	// The slices are validated one at a time against their part of the
-	// schema (the manifest's items are exactly that part), so that a large
-	// manifest is never held whole in the validator's generic form, several
-	// times its size. Anything that is not an object with a slices array
-	// takes the whole-document path, which names the problem.
+	// The slices of a large manifest are validated one at a time against
+	// their part of the schema (the manifest's items are exactly that
+	// part), so that it is never held whole in the validator's generic
+	// form, several times its size; a small one is validated whole, which
+	// spares a process resolving the slice's part on its own. Anything that
+	// is not an object with a slices array takes the whole-document path,
+	// which names the problem.
+	if len(raw) <= wholeBelow {
+		return validateWhole(ss, raw)
+	}
 	var top map[string]json.RawMessage
 	var items []json.RawMessage
 	if json.Unmarshal(raw, &top) != nil || json.Unmarshal(top["slices"], &items) != nil || items == nil {
@@ -388,6 +393,9 @@ func Validate(raw []byte) error {
 	}
 	return nil
 }
+
+// wholeBelow is the size of manifest that Validate checks in one piece.
+const wholeBelow = 64 << 10
 
 // validateWhole checks raw against the whole schema in one piece.
 func validateWhole(ss *schemaSet, raw []byte) error {

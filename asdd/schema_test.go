@@ -1,6 +1,8 @@
 package asdd
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/custodian-dev/custodian/reason"
@@ -51,5 +53,38 @@ func TestValidatePartNamesItsPlace(t *testing.T) {
 	want := "encoded manifest fails its schema: manifest does not match its schema: at /slices/7/ccs: minimum: got -0.5, want 0"
 	if reason.CodeOf(err) != reason.InvalidInput || err.Error() != "INVALID_INPUT: "+want {
 		t.Errorf("got %v\nwant INVALID_INPUT: %s", err, want)
+	}
+}
+
+// A large manifest is validated slice by slice, with the same words and
+// the slice's place in the document.
+func TestValidateLargeManifestNamesTheSlice(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"project_context":{},"agent_heartbeats":{},"slices":[`)
+	for i := range 400 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		ccs := "0.5"
+		if i == 321 {
+			ccs = "1.5"
+		}
+		fmt.Fprintf(&b, `{"slice_id":"S-%d","status":"SPEC","ccs":%s,"description":%q}`, i, ccs, strings.Repeat("x", 200))
+	}
+	b.WriteString(`]}`)
+	if b.Len() <= wholeBelow {
+		t.Fatalf("the manifest is %d bytes, not above %d", b.Len(), wholeBelow)
+	}
+	err := Validate([]byte(b.String()))
+	want := "INVALID_INPUT: manifest does not match its schema: at /slices/321/ccs: maximum: got 1.5, want 1"
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
+	}
+	dup := strings.Replace(b.String(), `"slice_id":"S-7"`, `"slice_id":"S-3"`, 1)
+	dup = strings.Replace(dup, `"ccs":1.5`, `"ccs":1`, 1)
+	err = Validate([]byte(dup))
+	want = `INVALID_INPUT: manifest does not match its schema: slices[7]: duplicate slice_id "S-3"`
+	if err == nil || err.Error() != want {
+		t.Errorf("got %v\nwant %s", err, want)
 	}
 }
