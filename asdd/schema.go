@@ -205,7 +205,7 @@ func (ss *schemaSet) locate(node map[string]any, v any, at string, err error) (s
 			if !ok {
 				sub = node["additionalProperties"]
 			}
-			if w, why, ok := inner(sub, x[k], at+"/"+escapePointer(k)); ok {
+			if w, why, ok := inner(sub, x[k], at+"/"+pointerToken(k)); ok {
 				return w, why
 			}
 		}
@@ -321,6 +321,11 @@ func quoteValue(v any) string {
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// pointerToken escapes a member name for a JSON pointer (RFC 6901).
+func pointerToken(name string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
 }
 
 // leafMessage is the validator's own reason, without the chain of
