@@ -5,6 +5,8 @@ import (
 	"os"
 	"runtime/debug"
 	"testing"
+
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 )
 
 // A short command run as a process collects garbage less often; the
@@ -33,7 +35,7 @@ func TestTuneGC(t *testing.T) {
 		{[]string{"no-such-command"}, 0},
 	} {
 		prev := debug.SetGCPercent(100)
-		got := tuneGC(NewRoot(&App{Out: io.Discard, Err: io.Discard}), tc.args)
+		got := tuneGC(NewRoot(&cmdutil.App{Out: io.Discard, Err: io.Discard, Openers: StoreOpeners()}), tc.args)
 		now := debug.SetGCPercent(prev)
 		if got != tc.want || (tc.want != 0 && now != tc.want) || (tc.want == 0 && now != 100) {
 			t.Errorf("%q: tuneGC = %d, GOGC now %d; want %d", tc.args, got, now, tc.want)
@@ -41,7 +43,7 @@ func TestTuneGC(t *testing.T) {
 	}
 	t.Setenv("GOGC", "100")
 	prev := debug.SetGCPercent(100)
-	got := tuneGC(NewRoot(&App{Out: io.Discard, Err: io.Discard}), []string{"impl"})
+	got := tuneGC(NewRoot(&cmdutil.App{Out: io.Discard, Err: io.Discard, Openers: StoreOpeners()}), []string{"impl"})
 	debug.SetGCPercent(prev)
 	if got != 0 {
 		t.Errorf("with GOGC set: tuneGC = %d, want 0", got)
