@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -154,14 +155,14 @@ func StartServe(exe, dir string) (*Daemon, error) {
 
 var (
 	beatSeq    atomic.Int64
-	beatAgents = asdd.DefaultConfig().Agents
+	beatAgents = sync.OnceValue(func() []asdd.Agent { return asdd.DefaultConfig().Agents })
 )
 
 // beat is one proposal of the daemon benchmarks: an agent's heartbeat
 // with a new tasks-completed count, run by the daemon through the ASDD rules
 // (asdd.Apply) and committed durably.
 func beat(ctx context.Context, c *client.Client, w int) error {
-	agents := beatAgents
+	agents := beatAgents()
 	n := int(beatSeq.Add(1))
 	_, err := c.Heartbeat(ctx, asdd.Beat{Agent: agents[w%len(agents)].Name, Status: asdd.HeartbeatActive, Completed: &n})
 	return err

@@ -51,7 +51,7 @@ func ServeSocket(dir string) string { return filepath.Join(dir, "bench-serve.soc
 // proposal as the API benchmarks' (beat).
 func heartbeatArgs(w int) map[string]any {
 	n := int(beatSeq.Add(1))
-	return map[string]any{"agent": beatAgents[w%len(beatAgents)].Name, "status": "ACTIVE", "done": n}
+	return map[string]any{"agent": beatAgents()[w%len(beatAgents())].Name, "status": "ACTIVE", "done": n}
 }
 
 // callBeat calls the heartbeat tool; a tool error is an error.
