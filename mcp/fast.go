@@ -49,7 +49,9 @@ import (
 //   - Request ids: a call whose id is in flight on the session (on either
 //     path) is refused as the SDK refuses it (400, invalid request,
 //     "duplicate in-flight request ID"); the handler notes the ids of the
-//     calls it leaves to the SDK while the SDK answers them.
+//     calls it leaves to the SDK while their POST lasts (a call whose
+//     POST went away holds its id in the SDK until it ends, but no longer
+//     here: a fast-path call may then reuse it).
 //   - Cancellation: a call runs on a context the HTTP request's end does
 //     not cancel (the SDK does not either, before protocol 2026-07-28);
 //     a notifications/cancelled naming a fast-path call's id cancels it,
