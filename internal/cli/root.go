@@ -172,18 +172,25 @@ func StoreOpeners() []cmdutil.StoreOpener {
 // --json an {"error":{…}} object on stdout.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	app := &cmdutil.App{In: stdin, Out: stdout, Err: stderr, Now: monotonicClock(), IsTTY: cmdutil.IsTerminal(stdout), Openers: StoreOpeners()}
-	return Run(app, args)
+	return execute(app, args, true)
 }
 
 // Run runs the CLI with app's IO and clock and returns the exit code; Main
 // and in-process tests share it. An app without Openers gets
 // StoreOpeners().
-func Run(app *cmdutil.App, args []string) int {
+func Run(app *cmdutil.App, args []string) int { return execute(app, args, false) }
+
+// execute is Run; process says that the command is the whole process
+// (Main), whose garbage collector is then set for it (tuneGC).
+func execute(app *cmdutil.App, args []string, process bool) int {
 	if app.Openers == nil {
 		app.Openers = StoreOpeners()
 	}
 	root := NewRoot(app)
 	root.SetArgs(args)
+	if process {
+		tuneGC(root, args)
+	}
 	var ran *cobra.Command
 	err := checkArgs(args)
 	if err == nil {
