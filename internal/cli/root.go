@@ -75,19 +75,19 @@ func NewRoot(app *cmdutil.App) *cobra.Command {
 		propose.NewCmd(app, nil), quick.NewCmd(app, nil), lock.NewLockCmd(app, nil), lock.NewUnlockCmd(app, nil),
 		resolve.NewCmd(app, nil), approve.NewCmd(app, nil), heartbeat.NewCmd(app, nil), tasks.NewCmd(app, nil),
 		escalations.NewCmd(app, nil), halt.NewCmd(app, nil), assumption.NewCmd(app, nil),
-		demo.NewDemoCmd(app, nil), demo.NewDemoAgentCmd(app),
+		demo.NewDemoCmd(app, nil), demo.NewDemoAgentCmd(app, nil),
 		// the other documents
 		impl.NewCmd(app, nil), state.NewCmd(app, nil), cycle.NewCmd(app, nil), apply.NewCmd(app, nil),
 		// running agents and watching them
 		run.NewCmd(app, nil), watch.NewCmd(app, nil), monitor.NewCmd(app, nil), serve.NewCmd(app, nil),
 		// the store's documents and their history
-		doc.NewGetCmd(app, nil), doc.NewHistoryCmd(app, nil), doc.NewDiffCmd(app, nil), doc.NewRollbackCmd(app, nil), doc.NewDebugCmd(app),
+		doc.NewGetCmd(app, nil), doc.NewHistoryCmd(app, nil), doc.NewDiffCmd(app, nil), doc.NewRollbackCmd(app, nil), doc.NewDebugCmd(app, nil),
 		// integrity
 		integrity.NewCheckCmd(app, nil), integrity.NewVerifyCmd(app, nil), integrity.NewRepairCmd(app, nil), integrity.NewRebuildCmd(app, nil), integrity.NewReviewCmd(app, nil),
 		// integration with agents and other tools
 		hook.NewHookCmd(app, nil), hook.NewPluginCmd(app, nil), mcp.NewCmd(app, nil), mirror.NewCmd(app, nil),
 		migrate.NewCmd(app, nil), compat.NewCmd(app, nil),
-		newDocsCmd(app), bench.NewCmd(app),
+		newDocsCmd(app, nil), bench.NewCmd(app),
 	)
 	version.AddVersion(app, root)
 	// cobra adds these when it executes; added now, completion gets the
