@@ -202,7 +202,7 @@ func (l *Local) applyEffects(effs []asdd.Effect) error {
 // approving.
 func (l *Local) observe(ctx context.Context, op asdd.Op, cfg *asdd.Config) (asdd.Op, error) {
 	switch op.(type) {
-	case asdd.Proposal, asdd.Quick, asdd.ReportFailure, asdd.Resolve, asdd.Approve, asdd.FlagDrift:
+	case asdd.Proposal, asdd.Quick, asdd.ReportFailure, asdd.Resolve, asdd.Approve, asdd.ClearReview, asdd.FlagDrift:
 	default:
 		return op, nil
 	}
@@ -306,6 +306,17 @@ func (l *Local) observe(ctx context.Context, op asdd.Op, cfg *asdd.Config) (asdd
 			return nil, err
 		}
 		o.Hashes = present(obs)
+		return o, nil
+	case asdd.ClearReview:
+		// The versions the reviewer accepts are the files as they are now.
+		o.Hashes = nil
+		if o.Slice != "" {
+			obs, err := sliceObserved(o.Slice)
+			if err != nil {
+				return nil, err
+			}
+			o.Hashes = present(obs)
+		}
 		return o, nil
 	case asdd.FlagDrift:
 		// Only paths that really drifted are flagged: the custodian

@@ -160,3 +160,29 @@ func TestCycleRebuildSameEverywhere(t *testing.T) {
 		return got
 	})
 }
+
+// A review accepts the artifacts as the custodian reads them: hashes a
+// caller sends are ignored (issue 18 item 3).
+func TestReviewHashesAreTheCustodians(t *testing.T) {
+	both(t, func(t *testing.T, p *project) []string {
+		const intent = ".asdd/specs/SLICE-001/intent.md"
+		p.write(t, intent, "# intent\n")
+		ctx := p.ctx(false)
+		if _, err := p.svc.Rebuild(ctx, wire.RebuildRequest{}); err != nil {
+			t.Fatal(err)
+		}
+		p.write(t, intent, "# intent, reviewed\n")
+		forged := "sha256:" + strings.Repeat("0", 64)
+		got := []string{outcome(p.svc.ASDD(ctx, asdd.ClearReview{Slice: "SLICE-001", Role: "TL", Rationale: "checked",
+			Hashes: map[string]string{intent: forged}}))}
+		m, err := p.svc.Manifest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := m.Slice("SLICE-001").ArtifactHashes[intent]
+		if h == forged || !strings.HasPrefix(h, "sha256:") {
+			t.Errorf("recorded hash %q: want the file's, not the caller's", h)
+		}
+		return append(got, "hash "+h, "review "+strings.Join(m.Slice("SLICE-001").NeedsHumanReview, ","))
+	})
+}

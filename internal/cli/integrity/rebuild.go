@@ -193,11 +193,13 @@ func runReview(ctx context.Context, opts *ReviewOptions) error {
 			return err
 		}
 		op.Slice = s.SliceID
+		// What the files hold now, as this command sees them (the
+		// custodian hashes them itself for the commit), and what is missing.
 		hashes, w, err := currentHashes(ctx, app, s)
 		if err != nil {
 			return err
 		}
-		op.Hashes, res.Accepted, warnings = hashes, hashes, w
+		res.Accepted, warnings = hashes, w
 	}
 	out, r, err := cmdutil.ApplyOp(ctx, app, op)
 	if err != nil {
