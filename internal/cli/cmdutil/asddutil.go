@@ -136,30 +136,3 @@ func SliceResult(out *asdd.Outcome, r *CommitResult, id string) {
 		r.Slice = out.Manifest.Slice(id)
 	}
 }
-
-// SliceHashes hashes every artifact the slice names, for a human sign-off.
-func SliceHashes(ctx context.Context, app *App, id string) (map[string]string, error) {
-	m, err := LoadManifest(ctx, app)
-	if err != nil {
-		return nil, err
-	}
-	s, err := m.Find(id)
-	if err != nil {
-		return nil, err
-	}
-	p, err := OpenProject(app)
-	if err != nil {
-		return nil, err
-	}
-	defer p.Close()
-	obs, err := p.Observe(s.Artifacts())
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range obs {
-		if v == "" {
-			delete(obs, k)
-		}
-	}
-	return obs, nil
-}
