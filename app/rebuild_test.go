@@ -186,3 +186,39 @@ func TestReviewHashesAreTheCustodians(t *testing.T) {
 		return append(got, "hash "+h, "review "+strings.Join(m.Slice("SLICE-001").NeedsHumanReview, ","))
 	})
 }
+
+// A damaged cycle document without a journal is moved aside, never
+// overwritten, then rebuilt: in a daemon too.
+func TestCycleRebuildMovesADamagedDocumentAside(t *testing.T) {
+	const id = "cycle-v1-20261125T120000-bcdefg"
+	both(t, func(t *testing.T, p *project) []string {
+		st, err := cycle.New(id, "OAuth", "", 3, clock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := progress.Render(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, b := range files {
+			p.write(t, path.Join(cycle.ProgressDir(id), name), string(b))
+		}
+		p.write(t, cycle.Key(id), "{not json")
+		if _, _, err := p.svc.Cycle(p.ctx(false), id); reason.CodeOf(err) != reason.CorruptState {
+			t.Fatalf("damaged cycle: %v, want CORRUPT_STATE", err)
+		}
+		r, err := p.svc.UpdateCycle(p.ctx(false), wire.CycleRequest{ID: id, Op: "rebuild"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(p.root, filepath.FromSlash(r.MovedAside)))
+		if err != nil || string(b) != "{not json" {
+			t.Errorf("moved aside to %q: %q, %v", r.MovedAside, b, err)
+		}
+		got, _, err := p.svc.Cycle(p.ctx(false), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []string{r.Event + " revision " + itoa(r.Revision), "aside " + stamps.ReplaceAllString(strings.TrimPrefix(r.MovedAside, cycle.Key(id)), "<time>"), "status " + got.Status}
+	})
+}
