@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/custodian-dev/custodian/app/internal/manifestenc"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/asdd/effects"
 	"github.com/custodian-dev/custodian/reason"
@@ -88,7 +89,7 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	var out *asdd.Outcome
 	var memo *manifestMemo
 	res, err := l.o.Store.Update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
-		var e *asdd.Encoded
+		var e *manifestenc.Encoded
 		exact := false
 		var m *asdd.Manifest
 		var finalizedWith *asdd.Config
@@ -111,7 +112,7 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 		if err != nil {
 			return store.Change{}, err
 		}
-		var ne *asdd.Encoded
+		var ne *manifestenc.Encoded
 		var patch json.RawMessage
 		if e != nil {
 			// Only what the operation changed is encoded and validated;
@@ -123,7 +124,7 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 			if _, err := asdd.Encode(o.Manifest); err != nil {
 				return store.Change{}, err
 			}
-			if ne, err = asdd.NewEncoded(o.Manifest); err != nil {
+			if ne, err = manifestenc.NewEncoded(o.Manifest); err != nil {
 				return store.Change{}, err
 			}
 		}
@@ -379,14 +380,14 @@ func sliceOf(op asdd.Op, out *asdd.Outcome) string {
 }
 
 // manifestMemo is what the service commits with each manifest it makes
-// (store.Change.Memo): the manifest decoded and encoded (asdd.Encoded) and
+// (store.Change.Memo): the manifest decoded and encoded (manifestenc.Encoded) and
 // the configuration asdd.Apply finalized it under. A store that keeps memos
 // (store/file in Hold mode, the daemon's) hands it to the next operation,
 // which then neither decodes the manifest nor has its bytes made: an
 // operation costs what it changes, not the size of the manifest. Never
 // changed once made.
 type manifestMemo struct {
-	e   *asdd.Encoded
+	e   *manifestenc.Encoded
 	cfg *asdd.Config
 }
 
@@ -398,13 +399,13 @@ type manifestMemo struct {
 type manifestCache struct {
 	mu  sync.Mutex
 	rev uint64
-	e   *asdd.Encoded
+	e   *manifestenc.Encoded
 	// exact is true when e's bytes are byte for byte the stored value, so
 	// a patch from them is a patch from the store's value.
 	exact bool
 }
 
-func (c *manifestCache) get(doc store.Document) (*asdd.Encoded, bool) {
+func (c *manifestCache) get(doc store.Document) (*manifestenc.Encoded, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.e == nil || c.rev != doc.Revision || !c.exact {
@@ -418,13 +419,13 @@ func (c *manifestCache) get(doc store.Document) (*asdd.Encoded, bool) {
 
 // at returns the cached manifest of revision rev for reading, exact or
 // not.
-func (c *manifestCache) at(rev uint64) (*asdd.Encoded, bool) {
+func (c *manifestCache) at(rev uint64) (*manifestenc.Encoded, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.e, c.e != nil && c.rev == rev
 }
 
-func (c *manifestCache) put(rev uint64, e *asdd.Encoded, exact bool) {
+func (c *manifestCache) put(rev uint64, e *manifestenc.Encoded, exact bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.rev, c.e, c.exact = rev, e, exact
@@ -432,7 +433,7 @@ func (c *manifestCache) put(rev uint64, e *asdd.Encoded, exact bool) {
 
 // sameBytes reports whether e encodes to exactly v (trailing white space
 // aside), streaming e's bytes rather than making them.
-func sameBytes(e *asdd.Encoded, v []byte) bool {
+func sameBytes(e *manifestenc.Encoded, v []byte) bool {
 	v = bytes.TrimRight(v, " \t\r\n")
 	if e.Len() != len(v) {
 		return false
@@ -471,7 +472,7 @@ type memoStore interface {
 // encodedAt returns the manifest of cur, decoded and encoded, whether its
 // bytes are exactly cur's, and the configuration asdd.Apply finalized it
 // under (nil: unknown).
-func (l *Local) encodedAt(cur store.Document) (*asdd.Encoded, bool, *asdd.Config, error) {
+func (l *Local) encodedAt(cur store.Document) (*manifestenc.Encoded, bool, *asdd.Config, error) {
 	if mm, ok := cur.Memo.(*manifestMemo); ok {
 		return mm.e, true, mm.cfg, nil
 	}
@@ -483,7 +484,7 @@ func (l *Local) encodedAt(cur store.Document) (*asdd.Encoded, bool, *asdd.Config
 		return nil, false, nil, corrupt(err)
 	}
 	m.Revision = cur.Revision
-	e, err := asdd.NewEncoded(m)
+	e, err := manifestenc.NewEncoded(m)
 	if err != nil {
 		return nil, false, nil, reason.New(reason.CorruptState, "%s: %w", asdd.Key, err)
 	}
@@ -495,7 +496,7 @@ func (l *Local) encodedAt(cur store.Document) (*asdd.Encoded, bool, *asdd.Config
 // Latest returns the latest committed manifest, encoded, and its revision:
 // from the store's memo when it keeps one, else decoded from the value.
 // The manifest is shared: callers must not change it.
-func (l *Local) Latest(ctx context.Context) (*asdd.Encoded, uint64, error) {
+func (l *Local) Latest(ctx context.Context) (*manifestenc.Encoded, uint64, error) {
 	if ms, ok := l.o.Store.(memoStore); ok {
 		if rev, memo, ok := ms.Latest(ctx, asdd.Key); ok {
 			if mm, ok := memo.(*manifestMemo); ok {
@@ -531,12 +532,12 @@ func (l *Local) Latest(ctx context.Context) (*asdd.Encoded, uint64, error) {
 // recentManifest is the manifest of the latest commit this service made.
 type recentManifest struct {
 	rev uint64
-	e   *asdd.Encoded
+	e   *manifestenc.Encoded
 }
 
 // noteRecent keeps e (revision rev) as the recent manifest unless a newer
 // one is kept.
-func (l *Local) noteRecent(rev uint64, e *asdd.Encoded) {
+func (l *Local) noteRecent(rev uint64, e *manifestenc.Encoded) {
 	for {
 		cur := l.last.Load()
 		if cur != nil && cur.rev >= rev {
@@ -550,7 +551,7 @@ func (l *Local) noteRecent(rev uint64, e *asdd.Encoded) {
 
 // recent returns a recent manifest for observation: the latest this
 // service committed, else the store's latest.
-func (l *Local) recent(ctx context.Context) (*asdd.Encoded, error) {
+func (l *Local) recent(ctx context.Context) (*manifestenc.Encoded, error) {
 	if r := l.last.Load(); r != nil {
 		return r.e, nil
 	}

@@ -1,26 +1,25 @@
-package asdd
+// Package manifestenc keeps an ASDD manifest together with the compact
+// JSON encoding of each of its parts, so that the application layer can
+// encode, validate and diff the manifest an operation produces by looking
+// only at what the operation changed (Encoded.Next), and make the whole
+// document's bytes only when someone needs them.
+package manifestenc
 
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/custodian-dev/custodian/internal/jsonenc"
 	"io"
 	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
+	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
 )
 
 // Encoded is a manifest together with the compact JSON encoding of each of
@@ -29,13 +28,12 @@ import (
 // every slice and heartbeat it did not change with its input) is encoded,
 // validated and diffed by looking only at what changed. The whole
 // document's bytes are made only when asked for (Bytes, WriteTo), and its
-// length is known without making them (Len): an Encoded is a
-// store.LazyValue. The daemon keeps the latest one in memory. An Encoded is
+// length is known without making them (Len). The application layer keeps the latest one in memory. An Encoded is
 // never changed once made (Bytes only fills in its cache), so it may be
 // shared between goroutines; the encodings of unchanged parts are shared
 // between successive Encodeds.
 type Encoded struct {
-	Manifest *Manifest
+	Manifest *asdd.Manifest
 
 	pc        []byte   // compact JSON of Manifest.ProjectContext
 	slices    encList  // compact JSON of Manifest.Slices[i]
@@ -60,8 +58,6 @@ type member struct {
 
 func (m member) value() []byte { return m.enc[m.at:] }
 
-var _ store.LazyValue = (*Encoded)(nil)
-
 // The fixed text around the parts of a manifest's JSON.
 const (
 	openContext = `{"project_context":`
@@ -73,7 +69,7 @@ const (
 
 // NewEncoded encodes m in full (every part). It does not validate m: use
 // it on a manifest that came from Decode or passed Encode.
-func NewEncoded(m *Manifest) (*Encoded, error) {
+func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 	e := &Encoded{Manifest: m}
 	e.slices = e.slices.grow(len(m.Slices))
 	for i, s := range m.Slices {
@@ -123,11 +119,8 @@ func NewEncoded(m *Manifest) (*Encoded, error) {
 // encodeMember encodes the object member k: v as json.Marshal writes it in
 // a map or after a struct's fields.
 func encodeMember(k string, v any) (member, error) {
-	enc := append(jsonenc.String(make([]byte, 0, len(k)+160), k), ':')
+	enc := append(appendString(make([]byte, 0, len(k)+160), k), ':')
 	at := len(enc)
-	if h, ok := v.(*Heartbeat); ok && h != nil && len(h.Extra) == 0 {
-		return member{key: k, enc: appendHeartbeat(enc, h), at: at}, nil
-	}
 	vb, err := json.Marshal(v)
 	if err != nil {
 		return member{}, err
@@ -174,7 +167,7 @@ func (e *Encoded) Bytes() []byte {
 		if buf.Len() != e.n {
 			// Len has been promised to the store: a mismatch is a bug
 			// that would corrupt what it writes.
-			panic(fmt.Sprintf("asdd: encoded manifest is %d bytes, Len said %d", buf.Len(), e.n))
+			panic(fmt.Sprintf("manifestenc: encoded manifest is %d bytes, Len said %d", buf.Len(), e.n))
 		}
 		e.raw = buf.Bytes()
 		e.made.Store(true)
@@ -312,9 +305,9 @@ func (g *gatherWriter) flush() {
 // When next does not share its structure with e.Manifest the way Apply's
 // output does, it falls back to the full path: the whole manifest is
 // encoded and validated, and the patch is nil (the caller diffs).
-func (e *Encoded) Next(next *Manifest) (*Encoded, json.RawMessage, error) {
+func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 	prev := e.Manifest
-	if len(next.Slices) < len(prev.Slices) || !sameMap(prev.Extra, next.Extra) {
+	if len(next.Slices) < len(prev.Slices) || !sameExtra(prev.Extra, next.Extra) {
 		return fullEncoded(next)
 	}
 	ne := &Encoded{Manifest: next, slices: e.slices.grow(len(next.Slices)), slicesLen: e.slicesLen, extra: e.extra}
@@ -336,7 +329,7 @@ func (e *Encoded) Next(next *Manifest) (*Encoded, json.RawMessage, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode manifest: slice %s: %w", s.SliceID, err)
 		}
-		if err := validatePart(partSlice, b, "/slices/"+strconv.Itoa(i)); err != nil {
+		if err := asdd.ValidatePart(asdd.PartSlice, b, "/slices/"+strconv.Itoa(i)); err != nil {
 			return nil, nil, err
 		}
 		ne.slices.set(e.slices, i, b)
@@ -366,7 +359,7 @@ func (e *Encoded) Next(next *Manifest) (*Encoded, json.RawMessage, error) {
 	} else if bytes.Equal(pc, e.pc) {
 		ne.pc = e.pc
 	} else {
-		if err := validatePart(partContext, pc, "/project_context"); err != nil {
+		if err := asdd.ValidatePart(asdd.PartContext, pc, "/project_context"); err != nil {
 			return nil, nil, err
 		}
 		ne.pc = pc
@@ -403,8 +396,8 @@ func appendPatch(b []byte, ops []patchOp) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonenc.String(append(b, `{"op":`...), op.Op)
-		b = jsonenc.String(append(b, `,"path":`...), op.Path)
+		b = appendString(append(b, `{"op":`...), op.Op)
+		b = appendString(append(b, `,"path":`...), op.Path)
 		if len(op.Value) > 0 {
 			b = append(append(b, `,"value":`...), op.Value...)
 		}
@@ -436,8 +429,8 @@ func (ne *Encoded) nextHeartbeats(e *Encoded) ([]patchOp, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode manifest: heartbeat %s: %w", k, err)
 		}
-		if !heartbeatSurelyValid(h) {
-			if err := validatePart(partHeartbeat, mb.value(), "/agent_heartbeats/"+k); err != nil {
+		if !asdd.HeartbeatSurelyValid(h) {
+			if err := asdd.ValidatePart(asdd.PartHeartbeat, mb.value(), "/agent_heartbeats/"+k); err != nil {
 				return nil, err
 			}
 		}
@@ -489,12 +482,12 @@ func (ne *Encoded) nextHeartbeats(e *Encoded) ([]patchOp, error) {
 }
 
 // fullEncoded is Next's fallback: everything encoded and validated.
-func fullEncoded(m *Manifest) (*Encoded, json.RawMessage, error) {
+func fullEncoded(m *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 	e, err := NewEncoded(m)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := Validate(e.Bytes()); err != nil {
+	if err := asdd.Validate(e.Bytes()); err != nil {
 		return nil, nil, fmt.Errorf("encoded manifest fails its schema: %w", err)
 	}
 	return e, nil, nil
@@ -504,13 +497,8 @@ func fullEncoded(m *Manifest) (*Encoded, json.RawMessage, error) {
 func (e *Encoded) Slice(i int) []byte { return e.slices.at(i) }
 
 // samePointers reports whether a and b (of equal length) hold the same
-// pointers. It compares their memory as bytes (memequal is vectorized),
-// several times faster than a loop: Next runs it over every slice.
-func samePointers(a, b []*Slice) bool {
-	size := len(a) * int(unsafe.Sizeof((*Slice)(nil)))
-	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(a))), size),
-		unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b))), size))
-}
+// slices.
+func samePointers(a, b []*asdd.Slice) bool { return slices.Equal(a, b) }
 
 // encList is a list of encodings kept in chunks of a fixed size, so that
 // a list that differs from another in a few entries shares every other
@@ -560,110 +548,14 @@ func escapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-func sameMap(a, b Extra) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
-}
-
-// Parts of the manifest schema compiled on their own.
-const (
-	partSlice     = "#/$defs/slice"
-	partHeartbeat = "#/$defs/heartbeat"
-	partContext   = "#/properties/project_context"
-)
-
-var (
-	partsOnce sync.Once
-	parts     map[string]*jsonschema.Schema
-	partsErr  error
-)
-
-func compiledParts() (map[string]*jsonschema.Schema, error) {
-	partsOnce.Do(func() {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema))
-		if err != nil {
-			partsErr = fmt.Errorf("embedded schema: %w", err)
-			return
-		}
-		c := jsonschema.NewCompiler()
-		const url = "asdd-manifest.json"
-		if err := c.AddResource(url, doc); err != nil {
-			partsErr = fmt.Errorf("embedded schema: %w", err)
-			return
-		}
-		parts = map[string]*jsonschema.Schema{}
-		for _, p := range []string{partSlice, partHeartbeat, partContext} {
-			s, err := c.Compile(url + p)
-			if err != nil {
-				partsErr = fmt.Errorf("embedded schema %s: %w", p, err)
-				return
-			}
-			parts[p] = s
-		}
-	})
-	return parts, partsErr
-}
-
-// validatePart checks raw, the member of the manifest at pointer at,
-// against its part of the schema.
-func validatePart(part string, raw []byte, at string) error {
-	ps, err := compiledParts()
-	if err != nil {
-		return err
-	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return reason.New(reason.InvalidInput, "encoded manifest fails its schema: %s is not valid JSON: %v", at, err)
-	}
-	if err := ps[part].Validate(v); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return reason.New(reason.InvalidInput, "encoded manifest fails its schema: manifest does not match its schema: %s", describeAt(ve, at))
-		}
-		return reason.New(reason.InvalidInput, "encoded manifest fails its schema: manifest does not match its schema: at %s: %v", at, err)
-	}
-	return nil
-}
-
-// describeAt is describe for a member validated on its own at pointer at.
-func describeAt(ve *jsonschema.ValidationError, at string) string {
-	var leaves []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			loc := at
-			if len(e.InstanceLocation) > 0 || loc == "" {
-				loc += "/" + strings.Join(e.InstanceLocation, "/")
-			}
-			leaves = append(leaves, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(printer)))
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	if len(leaves) > 3 {
-		leaves = append(leaves[:3], fmt.Sprintf("and %d more", len(leaves)-3))
-	}
-	return strings.Join(leaves, "; ")
-}
-
-// heartbeatSurelyValid reports whether h certainly matches the heartbeat part of
-// the schema (a status, counts not negative, no unknown members), so the
-// schema need not be run on its encoding: every agent heartbeat takes this
-// path. Anything else is checked against the schema, which names the
-// problem. TestHeartbeatSurelyValidImpliesSchema holds the two together.
-func heartbeatSurelyValid(h *Heartbeat) bool {
-	nonNeg := func(p *int) bool { return p == nil || *p >= 0 }
-	return h.Status != "" && len(h.Extra) == 0 && nonNeg(h.CurrentWave) && nonNeg(h.TasksCompleted) && nonNeg(h.TasksRemaining)
+// sameExtra reports whether two manifests' unknown members are alike.
+func sameExtra(a, b asdd.Extra) bool {
+	return (a == nil) == (b == nil) && maps.EqualFunc(a, b, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
 }
 
 // sameContext reports whether two project contexts certainly encode alike
 // (Apply copies the context on every operation, so pointers say nothing).
-func sameContext(a, b *ProjectContext) bool {
+func sameContext(a, b *asdd.ProjectContext) bool {
 	scoreEq := a.GlobalConfidenceScore == b.GlobalConfidenceScore ||
 		a.GlobalConfidenceScore != nil && b.GlobalConfidenceScore != nil &&
 			math.Float64bits(*a.GlobalConfidenceScore) == math.Float64bits(*b.GlobalConfidenceScore)
@@ -671,4 +563,13 @@ func sameContext(a, b *ProjectContext) bool {
 		slices.Equal(a.NeedsHumanReview, b.NeedsHumanReview) && (a.ProductGoals == nil) == (b.ProductGoals == nil) &&
 		(a.NeedsHumanReview == nil) == (b.NeedsHumanReview == nil) &&
 		(a.Extra == nil) == (b.Extra == nil) && maps.EqualFunc(a.Extra, b.Extra, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
+}
+
+// appendString appends s as json.Marshal encodes a string.
+func appendString(b []byte, s string) []byte {
+	q, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a string always encodes
+	}
+	return append(b, q...)
 }
