@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -40,7 +39,7 @@ type Encoded struct {
 	slicesLen int      // sum of len(slices.at(i))
 	hbs       []member // Manifest.AgentHeartbeats, in json.Marshal's key order
 	hbsLen    int      // sum of len(hbs[i].enc)
-	extra     []byte   // `,"key":value` for each of Manifest.Extra, in key order
+	extra     []byte   // `,"key":value` for each of Manifest.Extra, in order
 	n         int      // length of the whole document
 
 	once sync.Once
@@ -98,19 +97,8 @@ func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 		e.hbsLen += len(mb.enc)
 	}
 	slices.SortFunc(e.hbs, func(a, b member) int { return strings.Compare(a.key, b.key) })
-	if len(m.Extra) > 0 {
-		var buf bytes.Buffer
-		for _, k := range slices.Sorted(maps.Keys(m.Extra)) {
-			// json.Marshal writes a RawMessage as the manifest's own
-			// MarshalJSON output is written: compacted, HTML-escaped.
-			mb, err := encodeMember(k, json.RawMessage(m.Extra[k]))
-			if err != nil {
-				return nil, fmt.Errorf("encode manifest: unknown member %q holds invalid JSON: %w", k, err)
-			}
-			buf.WriteByte(',')
-			buf.Write(mb.enc)
-		}
-		e.extra = buf.Bytes()
+	if e.extra, err = asdd.MarshalUnknown(m.Extra); err != nil {
+		return nil, fmt.Errorf("encode manifest: unknown members: %w", err)
 	}
 	e.n = e.length()
 	return e, nil
@@ -550,7 +538,7 @@ func escapePointer(s string) string {
 
 // sameExtra reports whether two manifests' unknown members are alike.
 func sameExtra(a, b asdd.Extra) bool {
-	return (a == nil) == (b == nil) && maps.EqualFunc(a, b, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
+	return (a == nil) == (b == nil) && bytes.Equal(a, b)
 }
 
 // sameContext reports whether two project contexts certainly encode alike
@@ -562,7 +550,7 @@ func sameContext(a, b *asdd.ProjectContext) bool {
 	return scoreEq && a.CurrentSprint == b.CurrentSprint && slices.Equal(a.ProductGoals, b.ProductGoals) &&
 		slices.Equal(a.NeedsHumanReview, b.NeedsHumanReview) && (a.ProductGoals == nil) == (b.ProductGoals == nil) &&
 		(a.NeedsHumanReview == nil) == (b.NeedsHumanReview == nil) &&
-		(a.Extra == nil) == (b.Extra == nil) && maps.EqualFunc(a.Extra, b.Extra, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
+		(a.Extra == nil) == (b.Extra == nil) && bytes.Equal(a.Extra, b.Extra)
 }
 
 // appendString appends s as json.Marshal encodes a string.

@@ -44,7 +44,7 @@ func TestPropertyEncodedNext(t *testing.T) {
 	cfg := asdd.DefaultConfig()
 	rapid.Check(t, func(t *rapid.T) {
 		m := asdd.New()
-		m.Extra = asdd.Extra{"zz_tool": json.RawMessage(`{ "kept" : true }`)}
+		m.Extra = asdd.Extra(`{"zz_tool": { "kept" : true }}`)
 		e, err := NewEncoded(m)
 		if err != nil {
 			t.Fatal(err)
@@ -138,7 +138,7 @@ func FuzzEncodeMemberHeartbeat(f *testing.F) {
 			h.CurrentWave = &n
 		}
 		if json.Valid([]byte(extra)) && extra != "" {
-			h.Extra = asdd.Extra{"zz": json.RawMessage(extra)}
+			h.Extra = asdd.Extra(`{"zz":` + extra + `}`)
 		}
 		mb, err := encodeMember(key, &h)
 		if err != nil {
@@ -278,8 +278,8 @@ func TestNewEncodedMatchesMarshal(t *testing.T) {
 	cases := map[string]*asdd.Manifest{
 		"empty":     asdd.New(),
 		"nil parts": {},
-		"extra": {Extra: asdd.Extra{"zz": json.RawMessage(" { \"a\" : [ 1 , \"<&>\u2028\" ] } "), "aa": json.RawMessage(`null`)},
-			ProjectContext: asdd.ProjectContext{CurrentSprint: "<s>", Extra: asdd.Extra{"k": json.RawMessage(`"&"`)}}},
+		"extra": {Extra: asdd.Extra("{\"zz\": { \"a\" : [ 1 , \"<&>\u2028\" ] } , \"aa\": null}"),
+			ProjectContext: asdd.ProjectContext{CurrentSprint: "<s>", Extra: asdd.Extra(`{"k":"&"}`)}},
 		"big": {Slices: []*asdd.Slice{{SliceID: "S1", Name: big}, {SliceID: "S2"}, {SliceID: "S3", Name: big}},
 			AgentHeartbeats: map[string]*asdd.Heartbeat{"a": {Status: "x"}}, Revision: 18446744073709551615},
 	}
@@ -425,7 +425,7 @@ func TestEncodedNextFallback(t *testing.T) {
 	m.Slices = []*asdd.Slice{{SliceID: "S1", Status: asdd.Spec}, {SliceID: "S2", Status: asdd.Spec}}
 	e := mustEncoded(t, m)
 	fewer := &asdd.Manifest{Slices: m.Slices[:1], AgentHeartbeats: m.AgentHeartbeats, Revision: 1}
-	extra := &asdd.Manifest{Slices: m.Slices, AgentHeartbeats: m.AgentHeartbeats, Revision: 1, Extra: asdd.Extra{"x": json.RawMessage(`1`)}}
+	extra := &asdd.Manifest{Slices: m.Slices, AgentHeartbeats: m.AgentHeartbeats, Revision: 1, Extra: asdd.Extra(`{"x":1}`)}
 	for name, next := range map[string]*asdd.Manifest{"fewer slices": fewer, "other extra": extra} {
 		ne, patch, err := e.Next(next)
 		if err != nil || patch != nil {
