@@ -68,9 +68,31 @@ func TestPropertyApplyFinalized(t *testing.T) {
 			}
 			countSeen(seen, fin, fout)
 			checkAggregate(t, op, fout.Manifest, seen)
+			checkSliceLookup(t, fout.Manifest)
 			full, fin = out.Manifest, fout.Manifest
 		}
 	})
+}
+
+// checkSliceLookup checks Manifest.Slice (which uses the aggregate's index
+// of ids on the daemon's manifest) against a reading of every id.
+func checkSliceLookup(t *rapid.T, m *Manifest) {
+	ids := []string{"NO-SUCH-SLICE"}
+	for _, s := range m.Slices {
+		ids = append(ids, s.SliceID)
+	}
+	for _, id := range ids {
+		var want *Slice
+		for _, s := range m.Slices {
+			if s.SliceID == id {
+				want = s
+				break
+			}
+		}
+		if got := m.Slice(id); got != want {
+			t.Fatalf("Slice(%q) = %p, want %p", id, got, want)
+		}
+	}
 }
 
 // fataler is what the checks need of *testing.T and *rapid.T.

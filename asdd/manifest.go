@@ -608,10 +608,12 @@ func Encode(m *Manifest) ([]byte, error) {
 
 // Slice returns the slice with the given id, or nil.
 func (m *Manifest) Slice(id string) *Slice {
-	for _, s := range m.Slices {
-		if s.SliceID == id {
-			return s
-		}
+	var ids *sliceIndex
+	if a := m.agg; a != nil && sameList(a.list, m.Slices) {
+		ids = a.ids // the daemon's manifest: no reading of every id
+	}
+	if i := ids.find(m.Slices, id); i >= 0 {
+		return m.Slices[i]
 	}
 	return nil
 }

@@ -91,21 +91,32 @@ func notFound(id string) error {
 // that follow (slices are only ever added at the end, and keep their id),
 // and reads only the slices added since it was made.
 func (t *tx) index(id string) int {
+	if t.base == nil {
+		return (*sliceIndex)(nil).find(t.m.Slices, id)
+	}
+	if t.ids == nil || len(t.m.Slices)-t.ids.n > maxUnindexed {
+		t.ids = newSliceIndex(t.m.Slices)
+	}
+	return t.ids.find(t.m.Slices, id)
+}
+
+// find returns the position in list of the slice with the given id, or
+// -1: from the index (nil: none) when it holds the id, else by reading
+// the ids of the slices it does not cover. list is the list the index was
+// made from, or one that follows it (the first n slices keep their ids).
+func (x *sliceIndex) find(list []*Slice, id string) int {
 	from := 0
-	if t.base != nil {
-		if t.ids == nil || len(t.m.Slices)-t.ids.n > maxUnindexed {
-			t.ids = newSliceIndex(t.m.Slices)
-		}
-		i, ok := t.ids.pos[id]
+	if x != nil {
+		i, ok := x.pos[id]
 		switch {
-		case ok && int(i) < len(t.m.Slices) && t.m.Slices[i].SliceID == id:
+		case ok && int(i) < len(list) && list[i].SliceID == id:
 			return int(i)
-		case !ok && t.ids.n <= len(t.m.Slices):
-			from = t.ids.n // not among the indexed slices
+		case !ok && x.n <= len(list):
+			from = x.n // not among the indexed slices
 		}
 	}
-	for i := from; i < len(t.m.Slices); i++ {
-		if t.m.Slices[i].SliceID == id {
+	for i := from; i < len(list); i++ {
+		if list[i].SliceID == id {
 			return i
 		}
 	}
