@@ -75,14 +75,14 @@ func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 		if s == nil {
 			return nil, reason.New(reason.InvalidInput, "manifest: slices[%d] is null", i)
 		}
-		b, err := json.Marshal(s)
+		b, err := asdd.Marshal(s)
 		if err != nil {
 			return nil, fmt.Errorf("encode manifest: slice %s: %w", s.SliceID, err)
 		}
 		e.slices.set(encList{}, i, b)
 		e.slicesLen += len(b)
 	}
-	pc, err := json.Marshal(m.ProjectContext)
+	pc, err := asdd.Marshal(&m.ProjectContext)
 	if err != nil {
 		return nil, fmt.Errorf("encode manifest: project_context: %w", err)
 	}
@@ -109,7 +109,7 @@ func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 func encodeMember(k string, v any) (member, error) {
 	enc := append(appendString(make([]byte, 0, len(k)+160), k), ':')
 	at := len(enc)
-	vb, err := json.Marshal(v)
+	vb, err := asdd.Marshal(v)
 	if err != nil {
 		return member{}, err
 	}
@@ -313,12 +313,14 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 		if i < len(prev.Slices) && s == prev.Slices[i] {
 			continue // shared: so is its encoding
 		}
-		b, err := json.Marshal(s)
+		b, err := asdd.Marshal(s)
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode manifest: slice %s: %w", s.SliceID, err)
 		}
-		if err := asdd.ValidatePart(asdd.PartSlice, b, "/slices/"+strconv.Itoa(i)); err != nil {
-			return nil, nil, err
+		if !asdd.SliceSurelyValid(s) {
+			if err := asdd.ValidatePart(asdd.PartSlice, b, "/slices/"+strconv.Itoa(i)); err != nil {
+				return nil, nil, err
+			}
 		}
 		ne.slices.set(e.slices, i, b)
 		ne.slicesLen += len(b)
@@ -342,7 +344,7 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 	}
 	if sameContext(&prev.ProjectContext, &next.ProjectContext) {
 		ne.pc = e.pc
-	} else if pc, err := json.Marshal(next.ProjectContext); err != nil {
+	} else if pc, err := asdd.Marshal(&next.ProjectContext); err != nil {
 		return nil, nil, fmt.Errorf("encode manifest: project_context: %w", err)
 	} else if bytes.Equal(pc, e.pc) {
 		ne.pc = e.pc
