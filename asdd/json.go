@@ -1,6 +1,11 @@
 package asdd
 
 import (
+	"errors"
+	"maps"
+	"slices"
+	"unicode/utf8"
+
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	jsonv1 "github.com/go-json-experiment/json/v1"
@@ -24,8 +29,8 @@ type Extra = jsontext.Value
 //     name given twice takes its last value; invalid UTF-8 reads as U+FFFD.
 //   - encodeOptions: encoding/json's Marshal — HTML characters and U+2028,
 //     U+2029 escaped, map keys sorted, nil lists and maps as null,
-//     omitempty leaving out false and 0, strings escaped as encoding/json
-//     escapes them (legacyjson); unknown members as read.
+//     omitempty leaving out false and 0, strings (and map keys) escaped as
+//     encoding/json escapes them (legacyjson); unknown members as read.
 var (
 	decodeOptions = jsonv2.JoinOptions(
 		jsontext.AllowDuplicateNames(true),
@@ -41,7 +46,8 @@ var (
 		jsonv2.FormatNilSliceAsNull(true),
 		jsonv2.FormatNilMapAsNull(true),
 		jsonv1.OmitEmptyWithLegacySemantics(true),
-		jsonv2.WithMarshalers(legacyjson.Strings[string]()),
+		jsonv2.WithMarshalers(jsonv2.JoinMarshalers(legacyjson.Strings[string](),
+			legacyKeys[string](), legacyKeys[int](), legacyKeys[float64](), legacyKeys[*Heartbeat](), legacyKeys[any]())),
 	)
 )
 
@@ -86,3 +92,33 @@ func marshalTo(enc *jsontext.Encoder, plain any) error {
 
 // unmarshal decodes data into plain as Decode reads a manifest.
 func unmarshal(data []byte, plain any) error { return jsonv2.Unmarshal(data, plain, decodeOptions) }
+
+// legacyKeys writes a map whose keys are not all valid UTF-8 as
+// encoding/json does (an invalid byte as the escape \ufffd); any other map
+// is the library's to write.
+func legacyKeys[V any]() *jsonv2.Marshalers {
+	return jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, m map[string]V) error {
+		valid := true
+		for k := range m {
+			if !utf8.ValidString(k) {
+				valid = false
+				break
+			}
+		}
+		if valid {
+			return errors.ErrUnsupported
+		}
+		if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+			return err
+		}
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if err := enc.WriteValue(legacyjson.AppendQuote(nil, k)); err != nil {
+				return err
+			}
+			if err := jsonv2.MarshalEncode(enc, m[k]); err != nil {
+				return err
+			}
+		}
+		return enc.WriteToken(jsontext.EndObject)
+	})
+}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/custodian-dev/custodian/internal/jsonenc"
 	"github.com/custodian-dev/custodian/managed"
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -28,33 +27,16 @@ type Event struct {
 	Data  map[string]any `json:"data,omitempty"`
 }
 
-// MarshalJSON encodes an event as encoding/json encodes the struct, without
-// reflection for the usual data values (every commit encodes its events).
+type plainEvent Event
+
+// MarshalJSON encodes an event as encoding/json encodes the struct (data
+// members in key order), through go-json-experiment/json.
 func (e Event) MarshalJSON() ([]byte, error) {
-	b := jsonenc.String(append(make([]byte, 0, 128), `{"type":`...), e.Type)
-	if e.Slice != "" {
-		b = jsonenc.String(append(b, `,"slice":`...), e.Slice)
+	b, err := Marshal((*plainEvent)(&e))
+	if err != nil {
+		return nil, fmt.Errorf("event %s: %w", e.Type, err)
 	}
-	if e.Agent != "" {
-		b = jsonenc.String(append(b, `,"agent":`...), e.Agent)
-	}
-	if len(e.Data) > 0 {
-		keys := make([]string, 0, len(e.Data))
-		for k := range e.Data {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, `,"data":{`...)
-		for i, k := range keys {
-			b = jsonenc.Member(b, i == 0, k)
-			var err error
-			if b, err = jsonenc.Value(b, e.Data[k]); err != nil {
-				return nil, fmt.Errorf("event %s: data %s: %w", e.Type, k, err)
-			}
-		}
-		b = append(b, '}')
-	}
-	return append(b, '}'), nil
+	return b, nil
 }
 
 // Outcome is what Apply returns: the next manifest, the events, the side
