@@ -1,6 +1,7 @@
 package asdd
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -30,9 +31,9 @@ type Event struct {
 type plainEvent Event
 
 // MarshalJSON encodes an event as encoding/json encodes the struct (data
-// members in key order), through go-json-experiment/json.
+// members in key order): an event has no unknown members to keep.
 func (e Event) MarshalJSON() ([]byte, error) {
-	b, err := Marshal((*plainEvent)(&e))
+	b, err := json.Marshal(plainEvent(e))
 	if err != nil {
 		return nil, fmt.Errorf("event %s: %w", e.Type, err)
 	}
