@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/custodian-dev/custodian/asdd"
@@ -24,7 +25,11 @@ const MaxArtifactBytes = 256 << 20
 // Project is a project directory opened as an os.Root.
 type Project struct {
 	root *os.Root
-	dir  *os.File // the root directory itself (rootFile), for openBeneath
+	// dir is the root directory itself, opened through root on first use
+	// (rootFile), for openBeneath; a Project may be used concurrently.
+	dirOnce sync.Once
+	dir     *os.File
+	dirErr  error
 }
 
 // Open opens the project at dir.
@@ -38,6 +43,7 @@ func Open(dir string) (*Project, error) {
 
 // Close releases the project root.
 func (p *Project) Close() error {
+	p.dirOnce.Do(func() {}) // no open after this
 	if p.dir != nil {
 		p.dir.Close()
 	}
@@ -46,14 +52,11 @@ func (p *Project) Close() error {
 
 // rootFile returns the project's directory, opened through the root.
 func (p *Project) rootFile() (*os.File, error) {
-	if p.dir == nil {
-		d, err := p.root.Open(".")
-		if err != nil {
-			return nil, err
-		}
-		p.dir = d
+	p.dirOnce.Do(func() { p.dir, p.dirErr = p.root.Open(".") })
+	if p.dir == nil && p.dirErr == nil {
+		return nil, os.ErrClosed
 	}
-	return p.dir, nil
+	return p.dir, p.dirErr
 }
 
 // readBeneath reads name through openBeneath's fast path; ok is false when
