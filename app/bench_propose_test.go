@@ -48,7 +48,7 @@ func BenchmarkLocalOps(b *testing.B) {
 						b.Errorf("%v %+v", err, resp)
 					}
 				}
-				run() // the first decodes the manifest
+				run()                // the first decodes the manifest
 				b.SetParallelism(16) // 32 goroutines on 2 CPUs
 				b.ReportAllocs()
 				b.ResetTimer()
