@@ -314,3 +314,16 @@ func replayBytes(base []byte, recs []Record) ([]byte, error) {
 	}
 	return v, nil
 }
+
+// TreeBytes returns the bytes of tree, a value decoded as ParseValue
+// decodes and changed since by patches (PatchTree), keeping the member
+// order of anchor, the bytes of an earlier version whose decoded tree is
+// anchorTree: the difference between the two trees applied to anchor
+// (checked to give tree), else tree's canonical form.
+func TreeBytes(anchor []byte, anchorTree, tree any) ([]byte, error) {
+	r := replayer{exists: tree != nil, tree: tree, anchor: anchor, anchorTree: anchorTree}
+	if tree != nil && anchor == nil {
+		return canonicalJSON(tree)
+	}
+	return r.bytes()
+}

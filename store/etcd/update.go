@@ -338,7 +338,13 @@ func (s *Store) step(d *doc, w work, r *request) (store.Result, *store.Record, [
 	if ch.Empty() {
 		return unchanged, nil, nil, w, nil
 	}
-	nv, err := store.ParseValue(ch.Bytes(), s.opts.Limits)
+	if ch, err = ch.Resolve(st.value); err != nil {
+		return store.Result{}, nil, nil, w, fmt.Errorf("%s: %w", d.key, err)
+	}
+	if ch.Empty() {
+		return unchanged, nil, nil, w, nil // a patch "[]" on no document
+	}
+	nv, err := store.ParseValue(ch.Value, s.opts.Limits)
 	if err != nil {
 		return store.Result{}, nil, nil, w, err
 	}
