@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // Store is the contract every backend implements and the conformance suite
@@ -203,30 +204,14 @@ func ApplyOptions(opts []UpdateOption) UpdateOptions {
 	return o
 }
 
-// Limits bound what a document may be.
-type Limits struct {
-	MaxBytes int // 0: DefaultMaxBytes
-	MaxDepth int // 0: DefaultMaxDepth
-}
+// Limits bound what a document may be (MaxBytes 0: DefaultMaxBytes;
+// MaxDepth 0: DefaultMaxDepth).
+type Limits = jsonval.Limits
 
 // Defaults for Limits.
 const (
-	DefaultMaxBytes = 64 << 20
-	DefaultMaxDepth = 64
+	DefaultMaxBytes = jsonval.DefaultMaxBytes
+	DefaultMaxDepth = jsonval.DefaultMaxDepth
 	// MaxRetries bounds how often Update re-runs its function on conflict.
 	MaxRetries = 64
 )
-
-func (l Limits) maxBytes() int {
-	if l.MaxBytes <= 0 {
-		return DefaultMaxBytes
-	}
-	return l.MaxBytes
-}
-
-func (l Limits) maxDepth() int {
-	if l.MaxDepth <= 0 {
-		return DefaultMaxDepth
-	}
-	return l.MaxDepth
-}

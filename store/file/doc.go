@@ -70,7 +70,7 @@
 // record, seals them (hash links), writes them in one append and fsyncs
 // (group commit), and only then are the commits acknowledged, readable and
 // delivered to watchers. A Change given as a patch is journaled as given
-// and applied to the decoded value kept in memory (store.PatchTree): no
+// and applied to the decoded value kept in memory (jsonval.PatchTree): no
 // parse or diff of the whole document, and the new value's bytes are made
 // only when a read, a snapshot or an update function without a cache
 // needs them (from the last bytes made, keeping their member order). An

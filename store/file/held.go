@@ -23,6 +23,7 @@ import (
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // Hold mode (Options.Hold) is the daemon's way of using the files: one
@@ -90,7 +91,7 @@ func (v *version) sizeBound() int {
 // patch did not touch), and its bytes made only when a read, a snapshot or
 // an update function without a cache needs them, from the bytes of an
 // earlier version (the anchor), keeping their member order
-// (store.TreeBytes). Safe for concurrent use; never changed once made.
+// (jsonval.TreeBytes). Safe for concurrent use; never changed once made.
 type lazyValue struct {
 	tree       any
 	anchor     []byte
@@ -106,7 +107,7 @@ type lazyValue struct {
 
 func (l *lazyValue) bytes() []byte {
 	l.once.Do(func() {
-		b, err := store.TreeBytes(l.anchor, l.anchorTree, l.tree)
+		b, err := jsonval.TreeBytes(l.anchor, l.anchorTree, l.tree)
 		if err != nil {
 			// A tree decoded from JSON always encodes: a bug, which must
 			// not be written as the document.
@@ -708,7 +709,7 @@ func (d *doc) flushSnapshot(force bool) error {
 	if err := d.writeSnapshotCoop(coopHeld, func(f *os.File) error {
 		w := io.MultiWriter(f, fh)
 		bw := bufio.NewWriterSize(w, 256<<10)
-		return store.IndentValidTo(bw, v.bytes())
+		return jsonval.IndentValidTo(bw, v.bytes())
 	}, before); err != nil {
 		if guard != "" {
 			_ = d.s.root.Remove(guard) // the file was not replaced

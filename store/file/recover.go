@@ -12,6 +12,7 @@ import (
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // parsedJournal is the result of reading a journal file.
@@ -134,7 +135,7 @@ func (d *doc) catchUp(jid, sid fileID) (bool, error) {
 	// The committer rewrote the snapshot before it let go of the lock, so
 	// reading it is one parse, where replaying is one per record.
 	if snap, snapID, err := d.readFileID(d.p.snap); err == nil && snap != nil {
-		if pv, err := store.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}); err == nil && pv.Sum == last.Sum {
+		if pv, err := jsonval.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}); err == nil && pv.Sum == last.Sum {
 			d.value, d.lazy, d.tree, d.sum = snap, nil, pv.Tree, pv.Sum
 			d.rev, d.last, d.jID = last.Rev, &pj.recs[len(pj.recs)-1], jid
 			d.sID = snapID
@@ -162,7 +163,7 @@ func (d *doc) setValue(v []byte) error {
 	if v == nil {
 		return nil
 	}
-	pv, err := store.ParseValue(v, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
+	pv, err := jsonval.ParseValue(v, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
 	if err != nil {
 		return reason.New(reason.CorruptState, "%s: %v", d.p.key, err)
 	}
@@ -218,7 +219,7 @@ func (d *doc) load() error {
 		rewrite = true
 		d.logf("snapshot missing: rebuilt from the journal", "revision", last.Rev)
 	default:
-		pv, perr := store.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
+		pv, perr := jsonval.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
 		switch {
 		case perr != nil && last == nil:
 			return reason.New(reason.CorruptState, "%s does not parse and there is no journal to rebuild it from (the file is left as it is): %v", d.p.snap, perr)
@@ -553,7 +554,7 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 			return nil, fmt.Errorf("%s: %w", d.p.key, err)
 		}
 	}
-	nv, err := store.ParseValue(ch.Value, d.s.opts.Limits)
+	nv, err := jsonval.ParseValue(ch.Value, d.s.opts.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -569,7 +570,7 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	var from any
 	if d.adopted {
 		// Journal the file as found, so history starts from it.
-		patch, err := store.DiffTrees(nil, d.tree)
+		patch, err := jsonval.DiffTrees(nil, d.tree)
 		if err != nil {
 			return nil, err
 		}
@@ -583,7 +584,7 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	if d.has() {
 		from = d.tree
 	}
-	patch, err := store.DiffTrees(from, nv.Tree)
+	patch, err := jsonval.DiffTrees(from, nv.Tree)
 	if err != nil {
 		return nil, err
 	}
@@ -607,7 +608,7 @@ func (d *doc) ensureTree() error {
 	if d.tree != nil || !d.has() {
 		return nil
 	}
-	pv, err := store.ParseValue(d.bytes(), store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
+	pv, err := jsonval.ParseValue(d.bytes(), store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
 	if err != nil {
 		return reason.New(reason.CorruptState, "%s: %v", d.p.key, err)
 	}
@@ -624,14 +625,14 @@ func (d *doc) currentSum() string {
 			return ""
 		}
 		if d.tree != nil {
-			d.sum, _ = store.SumTree(d.tree)
+			d.sum, _ = jsonval.SumTree(d.tree)
 		}
 	}
 	return d.sum
 }
 
 // commitPatch is commit for a change given as a patch, in Hold mode: the
-// patch is applied to the decoded current value (store.PatchTree), so the
+// patch is applied to the decoded current value (jsonval.PatchTree), so the
 // cost is the patch's, not a parse and a diff of the whole document, and
 // the new value's bytes are made only when someone needs them (lazyValue).
 // The record is the patch as given, with no canonical sum (a sum reads the
@@ -647,7 +648,7 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 		return nil, true, err
 	}
 	lim := d.s.opts.Limits
-	tree, err := store.PatchTree(d.tree, ch.Patch, lim)
+	tree, err := jsonval.PatchTree(d.tree, ch.Patch, lim)
 	if err != nil {
 		return nil, false, nil // the byte path names the problem
 	}

@@ -1,7 +1,6 @@
-package store
+package jsonval
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -16,8 +15,8 @@ import (
 // (with an error, so the caller can fall back to a full parse) other
 // operations, whole-document operations, and values over the limits.
 func PatchTree(tree any, patch []byte, lim Limits) (any, error) {
-	var ops []Op
-	if err := json.Unmarshal(patch, &ops); err != nil {
+	ops, err := decodeOps(patch)
+	if err != nil {
 		return nil, fmt.Errorf("patch: %w", err)
 	}
 	if tree == nil {
@@ -47,7 +46,7 @@ func PatchTree(tree any, patch []byte, lim Limits) (any, error) {
 			if d+len(segs) > lim.maxDepth() {
 				return nil, fmt.Errorf("patch: JSON nested over the limit of %d at %s", lim.maxDepth(), op.Path)
 			}
-			if val, err = decode(op.Value); err != nil {
+			if val, err = Decode(op.Value); err != nil {
 				return nil, fmt.Errorf("patch: %s: %w", op.Path, err)
 			}
 		case "remove":
