@@ -186,6 +186,9 @@ type heldState struct {
 	queued   []*capturedEdit
 
 	anchor *os.File // the anchor file, open for the syncer's rewrites
+	// anchorSized: the anchor file is known to hold one padded line (no
+	// truncation needed to rewrite it).
+	anchorSized bool
 }
 
 // startDaemon takes the daemon lock and starts the snapshot writer.
@@ -348,7 +351,7 @@ func (s *Store) stopDaemon(docs []*doc) error {
 			}
 			if d.held.anchor != nil {
 				d.held.anchor.Close()
-				d.held.anchor = nil
+				d.held.anchor, d.held.anchorSized = nil, false
 			}
 			if err := d.flock.Unlock(); err != nil {
 				errs = append(errs, err)
@@ -631,10 +634,12 @@ func (d *doc) syncGroup(batch []pendingRec, lines []byte) error {
 	if err := h.jf.Sync(); err != nil {
 		return err
 	}
-	d.writeAnchor(target.rev, target.hash)
 	before := h.durable.Load()
 	h.durable.Store(target)
 	d.notify()
+	// After the waiters are woken: the anchor only needs to follow the
+	// synced journal, not to precede the acknowledgement.
+	d.writeAnchor(target.rev, target.hash)
 	if f := d.s.opts.OnSync; f != nil {
 		f(int(target.rev-before.rev), target.size-before.size, time.Since(start))
 	}

@@ -121,6 +121,15 @@ func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 func encodeMember(k string, v any) (member, error) {
 	enc := append(appendString(make([]byte, 0, len(k)+160), k), ':')
 	at := len(enc)
+	if h, ok := v.(*asdd.Heartbeat); ok && h != nil && len(h.Extra) == 0 {
+		// Its MarshalJSON writes it as json.Marshal would (compact,
+		// escaped), without the reflection and the re-compaction.
+		vb, err := h.MarshalJSON()
+		if err != nil {
+			return member{}, err
+		}
+		return member{key: k, enc: append(enc, vb...), at: at}, nil
+	}
 	vb, err := json.Marshal(v)
 	if err != nil {
 		return member{}, err
@@ -565,11 +574,20 @@ func sameContext(a, b *asdd.ProjectContext) bool {
 		(a.Extra == nil) == (b.Extra == nil) && maps.EqualFunc(a.Extra, b.Extra, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
 }
 
-// appendString appends s as json.Marshal encodes a string.
+// appendString appends s as json.Marshal encodes a string: printable
+// ASCII other than the characters it escapes is copied as it is; anything
+// else takes json.Marshal itself.
 func appendString(b []byte, s string) []byte {
-	q, err := json.Marshal(s)
-	if err != nil {
-		panic(err) // a string always encodes
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, err := json.Marshal(s)
+			if err != nil {
+				panic(err) // a string always encodes
+			}
+			return append(b, q...)
+		}
 	}
-	return append(b, q...)
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

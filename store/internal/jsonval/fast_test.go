@@ -63,3 +63,35 @@ func FuzzOpsFast(f *testing.F) {
 		}
 	})
 }
+
+// Whatever patch the tree fast path decodes, json.Unmarshal decodes the
+// same operations, and Decode and Depth give the same values and depths.
+func FuzzTreeOpsFast(f *testing.F) {
+	for _, s := range []string{`[]`, `[{"op":"add","path":"/a","value":{"x":[1,{"y":[]}]}}]`, `[{"op":"remove","path":"/a~1b"},{"op":"replace","path":"/b","value":"<é>"}]`, `[{"Op":"add","path":"","value":1}]`, `[{"op":"add","path":"/a","value":null}]`, `[{"op":"add","value":1,"value":2}]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, patch []byte) {
+		fast, ok := treeOpsFast(patch)
+		if !ok {
+			return
+		}
+		var slow []Op
+		if err := json.Unmarshal(patch, &slow); err != nil || len(slow) != len(fast) {
+			t.Fatalf("%q: fast %#v, encoding/json %#v (%v)", patch, fast, slow, err)
+		}
+		for i, a := range fast {
+			b := slow[i]
+			if a.Op != b.Op || a.Path != b.Path || a.hasVal != (b.Value != nil) {
+				t.Fatalf("%q: op %d fast %#v, encoding/json %#v", patch, i, a, b)
+			}
+			if !a.hasVal {
+				continue
+			}
+			v, err := slowDecode(b.Value)
+			d, derr := Depth(b.Value)
+			if err != nil || derr != nil || !reflect.DeepEqual(v, a.val) || d != a.depth {
+				t.Fatalf("%q: op %d value %#v depth %d, encoding/json %#v depth %d (%v %v)", patch, i, a.val, a.depth, v, d, err, derr)
+			}
+		}
+	})
+}
