@@ -5,10 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -16,8 +14,7 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/client"
-	"github.com/custodian-dev/custodian/internal/unixsock"
-	"github.com/custodian-dev/custodian/server"
+	"github.com/custodian-dev/custodian/daemon"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
 )
@@ -71,34 +68,32 @@ func Seed(dir string, manifest []byte) error {
 }
 
 // Daemon is a daemon on a unix socket and a client of it: in this process
-// (StartDaemon: a Hold-mode store and the HTTP server, as `custodian
-// serve` runs them) or a `custodian serve` process (StartServe).
+// (StartDaemon: package daemon, as `custodian serve` runs it; StartMCPDaemon)
+// or a `custodian serve` process (StartServe).
 type Daemon struct {
 	Client *client.Client
-	st     *file.Store
+	st     *file.Store // StartMCPDaemon's store
 	cancel context.CancelFunc
 	done   chan error
 	cmd    *exec.Cmd // StartServe's process
 	out    bytes.Buffer
 }
 
-// StartDaemon serves the project at dir.
+// StartDaemon serves the project at dir in this process, assembled by
+// package daemon exactly as `custodian serve --addr "" --monitor-every 0`
+// runs it (the held store, the application layer, the dashboard and the
+// MCP door mounted, serve's runtime settings), on a unix socket.
 func StartDaemon(dir string) (*Daemon, error) {
-	st, err := file.Open(dir, file.Options{Hold: true, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return nil, err
-	}
-	sock := filepath.Join(dir, "bench.sock")
-	l, err := unixsock.Listen(sock)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	srv := server.New(st, server.Options{Root: dir, Logger: slog.New(slog.DiscardHandler)})
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &Daemon{st: st, cancel: cancel, done: make(chan error, 1)}
-	go func() { d.done <- srv.Serve(ctx, l) }()
-	if d.Client, err = client.New("unix://"+sock, client.Options{}); err != nil {
+	dd, err := daemon.Start(ctx, daemon.Config{Root: dir, Socket: "bench.sock", Board: true, MCP: true,
+		MemoryLimit: daemon.DefaultMemoryLimit})
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	d := &Daemon{cancel: cancel, done: make(chan error, 1)}
+	go func() { d.done <- dd.Wait() }()
+	if d.Client, err = client.New("unix://"+dd.Socket(), client.Options{}); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -125,7 +120,10 @@ func (d *Daemon) Close() error {
 	}
 	d.cancel()
 	err := <-d.done
-	return errors.Join(err, d.st.Close())
+	if d.st != nil {
+		err = errors.Join(err, d.st.Close())
+	}
+	return err
 }
 
 // StartServe starts exe serve on the project at dir as a separate process

@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -79,6 +80,9 @@ type Options struct {
 type Server struct {
 	o   Options
 	sdk *sdk.Server
+	// tools are the tools' handlers by name, for the HTTP fast path; set
+	// by New only.
+	tools map[string]toolFunc
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -109,7 +113,7 @@ func New(o Options) *Server {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	s := &Server{o: o, watching: map[string]bool{}}
+	s := &Server{o: o, watching: map[string]bool{}, tools: map[string]toolFunc{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "custodian", Title: "Custodian", Version: o.Version}, &sdk.ServerOptions{
 		Instructions:              instructions(o.Admin),
@@ -187,10 +191,10 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch method {
 		case "tools/call":
-			if r, ok := req.(*sdk.CallToolRequest); ok && r.Params != nil && len(r.Params.Arguments) > s.o.MaxArgBytes {
-				res := &sdk.CallToolResult{}
-				res.SetError(reason.New(reason.InvalidInput, "the arguments of %s are %d bytes; the limit is %d", r.Params.Name, len(r.Params.Arguments), s.o.MaxArgBytes))
-				return res, nil
+			if r, ok := req.(*sdk.CallToolRequest); ok && r.Params != nil {
+				if res := s.argsTooBig(r.Params.Name, r.Params.Arguments); res != nil {
+					return res, nil
+				}
 			}
 		case "resources/list":
 			return s.listResources(ctx)
@@ -212,22 +216,30 @@ type HTTPOptions struct {
 
 // HTTPHandler serves MCP over streamable HTTP.
 type HTTPHandler struct {
-	h       http.Handler
-	servers []*Server
-	isAdmin func(*http.Request) bool
-	// owners binds each session to who opened it (admin or agent): a
+	h            http.Handler
+	agent, admin *Server
+	isAdmin      func(*http.Request) bool
+	o            HTTPOptions
+	// sessions binds each session to who opened it (admin or agent): a
 	// session id presented by another caller is refused, so that an agent
-	// that learned an admin session's id cannot use its human tools.
-	mu     sync.Mutex
-	owners map[string]bool
+	// that learned an admin session's id cannot use its human tools. It
+	// also serves the fast path (fast.go) and the idle timeout.
+	mu        sync.Mutex
+	sessions  map[string]*httpSession
+	fastCalls atomic.Int64
 }
+
+// FastCalls is how many tool calls the fast path (fast.go) answered.
+func (h *HTTPHandler) FastCalls() int64 { return h.fastCalls.Load() }
 
 // NewHTTPHandler serves MCP over streamable HTTP with stateful sessions
 // (so that subscriptions work) and DNS-rebinding protection (a request
 // that reached a loopback address with a Host that is not one is refused
 // 403). A new session is served by admin when isAdmin says the request
 // may make human decisions (admin nil: never), else by agent. The token
-// check is the caller's (the daemon's middleware).
+// check is the caller's (the daemon's middleware). A tool call on an
+// established session takes the fast path (fast.go); everything else is
+// the go-sdk's streamable HTTP handler's.
 func NewHTTPHandler(agent, admin *Server, isAdmin func(*http.Request) bool, o HTTPOptions) *HTTPHandler {
 	h := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
 		if admin != nil && isAdmin != nil && isAdmin(r) {
@@ -241,37 +253,39 @@ func NewHTTPHandler(agent, admin *Server, isAdmin func(*http.Request) bool, o HT
 		// a call for both ends.
 		JSONResponse:        true,
 		MaxRequestBodyBytes: o.MaxBodyBytes,
-		SessionTimeout:      o.SessionTimeout,
-		Logger:              o.Logger,
+		// The idle timeout is HTTPHandler's: the SDK does not see the
+		// fast path's calls.
+		Logger: o.Logger,
 	})
-	hh := &HTTPHandler{h: h, servers: []*Server{agent}, isAdmin: isAdmin, owners: map[string]bool{}}
-	if admin != nil {
-		hh.servers = append(hh.servers, admin)
-	}
-	return hh
+	return &HTTPHandler{h: h, agent: agent, admin: admin, isAdmin: isAdmin, o: o, sessions: map[string]*httpSession{}}
 }
 
 func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	admin := h.isAdmin != nil && h.isAdmin(r)
 	if id := r.Header.Get(sessionHeader); id != "" {
 		h.mu.Lock()
-		owner, known := h.owners[id]
-		if known && r.Method == http.MethodDelete && owner == admin {
-			delete(h.owners, id)
+		se, known := h.sessions[id]
+		if known && r.Method == http.MethodDelete && se.admin == admin {
+			delete(h.sessions, id)
 		}
 		h.mu.Unlock()
-		if known && owner != admin {
+		if known && se.admin != admin {
 			http.Error(w, "this session was opened by another caller (its token differs)", http.StatusForbidden)
 			return
+		}
+		if known && r.Method == http.MethodPost {
+			se.startPOST()
+			defer se.endPOST()
+			if h.fast(w, r, se) {
+				return
+			}
 		}
 		h.h.ServeHTTP(w, r)
 		return
 	}
 	h.h.ServeHTTP(w, r)
 	if id := w.Header().Get(sessionHeader); id != "" {
-		h.mu.Lock()
-		h.owners[id] = admin
-		h.mu.Unlock()
+		h.register(id, admin)
 	}
 }
 
@@ -281,7 +295,10 @@ const sessionHeader = "Mcp-Session-Id"
 // CloseSessions ends every session (and the streams it holds open), so
 // that a daemon's shutdown can drain.
 func (h *HTTPHandler) CloseSessions() {
-	for _, s := range h.servers {
+	for _, s := range []*Server{h.agent, h.admin} {
+		if s == nil {
+			continue
+		}
 		for ss := range s.sdk.Sessions() {
 			ss.Close()
 		}

@@ -73,14 +73,17 @@ func asddOp(ctx context.Context, svc app.Service, op asdd.Op) (*OpResult, error)
 	return out, nil
 }
 
+// toolFunc runs one tool call on its raw arguments: the SDK's tool
+// handler, and the streamable HTTP fast path's (fast.go).
+type toolFunc func(ctx context.Context, args json.RawMessage) (*sdk.CallToolResult, error)
+
 // addTool registers a typed tool whose handler gets the application layer
 // of this call. Its input and output schemas are inferred from In and Out
-// (schemaFor). The arguments are validated against the input schema (an
-// error names the field) and decoded into In here, with encoding/json,
-// rather than by the SDK's typed AddTool, which decodes and re-validates
-// each argument and each result several times: that was two thirds of
-// a call's allocations over /mcp. Results are not validated against the
-// output schema: they are this package's own types.
+// (schemaFor). The arguments are checked against the input schema (an
+// error names the field) and decoded into In here, rather than by the
+// SDK's typed AddTool, which decodes and re-validates each argument and
+// each result several times. Results are not validated against the output
+// schema: they are this package's own types.
 func addTool[In, Out any](s *Server, t *sdk.Tool, h func(ctx context.Context, svc app.Service, in In) (Out, error)) {
 	in, out := schemaFor[In](), schemaFor[Out]()
 	resolved, err := in.Resolve(nil)
@@ -88,21 +91,26 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, h func(ctx context.Context, sv
 		panic(fmt.Sprintf("mcp: tool %s: input schema: %v", t.Name, err))
 	}
 	t.InputSchema, t.OutputSchema = in, out
-	s.sdk.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		args := req.Params.Arguments
+	strict := newStrictArgs[In](in)
+	fn := func(ctx context.Context, args json.RawMessage) (*sdk.CallToolResult, error) {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
-		var generic any
-		if err := json.Unmarshal(args, &generic); err != nil {
-			return toolError(reason.New(reason.InvalidInput, "arguments: %v", err)), nil
-		}
-		if err := resolved.Validate(generic); err != nil {
-			return toolError(reason.New(reason.InvalidInput, "validating \"arguments\": %v", err)), nil
-		}
 		var v In
-		if err := json.Unmarshal(args, &v); err != nil {
-			return toolError(reason.New(reason.InvalidInput, "arguments: %v", err)), nil
+		if !strict.decode(args, &v) {
+			// The general path, and the one that names what is wrong:
+			// validate against the schema, then decode.
+			var generic any
+			if err := json.Unmarshal(args, &generic); err != nil {
+				return toolError(reason.New(reason.InvalidInput, "arguments: %v", err)), nil
+			}
+			if err := resolved.Validate(generic); err != nil {
+				return toolError(reason.New(reason.InvalidInput, "validating \"arguments\": %v", err)), nil
+			}
+			v = *new(In)
+			if err := json.Unmarshal(args, &v); err != nil {
+				return toolError(reason.New(reason.InvalidInput, "arguments: %v", err)), nil
+			}
 		}
 		ctx, svc, err := s.service(ctx)
 		if err != nil {
@@ -124,6 +132,10 @@ func addTool[In, Out any](s *Server, t *sdk.Tool, h func(ctx context.Context, sv
 			res.Content = []sdk.Content{&sdk.TextContent{Text: hl.Error()}}
 		}
 		return res, nil
+	}
+	s.tools[t.Name] = fn
+	s.sdk.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		return fn(ctx, req.Params.Arguments)
 	})
 }
 

@@ -26,52 +26,85 @@ type MCPBenchReport struct {
 	MCP   []bench.Result `json:"mcp_http"`
 	API   []bench.Result `json:"api_http"`
 	Ratio []float64      `json:"mcp_vs_api"`
+	// MCPLean is the same calls from a lean client (plain JSON-RPC POSTs
+	// with the session header, as agents' clients send them, not the Go
+	// SDK's client), and LeanRatio its throughput over the API's: the
+	// server's capacity, which the issue's target is judged on.
+	MCPLean   []bench.Result `json:"mcp_http_lean"`
+	LeanRatio []float64      `json:"mcp_lean_vs_api"`
 	// The same against a custodian serve process (the clients in this
 	// one), as agents use it: the daemon's collector does not pay for the
 	// clients' garbage.
-	ProcessMCP   []bench.Result `json:"process_mcp_http"`
-	ProcessAPI   []bench.Result `json:"process_api_http"`
-	ProcessRatio []float64      `json:"process_mcp_vs_api"`
-	// ProcessMCPCPU and ProcessAPICPU are the daemon process's CPU time
-	// per call (user + system, from /proc; 0 where there is none).
-	ProcessMCPCPU []time.Duration `json:"process_mcp_cpu_per_call_ns"`
-	ProcessAPICPU []time.Duration `json:"process_api_cpu_per_call_ns"`
+	ProcessMCP       []bench.Result `json:"process_mcp_http"`
+	ProcessMCPLean   []bench.Result `json:"process_mcp_http_lean"`
+	ProcessAPI       []bench.Result `json:"process_api_http"`
+	ProcessRatio     []float64      `json:"process_mcp_vs_api"`
+	ProcessLeanRatio []float64      `json:"process_mcp_lean_vs_api"`
+	// ProcessMCPCPU, ProcessMCPLeanCPU and ProcessAPICPU are the daemon
+	// process's CPU time per call (user + system, from /proc; 0 where
+	// there is none).
+	ProcessMCPCPU     []time.Duration `json:"process_mcp_cpu_per_call_ns"`
+	ProcessMCPLeanCPU []time.Duration `json:"process_mcp_lean_cpu_per_call_ns"`
+	ProcessAPICPU     []time.Duration `json:"process_api_cpu_per_call_ns"`
 }
 
-// mcpVsAPI measures /mcp and the HTTP API of one daemon with each client
-// count.
-func mcpVsAPI(progress func(string, ...any), sock string, d *bench.Daemon, prefix string, cs []int, duration time.Duration, cpu *[2][]time.Duration) (mcps, apis []bench.Result, ratios []float64, err error) {
-	perCall := func(d time.Duration, ops int) time.Duration {
-		if ops == 0 {
-			return 0
+// mcpRuns are the measurements of one daemon at each client count.
+type mcpRuns struct {
+	mcp, lean, api   []bench.Result
+	ratio, leanRatio []float64
+	cpu              [3][]time.Duration // daemon CPU per call: mcp, lean, api
+}
+
+// mcpVsAPI measures /mcp (the SDK's client and a lean client) and the
+// HTTP API of one daemon with each client count, in turns (bench.
+// Interleave), with the daemon's CPU time per call where it is a process.
+func mcpVsAPI(progress func(string, ...any), sock string, d *bench.Daemon, prefix string, cs []int, duration time.Duration) (r mcpRuns, err error) {
+	var cpu func() time.Duration
+	if pid := d.Pid(); pid != 0 {
+		cpu = func() time.Duration { return bench.ProcessCPU(pid) }
+	}
+	ratio := func(a, b bench.Result) float64 {
+		if b.PerSecond > 0 {
+			return a.PerSecond / b.PerSecond
 		}
-		return d / time.Duration(ops)
+		return 0
 	}
 	for _, c := range cs {
-		progress("measuring %s/mcp and the HTTP API, %d client(s)…", prefix, c)
-		c0 := bench.ProcessCPU(d.Pid())
-		m, err := bench.MCPHTTP(sock, c, duration)
+		progress("measuring %s/mcp (SDK and lean clients) and the HTTP API in turns, %d client(s)…", prefix, c)
+		rs, perCall, err := measureLoads(prefix, duration, cpu,
+			func() (bench.Load, error) { return bench.MCPHTTPLoad(sock, c) },
+			func() (bench.Load, error) { return bench.MCPHTTPLeanLoad(sock, c) },
+			func() (bench.Load, error) { return bench.APILoad(d, c) })
 		if err != nil {
-			return nil, nil, nil, err
+			return r, err
 		}
-		m.Name = prefix + m.Name
-		c1 := bench.ProcessCPU(d.Pid())
-		a, err := bench.DaemonProposals(d, fmt.Sprintf("%sHTTP API (POST /v1/asdd/heartbeat), %d client(s)", prefix, c), c, duration)
-		if err != nil {
-			return nil, nil, nil, err
+		for i := range r.cpu {
+			r.cpu[i] = append(r.cpu[i], perCall[i])
 		}
-		if cpu != nil {
-			c2 := bench.ProcessCPU(d.Pid())
-			cpu[0] = append(cpu[0], perCall(c1-c0, m.Ops))
-			cpu[1] = append(cpu[1], perCall(c2-c1, a.Ops))
-		}
-		ratio := 0.0
-		if a.PerSecond > 0 {
-			ratio = m.PerSecond / a.PerSecond
-		}
-		mcps, apis, ratios = append(mcps, m), append(apis, a), append(ratios, ratio)
+		r.mcp, r.lean, r.api = append(r.mcp, rs[0]), append(r.lean, rs[1]), append(r.api, rs[2])
+		r.ratio, r.leanRatio = append(r.ratio, ratio(rs[0], rs[2])), append(r.leanRatio, ratio(rs[1], rs[2]))
 	}
-	return mcps, apis, ratios, nil
+	return r, nil
+}
+
+// measureLoads opens the loads, measures each for duration in all, in
+// four turns, and closes them.
+func measureLoads(prefix string, duration time.Duration, cpu func() time.Duration, opens ...func() (bench.Load, error)) ([]bench.Result, []time.Duration, error) {
+	var loads []bench.Load
+	defer func() {
+		for _, l := range loads {
+			l.Close()
+		}
+	}()
+	for _, open := range opens {
+		l, err := open()
+		if err != nil {
+			return nil, nil, err
+		}
+		l.Name = prefix + l.Name
+		loads = append(loads, l)
+	}
+	return bench.Interleave(loads, duration, 4, cpu)
 }
 
 func newBenchMCPCmd(app *App) *cobra.Command {
@@ -89,10 +122,13 @@ tool: over stdio with one client (custodian mcp as a separate process, as a
 coding agent runs it), first on the project's files and then while a daemon
 runs; and over streamable HTTP to /mcp of a daemon (in this process, on its
 unix socket, as custodian serve runs it) with each --clients count, one MCP
-session per client, next to the same operation over the daemon's HTTP API
-(POST /v1/asdd/heartbeat) with as many clients, in the same run; then both
-again against a separate custodian serve process (the clients stay in this
-one), as agents use it, with the daemon process's CPU time per call (from
+session per client, from two clients: the Go SDK's, and a lean one sending
+plain JSON-RPC POSTs with the session header as agents' clients do (the
+server's capacity). Each is measured in turns with the same operation over
+the daemon's HTTP API (POST /v1/asdd/heartbeat) with as many clients, so
+that all see the same machine. Then all again against a separate custodian
+serve process (the clients stay in this one), as agents use it, with the
+daemon process's CPU time per call (from
 /proc). Scratch files live under the project root (-C) and are removed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -127,7 +163,9 @@ one), as agents use it, with the daemon process's CPU time per call (from
 			progress("measuring custodian mcp over stdio while a daemon runs…")
 			rep.StdioDaemon, err = bench.MCPStdio(exe, dir, "MCP over stdio, via the daemon, 1 client", duration, "CUSTODIAN_SERVER=unix://"+d.Socket())
 			if err == nil {
-				rep.MCP, rep.API, rep.Ratio, err = mcpVsAPI(progress, d.Socket(), d.Daemon, "", cs, duration, nil)
+				var r mcpRuns
+				r, err = mcpVsAPI(progress, d.Socket(), d.Daemon, "", cs, duration)
+				rep.MCP, rep.MCPLean, rep.API, rep.Ratio, rep.LeanRatio = r.mcp, r.lean, r.api, r.ratio, r.leanRatio
 			}
 			if cerr := d.Close(); err == nil {
 				err = cerr
@@ -140,9 +178,9 @@ one), as agents use it, with the daemon process's CPU time per call (from
 			if err != nil {
 				return err
 			}
-			var cpu [2][]time.Duration
-			rep.ProcessMCP, rep.ProcessAPI, rep.ProcessRatio, err = mcpVsAPI(progress, bench.ServeSocket(dir), sd, "custodian serve process, ", cs, duration, &cpu)
-			rep.ProcessMCPCPU, rep.ProcessAPICPU = cpu[0], cpu[1]
+			r, err := mcpVsAPI(progress, bench.ServeSocket(dir), sd, "custodian serve process, ", cs, duration)
+			rep.ProcessMCP, rep.ProcessMCPLean, rep.ProcessAPI, rep.ProcessRatio, rep.ProcessLeanRatio = r.mcp, r.lean, r.api, r.ratio, r.leanRatio
+			rep.ProcessMCPCPU, rep.ProcessMCPLeanCPU, rep.ProcessAPICPU = r.cpu[0], r.cpu[1], r.cpu[2]
 			if cerr := sd.Close(); err == nil {
 				err = cerr
 			}
@@ -180,10 +218,16 @@ func printMCPBench(w io.Writer, r *MCPBenchReport) error {
 	row(r.StdioDaemon, "")
 	for i := range r.MCP {
 		row(r.MCP[i], fmt.Sprintf("%.2f×", r.Ratio[i]))
+		if i < len(r.MCPLean) {
+			row(r.MCPLean[i], fmt.Sprintf("%.2f×", r.LeanRatio[i]))
+		}
 		row(r.API[i], "")
 	}
 	for i := range r.ProcessMCP {
 		row(r.ProcessMCP[i], fmt.Sprintf("%.2f×", r.ProcessRatio[i]), at(r.ProcessMCPCPU, i))
+		if i < len(r.ProcessMCPLean) {
+			row(r.ProcessMCPLean[i], fmt.Sprintf("%.2f×", r.ProcessLeanRatio[i]), at(r.ProcessMCPLeanCPU, i))
+		}
 		row(r.ProcessAPI[i], "", at(r.ProcessAPICPU, i))
 	}
 	return tw.Flush()

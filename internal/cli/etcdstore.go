@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"log/slog"
 
+	"github.com/custodian-dev/custodian/daemon"
 	"github.com/custodian-dev/custodian/mirror"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
@@ -66,9 +67,7 @@ func openMirror(app *App, s *etcd.Store) (*mirror.Mirror, error) {
 	return mirror.Open(root, mirror.Options{Source: s.Source(), Logger: log, Now: app.Now})
 }
 
-func isEtcdURL(u string) bool {
-	return strings.HasPrefix(u, "etcd://") || strings.HasPrefix(u, "etcds://")
-}
+func isEtcdURL(u string) bool { return daemon.IsEtcdURL(u) }
 
 // ConfiguredStoreURL returns the store URL this invocation names: --store
 // (or $CUSTODIAN_STORE), else the store: key of the project's
@@ -118,19 +117,7 @@ func OpenEtcd(raw string) (*etcd.Store, error) { return openEtcdWith(raw, etcd.O
 // openEtcdWith is OpenEtcd with store options (the URL's prefix and request
 // limit override opts').
 func openEtcdWith(raw string, opts etcd.Options) (*etcd.Store, error) {
-	cfg, err := etcd.ParseURL(raw)
-	if err != nil {
-		return nil, err
-	}
-	cfg.FromEnv(os.Getenv)
-	s, err := etcd.Open(cfg, opts)
-	if err != nil {
-		if reason.CodeOf(err) != "" {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w (is etcd running at %s?)", err, strings.Join(cfg.Endpoints, ", "))
-	}
-	return s, nil
+	return daemon.OpenEtcd(raw, opts)
 }
 
 // mirrorDirs are the directories of the documents' mirrors.

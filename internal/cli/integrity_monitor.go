@@ -12,32 +12,17 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/custodian-dev/custodian/asdd"
+	appl "github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/monitor"
-	"github.com/custodian-dev/custodian/reason"
 )
 
 func init() { Register("monitor", newMonitorCmd) }
 
 // MonitorResult is what `custodian monitor --once --json` prints.
-type MonitorResult struct {
-	Revision uint64           `json:"revision"`
-	Actions  []monitor.Action `json:"actions"`
-	Notices  []string         `json:"notices,omitempty"` // escalation notice files written
-	Halted   []string         `json:"halted,omitempty"`  // slices halted by an escalation
-	// Pending lists agents whose retry request or escalation still stands.
-	Pending  []PendingAgent `json:"pending"`
-	Warnings []string       `json:"warnings,omitempty"`
-}
+type MonitorResult = appl.MonitorResult
 
 // PendingAgent is a silent agent the monitor already acted on.
-type PendingAgent struct {
-	Agent            string `json:"agent"`
-	Slice            string `json:"current_slice,omitempty"`
-	LastExecution    string `json:"last_execution"`
-	RetryRequestedAt string `json:"retry_requested_at,omitempty"`
-	EscalatedAt      string `json:"escalated_at,omitempty"`
-}
+type PendingAgent = appl.PendingAgent
 
 func newMonitorCmd(app *App) *cobra.Command {
 	var once bool
@@ -92,116 +77,19 @@ interval until interrupted (custodian serve runs the same loop).`,
 	return cmd
 }
 
-// heartbeatsOf converts the manifest's heartbeats for the monitor.
-func heartbeatsOf(m *asdd.Manifest) []monitor.Heartbeat {
-	var out []monitor.Heartbeat
-	for _, k := range sortedKeys(m.AgentHeartbeats) {
-		h := m.AgentHeartbeats[k]
-		mh := monitor.Heartbeat{Agent: k, Status: h.Status, Slice: h.CurrentSlice, Wave: h.CurrentWave, TasksDone: h.TasksCompleted, TasksRemaining: h.TasksRemaining}
-		mh.Last, _ = asdd.ParseTimestamp(h.LastExecution)
-		mh.RetryRequested, _ = asdd.ParseTimestamp(h.RetryRequestedAt)
-		mh.Escalated, _ = asdd.ParseTimestamp(h.EscalatedAt)
-		out = append(out, mh)
-	}
-	return out
-}
-
-func policyOf(cfg *asdd.Config) monitor.Policy {
-	return monitor.Policy{Timeout: cfg.Heartbeat.Timeout.D(), Retries: cfg.Heartbeat.Retries}
-}
-
-// monitorOnce decides with monitor.Evaluate which silent agents need a
-// retry request or an escalation, and commits each through the rules
-// (asdd.AgentTimeout: the retry marker, or the escalation marker and a halt
-// of the agent's slice with its notice and failure-log row), one store
-// update per agent, each re-checked against the latest manifest. Markers
-// left on a heartbeat that spoke again (or left ACTIVE) without clearing
-// them are cleared.
+// monitorOnce is one pass of the heartbeat monitor through the
+// application layer (app.MonitorOnce).
 func monitorOnce(app *App, cmd *cobra.Command) (*MonitorResult, error) {
 	cfg, err := asddConfig(app)
 	if err != nil {
 		return nil, err
 	}
-	m, err := loadManifest(app, cmd)
+	svc, err := app.Service()
 	if err != nil {
 		return nil, err
 	}
-	now := app.Now().UTC()
-	res := &MonitorResult{Actions: []monitor.Action{}, Pending: []PendingAgent{}, Revision: m.Revision}
-	last := m
-	for _, a := range monitor.Evaluate(heartbeatsOf(m), policyOf(cfg), now) {
-		if a.Kind == monitor.Clear {
-			r, cleared, err := clearMarkers(app, cmd, a, cfg)
-			if err != nil {
-				return nil, err
-			}
-			if cleared {
-				res.Actions, res.Revision = append(res.Actions, a), r
-			}
-			continue
-		}
-		out, r, err := applyOp(app, cmd, asdd.AgentTimeout{Agent: strings.TrimSuffix(a.Agent, "_agent")}, false)
-		if code := reason.CodeOf(err); code == reason.InvalidTransition || code == reason.InvalidInput {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %v", a.Agent, err))
-			continue
-		} else if err != nil {
-			return nil, err
-		}
-		// Report what the rules did, which is what the monitor asked for
-		// unless the state moved meanwhile.
-		for _, e := range out.Events {
-			switch e.Type {
-			case "retry_requested":
-				a.Kind = monitor.RequestRetry
-			case "agent_escalated":
-				a.Kind = monitor.Escalate
-			}
-		}
-		res.Actions, res.Revision, last = append(res.Actions, a), r.Revision, out.Manifest
-		if out.Verdict != nil && a.Slice != "" {
-			res.Halted = append(res.Halted, a.Slice)
-		}
-		for _, e := range r.Effects {
-			if e.Kind == asdd.EffectWriteFile {
-				res.Notices = append(res.Notices, e.Path)
-			}
-		}
-		res.Warnings = append(res.Warnings, r.Warnings...)
-	}
-	if len(res.Actions) > 0 {
-		if last, err = loadManifest(app, cmd); err != nil {
-			return nil, err
-		}
-	}
-	res.Pending = pendingOf(last)
-	return res, nil
-}
-
-// clearMarkers removes the retry and escalation markers of a heartbeat the
-// monitor found stale, through the rules (asdd.ClearMarkers re-checks
-// against the latest manifest that they still are).
-func clearMarkers(app *App, cmd *cobra.Command, a monitor.Action, _ *asdd.Config) (uint64, bool, error) {
-	_, r, err := applyOp(app, cmd, asdd.ClearMarkers{Heartbeat: a.Agent}, false)
-	switch reason.CodeOf(err) {
-	case "":
-	case reason.InvalidTransition, reason.NotFound:
-		return 0, false, nil // the state moved meanwhile
-	default:
-		return 0, false, err
-	}
-	return r.Revision, r.Committed, nil
-}
-
-// pendingOf lists the heartbeats that carry a retry request or escalation.
-func pendingOf(m *asdd.Manifest) []PendingAgent {
-	out := []PendingAgent{}
-	for _, k := range sortedKeys(m.AgentHeartbeats) {
-		h := m.AgentHeartbeats[k]
-		if h.RetryRequestedAt != "" || h.EscalatedAt != "" {
-			out = append(out, PendingAgent{Agent: k, Slice: h.CurrentSlice, LastExecution: h.LastExecution, RetryRequestedAt: h.RetryRequestedAt, EscalatedAt: h.EscalatedAt})
-		}
-	}
-	return out
+	res, err := appl.MonitorOnce(app.Context(cmd), svc, cfg, app.Now())
+	return res, noManifestHint(err)
 }
 
 func printMonitor(w io.Writer, res *MonitorResult, now time.Time) error {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -173,38 +172,5 @@ func (m *mcpServices) close() {
 	}
 	if m.closeFS != nil {
 		m.closeFS()
-	}
-}
-
-// daemonMCP returns the handler `custodian serve` mounts at /mcp, and what
-// stops its watches. A session opened with the admin token (or over the
-// owner's unix socket) is served the human decisions too; an agent's is
-// not.
-func daemonMCP(a *App, log *slog.Logger, cfg func() (*asdd.Config, error), maxBody int64) (func(*app.Local) http.Handler, func()) {
-	var servers []*mcp.Server
-	var mu sync.Mutex
-	build := func(l *app.Local) http.Handler {
-		o := mcp.Options{
-			Service: func(context.Context) (app.Service, error) { return l, nil },
-			Config:  cfg,
-			Actor:   "mcp",
-			Now:     a.Now,
-			Logger:  log,
-		}
-		agent := mcp.New(o)
-		o.Admin = true
-		admin := mcp.New(o)
-		mu.Lock()
-		servers = append(servers, agent, admin)
-		mu.Unlock()
-		return mcp.NewHTTPHandler(agent, admin, func(r *http.Request) bool { return app.CallerOf(r.Context()) != app.Agent },
-			mcp.HTTPOptions{MaxBodyBytes: maxBody, SessionTimeout: 30 * time.Minute, Logger: log})
-	}
-	return build, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		for _, s := range servers {
-			s.Close()
-		}
 	}
 }

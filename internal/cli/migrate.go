@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/daemon"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
-	"github.com/custodian-dev/custodian/store/etcd"
 	"github.com/custodian-dev/custodian/store/etcd/migrate"
 )
 
@@ -114,12 +114,4 @@ store (store: in .asdd/config.yaml, or $CUSTODIAN_STORE).`,
 }
 
 // redactURL drops a password from a store URL for printing.
-func redactURL(u string) string {
-	if !isEtcdURL(u) {
-		return u
-	}
-	if cfg, err := etcd.ParseURL(u); err == nil {
-		return cfg.String()
-	}
-	return u
-}
+func redactURL(u string) string { return daemon.RedactURL(u) }

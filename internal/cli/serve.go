@@ -1,45 +1,25 @@
 package cli
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	appl "github.com/custodian-dev/custodian/app"
-	"io/fs"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"runtime"
-	"runtime/debug"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
-	"github.com/custodian-dev/custodian/agentstate"
-	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/cycle"
-	"github.com/custodian-dev/custodian/impl"
-	"github.com/custodian-dev/custodian/internal/unixsock"
-	"github.com/custodian-dev/custodian/monitor"
+	"github.com/custodian-dev/custodian/daemon"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/server"
-	"github.com/custodian-dev/custodian/store"
-	"github.com/custodian-dev/custodian/store/etcd"
-	"github.com/custodian-dev/custodian/store/file"
 )
 
 func init() { Register("serve", newServeCmd) }
 
 // DefaultSocket is where `custodian serve` listens and where the CLI looks
 // for a running daemon, relative to the project root.
-const DefaultSocket = ".asdd/state/custodian.sock"
+const DefaultSocket = daemon.DefaultSocket
 
 // ServeOptions are the flags of `custodian serve`.
 type ServeOptions struct {
@@ -120,354 +100,89 @@ usual paths current from the etcd watch, for plugins that read the files
 	return cmd
 }
 
-// UIHandler, when set (by the web dashboard's file in this package, from its
-// init), returns the handler `custodian serve` mounts at /.
-var UIHandler func(app *App) (http.Handler, error)
-
+// runServe runs the daemon (package daemon) that the flags describe
+// until SIGTERM or SIGINT.
 func runServe(app *App, cmd *cobra.Command, o ServeOptions) error {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(o.LogLevel)); err != nil {
-		return reason.Usage("--log-level %q: want debug, info, warn or error", o.LogLevel)
-	}
-	log := slog.New(slog.NewTextHandler(app.Err, &slog.HandlerOptions{Level: level}))
-	if err := daemonRuntime(o.MemoryLimit); err != nil {
-		return err
-	}
-	var segBytes int64 // 0: the environment's or the store's default
-	if o.SegmentSize != "" {
-		sizes, err := parseSizes(o.SegmentSize)
-		if err != nil || len(sizes) != 1 {
-			return reason.Usage("--journal-segment-size %q: want a size such as 64MB", o.SegmentSize)
-		}
-		segBytes = int64(sizes[0])
-	}
-	if o.Addr == "" && o.Socket == "" {
-		return reason.Usage("nothing to listen on: give --addr or --socket")
-	}
-	if o.Addr != "" {
-		if err := checkBind(o.Addr, o.Token); err != nil {
-			return err
-		}
-	}
-	root, err := app.Root()
+	cfg, err := serveConfig(app, o)
 	if err != nil {
 		return err
 	}
-	metrics := server.NewMetrics(prometheus.NewRegistry())
-	maxBytes := 0
-	if v := os.Getenv("CUSTODIAN_MAX_DOCUMENT_BYTES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return reason.New(reason.InvalidInput, "CUSTODIAN_MAX_DOCUMENT_BYTES=%q is not a positive number of bytes", v)
-		}
-		maxBytes = n
-	}
-	storeURL, err := ConfiguredStoreURL(app)
-	if err != nil {
-		return err
-	}
-	var st servedStore
-	if isEtcdURL(storeURL) {
-		// Several daemons may serve one etcd prefix (on several
-		// machines): etcd orders their commits. Only this directory's
-		// socket and pid file are one daemon's.
-		unlock, err := lockDaemonDir(root)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-		est, err := openEtcdWith(storeURL, etcd.Options{Now: app.Now, Limits: store.Limits{MaxBytes: maxBytes}})
-		if err != nil {
-			return err
-		}
-		st = est
-		log.Info("custodian daemon on etcd", "store", redactURL(storeURL))
-		stopMirrors, err := startMirrors(root, est, log, app.Now)
-		if err != nil {
-			est.Close()
-			return err
-		}
-		defer stopMirrors()
-	} else {
-		if storeURL == "" {
-			if err := refuseMirrors(app); err != nil {
-				return err
-			}
-		}
-		fopts := file.Options{Now: app.Now, Logger: log, Hold: true, SnapshotInterval: o.SnapshotInterval, OnSync: metrics.ObserveSync,
-			SnapshotOnCommit: pluginReadDocument}
-		fopts.Limits.MaxBytes = maxBytes
-		fopts.SegmentBytes = segBytes
-		// The daemon watches the snapshots and settles direct edits at
-		// once; each is reported on its stdout.
-		if err := withDirectEdits(&fopts, root, app.Out); err != nil {
-			return err
-		}
-		fst, err := file.Open(root, fopts)
-		if err != nil {
-			return err
-		}
-		st = fst
-	}
-	// Commands run inside the daemon (the monitor) use the held store.
-	app.mu.Lock()
-	app.store = st
-	app.mu.Unlock()
-
-	var ls []net.Listener
-	closeAll := func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}
-	sockPath := ""
-	if o.Socket != "" {
-		sockPath = o.Socket
-		if !filepath.IsAbs(sockPath) {
-			sockPath = filepath.Join(root, filepath.FromSlash(sockPath))
-		}
-		// We hold the daemon lock: a socket file left here is stale.
-		if err := os.Remove(sockPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove stale socket: %w", err)
-		}
-		if err := os.MkdirAll(filepath.Dir(sockPath), 0o755); err != nil {
-			return fmt.Errorf("socket: %w", err)
-		}
-		l, err := unixsock.Listen(sockPath)
-		if err != nil {
-			return fmt.Errorf("listen on %s: %w", sockPath, err)
-		}
-		if err := os.Chmod(sockPath, 0o600); err != nil {
-			l.Close()
-			return fmt.Errorf("socket: %w", err)
-		}
-		ls = append(ls, l)
-		defer os.Remove(sockPath)
-	}
-	if o.Addr != "" {
-		l, err := net.Listen("tcp", o.Addr)
-		if err != nil {
-			closeAll()
-			return fmt.Errorf("listen on %s: %w", o.Addr, err)
-		}
-		ls = append(ls, l)
-	}
-	if fst, ok := st.(*file.Store); ok {
-		// Commands that find a lock held name this daemon and where it
-		// listens, instead of waiting for it (issue 18 item 14).
-		var addrs []string
-		if sockPath != "" {
-			addrs = append(addrs, "unix:"+sockPath)
-		}
-		for _, l := range ls {
-			if l.Addr().Network() == "tcp" {
-				addrs = append(addrs, "http://"+l.Addr().String())
-			}
-		}
-		if err := fst.AnnounceDaemon(addrs...); err != nil {
-			log.Warn("daemon addresses not recorded in the pid file", "error", err)
-		}
-	}
-	// One application layer for every door of the daemon: the API, the
-	// dashboard, the monitor loop.
-	cfg := cachedConfig(app, root)
-	local := appl.NewLocal(appl.Options{Store: st, Root: root, Config: cfg, Now: app.Now, Logger: log})
-	app.mu.Lock()
-	app.svc = local
-	app.mu.Unlock()
-	sopts := server.Options{Token: o.Token, Logger: log, Now: app.Now, Root: root, Metrics: metrics,
-		ASDDConfig: cfg, App: local, Documents: appl.DocumentKey, MaxWatchers: o.MaxWatchers}
-	if UIHandler != nil {
-		ui, err := UIHandler(app)
-		if err != nil {
-			closeAll()
-			return err
-		}
-		sopts.UI = ui
-	}
-	adminToken, generated, err := serveAdminToken(o.AdminToken)
-	if err != nil {
-		closeAll()
-		return err
-	}
-	sopts.AdminToken = adminToken
-	// Loopback is shared by every local user: without --token, a change
-	// over TCP needs the admin token (the dashboard's link carries it);
-	// the owner's agents use the unix socket.
-	sopts.TCPNeedsToken = true
-	var closeMCP func()
-	sopts.MCP, closeMCP = daemonMCP(app, log, sopts.ASDDConfig, 1<<20)
-	defer closeMCP()
-	srv := server.New(st, sopts)
-
 	ctx, stop := signal.NotifyContext(app.Context(cmd), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	mdone := make(chan struct{})
-	go func() {
-		defer close(mdone)
-		if o.MonitorEvery <= 0 {
-			return
-		}
-		_ = monitor.Loop(ctx, o.MonitorEvery, nil, func(context.Context) error {
-			start := time.Now()
-			res, err := monitorOnce(app, cmd)
-			switch {
-			case reason.CodeOf(err) == reason.NotFound:
-				// No manifest yet: nothing to watch over.
-			case err != nil:
-				metrics.ObserveCommit(start, false, err)
-				log.Warn("heartbeat monitor", "error", err)
-			case len(res.Actions) > 0:
-				metrics.ObserveCommit(start, true, nil)
-				log.Info("heartbeat monitor acted", "revision", res.Revision, "actions", len(res.Actions))
-			}
-			return nil
-		})
-	}()
-	attrs := []any{"pid", os.Getpid(), "root", root}
-	for _, l := range ls {
-		attrs = append(attrs, l.Addr().Network(), l.Addr().String())
-	}
-	log.Info("custodian daemon serving", attrs...)
-	announceDashboard(app.Err, ls, adminToken, generated, sopts.UI != nil)
-	err = srv.Serve(ctx, ls...)
-	stop()
-	<-mdone
-	log.Info("custodian daemon stopping: flushing the state")
-	if cerr := st.Close(); err == nil {
-		err = cerr
-	}
-	app.mu.Lock()
-	app.store, app.svc = nil, nil
-	app.mu.Unlock()
-	if err == nil {
-		log.Info("custodian daemon stopped cleanly")
-	}
-	return err
+	return daemon.Run(ctx, cfg)
 }
 
-// checkBind refuses a TCP address off loopback unless a token is set.
-func checkBind(addr, token string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return reason.Usage("--addr %q: %v", addr, err)
+// serveConfig translates the flags, the environment and the project's
+// store setting into the daemon's configuration.
+func serveConfig(app *App, o ServeOptions) (daemon.Config, error) {
+	cfg := daemon.Config{Addr: o.Addr, Socket: o.Socket, Token: o.Token, AdminToken: o.AdminToken,
+		SnapshotInterval: o.SnapshotInterval, MonitorEvery: o.MonitorEvery, MaxWatchers: o.MaxWatchers,
+		Board: true, MCP: true, Stdout: app.Out, Stderr: app.Err, Now: app.Now}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.LogLevel)); err != nil {
+		return cfg, reason.Usage("--log-level %q: want debug, info, warn or error", o.LogLevel)
 	}
-	if host == "localhost" {
-		return nil
+	cfg.Logger = slog.New(slog.NewTextHandler(app.Err, &slog.HandlerOptions{Level: level}))
+	var err error
+	if cfg.MemoryLimit, err = memoryLimit(o.MemoryLimit); err != nil {
+		return cfg, err
 	}
-	ip := net.ParseIP(host)
-	if ip != nil && ip.IsLoopback() {
-		return nil
+	if cfg.SegmentBytes, err = optionalSize("--journal-segment-size", o.SegmentSize, "64MB"); err != nil {
+		return cfg, err
 	}
-	if token == "" {
-		return reason.Usage("--addr %s is not a loopback address: set --token (or $CUSTODIAN_TOKEN) so that only agents with it can change the state", addr)
+	if cfg.MaxDocumentBytes, err = maxDocumentBytes(); err != nil {
+		return cfg, err
 	}
-	return nil
+	if cfg.Root, err = app.Root(); err != nil {
+		return cfg, err
+	}
+	if cfg.Store, err = ConfiguredStoreURL(app); err == nil && cfg.Store == "" {
+		err = refuseMirrors(app)
+	}
+	return cfg, err
 }
 
-// cachedConfig returns the ASDD configuration, parsed again only when
-// .asdd/config.yaml changed (by its size, time and inode), so the daemon
-// follows edits without parsing YAML on every proposal. The file is looked
-// at (a stat) at most once per configRecheck: proposals that arrive
-// together share one look, and an edit is seen by every operation that
-// starts configRecheck or more after it (a CLI process takes longer than
-// that to start).
-func cachedConfig(app *App, root string) func() (*asdd.Config, error) {
-	type version struct {
-		exists      bool
-		size, mtime int64
-		dev, ino    uint64
+// memoryLimit parses --memory-limit ("0" or "": none).
+func memoryLimit(v string) (int64, error) {
+	if v == "0" {
+		return 0, nil
 	}
-	var (
-		mu      sync.Mutex
-		key     version
-		last    *asdd.Config
-		checked time.Time
-	)
-	path := filepath.Join(root, filepath.FromSlash(asdd.ConfigPath))
-	return func() (*asdd.Config, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		now := time.Now()
-		if last != nil && now.Sub(checked) < configRecheck {
-			return last, nil
-		}
-		var k version
-		if fi, err := os.Stat(path); err == nil {
-			k = version{exists: true, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				k.dev, k.ino = uint64(st.Dev), st.Ino
-			}
-		}
-		if last != nil && k == key {
-			checked = now
-			return last, nil
-		}
-		cfg, err := asddConfig(app)
-		if err != nil {
-			return nil, err
-		}
-		key, last, checked = k, cfg, now
-		return cfg, nil
-	}
+	n, err := optionalSize("--memory-limit", v, "160MB, or 0")
+	return n, err
 }
 
-// configRecheck is how long the daemon trusts its last look at the ASDD
-// configuration file.
-const configRecheck = time.Millisecond
-
-// daemonRuntime sets the Go runtime up for a daemon: the memory limit (see
-// setMemoryLimit) and one more P than the runtime's default (unless
-// GOMAXPROCS is set). Each document's syncer spends much of its time in
-// write and fsync system calls, and a P whose goroutine is in a system
-// call is handed to other work only after the runtime's monitor notices,
-// typically after the call has already returned: on a 2-core machine the
-// daemon then leaves about a quarter of the CPU idle while requests queue
-// on the blocked P (measured: 150% CPU at 64 clients; 170% and 15-30%
-// more proposals/s with the spare P). The spare P is added once per
-// process (tests and bench daemon start several daemons).
-func daemonRuntime(memoryLimit string) error {
-	if err := setMemoryLimit(memoryLimit); err != nil {
-		return err
-	}
-	if os.Getenv("GOMAXPROCS") == "" {
-		spareP.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + 1) })
-	}
-	return nil
-}
-
-var spareP sync.Once
-
-// setMemoryLimit applies --memory-limit unless $GOMEMLIMIT is set. The
-// daemon keeps the whole state in memory; without a limit the collector
-// lets the heap grow to twice the live data before it runs. With a limit
-// (and no $GOGC) the collector also runs less often below it (GOGC 400):
-// a daemon's live data is small next to what a burst of commits allocates,
-// and collecting at twice the live data would spend a fifth of the CPU on
-// it; the limit still bounds the heap.
-func setMemoryLimit(v string) error {
-	if os.Getenv("GOMEMLIMIT") != "" || v == "0" || v == "" {
-		return nil
+// optionalSize parses a size flag ("": 0).
+func optionalSize(flag, v, example string) (int64, error) {
+	if v == "" {
+		return 0, nil
 	}
 	sizes, err := parseSizes(v)
 	if err != nil || len(sizes) != 1 {
-		return reason.Usage("--memory-limit %q: want a size such as 160MB, or 0", v)
+		return 0, reason.Usage("%s %q: want a size such as %s", flag, v, example)
 	}
-	debug.SetMemoryLimit(int64(sizes[0]))
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(400)
-	}
-	return nil
+	return int64(sizes[0]), nil
 }
 
-// pluginReadDocument reports whether plugins read a document from disk
-// right after changing it (principled's hooks run jq on .impl/manifest.json,
-// the state managers read .agents/tmp/state.json, the dev cycle its files):
-// the daemon acknowledges commits of those once the file holds them.
-func pluginReadDocument(key string) bool {
-	if key == impl.Key || key == agentstate.Key {
-		return true
+// maxDocumentBytes is $CUSTODIAN_MAX_DOCUMENT_BYTES (0 when unset).
+func maxDocumentBytes() (int, error) {
+	v := os.Getenv("CUSTODIAN_MAX_DOCUMENT_BYTES")
+	if v == "" {
+		return 0, nil
 	}
-	_, ok := cycle.IDFromKey(key)
-	return ok
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		return 0, reason.New(reason.InvalidInput, "CUSTODIAN_MAX_DOCUMENT_BYTES=%q is not a positive number of bytes", v)
+	}
+	return n, nil
+}
+
+// daemonRuntime gives this process custodian serve's runtime settings
+// (daemon.TuneRuntime) for a daemon the bench commands start in process.
+func daemonRuntime(limit string) error {
+	n, err := memoryLimit(limit)
+	if err != nil {
+		return err
+	}
+	daemon.TuneRuntime(n)
+	return nil
 }

@@ -4,33 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/custodian-dev/custodian/reason"
 )
-
-func TestCheckBind(t *testing.T) {
-	tests := []struct {
-		addr, token string
-		usage       bool
-	}{
-		{"127.0.0.1:7420", "", false},
-		{"[::1]:7420", "", false},
-		{"localhost:7420", "", false},
-		{"127.0.0.2:0", "", false},
-		{"0.0.0.0:7420", "", true},
-		{"0.0.0.0:7420", "t0ken", false},
-		{":7420", "", true},
-		{"192.168.1.5:7420", "", true},
-		{"example.com:7420", "", true},
-		{"no-port", "", true},
-	}
-	for _, tc := range tests {
-		err := checkBind(tc.addr, tc.token)
-		if got := err != nil && reason.ExitCode(err) == reason.ExitUsage; got != tc.usage {
-			t.Errorf("checkBind(%q, %q) = %v, want usage error %v", tc.addr, tc.token, err, tc.usage)
-		}
-	}
-}
 
 func serveGolden(t *testing.T, name, got string) {
 	t.Helper()

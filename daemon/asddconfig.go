@@ -1,0 +1,97 @@
+package daemon
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/reason"
+)
+
+// configRecheck is how long the daemon trusts its last look at the ASDD
+// configuration file.
+const configRecheck = time.Millisecond
+
+// fileVersion tells two versions of a file apart without reading it.
+type fileVersion struct {
+	exists      bool
+	size, mtime int64
+	dev, ino    uint64
+}
+
+func versionOf(path string) fileVersion {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileVersion{}
+	}
+	v := fileVersion{exists: true, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		v.dev, v.ino = uint64(st.Dev), st.Ino
+	}
+	return v
+}
+
+// cachedConfig returns the ASDD configuration of the project at root,
+// parsed again only when .asdd/config.yaml changed (by its size, time and
+// inode), so the daemon follows edits without parsing YAML on every
+// proposal. The file is looked at (a stat) at most once per configRecheck:
+// proposals that arrive together share one look, and an edit is seen by
+// every operation that starts configRecheck or more after it (a CLI
+// process takes longer than that to start).
+func cachedConfig(root string) func() (*asdd.Config, error) {
+	var (
+		mu      sync.Mutex
+		key     fileVersion
+		last    *asdd.Config
+		checked time.Time
+	)
+	path := filepath.Join(root, filepath.FromSlash(asdd.ConfigPath))
+	return func() (*asdd.Config, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		now := time.Now()
+		if last != nil && now.Sub(checked) < configRecheck {
+			return last, nil
+		}
+		k := versionOf(path)
+		if last != nil && k == key {
+			checked = now
+			return last, nil
+		}
+		cfg, err := readConfig(path)
+		if err != nil {
+			return nil, err
+		}
+		key, last, checked = k, cfg, now
+		return cfg, nil
+	}
+}
+
+// readConfig parses the ASDD configuration at path; a missing file means
+// the defaults. It never blocks: a FIFO or a device in its place is
+// INVALID_INPUT.
+func readConfig(path string) (*asdd.Config, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return asdd.DefaultConfig(), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", asdd.ConfigPath, err)
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, reason.New(reason.InvalidInput, "%s is not a regular file", asdd.ConfigPath)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", asdd.ConfigPath, err)
+	}
+	return asdd.ParseConfig(b)
+}
