@@ -543,6 +543,9 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 		if rec, ok, err := d.commitPatch(ch); ok || err != nil {
 			return rec, err
 		}
+		if rec, ok, err := d.commitPatchDirect(ch); ok || err != nil {
+			return rec, err
+		}
 		// Any other backend, or a patch the tree applier refuses: applied
 		// to the current bytes, then committed as the value it makes.
 		var cur []byte
@@ -669,6 +672,50 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
 	// The patch is kept without a copy: Change's contract.
 	r, err := d.heldAppend([]*store.Record{rec}, &version{tree: tree, lazy: lv})
+	return r, true, err
+}
+
+// commitPatchDirect is commit for a change given as a patch outside Hold
+// mode: the patch is applied to the value's tree (read with the
+// snapshot), the new bytes are made from the snapshot's, copying what the
+// patch did not touch (jsonval.TreeBytes), and the record is the patch as
+// given: no parse of the new value, no diff, no byte-level patch of the
+// whole document. The record keeps its canonical sum (the next process
+// checks the snapshot against it). ok is false when the change must take
+// the byte path (no current value, an adopted file, or a patch the tree
+// applier refuses).
+func (d *doc) commitPatchDirect(ch store.Change) (*store.Record, bool, error) {
+	if d.held.locked || !d.has() || d.adopted {
+		return nil, false, nil
+	}
+	if err := d.ensureTree(); err != nil {
+		return nil, true, err
+	}
+	lim := d.s.opts.Limits
+	tree, err := jsonval.PatchTree(d.tree, ch.Patch, lim)
+	if err != nil {
+		return nil, false, nil // the byte path names the problem
+	}
+	raw, err := jsonval.TreeBytes(d.bytes(), d.tree, tree)
+	if err != nil {
+		return nil, false, nil
+	}
+	max := lim.MaxBytes
+	if max <= 0 {
+		max = store.DefaultMaxBytes
+	}
+	if len(raw) > max {
+		return nil, true, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(raw), max)
+	}
+	sum, err := jsonval.SumTree(tree)
+	if err != nil {
+		return nil, true, err
+	}
+	if sum == d.currentSum() {
+		return nil, true, nil // the same value: nothing to commit
+	}
+	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events, Sum: sum}
+	r, err := d.appendAndApply([]*store.Record{rec}, jsonval.IndentValid(raw), tree, sum)
 	return r, true, err
 }
 
