@@ -3,23 +3,24 @@ package jsonval
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"reflect"
 	"slices"
-
-	"github.com/go-json-experiment/json/jsontext"
 )
 
-// TreeBytes returns the compact bytes of tree (not nil), a value decoded
-// as ParseValue decodes and changed since by patches (PatchTree), keeping
-// the member order of anchor, the bytes of an earlier version whose
-// decoded tree is anchorTree (nil anchor: none). It walks anchor and tree
-// together: a container tree shares with anchorTree (PatchTree copies only
-// the containers along a patch's paths) is copied from anchor as it is, a
-// member tree removed is left out, and a member it added is written after
-// the anchor's, in key order, in canonical form. An anchor jsontext
-// refuses (a member named twice, invalid UTF-8) gives tree's canonical
-// form instead. The cost is a scan of anchor plus the encoding of what
+// TreeBytes returns the bytes of tree (not nil), a value decoded as
+// ParseValue decodes and changed since by patches (PatchTree), keeping
+// the member order of anchor, the bytes (valid JSON) of an earlier version
+// whose decoded tree is anchorTree (nil anchor: none). It walks anchor and
+// tree together: a container tree shares with anchorTree (PatchTree copies
+// only the containers along a patch's paths) is copied from anchor as it
+// is, a member tree removed is left out, and a member it added is written
+// after the anchor's, in key order, in canonical form. The result is
+// compact where tree changed and as anchor was elsewhere. An anchor that
+// does not match its tree (a member named twice, a name that is not valid
+// UTF-8) gives tree's canonical form instead. The cost is a scan of anchor
+// (skipping what is shared, without decoding it) plus the encoding of what
 // changed.
 func TreeBytes(anchor []byte, anchorTree, tree any) ([]byte, error) {
 	if anchor == nil {
@@ -28,8 +29,8 @@ func TreeBytes(anchor []byte, anchorTree, tree any) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(len(anchor) + len(anchor)/8)
 	w := bufio.NewWriterSize(&buf, 32<<10)
-	dec := jsontext.NewDecoder(bytes.NewReader(anchor))
-	if err := merge(w, dec, anchorTree, tree); err != nil {
+	sc := &scanner{b: anchor}
+	if err := merge(w, sc, anchorTree, tree); err != nil {
 		return CanonicalJSON(tree)
 	}
 	if err := w.Flush(); err != nil {
@@ -40,11 +41,119 @@ func TreeBytes(anchor []byte, anchorTree, tree any) ([]byte, error) {
 
 var errNotAnchor = errors.New("anchor does not match its tree")
 
-// merge writes t, reading from dec the anchor's encoding of a, the value
-// at the same place in the anchor's tree.
-func merge(w *bufio.Writer, dec *jsontext.Decoder, a, t any) error {
+// scanner reads valid JSON (the anchor) without checking it again: it
+// finds where values end, and reads member names.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.b) && isSpace(s.b[s.i]) {
+		s.i++
+	}
+}
+
+// peek returns the next byte after white space (0 at the end).
+func (s *scanner) peek() byte {
+	s.space()
+	if s.i >= len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
+// stringEnd returns the index just past the string starting at i.
+func (s *scanner) stringEnd(i int) (int, error) {
+	for j := i + 1; j < len(s.b); j++ {
+		switch s.b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
+		}
+	}
+	return 0, errNotAnchor
+}
+
+// skip moves past the next value and returns its bytes.
+func (s *scanner) skip() ([]byte, error) {
+	s.space()
+	start := s.i
+	if s.i >= len(s.b) {
+		return nil, errNotAnchor
+	}
+	switch s.b[s.i] {
+	case '"':
+		end, err := s.stringEnd(s.i)
+		if err != nil {
+			return nil, err
+		}
+		s.i = end
+	case '{', '[':
+		depth := 0
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '"':
+				end, err := s.stringEnd(s.i)
+				if err != nil {
+					return nil, err
+				}
+				s.i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			s.i++
+			if depth == 0 {
+				return s.b[start:s.i], nil
+			}
+		}
+		return nil, errNotAnchor
+	default:
+		for s.i < len(s.b) {
+			c := s.b[s.i]
+			if c == ',' || c == '}' || c == ']' || isSpace(c) {
+				break
+			}
+			s.i++
+		}
+	}
+	return s.b[start:s.i], nil
+}
+
+// name reads a member name and its colon.
+func (s *scanner) name() (string, error) {
+	if s.peek() != '"' {
+		return "", errNotAnchor
+	}
+	end, err := s.stringEnd(s.i)
+	if err != nil {
+		return "", err
+	}
+	raw := s.b[s.i:end]
+	s.i = end
+	if s.peek() != ':' {
+		return "", errNotAnchor
+	}
+	s.i++
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var name string
+	if err := json.Unmarshal(raw, &name); err != nil {
+		return "", errNotAnchor
+	}
+	return name, nil
+}
+
+// merge writes t, reading from sc the anchor's encoding of a, the value at
+// the same place in the anchor's tree.
+func merge(w *bufio.Writer, sc *scanner, a, t any) error {
 	if shared(a, t) {
-		v, err := dec.ReadValue()
+		v, err := sc.skip()
 		if err != nil {
 			return err
 		}
@@ -54,27 +163,35 @@ func merge(w *bufio.Writer, dec *jsontext.Decoder, a, t any) error {
 	switch tv := t.(type) {
 	case map[string]any:
 		am, ok := a.(map[string]any)
-		if !ok || dec.PeekKind() != '{' {
+		if !ok || sc.peek() != '{' {
 			break
 		}
-		if _, err := dec.ReadToken(); err != nil {
-			return err
-		}
+		sc.i++
 		w.WriteByte('{')
-		n, seen := 0, 0
-		for dec.PeekKind() != '}' {
-			tok, err := dec.ReadToken()
+		n, seen, members := 0, 0, 0
+		for {
+			c := sc.peek()
+			if c == '}' {
+				sc.i++
+				break
+			}
+			if c == ',' {
+				sc.i++
+			} else if members > 0 {
+				return errNotAnchor
+			}
+			name, err := sc.name()
 			if err != nil {
 				return err
 			}
-			name := tok.String()
+			members++
 			child, kept := tv[name]
 			prev, had := am[name]
 			if !had {
 				return errNotAnchor
 			}
 			if !kept {
-				if err := dec.SkipValue(); err != nil {
+				if _, err := sc.skip(); err != nil {
 					return err
 				}
 				continue
@@ -86,12 +203,12 @@ func merge(w *bufio.Writer, dec *jsontext.Decoder, a, t any) error {
 			n++
 			writeString(w, name)
 			w.WriteByte(':')
-			if err := merge(w, dec, prev, child); err != nil {
+			if err := merge(w, sc, prev, child); err != nil {
 				return err
 			}
 		}
-		if _, err := dec.ReadToken(); err != nil {
-			return err
+		if members != len(am) {
+			return errNotAnchor // a member named twice
 		}
 		if seen < len(tv) {
 			added := make([]string, 0, len(tv)-seen)
@@ -117,20 +234,28 @@ func merge(w *bufio.Writer, dec *jsontext.Decoder, a, t any) error {
 		return nil
 	case []any:
 		aa, ok := a.([]any)
-		if !ok || dec.PeekKind() != '[' {
+		if !ok || sc.peek() != '[' {
 			break
 		}
-		if _, err := dec.ReadToken(); err != nil {
-			return err
-		}
+		sc.i++
 		w.WriteByte('[')
 		i := 0
-		for ; dec.PeekKind() != ']'; i++ {
+		for ; ; i++ {
+			c := sc.peek()
+			if c == ']' {
+				sc.i++
+				break
+			}
+			if c == ',' {
+				sc.i++
+			} else if i > 0 {
+				return errNotAnchor
+			}
 			if i >= len(aa) {
 				return errNotAnchor
 			}
 			if i >= len(tv) {
-				if err := dec.SkipValue(); err != nil {
+				if _, err := sc.skip(); err != nil {
 					return err
 				}
 				continue
@@ -138,12 +263,12 @@ func merge(w *bufio.Writer, dec *jsontext.Decoder, a, t any) error {
 			if i > 0 {
 				w.WriteByte(',')
 			}
-			if err := merge(w, dec, aa[i], tv[i]); err != nil {
+			if err := merge(w, sc, aa[i], tv[i]); err != nil {
 				return err
 			}
 		}
-		if _, err := dec.ReadToken(); err != nil {
-			return err
+		if i != len(aa) {
+			return errNotAnchor
 		}
 		for ; i < len(tv); i++ {
 			if i > 0 {
@@ -158,7 +283,7 @@ func merge(w *bufio.Writer, dec *jsontext.Decoder, a, t any) error {
 	}
 	// A scalar that changed, or a container that replaced another kind of
 	// value: written anew.
-	if err := dec.SkipValue(); err != nil {
+	if _, err := sc.skip(); err != nil {
 		return err
 	}
 	return writeCanonical(w, t)
