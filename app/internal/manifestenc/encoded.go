@@ -555,11 +555,20 @@ func sameContext(a, b *asdd.ProjectContext) bool {
 		(a.Extra == nil) == (b.Extra == nil) && bytes.Equal(a.Extra, b.Extra)
 }
 
-// appendString appends s as json.Marshal encodes a string.
+// appendString appends s as json.Marshal encodes a string: printable
+// ASCII other than the characters it escapes is copied as it is; anything
+// else takes json.Marshal itself.
 func appendString(b []byte, s string) []byte {
-	q, err := json.Marshal(s)
-	if err != nil {
-		panic(err) // a string always encodes
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, err := json.Marshal(s)
+			if err != nil {
+				panic(err) // a string always encodes
+			}
+			return append(b, q...)
+		}
 	}
-	return append(b, q...)
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
