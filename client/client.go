@@ -291,7 +291,9 @@ func (c *Client) Update(ctx context.Context, key string, fn store.UpdateFunc, op
 		if ch.Empty() {
 			return store.Result{Document: cur}, nil
 		}
-		ch.Value = ch.Bytes()
+		if ch, err = ch.Resolve(cur.Value); err != nil {
+			return store.Result{}, err
+		}
 		res, err := c.Put(ctx, key, cur, ch, o.Create)
 		if reason.CodeOf(err) == reason.Conflict && o.IfRevision == nil {
 			continue
