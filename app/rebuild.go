@@ -373,11 +373,9 @@ func (r *Remote) Rebuild(ctx context.Context, req wire.RebuildRequest) (*wire.Re
 	return r.c.Rebuild(ctx, req)
 }
 
-// forgetManifest drops what the service remembers of the manifest: a
-// rebuilt manifest starts its revisions again.
+// forgetManifest drops the manifest the service holds: a rebuilt manifest
+// starts its revisions again, so a held one could pass for a later
+// revision of it (heldManifest assumes a revision names one value).
 func (l *Local) forgetManifest() {
-	l.last.Store(nil)
-	l.asdd.mu.Lock()
-	l.asdd.rev, l.asdd.e, l.asdd.exact = 0, nil, false
-	l.asdd.mu.Unlock()
+	l.held.Store(nil)
 }

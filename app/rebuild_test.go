@@ -104,6 +104,17 @@ func TestRebuildForce(t *testing.T) {
 				t.Errorf("kept aside %s: %v", f, err)
 			}
 		}
+		// The rebuilt manifest starts its revisions again: what the
+		// service held of the old one must not pass for it.
+		must(t)(p.svc.ASDD(p.ctx(false), asdd.AddSlice{ID: "SLICE-010", Name: "ten"}))
+		must(t)(p.svc.ASDD(p.ctx(false), asdd.AddSlice{ID: "SLICE-011", Name: "eleven"}))
+		m, err = p.svc.Manifest(p.ctx(false))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Revision != 3 || m.Slice("SLICE-001") != nil || m.Slice("SLICE-009") == nil || m.Slice("SLICE-011") == nil {
+			t.Errorf("after the rebuild: revision %d, slices %v", m.Revision, sliceIDs(m))
+		}
 	}
 }
 
@@ -221,4 +232,12 @@ func TestCycleRebuildMovesADamagedDocumentAside(t *testing.T) {
 		}
 		return []string{r.Event + " revision " + itoa(r.Revision), "aside " + stamps.ReplaceAllString(strings.TrimPrefix(r.MovedAside, cycle.Key(id)), "<time>"), "status " + got.Status}
 	})
+}
+
+func sliceIDs(m *asdd.Manifest) []string {
+	var out []string
+	for _, s := range m.Slices {
+		out = append(out, s.SliceID)
+	}
+	return out
 }
