@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/custodian-dev/custodian/reason"
@@ -311,7 +312,7 @@ func Update(cur, patch Object, now time.Time) (Object, error) {
 	return next, nil
 }
 
-var extPattern = regexp.MustCompile(`^[A-Za-z0-9]{1,16}$`)
+var extPattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9]{1,16}$`) })
 
 // OutputPath returns where a phase's output goes:
 // .agents/tmp/phases/{phase}-output.{ext}.
@@ -319,7 +320,7 @@ func OutputPath(phase, ext string) (string, error) {
 	if !slices.Contains(Phases, phase) {
 		return "", reason.New(reason.InvalidInput, "phase %q is not a phase (%s)", phase, strings.Join(Phases, ", "))
 	}
-	if !extPattern.MatchString(ext) {
+	if !extPattern().MatchString(ext) {
 		return "", reason.New(reason.InvalidInput, "extension %q: use letters and digits only (md, json, txt)", ext)
 	}
 	return PhasesDir + "/" + phase + "-output." + ext, nil

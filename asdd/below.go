@@ -6,17 +6,18 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/custodian-dev/custodian/reason"
 )
 
 // branchRE is a conservative git branch name: what git check-ref-format
 // accepts, minus the exotic.
-var branchRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$`)
+var branchRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$`) })
 
 // ValidBranch reports whether name is a branch name the custodian records.
 func ValidBranch(name string) bool {
-	return branchRE.MatchString(name) && !strings.Contains(name, "..") && !strings.Contains(name, "//") &&
+	return branchRE().MatchString(name) && !strings.Contains(name, "..") && !strings.Contains(name, "//") &&
 		!strings.HasSuffix(name, "/") && !strings.HasSuffix(name, ".lock") && !strings.HasSuffix(name, ".")
 }
 

@@ -52,3 +52,31 @@ func BenchmarkApplyFinalizedLock(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReadManifest measures what a CLI process does to read the
+// manifest before any rule runs: Validate (the schema, slice by slice) and
+// Decode (which validates, then decodes), on bench.Manifest's manifests.
+func BenchmarkReadManifest(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		raw, err := bench.Manifest(n, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("validate/slices=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				if err := asdd.Validate(raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("decode/slices=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			for b.Loop() {
+				if _, err := asdd.Decode(raw); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

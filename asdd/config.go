@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -392,8 +393,8 @@ func decodeConfig(data []byte, c *Config) error {
 }
 
 var (
-	yamlFieldRE = regexp.MustCompile(`field (\S+) not found in type \S+`)
-	yamlLineRE  = regexp.MustCompile(`^line (\d+): (.*)$`)
+	yamlFieldRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`field (\S+) not found in type \S+`) })
+	yamlLineRE  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): (.*)$`) })
 )
 
 // explainYAMLError rewrites the YAML library's messages so that each names
@@ -407,8 +408,8 @@ func explainYAMLError(err error, root *yaml.Node) string {
 		if line == "" {
 			continue
 		}
-		line = yamlFieldRE.ReplaceAllString(line, "unknown key $1")
-		if m := yamlLineRE.FindStringSubmatch(line); m != nil {
+		line = yamlFieldRE().ReplaceAllString(line, "unknown key $1")
+		if m := yamlLineRE().FindStringSubmatch(line); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			if key := keyAtLine(root, n, ""); key != "" && !strings.Contains(m[2], "unknown key") {
 				line = fmt.Sprintf("%s (line %d): %s", key, n, m[2])
@@ -481,7 +482,7 @@ func (c *Config) Validate() error {
 	names := map[string]bool{}
 	for i, a := range c.Agents {
 		key := fmt.Sprintf("agents[%d]", i)
-		if !agentNameRE.MatchString(a.Name) {
+		if !agentNameRE().MatchString(a.Name) {
 			return bad(key+".name", "%q is not an agent name (lower case letters, digits, _)", a.Name)
 		}
 		if names[a.Name] {
@@ -608,8 +609,8 @@ func (c *Config) Validate() error {
 }
 
 var (
-	agentNameRE = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	envNameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	agentNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]*$`) })
+	envNameRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 // MaxParallelLimit bounds pipeline.max_parallel.
@@ -634,7 +635,7 @@ func (a *Agent) validateRun(key string, bad func(key, format string, args ...any
 		return bad(key+".timeout", "%s is negative", a.Timeout.D())
 	}
 	for _, k := range slices.Sorted(maps.Keys(a.Env)) {
-		if !envNameRE.MatchString(k) {
+		if !envNameRE().MatchString(k) {
 			return bad(key+".env."+k, "%q is not an environment variable name", k)
 		}
 		if slices.Contains(RunnerEnv, k) {

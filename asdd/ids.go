@@ -2,6 +2,7 @@ package asdd
 
 import (
 	"regexp"
+	"sync"
 
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -19,12 +20,12 @@ const IDPattern = `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`
 // characters at most.
 const NamePattern = `^[\p{L}\p{N}][\p{L}\p{N} ._@+-]{0,127}$`
 
-var nameRE = regexp.MustCompile(NamePattern)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(NamePattern) })
 
 // CheckName refuses a name (what it is, for the message) that does not
 // match NamePattern, with INVALID_INPUT.
 func CheckName(what, name string) error {
-	if nameRE.MatchString(name) {
+	if nameRE().MatchString(name) {
 		return nil
 	}
 	return reason.New(reason.InvalidInput, "%s %q is not valid: letters, digits, spaces and . _ @ + - (at most 128, starting with a letter or digit)", what, name)

@@ -1,14 +1,6 @@
 package asdd
 
 import (
-	"bytes"
-	"errors"
-	"fmt"
-	"strings"
-	"sync"
-
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -17,97 +9,37 @@ import (
 // the project context.
 type Part string
 
-// The parts of the manifest schema compiled on their own.
+// The parts of the manifest schema validated on their own.
 const (
 	PartSlice     Part = partSlice
 	PartHeartbeat Part = partHeartbeat
 	PartContext   Part = partContext
 )
 
-const (
-	partSlice     = "#/$defs/slice"
-	partHeartbeat = "#/$defs/heartbeat"
-	partContext   = "#/properties/project_context"
-)
-
-var (
-	partsOnce sync.Once
-	parts     map[Part]*jsonschema.Schema
-	partsErr  error
-)
-
-func compiledParts() (map[Part]*jsonschema.Schema, error) {
-	partsOnce.Do(func() {
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(Schema))
-		if err != nil {
-			partsErr = fmt.Errorf("embedded schema: %w", err)
-			return
-		}
-		c := jsonschema.NewCompiler()
-		const url = "asdd-manifest.json"
-		if err := c.AddResource(url, doc); err != nil {
-			partsErr = fmt.Errorf("embedded schema: %w", err)
-			return
-		}
-		parts = map[Part]*jsonschema.Schema{}
-		for _, p := range []Part{partSlice, partHeartbeat, partContext} {
-			s, err := c.Compile(url + string(p))
-			if err != nil {
-				partsErr = fmt.Errorf("embedded schema %s: %w", p, err)
-				return
-			}
-			parts[p] = s
-		}
-	})
-	return parts, partsErr
-}
-
 // ValidatePart checks raw, the member of a manifest at JSON pointer at,
 // against its part of the schema: INVALID_INPUT naming the member when it
 // does not match.
-func ValidatePart(part Part, raw []byte, at string) error { return validatePart(part, raw, at) }
+func ValidatePart(part Part, raw []byte, at string) error { return validatePart(string(part), raw, at) }
 
-func validatePart(part Part, raw []byte, at string) error {
-	ps, err := compiledParts()
+// validatePart checks raw, the member of the manifest at pointer at,
+// against its part of the schema.
+func validatePart(part string, raw []byte, at string) error {
+	ss, err := compiledSchema()
 	if err != nil {
 		return err
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	v, err := decodeInstance(raw)
 	if err != nil {
 		return reason.New(reason.InvalidInput, "encoded manifest fails its schema: %s is not valid JSON: %v", at, err)
 	}
-	if err := ps[part].Validate(v); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return reason.New(reason.InvalidInput, "encoded manifest fails its schema: manifest does not match its schema: %s", describeAt(ve, at))
-		}
-		return reason.New(reason.InvalidInput, "encoded manifest fails its schema: manifest does not match its schema: at %s: %v", at, err)
+	msg, err := ss.check(part, v, at)
+	if err != nil {
+		return err
+	}
+	if msg != "" {
+		return reason.New(reason.InvalidInput, "encoded manifest fails its schema: %s", msg)
 	}
 	return nil
-}
-
-// describeAt is describe for a member validated on its own at pointer at.
-func describeAt(ve *jsonschema.ValidationError, at string) string {
-	var leaves []string
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			loc := at
-			if len(e.InstanceLocation) > 0 || loc == "" {
-				loc += "/" + strings.Join(e.InstanceLocation, "/")
-			}
-			leaves = append(leaves, fmt.Sprintf("at %s: %s", loc, e.ErrorKind.LocalizedString(printer)))
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	if len(leaves) > 3 {
-		leaves = append(leaves[:3], fmt.Sprintf("and %d more", len(leaves)-3))
-	}
-	return strings.Join(leaves, "; ")
 }
 
 // heartbeatSurelyValid reports whether h certainly matches the heartbeat part of

@@ -3,12 +3,12 @@ package bench
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,11 +68,11 @@ func Seed(dir string, manifest []byte) error {
 }
 
 // Daemon is a daemon on a unix socket and a client of it: in this process
-// (StartDaemon: package daemon, as `custodian serve` runs it; StartMCPDaemon)
-// or a `custodian serve` process (StartServe).
+// (StartDaemon, StartMCPDaemon: package daemon, as `custodian serve` runs
+// it) or a `custodian serve` process (StartServe).
 type Daemon struct {
 	Client *client.Client
-	st     *file.Store // StartMCPDaemon's store
+	sock   string // StartDaemon's socket
 	cancel context.CancelFunc
 	done   chan error
 	cmd    *exec.Cmd // StartServe's process
@@ -91,7 +91,7 @@ func StartDaemon(dir string) (*Daemon, error) {
 		cancel()
 		return nil, err
 	}
-	d := &Daemon{cancel: cancel, done: make(chan error, 1)}
+	d := &Daemon{cancel: cancel, done: make(chan error, 1), sock: dd.Socket()}
 	go func() { d.done <- dd.Wait() }()
 	if d.Client, err = client.New("unix://"+dd.Socket(), client.Options{}); err != nil {
 		d.Close()
@@ -119,11 +119,7 @@ func (d *Daemon) Close() error {
 		return nil
 	}
 	d.cancel()
-	err := <-d.done
-	if d.st != nil {
-		err = errors.Join(err, d.st.Close())
-	}
-	return err
+	return <-d.done
 }
 
 // StartServe starts exe serve on the project at dir as a separate process
@@ -159,14 +155,14 @@ func StartServe(exe, dir string) (*Daemon, error) {
 
 var (
 	beatSeq    atomic.Int64
-	beatAgents = asdd.DefaultConfig().Agents
+	beatAgents = sync.OnceValue(func() []asdd.Agent { return asdd.DefaultConfig().Agents })
 )
 
 // beat is one proposal of the daemon benchmarks: an agent's heartbeat
 // with a new tasks-completed count, run by the daemon through the ASDD rules
 // (asdd.Apply) and committed durably.
 func beat(ctx context.Context, c *client.Client, w int) error {
-	agents := beatAgents
+	agents := beatAgents()
 	n := int(beatSeq.Add(1))
 	_, err := c.Heartbeat(ctx, asdd.Beat{Agent: agents[w%len(agents)].Name, Status: asdd.HeartbeatActive, Completed: &n})
 	return err

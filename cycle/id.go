@@ -5,6 +5,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/custodian-dev/custodian/reason"
@@ -30,7 +31,7 @@ const idAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
 // (cycle-v1-20260122T020000-k3x9qa) and any other plain name made of
 // letters, digits, '-', '_' and '.', as long as it cannot leave the cycle
 // directory or collide with the files kept beside the documents.
-var validID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`)
+var validID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$`) })
 
 // NewID returns a fresh cycle id: cycle-v1-<UTC timestamp>-<6 random
 // characters from [a-z0-9]>, the random part read from rnd.
@@ -48,7 +49,7 @@ func NewID(now time.Time, rnd io.Reader) (string, error) {
 
 // CheckID returns an INVALID_INPUT error unless id can name a cycle.
 func CheckID(id string) error {
-	if !validID.MatchString(id) || strings.Contains(id, "..") ||
+	if !validID().MatchString(id) || strings.Contains(id, "..") ||
 		strings.HasSuffix(id, ".progress") || strings.HasSuffix(id, ".json") {
 		return reason.New(reason.InvalidInput, "%q is not a cycle id (letters, digits, '-', '_' and '.', up to 128 characters, such as cycle-v1-20260122T020000-k3x9qa)", id)
 	}

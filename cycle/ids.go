@@ -2,6 +2,7 @@ package cycle
 
 import (
 	"regexp"
+	"sync"
 
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -13,12 +14,12 @@ import (
 // with control characters escaped.
 const TaskIDPattern = `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`
 
-var taskIDRE = regexp.MustCompile(TaskIDPattern)
+var taskIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(TaskIDPattern) })
 
 // checkIdent refuses an identifier (what it is, for the message) that does
 // not match TaskIDPattern, with INVALID_INPUT.
 func checkIdent(what, id string) error {
-	if taskIDRE.MatchString(id) {
+	if taskIDRE().MatchString(id) {
 		return nil
 	}
 	return reason.New(reason.InvalidInput, "%s %q is not valid: letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit)", what, id)

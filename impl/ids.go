@@ -2,6 +2,7 @@ package impl
 
 import (
 	"regexp"
+	"sync"
 
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -14,12 +15,12 @@ import (
 // escaped.
 const IDPattern = `^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`
 
-var idRE = regexp.MustCompile(IDPattern)
+var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(IDPattern) })
 
 // CheckID refuses a task id that does not match IDPattern, with
 // INVALID_INPUT.
 func CheckID(id string) error {
-	if idRE.MatchString(id) {
+	if idRE().MatchString(id) {
 		return nil
 	}
 	return reason.New(reason.InvalidInput, "task id %q is not valid: letters, digits, '.', '_' and '-' (at most 128, starting with a letter or digit)", id)

@@ -14,6 +14,7 @@ import (
 	"path"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // DefaultCachePath is where Check keeps its stat cache, relative to the
@@ -26,7 +27,7 @@ const cacheMagic = "CSTC1\n"
 // The checksum guards against torn and damaged files, not against tampering:
 // whoever can rewrite the cache can rewrite the artifacts too, and Full
 // bypasses the cache.
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // maxCacheEntries bounds what DecodeCache accepts, so that a corrupt count
 // cannot make it allocate without limit.
@@ -85,7 +86,7 @@ func EncodeCache(c *Cache) []byte {
 		uv(e.Key.Dev)
 		buf.Write(e.Sum[:])
 	}
-	return binary.LittleEndian.AppendUint32(buf.Bytes(), crc32.Checksum(buf.Bytes(), castagnoli))
+	return binary.LittleEndian.AppendUint32(buf.Bytes(), crc32.Checksum(buf.Bytes(), castagnoli()))
 }
 
 // errCache is wrapped by every DecodeCache failure.
@@ -98,7 +99,7 @@ func DecodeCache(b []byte) (*Cache, error) {
 		return nil, fmt.Errorf("%w: bad header", errCache)
 	}
 	body, trailer := b[:len(b)-4], b[len(b)-4:]
-	if crc32.Checksum(body, castagnoli) != binary.LittleEndian.Uint32(trailer) {
+	if crc32.Checksum(body, castagnoli()) != binary.LittleEndian.Uint32(trailer) {
 		return nil, fmt.Errorf("%w: checksum mismatch", errCache)
 	}
 	d := decoder{b: body[len(cacheMagic):]}

@@ -84,7 +84,7 @@ func parseNotice(b []byte) (n notice, ok bool) {
 		}
 	}
 	n.lkg = strings.TrimSuffix(n.lkg, ")")
-	ok = n.id != "" && validID.MatchString(n.slice) && n.status != "" && n.phase != ""
+	ok = n.id != "" && validID().MatchString(n.slice) && n.status != "" && n.phase != ""
 	return n, ok
 }
 

@@ -49,7 +49,7 @@ func FuzzParseNotice(f *testing.F) {
 		if !ok {
 			return
 		}
-		if !validID.MatchString(n.slice) || n.id == "" || n.status == "" || n.phase == "" {
+		if !validID().MatchString(n.slice) || n.id == "" || n.status == "" || n.phase == "" {
 			t.Fatalf("accepted an incomplete notice: %+v", n)
 		}
 		for _, s := range []string{n.id, n.status, n.slice, n.phase, n.lkg, n.mode, n.reason} {

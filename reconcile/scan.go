@@ -314,7 +314,7 @@ func stem(name string) string {
 
 // strongID matches ids like SLICE-001 or RETRO-AUTH-001: a directory so
 // named is taken as the slice id without review.
-var strongID = regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)*-[0-9]+$`)
+var strongID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:[-_][A-Z0-9]+)*-[0-9]+$`) })
 
 func buildSlice(dir string, files []*scanFile, stages []Stage, life []string) ScannedSlice {
 	s := ScannedSlice{
@@ -372,9 +372,9 @@ func buildSlice(dir string, files []*scanFile, stages []Stage, life []string) Sc
 	switch {
 	case s.ID != "":
 		s.Evidence = append(s.Evidence, fmt.Sprintf("slice id %s read from %s", s.ID, idFrom))
-	case strongID.MatchString(dir):
+	case strongID().MatchString(dir):
 		s.ID = dir
-	case strongID.MatchString(strings.ToUpper(dir)):
+	case strongID().MatchString(strings.ToUpper(dir)):
 		s.ID = strings.ToUpper(dir)
 		s.Guessed = append(s.Guessed, "slice_id")
 		s.Evidence = append(s.Evidence, fmt.Sprintf("slice id %s from the directory name %q", s.ID, dir))
@@ -492,9 +492,11 @@ type headInfo struct {
 }
 
 var (
-	idLine    = regexp.MustCompile(`(?i)^\s*[-*]?\s*\**\s*(?:slice_id|slice|slice id)\s*\**\s*:\s*\**\s*([^\s*]+)`)
-	titleLine = regexp.MustCompile(`(?i)^(?:title|name)\s*:\s*(.+)$`)
-	validID   = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+	idLine = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)^\s*[-*]?\s*\**\s*(?:slice_id|slice|slice id)\s*\**\s*:\s*\**\s*([^\s*]+)`)
+	})
+	titleLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^(?:title|name)\s*:\s*(.+)$`) })
+	validID   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`) })
 )
 
 // parseHead reads the marker, slice id and title from the first bytes of an
@@ -520,16 +522,16 @@ func parseHead(b []byte, markers []string) headInfo {
 			continue
 		}
 		if h.id == "" {
-			if m := idLine.FindStringSubmatch(line); m != nil {
+			if m := idLine().FindStringSubmatch(line); m != nil {
 				id := strings.Trim(m[1], "\"'`")
-				if validID.MatchString(id) {
+				if validID().MatchString(id) {
 					h.id = id
 				}
 			}
 		}
 		if h.title == "" {
 			if inFront {
-				if m := titleLine.FindStringSubmatch(trimmed); m != nil {
+				if m := titleLine().FindStringSubmatch(trimmed); m != nil {
 					h.title = cleanTitle(m[1])
 				}
 			} else if t, ok := strings.CutPrefix(trimmed, "# "); ok {

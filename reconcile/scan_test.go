@@ -226,7 +226,7 @@ func FuzzParseHead(f *testing.F) {
 	f.Add([]byte("\xff\xfe# \xff\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h := parseHead(b, DefaultMarkers)
-		if h.id != "" && !validID.MatchString(h.id) {
+		if h.id != "" && !validID().MatchString(h.id) {
 			t.Fatalf("invalid id %q", h.id)
 		}
 		if !utf8.ValidString(h.title) || len(h.title) > 200 || strings.Contains(h.title, "\n") {

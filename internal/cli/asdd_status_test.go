@@ -9,33 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/google/go-cmp/cmp"
 )
-
-func TestUseColor(t *testing.T) {
-	tests := []struct {
-		name string
-		tty  bool
-		env  map[string]string
-		want bool
-	}{
-		{"terminal", true, nil, true},
-		{"pipe", false, nil, false},
-		{"terminal with NO_COLOR", true, map[string]string{"NO_COLOR": "1"}, false},
-		{"terminal with empty NO_COLOR", true, map[string]string{"NO_COLOR": ""}, true},
-		{"dumb terminal", true, map[string]string{"TERM": "dumb"}, false},
-		{"pipe with CLICOLOR_FORCE", false, map[string]string{"CLICOLOR_FORCE": "1"}, true},
-		{"pipe with CLICOLOR_FORCE=0", false, map[string]string{"CLICOLOR_FORCE": "0"}, false},
-		{"NO_COLOR beats CLICOLOR_FORCE", false, map[string]string{"CLICOLOR_FORCE": "1", "NO_COLOR": "1"}, false},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := useColor(tc.tty, func(k string) string { return tc.env[k] }); got != tc.want {
-				t.Errorf("useColor = %v, want %v", got, tc.want)
-			}
-		})
-	}
-}
 
 var ansiRE = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
@@ -66,7 +42,7 @@ func statusAs(t *testing.T, e *asddEnv, tty bool) string {
 	t.Helper()
 	var out, errb bytes.Buffer
 	now := e.now
-	app := &App{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTY: tty, Now: func() time.Time { return now }}
+	app := &cmdutil.App{In: strings.NewReader(""), Out: &out, Err: &errb, IsTTY: tty, Now: func() time.Time { return now }}
 	if code := Run(app, []string{"-C", e.dir, "status"}); code != 0 {
 		t.Fatalf("status: exit %d\n%s%s", code, out.String(), errb.String())
 	}

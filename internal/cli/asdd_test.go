@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -166,7 +167,7 @@ func TestASDDJSONResults(t *testing.T) {
 	e.must("slice", "add", "S")
 	e.write("i.md", "x")
 	out = e.want(3, "--json", "propose", "--agent", "discovery", "--slice", "S", "--score", "0.5", "--artifact", "intent=i.md", "--uncertainty", "u")
-	var res commitResult
+	var res cmdutil.CommitResult
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

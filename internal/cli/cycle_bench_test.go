@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/cycle"
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 )
 
 // BenchmarkCycleChange runs `custodian cycle change` in-process (store
@@ -47,7 +48,7 @@ func BenchmarkCycleChange(b *testing.B) {
 			for b.Loop() {
 				i++
 				var out, errb bytes.Buffer
-				app := &App{Out: &out, Err: &errb, Now: func() time.Time { return now }}
+				app := &cmdutil.App{Out: &out, Err: &errb, Now: func() time.Time { return now }}
 				root := NewRoot(app)
 				root.SetArgs([]string{"-C", dir, "cycle", "change", id, "--file", fmt.Sprintf("src/g%d.ts", i), "--action", "modify"})
 				err := root.Execute()

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	cyclecmd "github.com/custodian-dev/custodian/internal/cli/cycle"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/custodian-dev/custodian/cycle"
@@ -140,9 +142,9 @@ func TestCycleProcesses(t *testing.T) {
 			t.Errorf("signal: exit %d %s, want %d %s", code, sig.Action, wantCode, wantAction)
 		}
 	}
-	signal(SignalExitContinue, cycle.ActionContinue)
+	signal(cyclecmd.SignalExitContinue, cycle.ActionContinue)
 	must("cycle", "pause", id, "--reason", "review")
-	signal(SignalExitPause, cycle.ActionPause)
+	signal(cyclecmd.SignalExitPause, cycle.ActionPause)
 	before := cycleReadFile(t, filepath.Join(dir, cycle.Key(id)))
 	if _, errOut, code := cycleBin(t, bin, dir, nil, "cycle", "change", id, "--file", "late.ts", "--action", "create"); code != 3 || !strings.Contains(errOut, "paused") {
 		t.Errorf("change while paused: exit %d %s", code, errOut)
@@ -163,9 +165,9 @@ func TestCycleProcesses(t *testing.T) {
 	if err := waiter.Wait(); err != nil || waitOut.String() != "continue\n" {
 		t.Errorf("signal --wait across processes: %v %q", err, waitOut.String())
 	}
-	signal(SignalExitContinue, cycle.ActionContinue)
+	signal(cyclecmd.SignalExitContinue, cycle.ActionContinue)
 	must("cycle", "stop", id, "--reason", "demo over")
-	signal(SignalExitStop, cycle.ActionStop)
+	signal(cyclecmd.SignalExitStop, cycle.ActionStop)
 	if _, errOut, code := cycleBin(t, bin, dir, nil, "cycle", "signal", "cycle-v1-20990101T000000-none00"); code != 3 || !strings.Contains(errOut, "NOT_FOUND") {
 		t.Errorf("signal of unknown cycle: exit %d %s", code, errOut)
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/custodian-dev/custodian/app"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +11,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	cyclecmd "github.com/custodian-dev/custodian/internal/cli/cycle"
+
+	"github.com/custodian-dev/custodian/app"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -264,7 +267,7 @@ func TestCycleBadInput(t *testing.T) {
 		{"test results missing field", `{"pass_rate":1}`, []string{"cycle", "test-results", "ID", "--from", "-"}, reason.ExitUsage, "need pass_rate, coverage and total_tests", nil},
 		{"test results missing file", "", []string{"cycle", "test-results", "ID", "--from", "/nonexistent/results.json"}, reason.ExitUsage, "cannot read", nil},
 		{"plan malformed JSON", `{"tasks": [`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "malformed JSON", nil},
-		{"plan oversized", `{"tasks":[],"total_estimated_effort":"` + strings.Repeat("x", maxInputBytes) + `"}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "over the limit", nil},
+		{"plan oversized", `{"tasks":[],"total_estimated_effort":"` + strings.Repeat("x", cyclecmd.MaxInputBytes) + `"}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "over the limit", nil},
 		{"plan two values", `{} {}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "more than one value", nil},
 		{"plan dependency cycle", `{"tasks":[{"id":"A","effort":"small","depends_on":["B"]},{"id":"B","effort":"small","depends_on":["A"]}]}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "cycle", nil},
 		{"plan unknown dependency", `{"tasks":[{"id":"A","effort":"small","depends_on":["Z"]}]}`, []string{"cycle", "plan", "ID", "--from", "-"}, reason.ExitUsage, "not in the plan", nil},
@@ -485,8 +488,8 @@ func TestCycleRebuild(t *testing.T) {
 			t.Errorf("%s (-before +rebuilt):\n%s", name, diff)
 		}
 	}
-	if _, _, code := e.run("", "cycle", "signal", id); code != SignalExitPause {
-		t.Errorf("signal after rebuild: exit %d, want %d", code, SignalExitPause)
+	if _, _, code := e.run("", "cycle", "signal", id); code != cyclecmd.SignalExitPause {
+		t.Errorf("signal after rebuild: exit %d, want %d", code, cyclecmd.SignalExitPause)
 	}
 	if _, errOut, code := e.run("", "cycle", "rebuild", id); code != reason.ExitRejected || !strings.Contains(errOut, "exists and is valid") {
 		t.Errorf("second rebuild: %d %s", code, errOut)
@@ -550,18 +553,18 @@ func TestCycleSignalCodes(t *testing.T) {
 			t.Errorf("exit %d %+v, want %d %s", got, sig, code, action)
 		}
 	}
-	check(SignalExitUnknown, cycle.ActionUnknown)
+	check(cyclecmd.SignalExitUnknown, cycle.ActionUnknown)
 	e.must("cycle", "iterate", id)
-	check(SignalExitContinue, cycle.ActionContinue)
+	check(cyclecmd.SignalExitContinue, cycle.ActionContinue)
 	e.must("cycle", "pause", id)
-	check(SignalExitPause, cycle.ActionPause)
+	check(cyclecmd.SignalExitPause, cycle.ActionPause)
 	e.must("cycle", "resume", id)
-	check(SignalExitContinue, cycle.ActionContinue)
+	check(cyclecmd.SignalExitContinue, cycle.ActionContinue)
 	e.must("cycle", "complete", id)
-	check(SignalExitUnknown, cycle.ActionUnknown)
+	check(cyclecmd.SignalExitUnknown, cycle.ActionUnknown)
 	e.must("cycle", "iterate", id, "more")
 	e.must("cycle", "stop", id, "--reason", "budget")
-	check(SignalExitStop, cycle.ActionStop)
+	check(cyclecmd.SignalExitStop, cycle.ActionStop)
 	if s := e.state(id); s.FailureReason != "budget" {
 		t.Errorf("failure_reason %q", s.FailureReason)
 	}
@@ -604,7 +607,7 @@ func TestCycleSignalWait(t *testing.T) {
 	e.must("cycle", "pause", id)
 
 	out, _, code := e.run("", "cycle", "signal", id, "--wait", "--timeout", "300ms")
-	if code != SignalExitPause || out != "pause\n" {
+	if code != cyclecmd.SignalExitPause || out != "pause\n" {
 		t.Errorf("timeout: exit %d %q", code, out)
 	}
 
@@ -617,8 +620,8 @@ func TestCycleSignalWait(t *testing.T) {
 		code   int
 		action string
 	}{
-		{[]string{"cycle", "resume", id}, SignalExitContinue, "continue"},
-		{[]string{"cycle", "stop", id, "--reason", "cancelled"}, SignalExitStop, "stop"},
+		{[]string{"cycle", "resume", id}, cyclecmd.SignalExitContinue, "continue"},
+		{[]string{"cycle", "stop", id, "--reason", "cancelled"}, cyclecmd.SignalExitStop, "stop"},
 	} {
 		done := make(chan result, 1)
 		waiter := &cycleEnv{t: t, dir: e.dir, now: e.now}

@@ -7,18 +7,17 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 	"github.com/spf13/pflag"
 )
 
-func init() { Register("docs", newDocsCmd) }
-
 // DocsDir is where `custodian docs` writes the command reference, relative
 // to the project root.
 const DocsDir = "docs/commands"
 
-func newDocsCmd(app *App) *cobra.Command {
+func newDocsCmd(app *cmdutil.App) *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:    "docs [--out docs/commands]",
@@ -83,7 +82,7 @@ func WriteCommandDocs(dir string) (int, error) {
 // docsRoot is the command tree as a user without any $CUSTODIAN_* setting
 // sees it, with the default completion command added and no date stamps.
 func docsRoot() *cobra.Command {
-	app := &App{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
+	app := &cmdutil.App{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
 	root := NewRoot(app)
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()

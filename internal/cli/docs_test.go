@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -85,7 +86,7 @@ func TestCommandDocs(t *testing.T) {
 func TestDocsCommand(t *testing.T) {
 	dir := t.TempDir()
 	var out, errb bytes.Buffer
-	app := &App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: time.Now}
+	app := &cmdutil.App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: time.Now}
 	if code := Run(app, []string{"-C", dir, "docs"}); code != 0 {
 		t.Fatalf("docs: exit %d: %s", code, errb.String())
 	}
@@ -103,7 +104,7 @@ func TestCompletion(t *testing.T) {
 	run := func(args ...string) string {
 		t.Helper()
 		var out, errb bytes.Buffer
-		app := &App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: time.Now}
+		app := &cmdutil.App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: time.Now}
 		if code := Run(app, args); code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, code, errb.String())
 		}

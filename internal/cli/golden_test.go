@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -46,7 +47,7 @@ func checkGolden(t *testing.T, path, got string) {
 // returns what it printed and its exit code.
 func runCLI(dir, stdin string, now time.Time, args ...string) (stdout, stderr string, code int) {
 	var out, errb bytes.Buffer
-	app := &App{In: strings.NewReader(stdin), Out: &out, Err: &errb, Now: func() time.Time { return now }}
+	app := &cmdutil.App{In: strings.NewReader(stdin), Out: &out, Err: &errb, Now: func() time.Time { return now }}
 	code = Run(app, append([]string{"-C", dir}, args...))
 	return out.String(), errb.String(), code
 }

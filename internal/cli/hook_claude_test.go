@@ -2,12 +2,13 @@ package cli
 
 import (
 	"encoding/json"
-	"github.com/custodian-dev/custodian/hook/claude"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/custodian-dev/custodian/hook/claude"
 )
 
 const existingSettings = `{

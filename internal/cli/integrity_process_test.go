@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/custodian-dev/custodian/internal/cli/hook"
 	"github.com/custodian-dev/custodian/internal/testbin"
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -108,20 +109,20 @@ func TestPreCommitHook(t *testing.T) {
 	}
 
 	// A hook custodian did not write is left alone unless --force.
-	hook := filepath.Join(repo, ".git", "hooks", "pre-commit")
-	if err := os.WriteFile(hook, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+	hookFile := filepath.Join(repo, ".git", "hooks", "pre-commit")
+	if err := os.WriteFile(hookFile, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if out, code := run(app, bin, "hook", "install"); code != reason.ExitConflict || !strings.Contains(out, "not written by custodian") {
 		t.Fatalf("foreign hook: exit %d: %s", code, out)
 	}
 	must(app, bin, "hook", "install", "--force")
-	if b, _ := os.ReadFile(hook); !strings.Contains(string(b), hookMarker) || strings.Contains(string(b), bin) {
+	if b, _ := os.ReadFile(hookFile); !strings.Contains(string(b), hook.HookMarker) || strings.Contains(string(b), bin) {
 		t.Fatalf("--force did not install, or the hook names the binary's path:\n%s", b)
 	}
 	// --binary names one explicitly.
 	must(app, bin, "hook", "install", "--binary", bin)
-	if b, _ := os.ReadFile(hook); !strings.Contains(string(b), "bin='"+bin+"'") {
+	if b, _ := os.ReadFile(hookFile); !strings.Contains(string(b), "bin='"+bin+"'") {
 		t.Fatalf("--binary is not in the hook:\n%s", b)
 	}
 }

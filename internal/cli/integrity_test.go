@@ -17,8 +17,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
+	"github.com/custodian-dev/custodian/internal/cli/integrity"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/reconcile"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
 )
@@ -237,7 +238,7 @@ func TestRebuildAfterManifestAndJournalAreLost(t *testing.T) {
 	}
 
 	p.note("manifest and journal are lost")
-	for _, f := range []string{asdd.Key, journalFile} {
+	for _, f := range []string{asdd.Key, integrity.JournalFile} {
 		if err := os.Remove(p.path(f)); err != nil {
 			t.Fatal(err)
 		}
@@ -266,7 +267,7 @@ func TestRebuildCorruptManifestWithoutJournal(t *testing.T) {
 	if err := os.WriteFile(p.path(asdd.Key), []byte(`{"slices": [`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(p.path(journalFile)); err != nil {
+	if err := os.Remove(p.path(integrity.JournalFile)); err != nil {
 		t.Fatal(err)
 	}
 	out := p.step(0, "rebuild")
@@ -285,13 +286,13 @@ func TestRebuildCorruptManifestWithoutJournal(t *testing.T) {
 func TestRebuildCorruptJournal(t *testing.T) {
 	p := several(t)
 	before := p.statuses()
-	j, err := os.ReadFile(p.path(journalFile))
+	j, err := os.ReadFile(p.path(integrity.JournalFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	i := bytes.Index(j, []byte(`"actor":"`))
 	copy(j[i:], `"actor":"X`) // a record mid-chain no longer matches its hash
-	if err := os.WriteFile(p.path(journalFile), j, 0o644); err != nil {
+	if err := os.WriteFile(p.path(integrity.JournalFile), j, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, errs, code := p.run("check"); code != reason.ExitIntegrity || !strings.Contains(errs, "CORRUPT_STATE") {
@@ -336,7 +337,7 @@ func TestCheckFindings(t *testing.T) {
 	}
 	p.step(reason.ExitIntegrity, "check", "--no-halt")
 	out := p.step(reason.ExitIntegrity, "check", "--json")
-	var rep CheckReport
+	var rep integrity.CheckReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
@@ -536,7 +537,7 @@ func BenchmarkCheckCLI10k(b *testing.B) {
 	st.Close()
 	check := func(b *testing.B, args ...string) {
 		var out, errb bytes.Buffer
-		app := &App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: time.Now}
+		app := &cmdutil.App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: time.Now}
 		root := NewRoot(app)
 		root.SetArgs(append([]string{"-C", dir, "check"}, args...))
 		err := root.Execute()
@@ -575,32 +576,6 @@ func cpuPerOp(b *testing.B) func() {
 	return func() { b.ReportMetric(float64(cpu()-start)/float64(b.N), "cpu-ns/op") }
 }
 
-func FuzzDecodeCheckCache(f *testing.F) {
-	good, err := encodeCheckCache(&checkCacheFile{Version: checkCacheVersion, Input: checkInput{Revision: 3,
-		Slices:    []checkInputSlice{{ID: "SLICE-001", Status: "DESIGN", NeedsReview: []string{"name"}}},
-		Artifacts: []reconcile.Artifact{{Slice: "SLICE-001", Name: "intent", Path: "a.md", Hash: "sha256:00"}}}})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Add(good)
-	f.Add([]byte{})
-	f.Add(good[:len(good)/2])
-	f.Fuzz(func(t *testing.T, b []byte) {
-		c, err := decodeCheckCache(b)
-		if err != nil {
-			return
-		}
-		again, err := encodeCheckCache(c)
-		if err != nil {
-			t.Fatalf("re-encode: %v", err)
-		}
-		c2, err := decodeCheckCache(again)
-		if err != nil || !cmp.Equal(c, c2) {
-			t.Fatalf("round trip: %v\n%s", err, cmp.Diff(c, c2))
-		}
-	})
-}
-
 // TestCheckCacheFollowsCommits: a warm check takes the manifest from its
 // cache only while no commit happened; after one it sees the new state.
 func TestCheckCacheFollowsCommits(t *testing.T) {
@@ -619,7 +594,7 @@ func checkCacheFollowsCommits(t *testing.T) {
 	p.must("slice", "add", "S-1")
 	p.must("propose", "--agent", "discovery", "--slice", "S-1", "--score", "0.96", "--artifact", "intent=.asdd/specs/S-1/intent.md")
 	p.must("check")
-	if _, err := os.Stat(p.path(checkCachePath)); err != nil {
+	if _, err := os.Stat(p.path(integrity.CheckCachePath)); err != nil {
 		t.Fatalf("no check cache: %v", err)
 	}
 	p.must("check") // from the cache
@@ -634,34 +609,11 @@ func checkCacheFollowsCommits(t *testing.T) {
 		t.Fatalf("the check did not see the new commit (exit %d):\n%s", code, out)
 	}
 	// A damaged cache is ignored.
-	if err := os.WriteFile(p.path(checkCachePath), []byte("garbage"), 0o644); err != nil {
+	if err := os.WriteFile(p.path(integrity.CheckCachePath), []byte("garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, code := p.run("check", "--no-halt"); code != reason.ExitIntegrity {
 		t.Fatalf("with a damaged cache: exit %d", code)
-	}
-}
-
-func TestProgressBar(t *testing.T) {
-	var buf bytes.Buffer
-	p := &progressBar{w: &buf, label: "scanning", on: true}
-	for i := 1; i <= 200; i++ {
-		p.update(i, 200)
-	}
-	p.done()
-	out := buf.String()
-	if got := strings.Count(out, "\r"); got != 100 {
-		t.Errorf("%d redraws for 200 files, want one per percent (100)", got)
-	}
-	if !strings.HasSuffix(out, "\rscanning [##############################] 200/200 files\n") {
-		t.Errorf("last frame: %q", out[max(0, len(out)-80):])
-	}
-	var quiet bytes.Buffer
-	q := &progressBar{w: &quiet}
-	q.update(1, 2)
-	q.done()
-	if quiet.Len() != 0 {
-		t.Errorf("a progress bar off a terminal wrote %q", quiet.String())
 	}
 }
 
@@ -703,7 +655,7 @@ func TestMonitorClearsLeftoverMarkers(t *testing.T) {
 func TestRebuildRefusedWhileADaemonServes(t *testing.T) {
 	p := newIP(t)
 	p.must("init")
-	for _, f := range []string{asdd.Key, journalFile} {
+	for _, f := range []string{asdd.Key, integrity.JournalFile} {
 		if err := os.Remove(p.path(f)); err != nil {
 			t.Fatal(err)
 		}

@@ -1,242 +1,59 @@
 package cli
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/custodian-dev/custodian/app"
 	"io"
 	"os"
-	"sort"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/custodian-dev/custodian/internal/projectroot"
+	"github.com/custodian-dev/custodian/internal/cli/apply"
+	"github.com/custodian-dev/custodian/internal/cli/approve"
+	"github.com/custodian-dev/custodian/internal/cli/assumption"
+	"github.com/custodian-dev/custodian/internal/cli/bench"
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
+	"github.com/custodian-dev/custodian/internal/cli/compat"
+	"github.com/custodian-dev/custodian/internal/cli/cycle"
+	"github.com/custodian-dev/custodian/internal/cli/demo"
+	"github.com/custodian-dev/custodian/internal/cli/doc"
+	"github.com/custodian-dev/custodian/internal/cli/escalations"
+	"github.com/custodian-dev/custodian/internal/cli/halt"
+	"github.com/custodian-dev/custodian/internal/cli/heartbeat"
+	"github.com/custodian-dev/custodian/internal/cli/hook"
+	"github.com/custodian-dev/custodian/internal/cli/impl"
+	"github.com/custodian-dev/custodian/internal/cli/initcmd"
+	"github.com/custodian-dev/custodian/internal/cli/integrity"
+	"github.com/custodian-dev/custodian/internal/cli/lock"
+	"github.com/custodian-dev/custodian/internal/cli/mcp"
+	"github.com/custodian-dev/custodian/internal/cli/migrate"
+	"github.com/custodian-dev/custodian/internal/cli/mirror"
+	"github.com/custodian-dev/custodian/internal/cli/monitor"
+	"github.com/custodian-dev/custodian/internal/cli/propose"
+	"github.com/custodian-dev/custodian/internal/cli/quick"
+	"github.com/custodian-dev/custodian/internal/cli/resolve"
+	"github.com/custodian-dev/custodian/internal/cli/run"
+	"github.com/custodian-dev/custodian/internal/cli/schema"
+	"github.com/custodian-dev/custodian/internal/cli/serve"
+	"github.com/custodian-dev/custodian/internal/cli/slice"
+	"github.com/custodian-dev/custodian/internal/cli/state"
+	"github.com/custodian-dev/custodian/internal/cli/status"
+	"github.com/custodian-dev/custodian/internal/cli/storeopen"
+	"github.com/custodian-dev/custodian/internal/cli/tasks"
+	"github.com/custodian-dev/custodian/internal/cli/version"
+	"github.com/custodian-dev/custodian/internal/cli/watch"
 	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
-	"github.com/custodian-dev/custodian/store/file"
 )
 
-// App is what every command gets: the global flags, injected IO and the
-// lazily opened store.
-type App struct {
-	Dir  string // -C: the project root
-	JSON bool   // --json: machine-readable output
-	// StoreURL is --store (or $CUSTODIAN_STORE): which backend holds the
-	// state, e.g. etcd://host:2379/prefix; empty means the embedded file
-	// store (or the project config's store: setting).
-	StoreURL string
-	// ServerURL is --server (or $CUSTODIAN_SERVER): a running daemon to send
-	// operations to; empty means look for the project's socket.
-	ServerURL string
-	In        io.Reader
-	Out       io.Writer
-	Err       io.Writer
-	// IsTTY reports whether Out is a terminal (colour, tables).
-	IsTTY bool
-	// Now is the clock; tests replace it.
-	Now func() time.Time
-
-	mu      sync.Mutex
-	store   store.Store
-	svc     app.Service
-	rootMu  sync.Mutex         // Store holds mu while it calls Root
-	root    projectroot.Result // findRoot's answer for rootFor
-	rootFor string
-}
-
-// Root returns the absolute project root: found from the current directory
-// (or -C DIR) as git finds a repository — the nearest directory up holding
-// .asdd, .impl, .agents/tmp or .workflow/.cycle, else the git top level —
-// and, inside a linked git worktree, in the main checkout, so that every
-// worktree of a repository shares one state (package projectroot).
-func (a *App) Root() (string, error) {
-	r, err := a.findRoot()
-	return r.Root, err
-}
-
-// WorkRoot is Root as seen from the current work tree: inside a linked git
-// worktree, the same place in the worktree rather than in the main checkout.
-// Files that belong to the checked-out tree (Claude Code's project settings,
-// the generated command docs) are written there; state never is.
-func (a *App) WorkRoot() (string, error) {
-	r, err := a.findRoot()
-	return r.WorkRoot, err
-}
-
-func (a *App) findRoot() (projectroot.Result, error) {
-	dir := a.Dir
-	if dir == "" {
-		dir = "."
-	}
-	a.rootMu.Lock()
-	defer a.rootMu.Unlock()
-	if a.root.Root != "" && a.rootFor == dir {
-		return a.root, nil
-	}
-	r, err := projectroot.Find(dir)
-	if err != nil {
-		return r, fmt.Errorf("project root: %w", err)
-	}
-	a.root, a.rootFor = r, dir
-	return r, nil
-}
-
-// StoreOpener may open the store a command uses instead of the embedded
-// file store: a running daemon's remote store, an etcd backend. It returns
-// ok false when it does not apply to this invocation.
-type StoreOpener func(app *App) (s store.Store, ok bool, err error)
-
-var (
-	openersMu sync.Mutex
-	openers   []namedOpener
-)
-
-type namedOpener struct {
-	name  string
-	order int
-	open  StoreOpener
-}
-
-// RegisterStoreOpener adds an opener; openers are tried in ascending order
-// (then by name) and the first that applies wins. The embedded file store
-// is the fallback.
-func RegisterStoreOpener(name string, order int, open StoreOpener) {
-	openersMu.Lock()
-	defer openersMu.Unlock()
-	openers = append(openers, namedOpener{name, order, open})
-	sort.Slice(openers, func(i, j int) bool {
-		if openers[i].order != openers[j].order {
-			return openers[i].order < openers[j].order
-		}
-		return openers[i].name < openers[j].name
-	})
-}
-
-// Store opens (once) the store the command works on: the first registered
-// opener that applies (a running daemon, --store etcd://…), else the
-// embedded file store under the project root.
-func (a *App) Store() (store.Store, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.store != nil {
-		return a.store, nil
-	}
-	openersMu.Lock()
-	list := append([]namedOpener(nil), openers...)
-	openersMu.Unlock()
-	for _, o := range list {
-		s, ok, err := o.open(a)
-		if err != nil {
-			return nil, fmt.Errorf("open store (%s): %w", o.name, err)
-		}
-		if ok {
-			a.store = s
-			return s, nil
-		}
-	}
-	s, err := a.OpenFileStore()
-	if err != nil {
-		return nil, err
-	}
-	a.store = s
-	return s, nil
-}
-
-// OpenFileStore opens the embedded file store under the project root,
-// bypassing the openers (the daemon itself uses it).
-func (a *App) OpenFileStore() (*file.Store, error) {
-	root, err := a.Root()
-	if err != nil {
-		return nil, err
-	}
-	opts := file.Options{Now: a.Now}
-	if v := os.Getenv("CUSTODIAN_MAX_DOCUMENT_BYTES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return nil, reason.New(reason.InvalidInput, "CUSTODIAN_MAX_DOCUMENT_BYTES=%q is not a positive number of bytes", v)
-		}
-		opts.Limits.MaxBytes = n
-	}
-	out := a.Out
-	if a.JSON {
-		out = a.Err // stdout holds one JSON document
-	}
-	if err := withDirectEdits(&opts, root, out); err != nil {
-		return nil, err
-	}
-	return file.Open(root, opts)
-}
-
-// Close releases the store.
-func (a *App) Close() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.store == nil {
-		return nil
-	}
-	err := a.store.Close()
-	a.store = nil
-	return err
-}
-
-// Render writes v as indented JSON when --json is set, otherwise calls text.
-func (a *App) Render(v any, text func(w io.Writer) error) error {
-	if a.JSON {
-		return WriteJSON(a.Out, v)
-	}
-	// Text from the state goes to a terminal: no escape sequence, control
-	// character or bidirectional override in it is passed on
-	// (safetext.TerminalText); the output's own newlines, tabs and colours
-	// are.
-	var buf bytes.Buffer
-	err := text(&buf)
-	if _, werr := a.Out.Write(safetext.TerminalText(buf.Bytes())); err == nil {
-		err = werr
-	}
-	return err
-}
-
-// WriteJSON writes v as indented JSON followed by a newline.
-func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
-// Context returns the context commands run under.
-func (a *App) Context(cmd *cobra.Command) context.Context {
-	if ctx := cmd.Context(); ctx != nil {
-		return ctx
-	}
-	return context.Background()
-}
-
-var (
-	regMu    sync.Mutex
-	builders = map[string]func(*App) *cobra.Command{}
-)
-
-// Register adds a top-level command. name keeps registration deterministic.
-func Register(name string, build func(*App) *cobra.Command) {
-	regMu.Lock()
-	defer regMu.Unlock()
-	if _, dup := builders[name]; dup {
-		panic("cli: command registered twice: " + name)
-	}
-	builders[name] = build
-}
+// App is what every command gets (cmdutil.App): the global flags, injected
+// IO, the clock and the store openers. Callers of Run build one.
+type App = cmdutil.App
 
 // NewRoot builds the root command for app.
-func NewRoot(app *App) *cobra.Command {
+func NewRoot(app *cmdutil.App) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "custodian",
 		Short:         "The keeper of a multi-agent pipeline's state",
@@ -251,18 +68,28 @@ func NewRoot(app *App) *cobra.Command {
 	root.SetIn(app.In)
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
-	root.SetFlagErrorFunc(flagError)
-	regMu.Lock()
-	names := make([]string, 0, len(builders))
-	for n := range builders {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		root.AddCommand(builders[n](app))
-	}
-	regMu.Unlock()
-	addVersion(app, root)
+	root.SetFlagErrorFunc(cmdutil.FlagError)
+	root.AddCommand(
+		// ASDD: the manifest of slices, agents and gates
+		initcmd.NewCmd(app, nil), schema.NewCmd(app, nil), status.NewCmd(app, nil), slice.NewCmd(app, nil),
+		propose.NewCmd(app, nil), quick.NewCmd(app, nil), lock.NewLockCmd(app, nil), lock.NewUnlockCmd(app, nil),
+		resolve.NewCmd(app, nil), approve.NewCmd(app, nil), heartbeat.NewCmd(app, nil), tasks.NewCmd(app, nil),
+		escalations.NewCmd(app, nil), halt.NewCmd(app, nil), assumption.NewCmd(app, nil),
+		demo.NewDemoCmd(app, nil), demo.NewDemoAgentCmd(app),
+		// the other documents
+		impl.NewCmd(app, nil), state.NewCmd(app, nil), cycle.NewCmd(app, nil), apply.NewCmd(app, nil),
+		// running agents and watching them
+		run.NewCmd(app, nil), watch.NewCmd(app, nil), monitor.NewCmd(app, nil), serve.NewCmd(app, nil),
+		// the store's documents and their history
+		doc.NewGetCmd(app, nil), doc.NewHistoryCmd(app, nil), doc.NewDiffCmd(app, nil), doc.NewRollbackCmd(app, nil), doc.NewDebugCmd(app),
+		// integrity
+		integrity.NewCheckCmd(app, nil), integrity.NewVerifyCmd(app, nil), integrity.NewRepairCmd(app, nil), integrity.NewRebuildCmd(app, nil), integrity.NewReviewCmd(app, nil),
+		// integration with agents and other tools
+		hook.NewHookCmd(app, nil), hook.NewPluginCmd(app, nil), mcp.NewCmd(app, nil), mirror.NewCmd(app, nil),
+		migrate.NewCmd(app, nil), compat.NewCmd(app, nil),
+		newDocsCmd(app), bench.NewCmd(app),
+	)
+	version.AddVersion(app, root)
 	// cobra adds these when it executes; added now, completion gets the
 	// same unknown-subcommand handling as every other command.
 	root.InitDefaultCompletionCmd()
@@ -332,19 +159,38 @@ func subcommandNames(cmd *cobra.Command) []string {
 	return names
 }
 
+// StoreOpeners are the stores a command may work on besides the embedded
+// file store, in the order they are tried: a running daemon (--server, or
+// the project's socket), then etcd (--store, $CUSTODIAN_STORE or the
+// project config's store: setting).
+func StoreOpeners() []cmdutil.StoreOpener {
+	return []cmdutil.StoreOpener{{Name: "daemon", Open: storeopen.OpenDaemonStore}, {Name: "etcd", Open: storeopen.OpenEtcdStore}}
+}
+
 // Main runs the CLI and returns the process exit code. Errors are printed
 // here and nowhere else: "custodian: CODE: message" on stderr, or with
 // --json an {"error":{…}} object on stdout.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := &App{In: stdin, Out: stdout, Err: stderr, Now: monotonicClock(), IsTTY: isTerminal(stdout)}
-	return Run(app, args)
+	app := &cmdutil.App{In: stdin, Out: stdout, Err: stderr, Now: monotonicClock(), IsTTY: cmdutil.IsTerminal(stdout), Openers: StoreOpeners()}
+	return execute(app, args, true)
 }
 
 // Run runs the CLI with app's IO and clock and returns the exit code; Main
-// and in-process tests share it.
-func Run(app *App, args []string) int {
+// and in-process tests share it. An app without Openers gets
+// StoreOpeners().
+func Run(app *cmdutil.App, args []string) int { return execute(app, args, false) }
+
+// execute is Run; process says that the command is the whole process
+// (Main), whose garbage collector is then set for it (tuneGC).
+func execute(app *cmdutil.App, args []string, process bool) int {
+	if app.Openers == nil {
+		app.Openers = StoreOpeners()
+	}
 	root := NewRoot(app)
 	root.SetArgs(args)
+	if process {
+		tuneGC(root, args)
+	}
 	var ran *cobra.Command
 	err := checkArgs(args)
 	if err == nil {
@@ -354,15 +200,15 @@ func Run(app *App, args []string) int {
 		err = cerr
 	}
 	if ran != nil && asddOperations[ran.CommandPath()] {
-		err = rejected(err) // refused before or by the rules: nothing changed
+		err = cmdutil.Rejected(err) // refused before or by the rules: nothing changed
 	}
 	if err == nil {
 		return reason.ExitOK
 	}
-	if !errors.As(err, new(*ExitError)) {
+	if !errors.As(err, new(*cmdutil.ExitError)) {
 		printError(app, err)
 	}
-	return exitCode(err)
+	return cmdutil.ExitCode(err)
 }
 
 // checkArgs refuses arguments that are not valid UTF-8 (INVALID_INPUT):
@@ -385,37 +231,8 @@ var asddOperations = map[string]bool{
 	"custodian assumption correct": true, "custodian review": true,
 }
 
-// exitCode is the process exit code for an error a command returned.
-func exitCode(err error) int {
-	var exit *ExitError
-	if errors.As(err, &exit) {
-		return exit.Code
-	}
-	if _, ok := reason.As(err); !ok && isCobraUsage(err) {
-		return reason.ExitUsage
-	}
-	return reason.ExitCode(err)
-}
-
-// isCobraUsage recognises the command-line errors cobra itself returns.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "required flag(s)", "accepts ", "requires at least", "requires at most", "invalid argument", "flag needs an argument", "if any flags in the group"} {
-		if strings.HasPrefix(msg, p) || strings.Contains(msg, ": "+p) {
-			return true
-		}
-	}
-	return false
-}
-
-// ExitError ends the command with a code and nothing more printed (the
-// command has printed what it had to say).
-type ExitError struct{ Code int }
-
-func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
-
-func printError(app *App, err error) {
-	var rej *rejectedError
+func printError(app *cmdutil.App, err error) {
+	var rej *cmdutil.RejectedError
 	isRejection := errors.As(err, &rej)
 	if app.JSON {
 		e, ok := reason.As(err)
@@ -430,7 +247,7 @@ func printError(app *App, err error) {
 		if isRejection { // an operation refused: say that nothing changed
 			body["committed"], body["outcome"] = false, "rejected"
 		}
-		_ = WriteJSON(app.Out, body)
+		_ = cmdutil.WriteJSON(app.Out, body)
 		return
 	}
 	if isRejection {
@@ -440,18 +257,6 @@ func printError(app *App, err error) {
 	// An error may quote what a caller sent: no escape sequence of it
 	// reaches the terminal.
 	fmt.Fprintf(app.Err, "custodian: %s\n", safetext.TerminalText([]byte(err.Error())))
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
-	return fi.Mode()&os.ModeCharDevice != 0
 }
 
 // monotonicClock is the wall clock read once, then advanced by the

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/internal/testbin"
 )
 
@@ -500,7 +501,7 @@ func TestRunThroughDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "unix://" + filepath.Join(p.dir, DefaultSocket)
+	want := "unix://" + filepath.Join(p.dir, cmdutil.DefaultSocket)
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		if !strings.HasSuffix(line, " "+want) {
 			t.Errorf("agent saw %q, want the daemon %s", line, want)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -82,7 +83,7 @@ func TestRunDryRunGolden(t *testing.T) {
 
 func TestRunUsage(t *testing.T) {
 	e := newASDDEnv(t)
-	e.want(int(reason.ExitCode(errNoASDDManifest)), "run", "--dry-run")
+	e.want(int(reason.ExitCode(cmdutil.ErrNoASDDManifest)), "run", "--dry-run")
 	e.must("init")
 	e.must("slice", "add", "S")
 	for _, c := range []struct {

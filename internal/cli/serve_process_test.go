@@ -21,6 +21,7 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/internal/testbin"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
@@ -68,7 +69,7 @@ func startServe(t *testing.T, dir string, args ...string) *daemonProc {
 			<-d.done
 		}
 	})
-	sock := filepath.Join(dir, DefaultSocket)
+	sock := filepath.Join(dir, cmdutil.DefaultSocket)
 	c, err := client.New("unix://"+sock, client.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -178,7 +179,7 @@ func TestServeSameResultsAsDirect(t *testing.T) {
 	if code := d.wait(t); code != 0 {
 		t.Fatalf("serve exit %d after SIGTERM\n%s", code, d.out.String())
 	}
-	if _, err := os.Stat(filepath.Join(served.dir, DefaultSocket)); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(served.dir, cmdutil.DefaultSocket)); !os.IsNotExist(err) {
 		t.Fatalf("socket left behind: %v", err)
 	}
 	served.want(0, "verify")
@@ -325,7 +326,7 @@ func TestServeKill9UnderLoad(t *testing.T) {
 // commitsServed reads custodian_commits_total from the daemon's metrics.
 func commitsServed(t *testing.T, dir string) float64 {
 	t.Helper()
-	sock := filepath.Join(dir, DefaultSocket)
+	sock := filepath.Join(dir, cmdutil.DefaultSocket)
 	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		return (&net.Dialer{}).DialContext(ctx, "unix", sock)
 	}}}
@@ -443,7 +444,7 @@ func TestServeRunsAgentCommandsAsOperations(t *testing.T) {
 			if strings.Contains(log, "method=PUT") {
 				t.Errorf("an agent command wrote the whole manifest:\n%s", log)
 			}
-			if _, err := os.Stat(filepath.Join(dir, DefaultSocket)); err == nil {
+			if _, err := os.Stat(filepath.Join(dir, cmdutil.DefaultSocket)); err == nil {
 				t.Errorf("the socket is still there after the daemon stopped")
 			}
 		})

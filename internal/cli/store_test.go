@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 )
 
 // storeTranscript runs commands in-process against one project with a
@@ -25,7 +27,7 @@ func (s *storeTranscript) run(args ...string) int {
 	var out, errb bytes.Buffer
 	s.now = s.now.Add(time.Second)
 	now := s.now
-	app := &App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: func() time.Time { return now }}
+	app := &cmdutil.App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: func() time.Time { return now }}
 	code := Run(app, append([]string{"-C", s.dir}, args...))
 	fmt.Fprintf(&s.buf, "$ custodian %s\n", strings.Join(args, " "))
 	s.buf.WriteString(strings.ReplaceAll(out.String(), s.dir, "$DIR"))
@@ -89,7 +91,7 @@ func TestRollbackKeepsDomainRules(t *testing.T) {
 	dir := t.TempDir()
 	run := func(args ...string) (string, int) {
 		var out, errb bytes.Buffer
-		app := &App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: time.Now}
+		app := &cmdutil.App{In: strings.NewReader(""), Out: &out, Err: &errb, Now: time.Now}
 		code := Run(app, append([]string{"-C", dir}, args...))
 		return out.String() + errb.String(), code
 	}

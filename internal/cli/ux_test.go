@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
+	"github.com/custodian-dev/custodian/internal/cli/version"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -18,7 +20,7 @@ import (
 func TestUnknownSubcommandEverywhere(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
-	root := NewRoot(&App{Now: time.Now})
+	root := NewRoot(&cmdutil.App{Now: time.Now})
 	var nouns [][]string
 	var walk func(c *cobra.Command, path []string)
 	walk = func(c *cobra.Command, path []string) {
@@ -87,12 +89,12 @@ func TestVersion(t *testing.T) {
 		t.Errorf("--version: exit %d, %q; want %q", code, flagOut, out)
 	}
 	js, _, code := runCLI(dir, "", now, "version", "--json")
-	var b BuildInfo
+	var b version.BuildInfo
 	if err := json.Unmarshal([]byte(js), &b); err != nil || code != 0 || b.Version == "" || b.Go == "" || b.Platform == "" {
 		t.Errorf("version --json: exit %d, %q (%v)", code, js, err)
 	}
 	// The one-line form names the commit, its date and a linked build date.
-	s := BuildInfo{Version: "v1.2.0", Commit: "0123456789abcdef0123", Modified: true, CommitDate: "2026-11-25T17:00:00Z", BuildDate: "2026-11-25T18:00:00Z", Go: "go1.26.8", Platform: "linux/amd64"}.String()
+	s := version.BuildInfo{Version: "v1.2.0", Commit: "0123456789abcdef0123", Modified: true, CommitDate: "2026-11-25T17:00:00Z", BuildDate: "2026-11-25T18:00:00Z", Go: "go1.26.8", Platform: "linux/amd64"}.String()
 	if want := "custodian v1.2.0 (commit 0123456789ab-dirty, committed 2026-11-25T17:00:00Z, built 2026-11-25T18:00:00Z) go1.26.8 linux/amd64"; s != want {
 		t.Errorf("String:\n got %q\nwant %q", s, want)
 	}
@@ -103,7 +105,7 @@ func TestVersion(t *testing.T) {
 // named, nothing created; a value in another case is accepted.
 func TestEnumeratedFlags(t *testing.T) {
 	now := time.Date(2026, 11, 25, 18, 0, 0, 0, time.UTC)
-	root := NewRoot(&App{Now: time.Now})
+	root := NewRoot(&cmdutil.App{Now: time.Now})
 	type flagAt struct {
 		path    []string
 		name    string
@@ -113,8 +115,8 @@ func TestEnumeratedFlags(t *testing.T) {
 	var walk func(c *cobra.Command, path []string)
 	walk = func(c *cobra.Command, path []string) {
 		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
-			if ev, ok := f.Value.(*enumValue); ok {
-				found = append(found, flagAt{path, f.Name, ev.allowed})
+			if ev, ok := f.Value.(*cmdutil.EnumValue); ok {
+				found = append(found, flagAt{path, f.Name, ev.Allowed})
 			}
 		})
 		for _, s := range c.Commands() {
@@ -285,7 +287,7 @@ func TestWatchFromNow(t *testing.T) {
 // --role is the role that signs off and --by the person, in every command
 // that takes a role (resolve, approve, review, unlock, assumption correct).
 func TestRoleAndBy(t *testing.T) {
-	root := NewRoot(&App{Now: time.Now})
+	root := NewRoot(&cmdutil.App{Now: time.Now})
 	withRole := 0
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -339,17 +341,6 @@ func TestWording(t *testing.T) {
 	}
 }
 
-func TestCountWords(t *testing.T) {
-	for _, tc := range []struct {
-		n    int
-		want string
-	}{{0, "0 retries"}, {1, "1 retry"}, {2, "2 retries"}} {
-		if got := nOf(tc.n, "retry", "retries"); got != tc.want {
-			t.Errorf("nOf(%d) = %q, want %q", tc.n, got, tc.want)
-		}
-	}
-}
-
 // A binary built from a git checkout reports its commit and, when the
 // release build sets it, its build date.
 func TestVersionOfABuild(t *testing.T) {
@@ -370,7 +361,7 @@ func TestVersionOfABuild(t *testing.T) {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
 	bin := filepath.Join(t.TempDir(), "custodian")
-	build := exec.Command("go", "build", "-buildvcs=true", "-ldflags", "-X github.com/custodian-dev/custodian/internal/cli.buildDate=2026-11-25T18:00:00Z", "-o", bin, "./cmd/custodian")
+	build := exec.Command("go", "build", "-buildvcs=true", "-ldflags", "-X github.com/custodian-dev/custodian/internal/cli/version.buildDate=2026-11-25T18:00:00Z", "-o", bin, "./cmd/custodian")
 	build.Dir = root
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -386,30 +377,5 @@ func TestVersionOfABuild(t *testing.T) {
 	flag, _ := exec.Command(bin, "--version").Output()
 	if string(flag) != string(out) {
 		t.Errorf("--version %q, version %q", flag, out)
-	}
-}
-
-// The demo's closing hints name a command the user can run: custodian when
-// PATH finds this very binary, its path otherwise, and after `go run` (a
-// binary in go's temporary build directory, gone when the demo ends) how
-// to install one.
-func TestDemoCommandName(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "custodian")
-	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir)
-	if name, note := commandName(bin); name != "custodian" || note != "" {
-		t.Errorf("on PATH: %q %q", name, note)
-	}
-	other := filepath.Join(t.TempDir(), "my custodian")
-	if name, _ := commandName(other); name != "'"+other+"'" {
-		t.Errorf("elsewhere: %q", name)
-	}
-	t.Setenv("PATH", t.TempDir())
-	name, note := commandName("/tmp/go-build1234/b001/exe/custodian")
-	if name != "custodian" || !strings.Contains(note, "go install github.com/custodian-dev/custodian/cmd/custodian@latest") || !strings.Contains(note, "go run ./cmd/custodian") {
-		t.Errorf("after go run: %q %q", name, note)
 	}
 }

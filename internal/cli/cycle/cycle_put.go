@@ -1,0 +1,237 @@
+package cycle
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
+	"github.com/custodian-dev/custodian/wire"
+
+	"github.com/gofrs/flock"
+	"github.com/spf13/cobra"
+
+	"github.com/custodian-dev/custodian/cycle"
+	"github.com/custodian-dev/custodian/reason"
+)
+
+// The dev cycle's drop-ins (DESIGN.md §8): the orchestrator rewrites a
+// whole cycle document (put, a compare-and-swap on its revision) and the
+// workers append NDJSON lines to coordination logs (append).
+
+func (c *cycleCLI) putCmd() *cobra.Command {
+	var from string
+	var rev int64
+	cmd := &cobra.Command{
+		Use:   "put ID --if-revision N [--file FILE|-]",
+		Short: "Replace a cycle document as a whole, if it is still at revision N (compare-and-swap)",
+		Long: `Replace .workflow/.cycle/ID.json with the JSON document read from --file (or
+stdin), if the cycle is still at revision N (0: it does not exist yet): the
+orchestrator's read-modify-write of the whole file, without lost updates.
+The new document must be a valid cycle with that cycleId and keep the
+cycle's rules against the current one (history only grows); otherwise
+nothing changes. A stale N is CONFLICT (exit 4): read again
+(custodian --json get .workflow/.cycle/ID.json gives value and revision),
+reapply, retry. Prints "ID revision M".`,
+		Args: cmdutil.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			if err := cycle.CheckID(id); err != nil {
+				return err
+			}
+			if rev < 0 {
+				return reason.Usage("--if-revision %d: a revision is 0 or more", rev)
+			}
+			body, err := c.readInput(from)
+			if err != nil {
+				return err
+			}
+			next, err := cycle.Decode(body)
+			if err != nil {
+				return reason.New(reason.InvalidInput, "%s is not a cycle document: %s", inputName(from), messageOf(err))
+			}
+			if next.CycleID != id {
+				return reason.New(reason.InvalidInput, "the document is cycle %q, not %s", next.CycleID, id)
+			}
+			r := uint64(rev)
+			return c.run(cmd, wire.CycleRequest{ID: id, Op: "put", Args: body, IfRevision: &r, Actor: c.actorOr("")}, func(w io.Writer, resp *wire.CycleResponse) error {
+				_, err := fmt.Fprintf(w, "%s revision %d\n", id, resp.Revision)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&from, "file", "-", "the new document (- for stdin)")
+	cmd.Flags().Int64Var(&rev, "if-revision", -1, "the revision the document must still be at (0: absent) (required)")
+	cmdutil.MarkRequired(cmd, "if-revision")
+	return cmd
+}
+
+// maxAppendLine bounds one appended record.
+const maxAppendLine = 1 << 20
+
+func (c *cycleCLI) appendCmd() *cobra.Command {
+	var logName, line string
+	cmd := &cobra.Command{
+		Use:   "append ID --log NAME [--line JSON]",
+		Short: "Append JSON records to a cycle's NDJSON coordination log, one whole line each, durably",
+		Long: `Append to .workflow/.cycle/ID.progress/NAME (e.g. coordination/discoveries.ndjson)
+the JSON value given with --line, or every non-empty line of stdin: each is
+checked to be JSON and written compact on its own line. All records of one
+call go in one write under an exclusive lock on the log, then fsync, so
+concurrent writers never interleave or tear lines, and a record is on disk
+when the command returns. The cycle must exist. Prints the number of
+records appended.`,
+		Args: cmdutil.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id := args[0]
+			if err := cycle.CheckID(id); err != nil {
+				return err
+			}
+			rel, err := appendLogPath(id, logName)
+			if err != nil {
+				return err
+			}
+			var records [][]byte
+			if cmd.Flags().Changed("line") {
+				r, err := compactRecord([]byte(line))
+				if err != nil {
+					return reason.New(reason.InvalidInput, "--line: %v", err)
+				}
+				records = append(records, r)
+			} else {
+				sc := bufio.NewScanner(c.app.In)
+				sc.Buffer(make([]byte, 64<<10), maxAppendLine)
+				for n := 1; sc.Scan(); n++ {
+					if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+						continue
+					}
+					r, err := compactRecord(sc.Bytes())
+					if err != nil {
+						return reason.New(reason.InvalidInput, "stdin line %d: %v (nothing appended)", n, err)
+					}
+					records = append(records, r)
+				}
+				if err := sc.Err(); err != nil {
+					return reason.New(reason.InvalidInput, "read stdin: %v (nothing appended)", err)
+				}
+			}
+			if len(records) == 0 {
+				return reason.Usage("nothing to append: give --line JSON or lines on stdin")
+			}
+			if _, _, err := c.load(c.app.Context(cmd), id); err != nil {
+				return err
+			}
+			root, err := c.openRoot()
+			if err != nil {
+				return err
+			}
+			defer root.Close()
+			if err := appendRecords(root, c.app, rel, records); err != nil {
+				return err
+			}
+			return c.app.Render(map[string]any{"cycle_id": id, "log": rel, "appended": len(records)}, func(w io.Writer) error {
+				_, err := fmt.Fprintf(w, "appended %s to %s\n", cmdutil.Plural(len(records), "record"), rel)
+				return err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&logName, "log", "", "the log, relative to the cycle's .progress directory, ending in .ndjson (required)")
+	cmd.Flags().StringVar(&line, "line", "", "one JSON value to append (default: the lines of stdin)")
+	cmdutil.MarkRequired(cmd, "log")
+	return cmd
+}
+
+// appendLogPath is the project-relative path of a cycle's log NAME.
+func appendLogPath(id, name string) (string, error) {
+	clean := path.Clean(name)
+	if name == "" || path.IsAbs(name) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(name, "\\") {
+		return "", reason.New(reason.InvalidInput, "--log %q: a path inside the cycle's .progress directory", name)
+	}
+	if !strings.HasSuffix(clean, ".ndjson") && !strings.HasSuffix(clean, ".jsonl") {
+		return "", reason.New(reason.InvalidInput, "--log %q: an NDJSON log ends in .ndjson or .jsonl", name)
+	}
+	return cycle.ProgressDir(id) + "/" + clean, nil
+}
+
+// compactRecord checks that b is one JSON value and returns it compact.
+func compactRecord(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, bytes.TrimSpace(b)); err != nil {
+		return nil, fmt.Errorf("not JSON: %v", err)
+	}
+	if !json.Valid(buf.Bytes()) || buf.Len() == 0 {
+		return nil, errors.New("not one JSON value")
+	}
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(buf.Bytes()))
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return nil, errors.New("not one JSON value")
+	}
+	return buf.Bytes(), nil
+}
+
+// appendRecords appends records to rel (inside root) in one write under an
+// exclusive flock on the log's lock file, and fsyncs. A log whose last
+// line was torn by a crash gets a newline first, so records stay whole.
+func appendRecords(root *os.Root, app *cmdutil.App, rel string, records [][]byte) error {
+	dir := path.Dir(rel)
+	if err := root.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create %s: %w", dir, err)
+	}
+	lockRel := path.Join(dir, "."+path.Base(rel)+".lock")
+	lf, err := root.OpenFile(lockRel, os.O_CREATE|os.O_RDONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", lockRel, err)
+	}
+	lf.Close()
+	rootDir, err := app.Root()
+	if err != nil {
+		return err
+	}
+	lock := flock.New(rootDir + "/" + lockRel)
+	if err := lock.Lock(); err != nil {
+		return fmt.Errorf("lock %s: %w", lockRel, err)
+	}
+	defer lock.Unlock()
+	_, statErr := root.Stat(rel)
+	created := errors.Is(statErr, fs.ErrNotExist)
+	f, err := root.OpenFile(rel, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", rel, err)
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
+			buf.WriteByte('\n')
+		}
+	}
+	for _, r := range records {
+		buf.Write(r)
+		buf.WriteByte('\n')
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("append to %s: %w", rel, err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", rel, err)
+	}
+	if created {
+		if d, err := root.Open(dir); err == nil {
+			err = d.Sync()
+			d.Close()
+			if err != nil {
+				return fmt.Errorf("sync %s: %w", dir, err)
+			}
+		}
+	}
+	return nil
+}

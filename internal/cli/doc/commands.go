@@ -1,0 +1,331 @@
+package doc
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
+	"github.com/custodian-dev/custodian/wire"
+
+	"github.com/spf13/cobra"
+
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+)
+
+// GetOptions is what `custodian get` was asked to print.
+type GetOptions struct {
+	App *cmdutil.App
+	Key string
+	At  string // a past revision ("": the latest)
+}
+
+// NewGetCmd returns `custodian get`; it parses the command line into
+// GetOptions and calls runF with them (runGet when runF is nil).
+func NewGetCmd(app *cmdutil.App, runF func(context.Context, *GetOptions) error) *cobra.Command {
+	opts := &GetOptions{App: app}
+	cmd := &cobra.Command{
+		Use:   "get KEY",
+		Short: "Print a document (its latest revision, or --at a past one)",
+		Example: `  custodian get .asdd/state/manifest.json
+  custodian get .impl/manifest.json --at 3 --json`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Key = args[0]
+			if runF == nil {
+				runF = runGet
+			}
+			return runF(app.Context(cmd), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.At, "at", "", "read the document as it was at revision `REV`")
+	return cmd
+}
+
+// runGet prints the document.
+func runGet(ctx context.Context, opts *GetOptions) error {
+	app := opts.App
+	s, err := app.Store()
+	if err != nil {
+		return err
+	}
+	var doc store.Document
+	if opts.At != "" {
+		rev, err := cmdutil.ParseRev(opts.At)
+		if err != nil {
+			return err
+		}
+		doc, err = s.GetAt(ctx, opts.Key, rev)
+		if err != nil {
+			return err
+		}
+	} else if doc, err = s.Get(ctx, opts.Key); err != nil {
+		return err
+	}
+	return app.Render(doc, func(w io.Writer) error {
+		b, err := store.Indent(doc.Value)
+		if err != nil {
+			return err
+		}
+		_, err = w.Write(b)
+		return err
+	})
+}
+
+// HistoryOptions is what `custodian history` was asked to list.
+type HistoryOptions struct {
+	App      *cmdutil.App
+	Key      string
+	From, To uint64 // the revisions to list (To 0: up to the latest)
+}
+
+// NewHistoryCmd returns `custodian history`; it parses the command line
+// into HistoryOptions and calls runF with them (runHistory when runF is
+// nil).
+func NewHistoryCmd(app *cmdutil.App, runF func(context.Context, *HistoryOptions) error) *cobra.Command {
+	opts := &HistoryOptions{App: app}
+	cmd := &cobra.Command{
+		Use:   "history KEY",
+		Short: "List a document's commits: revision, time, actor, reason",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Key = args[0]
+			if runF == nil {
+				runF = runHistory
+			}
+			return runF(app.Context(cmd), opts)
+		},
+	}
+	cmd.Flags().Uint64Var(&opts.From, "from", 0, "first revision to list")
+	cmd.Flags().Uint64Var(&opts.To, "to", 0, "last revision to list (0: the latest)")
+	return cmd
+}
+
+// runHistory lists the document's commits.
+func runHistory(ctx context.Context, opts *HistoryOptions) error {
+	app := opts.App
+	s, err := app.Store()
+	if err != nil {
+		return err
+	}
+	recs, err := s.History(ctx, opts.Key, opts.From, opts.To)
+	if err != nil {
+		return err
+	}
+	if recs == nil {
+		recs = []store.Record{}
+	}
+	return app.Render(recs, func(w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "REV\tTIME\tACTOR\tCHANGES\tREASON")
+		for _, r := range recs {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\n", r.Rev, r.Time.UTC().Format(time.RFC3339), r.Actor, opCount(r.Patch), r.Reason)
+		}
+		return tw.Flush()
+	})
+}
+
+func opCount(patch json.RawMessage) int {
+	var ops []json.RawMessage
+	_ = json.Unmarshal(patch, &ops)
+	return len(ops)
+}
+
+type patchOp struct {
+	Op    string          `json:"op"`
+	Path  string          `json:"path"`
+	From  string          `json:"from,omitempty"`
+	Value json.RawMessage `json:"value,omitempty"`
+}
+
+// DiffOptions is what `custodian diff` was asked to compare.
+type DiffOptions struct {
+	App      *cmdutil.App
+	Key      string
+	From, To uint64
+}
+
+// NewDiffCmd returns `custodian diff`; it parses the command line into
+// DiffOptions and calls runF with them (runDiff when runF is nil).
+func NewDiffCmd(app *cmdutil.App, runF func(context.Context, *DiffOptions) error) *cobra.Command {
+	opts := &DiffOptions{App: app}
+	return &cobra.Command{
+		Use:   "diff KEY REV1 REV2",
+		Short: "Show what changed in a document between two revisions (RFC 6902)",
+		Args:  cobra.ExactArgs(3),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := cmdutil.ParseRev(args[1])
+			if err != nil {
+				return err
+			}
+			b, err := cmdutil.ParseRev(args[2])
+			if err != nil {
+				return err
+			}
+			opts.Key, opts.From, opts.To = args[0], a, b
+			if runF == nil {
+				runF = runDiff
+			}
+			return runF(app.Context(cmd), opts)
+		},
+	}
+}
+
+// runDiff prints the patch from one revision to the other.
+func runDiff(ctx context.Context, opts *DiffOptions) error {
+	app := opts.App
+	s, err := app.Store()
+	if err != nil {
+		return err
+	}
+	patch, err := store.DiffRevisions(ctx, s, opts.Key, opts.From, opts.To)
+	if err != nil {
+		return err
+	}
+	var ops []patchOp
+	if err := json.Unmarshal(patch, &ops); err != nil {
+		return fmt.Errorf("diff: %w", err)
+	}
+	if ops == nil {
+		ops = []patchOp{}
+	}
+	return app.Render(ops, func(w io.Writer) error {
+		for _, op := range ops {
+			path := op.Path
+			if path == "" {
+				path = "/"
+			}
+			switch op.Op {
+			case "remove":
+				fmt.Fprintf(w, "- %s\n", path)
+			case "add":
+				fmt.Fprintf(w, "+ %s = %s\n", path, op.Value)
+			case "replace":
+				fmt.Fprintf(w, "~ %s = %s\n", path, op.Value)
+			case "move", "copy":
+				fmt.Fprintf(w, "%s %s -> %s\n", op.Op, op.From, path)
+			default:
+				fmt.Fprintf(w, "%s %s %s\n", op.Op, path, op.Value)
+			}
+		}
+		return nil
+	})
+}
+
+// RollbackOptions is what `custodian rollback` was asked to do.
+type RollbackOptions struct {
+	App    *cmdutil.App
+	Key    string
+	To     uint64 // the revision to restore
+	Reason string
+	Actor  string // --actor ("": $CUSTODIAN_ACTOR or the OS user)
+}
+
+// NewRollbackCmd returns `custodian rollback`; it parses the command line
+// into RollbackOptions and calls runF with them (runRollback when runF is
+// nil).
+func NewRollbackCmd(app *cmdutil.App, runF func(context.Context, *RollbackOptions) error) *cobra.Command {
+	opts := &RollbackOptions{App: app}
+	var to string
+	cmd := &cobra.Command{
+		Use:   "rollback KEY --to REV --reason TEXT",
+		Short: "Restore a document's value at a past revision, as a new commit",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rev, err := cmdutil.ParseRev(to)
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(opts.Reason) == "" {
+				return reason.Usage("rollback needs --reason")
+			}
+			opts.Key, opts.To = args[0], rev
+			if runF == nil {
+				runF = runRollback
+			}
+			return runF(app.Context(cmd), opts)
+		},
+	}
+	cmd.Flags().StringVar(&to, "to", "", "the revision to restore (required)")
+	cmd.Flags().StringVar(&opts.Reason, "reason", "", "why (required; recorded in the journal)")
+	cmd.Flags().StringVar(&opts.Actor, "actor", "", "who is rolling back (default $CUSTODIAN_ACTOR or the OS user)")
+	_ = cmd.MarkFlagRequired("to")
+	_ = cmd.MarkFlagRequired("reason")
+	return cmd
+}
+
+// runRollback commits the past value through the application layer.
+func runRollback(ctx context.Context, opts *RollbackOptions) error {
+	app := opts.App
+	svc, err := app.Service()
+	if err != nil {
+		return err
+	}
+	rev := opts.To
+	res, err := svc.Rollback(ctx, wire.RollbackRequest{Key: opts.Key, To: rev, Reason: opts.Reason, Actor: cmdutil.Actor(opts.Actor)})
+	if err != nil {
+		return err
+	}
+	return app.Render(map[string]any{"key": res.Key, "revision": res.Revision, "restored": rev, "changed": res.Changed}, func(w io.Writer) error {
+		if !res.Changed {
+			_, err := fmt.Fprintf(w, "%s already equals revision %d; nothing committed\n", res.Key, rev)
+			return err
+		}
+		_, err := fmt.Fprintf(w, "%s rolled back to revision %d as revision %d\n", res.Key, rev, res.Revision)
+		return err
+	})
+}
+
+// NewDebugCmd holds hidden commands for tests and operations experiments.
+func NewDebugCmd(app *cmdutil.App) *cobra.Command {
+	cmd := &cobra.Command{Use: "debug", Short: "Commands for testing Custodian itself", Hidden: true}
+	var id string
+	var count, cycle int
+	write := &cobra.Command{
+		Use:   "write KEY --writer ID --count N",
+		Short: "Commit N updates, each setting field ID-i, printing each acknowledged revision",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := app.Store()
+			if err != nil {
+				return err
+			}
+			for i := range count {
+				n := i
+				if cycle > 0 {
+					n = i % cycle
+				}
+				field := fmt.Sprintf("%s-%d", id, n)
+				res, err := s.Update(app.Context(cmd), args[0], func(cur store.Document) (store.Change, error) {
+					m := map[string]any{}
+					if cur.Value != nil {
+						if err := json.Unmarshal(cur.Value, &m); err != nil {
+							return store.Change{}, err
+						}
+					}
+					m[field] = fmt.Sprintf("%d/%d", os.Getpid(), i)
+					b, err := json.Marshal(m)
+					return store.Change{Value: b, Actor: id, Reason: "set " + field}, err
+				}, store.Create())
+				if err != nil {
+					return err
+				}
+				if res.Changed {
+					fmt.Fprintf(app.Out, "committed %s %d\n", field, res.Revision)
+				}
+			}
+			return nil
+		},
+	}
+	write.Flags().StringVar(&id, "writer", "w", "writer id (field prefix and actor)")
+	write.Flags().IntVar(&count, "count", 1, "number of commits")
+	write.Flags().IntVar(&cycle, "cycle", 0, "reuse field names modulo `N` (0: a new field per commit)")
+	cmd.AddCommand(write)
+	return cmd
+}

@@ -1,0 +1,3 @@
+// Package escalations is `custodian escalations`: the escalation notices under
+// .asdd/escalations.
+package escalations

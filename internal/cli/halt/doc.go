@@ -1,0 +1,3 @@
+// Package halt is `custodian halt`: an agent reports a failure it detected and
+// the slice halts.
+package halt

@@ -1,0 +1,2 @@
+// Package heartbeat is `custodian heartbeat`: an agent's heartbeat.
+package heartbeat

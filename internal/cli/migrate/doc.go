@@ -1,0 +1,3 @@
+// Package migrate is `custodian migrate`: the project's state copied between
+// the file store and etcd, journals and all.
+package migrate

@@ -1,0 +1,2 @@
+// Package monitor is `custodian monitor`: silent ACTIVE agents flagged.
+package monitor

@@ -1,0 +1,2 @@
+// Package quick is `custodian quick`: a QUICK_FIX slice.
+package quick

@@ -1,0 +1,59 @@
+package serve
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil/cmdtest"
+	"github.com/custodian-dev/custodian/reason"
+)
+
+// TestServeConfig: the flags become the daemon's configuration; a bad
+// size or log level is a usage error before anything starts.
+func TestServeConfig(t *testing.T) {
+	t.Setenv("CUSTODIAN_TOKEN", "")
+	t.Setenv("CUSTODIAN_ADMIN_TOKEN", "")
+	t.Setenv("CUSTODIAN_STORE", "")
+	t.Setenv("CUSTODIAN_MAX_DOCUMENT_BYTES", "")
+	dir := t.TempDir()
+	parse := func(args ...string) (*Options, error) {
+		var got *Options
+		err := cmdtest.Execute(NewCmd(&cmdutil.App{Dir: dir}, func(_ context.Context, o *Options) error { got = o; return nil }), args...)
+		return got, err
+	}
+	o, err := parse("--addr", "", "--socket", "run/c.sock", "--monitor-every", "0s", "--log-level", "DEBUG", "--memory-limit", "0", "--journal-segment-size", "1MB", "--max-watchers", "9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := serveConfig(o.App, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "" || cfg.Socket != "run/c.sock" || cfg.MonitorEvery != 0 || cfg.MemoryLimit != 0 || cfg.SegmentBytes != 1<<20 || cfg.MaxWatchers != 9 || cfg.Root == "" {
+		t.Errorf("config %+v", cfg)
+	}
+	o, err = parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = serveConfig(o.App, o); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Addr != "127.0.0.1:7420" || cfg.SnapshotInterval != 50*time.Millisecond || cfg.MonitorEvery != time.Minute || cfg.MemoryLimit != 160<<20 {
+		t.Errorf("defaults %+v", cfg)
+	}
+	for _, args := range [][]string{{"--memory-limit", "lots"}, {"--journal-segment-size", "1MB,2MB"}} {
+		o, err := parse(args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := serveConfig(o.App, o); reason.ExitCode(err) != reason.ExitUsage {
+			t.Errorf("serve %q: %v, want a usage error", args, err)
+		}
+	}
+	if _, err := parse("--log-level", "chatty"); cmdtest.ExitCode(err) != reason.ExitUsage {
+		t.Errorf("--log-level chatty: %v", err)
+	}
+}

@@ -1,0 +1,2 @@
+// Package slice is `custodian slice`: add, show and list ASDD slices.
+package slice

@@ -1,0 +1,3 @@
+// Package state is `custodian state`: the workflow state in
+// .agents/tmp/state.json (the seeds' state-manager, package agentstate).
+package state

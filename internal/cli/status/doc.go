@@ -1,0 +1,2 @@
+// Package status is `custodian status`: the board of slices, agents and gates.
+package status

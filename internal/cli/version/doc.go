@@ -1,0 +1,2 @@
+// Package version is `custodian version` and the --version flag.
+package version

@@ -1,0 +1,2 @@
+// Package watch is `custodian watch`: a document's commits as they happen.
+package watch
