@@ -9,7 +9,7 @@ import (
 // the project context.
 type Part string
 
-// The parts of the manifest schema compiled on their own.
+// The parts of the manifest schema validated on their own.
 const (
 	PartSlice     Part = partSlice
 	PartHeartbeat Part = partHeartbeat
