@@ -81,7 +81,7 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	actor := actorPrefix + op.Actor()
 	var out *asdd.Outcome
 	res, err := l.o.Store.Update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
-		uc.next = nil
+		uc.next, uc.decoded = nil, nil
 		var e *manifestenc.Encoded
 		var m *asdd.Manifest
 		var finalizedWith *asdd.Config
@@ -92,6 +92,7 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 			if err != nil {
 				return store.Change{}, err
 			}
+			uc.decoded = h
 			e, m = h.e, h.e.Manifest
 		} else if !create {
 			return store.Change{}, errNoManifest
@@ -145,6 +146,10 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	}, opts...)
 	if err != nil {
 		return nil, nil, err
+	}
+	if !res.Changed && uc.decoded != nil {
+		// The last run decoded the committed revision it was given.
+		l.keep(uc.decoded)
 	}
 	// out.Manifest is shared with the held manifest the next operation
 	// starts from: it is never written after the commit (its revision is
@@ -422,6 +427,12 @@ type updateCache struct {
 	l    *Local
 	have *heldManifest // what Holds vouched for, for the run that follows
 	next *heldManifest // the manifest the update function proposed last
+	// decoded is the manifest the update function's last run decoded from
+	// the value it was given. It is kept only once Update has returned: a
+	// backend that batches commits (etcd) may run the function on a state
+	// that never commits (another writer wins the transaction), and a held
+	// manifest of that revision would then shadow the real one.
+	decoded *heldManifest
 }
 
 func (c *updateCache) Holds(rev uint64) bool {
@@ -451,7 +462,8 @@ func (c *updateCache) current(cur store.Document) *heldManifest {
 	return nil
 }
 
-// decodeHeld decodes cur's manifest and keeps it as the held one.
+// decodeHeld decodes cur's manifest. The caller keeps it as the held one
+// (Local.keep) once the store has said cur was committed: Update returned.
 func (l *Local) decodeHeld(cur store.Document) (*heldManifest, error) {
 	m, err := asdd.Decode(cur.Value)
 	if err != nil {
@@ -462,9 +474,7 @@ func (l *Local) decodeHeld(cur store.Document) (*heldManifest, error) {
 	if err != nil {
 		return nil, reason.New(reason.CorruptState, "%s: %w", asdd.Key, err)
 	}
-	h := &heldManifest{rev: cur.Revision, e: e}
-	l.keep(h)
-	return h, nil
+	return &heldManifest{rev: cur.Revision, e: e}, nil
 }
 
 // Latest returns the latest committed manifest, encoded, and its revision:
@@ -472,10 +482,11 @@ func (l *Local) decodeHeld(cur store.Document) (*heldManifest, error) {
 // the value. The manifest is shared: callers must not change it.
 func (l *Local) Latest(ctx context.Context) (*manifestenc.Encoded, uint64, error) {
 	var h *heldManifest
+	decoded := false
 	uc := &updateCache{l: l}
 	read := func() error {
 		_, err := l.o.Store.Update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
-			if h = uc.current(cur); h != nil {
+			if h, decoded = uc.current(cur), false; h != nil {
 				return store.Change{}, nil
 			}
 			if !cur.Exists() {
@@ -483,6 +494,7 @@ func (l *Local) Latest(ctx context.Context) (*manifestenc.Encoded, uint64, error
 			}
 			var err error
 			h, err = l.decodeHeld(cur)
+			decoded = err == nil
 			return store.Change{}, err // commits nothing
 		}, store.WithCache(uc))
 		if reason.CodeOf(err) == reason.NotFound {
@@ -492,6 +504,9 @@ func (l *Local) Latest(ctx context.Context) (*manifestenc.Encoded, uint64, error
 	}
 	if err := read(); err != nil {
 		return nil, 0, err
+	}
+	if decoded {
+		l.keep(h)
 	}
 	return h.e, h.rev, nil
 }
