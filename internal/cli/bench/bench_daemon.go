@@ -25,8 +25,9 @@ type DaemonBenchReport struct {
 	// Process is the largest client count against a separate custodian
 	// serve process (the clients stay in this one), as agents use it.
 	Process bench.Result `json:"daemon_process"`
-	// Writes are commits of a small document with no domain rules: the
-	// daemon's own cost (HTTP, store, group commit).
+	// Writes are raw commits of a 1 KB agent state document (its schema
+	// check only, none of the ASDD rules): the daemon's own cost (HTTP,
+	// store, group commit).
 	Writes []bench.Result `json:"raw_writes"`
 	// HTTP is the round trip alone (GET /v1/health, no store, no rules)
 	// with each client count: the ceiling any operation through the
@@ -72,8 +73,9 @@ bare append+fsync rate (the physical limit of a durable commit); CLI mode,
 one custodian process per proposal with no daemon; the daemon (in this
 process, over its unix socket, exactly as custodian serve runs it) with each
 --clients count, next to the bare HTTP round trip (GET /v1/health: the
-ceiling of any operation over the API) and raw 1 KB document writes without
-rules with as many clients; the largest --clients count again against a
+ceiling of any operation over the API) and raw 1 KB writes of the agent
+state document (its light schema check, none of the ASDD rules) with as many
+clients; the largest --clients count again against a
 separate custodian serve process (as agents use it: the clients are in
 this process); reading one slice over the API; the cost of one commit on
 --big slices against --slices; and the memory the daemon uses with --tasks
@@ -134,7 +136,7 @@ Scratch files live under the project root (-C) and are removed.`,
 				rep.Daemon = append(rep.Daemon, r)
 			}
 			for i, c := range cs {
-				progress("measuring the HTTP round trip alone and raw 1 KB document writes, %d client(s)…", c)
+				progress("measuring the HTTP round trip alone and raw 1 KB agent-state writes, %d client(s)…", c)
 				h, err := bench.HTTPRoundTrips(d, c, duration)
 				if err == nil {
 					rep.HTTP = append(rep.HTTP, h)
