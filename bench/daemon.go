@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -70,11 +69,11 @@ func Seed(dir string, manifest []byte) error {
 }
 
 // Daemon is a daemon on a unix socket and a client of it: in this process
-// (StartDaemon: package daemon, as `custodian serve` runs it; StartMCPDaemon)
-// or a `custodian serve` process (StartServe).
+// (StartDaemon, StartMCPDaemon: package daemon, as `custodian serve` runs
+// it) or a `custodian serve` process (StartServe).
 type Daemon struct {
 	Client *client.Client
-	st     *file.Store // StartMCPDaemon's store
+	sock   string // StartDaemon's socket
 	cancel context.CancelFunc
 	done   chan error
 	cmd    *exec.Cmd // StartServe's process
@@ -93,7 +92,7 @@ func StartDaemon(dir string) (*Daemon, error) {
 		cancel()
 		return nil, err
 	}
-	d := &Daemon{cancel: cancel, done: make(chan error, 1)}
+	d := &Daemon{cancel: cancel, done: make(chan error, 1), sock: dd.Socket()}
 	go func() { d.done <- dd.Wait() }()
 	if d.Client, err = client.New("unix://"+dd.Socket(), client.Options{}); err != nil {
 		d.Close()
@@ -121,11 +120,7 @@ func (d *Daemon) Close() error {
 		return nil
 	}
 	d.cancel()
-	err := <-d.done
-	if d.st != nil {
-		err = errors.Join(err, d.st.Close())
-	}
-	return err
+	return <-d.done
 }
 
 // StartServe starts exe serve on the project at dir as a separate process

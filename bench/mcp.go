@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -21,54 +20,25 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/custodian-dev/custodian/app"
-	"github.com/custodian-dev/custodian/client"
 	"github.com/custodian-dev/custodian/internal/unixsock"
-	"github.com/custodian-dev/custodian/mcp"
-	"github.com/custodian-dev/custodian/server"
-	"github.com/custodian-dev/custodian/store/file"
 )
 
 // MCPDaemon is a daemon serving the HTTP API and /mcp on a unix socket in
-// this process, as `custodian serve` runs them (a Hold-mode store, group
-// commit), with a client of its API.
+// this process, assembled by package daemon exactly as `custodian serve`
+// runs it (StartDaemon), with a client of its API.
 type MCPDaemon struct {
 	*Daemon
 	sock string
 }
 
-// StartMCPDaemon serves the project at dir with /mcp mounted.
-func StartMCPDaemon(dir string, protocolVersions ...string) (*MCPDaemon, error) {
-	st, err := file.Open(dir, file.Options{Hold: true, Logger: slog.New(slog.DiscardHandler)})
+// StartMCPDaemon serves the project at dir as StartDaemon does (/mcp is
+// mounted there as by `custodian serve`), and knows its socket.
+func StartMCPDaemon(dir string) (*MCPDaemon, error) {
+	d, err := StartDaemon(dir)
 	if err != nil {
 		return nil, err
 	}
-	sock := filepath.Join(dir, "bench-mcp.sock")
-	l, err := unixsock.Listen(sock)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	var servers []*mcp.Server
-	srv := server.New(st, server.Options{Root: dir, Logger: slog.New(slog.DiscardHandler), MCP: func(l *app.Local) http.Handler {
-		s := mcp.New(mcp.Options{Service: func(context.Context) (app.Service, error) { return l, nil }, Actor: "bench", ProtocolVersions: protocolVersions})
-		servers = append(servers, s)
-		return mcp.NewHTTPHandler(s, nil, nil, mcp.HTTPOptions{MaxBodyBytes: 1 << 20})
-	}})
-	ctx, cancel := context.WithCancel(context.Background())
-	d := &Daemon{st: st, cancel: cancel, done: make(chan error, 1)}
-	go func() {
-		err := srv.Serve(ctx, l)
-		for _, s := range servers {
-			s.Close()
-		}
-		d.done <- err
-	}()
-	if d.Client, err = client.New("unix://"+sock, client.Options{}); err != nil {
-		d.Close()
-		return nil, err
-	}
-	return &MCPDaemon{Daemon: d, sock: sock}, nil
+	return &MCPDaemon{Daemon: d, sock: d.sock}, nil
 }
 
 // Socket is the daemon's socket.

@@ -206,7 +206,8 @@ func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 // HTTPOptions configure the streamable HTTP handler.
 type HTTPOptions struct {
 	// MaxBodyBytes caps a request body (413 beyond it), as the daemon's
-	// API bodies are capped.
+	// API bodies are capped (0: the SDK's default, 4 MiB; negative: no
+	// cap).
 	MaxBodyBytes int64
 	// SessionTimeout closes sessions idle this long (0: never).
 	SessionTimeout time.Duration
@@ -273,11 +274,19 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "this session was opened by another caller (its token differs)", http.StatusForbidden)
 			return
 		}
-		if known && r.Method == http.MethodPost {
-			se.startPOST()
+		if known && r.Method == http.MethodDelete {
+			se.markClosed()
+		}
+		// A closed session's POSTs are the SDK's: it answers them as
+		// it answers a closing or unknown session.
+		if known && r.Method == http.MethodPost && se.startPOST() {
 			defer se.endPOST()
-			if h.fast(w, r, se) {
+			done, release := h.post(w, r, se)
+			if done {
 				return
+			}
+			if release != nil {
+				defer release()
 			}
 		}
 		h.h.ServeHTTP(w, r)
@@ -295,6 +304,11 @@ const sessionHeader = "Mcp-Session-Id"
 // CloseSessions ends every session (and the streams it holds open), so
 // that a daemon's shutdown can drain.
 func (h *HTTPHandler) CloseSessions() {
+	h.mu.Lock()
+	for _, se := range h.sessions {
+		se.markClosed()
+	}
+	h.mu.Unlock()
 	for _, s := range []*Server{h.agent, h.admin} {
 		if s == nil {
 			continue
