@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/custodian-dev/custodian/agentstate"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/client"
 	"github.com/custodian-dev/custodian/daemon"
@@ -275,20 +274,33 @@ func procMemory(pid int) (rss, peak uint64) {
 }
 
 // DaemonWrites measures the daemon without the ASDD rules: clients
-// concurrent clients each overwrite the agent state document (a whole value
-// of about 1 KB, no revision check, each client its own member), so every
-// write is a commit of its own and concurrent ones share journal fsyncs.
-// The document API serves only the custodian's documents and checks a raw
-// write against its kind's schema; the agent state's is the lightest (a few
-// fields; members it does not name are allowed). It shows what the HTTP
-// layer, the store and group commit cost by themselves.
+// concurrent clients each overwrite the ASDD manifest with a whole value of
+// about 1 KB (one slice, no revision check), as a human's raw write does:
+// the document API checks it against the manifest's schema only, and it is
+// committed like any proposal (group commit: concurrent writes share
+// journal fsyncs; the snapshot is rewritten in the background). The
+// documents plugins read from disk (the agent state, the task manifest, the
+// cycles) would measure their snapshot rewrite at each commit instead. It
+// shows what the HTTP layer, the store and group commit cost by themselves.
+// It replaces the manifest: give it a daemon on a project of its own.
 func DaemonWrites(d *Daemon, clients int, budget time.Duration) (Result, error) {
 	ctx := context.Background()
-	pad := strings.Repeat("p", 940)
+	tmpl, err := Manifest(1, 0)
+	if err != nil {
+		return Result{}, err
+	}
+	const name = `"bench slice 0"`
+	at := bytes.Index(tmpl, []byte(name))
+	if at < 0 {
+		return Result{}, fmt.Errorf("bench: no %s in the manifest", name)
+	}
 	lat, el, err := Run(clients, budget, 2*clients, func(w, i int) error {
-		v := fmt.Sprintf(`{"version":2,"task":"bench","status":"in_progress","writer":%d,"i":%d,"pad":%q}`, w, i, pad)
-		_, err := d.Client.Write(ctx, agentstate.Key, store.Change{Value: []byte(v), Actor: "bench"}, true)
+		v := make([]byte, 0, len(tmpl)+16)
+		v = append(v, tmpl[:at]...)
+		v = fmt.Appendf(v, `"raw write %d of writer %d"`, i, w)
+		v = append(v, tmpl[at+len(name):]...)
+		_, err := d.Client.Write(ctx, asdd.Key, store.Change{Value: v, Actor: "bench"}, true)
 		return err
 	})
-	return Stats(fmt.Sprintf("daemon, %d clients, 1 KB agent-state writes (no ASDD rules)", clients), clients, 1024, lat, el), err
+	return Stats(fmt.Sprintf("daemon, %d clients, 1 KB raw manifest writes (schema only, no rules)", clients), clients, len(tmpl), lat, el), err
 }
