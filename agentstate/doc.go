@@ -4,7 +4,10 @@
 // The state is kept as an ordered JSON tree (Object), so that a file the
 // original plugin wrote — including fields this package does not know, such
 // as worktree or reviewFix — is read, merged and written back with its keys
-// in their order. Every function here is pure: it takes the current state
+// in their order. The tree is read and written with go-json-experiment/json's
+// jsontext, the library that keeps unknown members for the other documents
+// (a patch merges into any member, known or not, so the state has no
+// struct of known fields). Every function here is pure: it takes the current state
 // and a time and returns the next state or a *reason.Error; the CLI does the
 // reading and writing through the store, which gives the seed's atomic write
 // protocol and .tmp recovery rules.

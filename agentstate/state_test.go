@@ -3,6 +3,8 @@ package agentstate
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -367,4 +369,65 @@ func FuzzLookup(f *testing.F) {
 			t.Fatalf("found an unencodable value: %v", err)
 		}
 	})
+}
+
+// The tree is written as the previous releases wrote it (encoding/json for
+// each scalar, HTML characters unescaped, keys in order), and read back to
+// the same tree.
+func TestTreeEncodingUnchanged(t *testing.T) {
+	fixture, err := os.ReadFile("../app/testdata/prev-release/.agents/tmp/state.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range []string{
+		string(fixture),
+		`{"b":1,"a":[1.50,-0,1E5,2e-7,12345678901234567890],"s":"<&> \u2028 \u2029 é \" \\ \/ \b\f\n\r\t \u0001 \u007f","n":null,"t":true,"f":false}`,
+		`{"dup":1,"x":{},"dup":{"z":[]},"":"empty key","wörld":"\ud83d\ude00"}`,
+		"{\"bad\":\"\xff\xfe\"}",
+	} {
+		o, err := DecodeObject([]byte(in))
+		if err != nil {
+			t.Fatalf("%s: %v", in, err)
+		}
+		got, err := Encode(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := legacyEncode(t, o); string(got) != want {
+			t.Errorf("Encode:\n got %s\nwant %s", got, want)
+		}
+		back, err := DecodeObject(got)
+		if err != nil || !reflect.DeepEqual(back, o) {
+			t.Errorf("%s read back as %v, %v", got, back, err)
+		}
+	}
+	if _, err := Encode(Object{{"n", json.Number("1.2.3")}}); err == nil {
+		t.Error("an invalid number literal was written")
+	}
+}
+
+// legacyEncode is the previous releases' writer: encoding/json (without
+// HTML escaping) for each scalar.
+func legacyEncode(t *testing.T, v any) string {
+	switch x := v.(type) {
+	case Object:
+		var parts []string
+		for _, f := range x {
+			parts = append(parts, legacyEncode(t, f.Key)+":"+legacyEncode(t, f.Value))
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	case []any:
+		var parts []string
+		for _, e := range x {
+			parts = append(parts, legacyEncode(t, e))
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSuffix(buf.String(), "\n")
 }

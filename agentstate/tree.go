@@ -6,6 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+
+	"github.com/custodian-dev/custodian/internal/legacyjson"
 )
 
 // Object is a JSON object with its keys in document order. Values are
@@ -60,87 +65,88 @@ func cloneValue(v any) any {
 	return v
 }
 
+// The tree is read and written with go-json-experiment/json's jsontext,
+// as encoding/json would: numbers as written (json.Number), a key given
+// twice keeps its first position and its last value (as JavaScript's
+// JSON.parse), invalid UTF-8 read as U+FFFD; strings written as
+// encoding/json escapes them without HTML escaping (legacyjson).
+
 // MarshalJSON writes the object compactly, keys in order, HTML characters
 // unescaped.
-func (o Object) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	if err := writeValue(&buf, o); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
-
-func writeValue(buf *bytes.Buffer, v any) error {
-	switch t := v.(type) {
-	case Object:
-		buf.WriteByte('{')
-		for i, f := range t {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := writeScalar(buf, f.Key); err != nil {
-				return err
-			}
-			buf.WriteByte(':')
-			if err := writeValue(buf, f.Value); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte('}')
-		return nil
-	case []any:
-		buf.WriteByte('[')
-		for i, e := range t {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			if err := writeValue(buf, e); err != nil {
-				return err
-			}
-		}
-		buf.WriteByte(']')
-		return nil
-	}
-	return writeScalar(buf, v)
-}
-
-func writeScalar(buf *bytes.Buffer, v any) error {
-	switch v.(type) {
-	case nil, string, json.Number, bool:
-	default:
-		return fmt.Errorf("agentstate: cannot encode a %T", v)
-	}
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return err
-	}
-	buf.Truncate(buf.Len() - 1) // the encoder's newline
-	return nil
-}
+func (o Object) MarshalJSON() ([]byte, error) { return Encode(o) }
 
 // Encode returns the compact JSON of v.
 func Encode(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	if err := writeValue(&buf, v); err != nil {
+	enc := jsontext.NewEncoder(&buf, encodeOptions)
+	if err := writeValue(enc, v); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// decodeJSON parses one JSON value into the ordered tree. A key given twice
-// keeps its first position and its last value (as JavaScript's JSON.parse).
+var encodeOptions = jsonv2.JoinOptions(
+	jsontext.AllowDuplicateNames(true), // an Object made by hand: written as it is
+	jsontext.PreserveRawStrings(true),  // legacyjson's escapes
+)
+
+func writeValue(enc *jsontext.Encoder, v any) error {
+	switch t := v.(type) {
+	case Object:
+		if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+			return err
+		}
+		for _, f := range t {
+			if err := writeScalar(enc, f.Key); err != nil {
+				return err
+			}
+			if err := writeValue(enc, f.Value); err != nil {
+				return err
+			}
+		}
+		return enc.WriteToken(jsontext.EndObject)
+	case []any:
+		if err := enc.WriteToken(jsontext.BeginArray); err != nil {
+			return err
+		}
+		for _, e := range t {
+			if err := writeValue(enc, e); err != nil {
+				return err
+			}
+		}
+		return enc.WriteToken(jsontext.EndArray)
+	}
+	return writeScalar(enc, v)
+}
+
+func writeScalar(enc *jsontext.Encoder, v any) error {
+	switch t := v.(type) {
+	case nil:
+		return enc.WriteToken(jsontext.Null)
+	case bool:
+		return enc.WriteToken(jsontext.Bool(t))
+	case string:
+		return enc.WriteValue(legacyjson.AppendQuote(nil, t))
+	case json.Number:
+		if k := jsontext.Value(t).Kind(); k != '0' || !jsontext.Value(t).IsValid() {
+			return fmt.Errorf("agentstate: invalid number literal %q", string(t))
+		}
+		return enc.WriteValue(jsontext.Value(t))
+	}
+	return fmt.Errorf("agentstate: cannot encode a %T", v)
+}
+
+// decodeJSON parses one JSON value into the ordered tree.
 func decodeJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
+	dec := jsontext.NewDecoder(bytes.NewReader(data), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
 	v, err := readValue(dec, 0)
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, io.ErrUnexpectedEOF
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, io.ErrUnexpectedEOF // as the previous releases said it
 		}
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	if _, err := dec.ReadToken(); err != io.EOF {
 		return nil, errors.New("trailing data after the JSON value")
 	}
 	return v, nil
@@ -149,58 +155,56 @@ func decodeJSON(data []byte) (any, error) {
 // MaxDepth bounds how deeply objects and arrays may nest.
 const MaxDepth = 64
 
-func readValue(dec *json.Decoder, depth int) (any, error) {
+func readValue(dec *jsontext.Decoder, depth int) (any, error) {
 	if depth > MaxDepth {
 		return nil, fmt.Errorf("JSON nested more than %d levels deep", MaxDepth)
 	}
-	tok, err := dec.Token()
+	tok, err := dec.ReadToken()
 	if err != nil {
 		return nil, err
 	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			var o Object
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key, ok := kt.(string)
-				if !ok {
-					return nil, errors.New("object key is not a string")
-				}
-				v, err := readValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				o.Set(key, v)
-			}
-			if _, err := dec.Token(); err != nil {
+	switch tok.Kind() {
+	case '{':
+		o := Object{}
+		for dec.PeekKind() != '}' {
+			kt, err := dec.ReadToken()
+			if err != nil {
 				return nil, err
 			}
-			if o == nil {
-				o = Object{}
-			}
-			return o, nil
-		case '[':
-			a := []any{}
-			for dec.More() {
-				v, err := readValue(dec, depth+1)
-				if err != nil {
-					return nil, err
-				}
-				a = append(a, v)
-			}
-			if _, err := dec.Token(); err != nil {
+			key := kt.String() // before the next read voids the token
+			v, err := readValue(dec, depth+1)
+			if err != nil {
 				return nil, err
 			}
-			return a, nil
+			o.Set(key, v)
 		}
-		return nil, fmt.Errorf("unexpected %v", t)
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		return o, nil
+	case '[':
+		a := []any{}
+		for dec.PeekKind() != ']' {
+			v, err := readValue(dec, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		if _, err := dec.ReadToken(); err != nil {
+			return nil, err
+		}
+		return a, nil
+	case '"':
+		return tok.String(), nil
+	case '0':
+		return json.Number(tok.String()), nil
+	case 't', 'f':
+		return tok.Bool(), nil
+	case 'n':
+		return nil, nil
 	}
-	return tok, nil
+	return nil, fmt.Errorf("unexpected %v", tok)
 }
 
 // DecodeObject parses data as a JSON object.

@@ -57,6 +57,10 @@ type Service interface {
 	// commit (a human decision).
 	Rollback(ctx context.Context, req wire.RollbackRequest) (*wire.PutResponse, error)
 
+	// Rebuild recovers a lost or corrupt ASDD manifest from its journal,
+	// else from a scan of the project's files (a human decision).
+	Rebuild(ctx context.Context, req wire.RebuildRequest) (*wire.RebuildResponse, error)
+
 	// Close releases what the service holds (not the store it was given).
 	Close() error
 }

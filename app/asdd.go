@@ -1,13 +1,12 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 
+	"github.com/custodian-dev/custodian/app/internal/manifestenc"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/asdd/effects"
 	"github.com/custodian-dev/custodian/reason"
@@ -33,12 +32,6 @@ func (l *Local) Manifest(ctx context.Context) (*asdd.Manifest, error) {
 	}
 	if err != nil {
 		return nil, err
-	}
-	if mm, ok := doc.Memo.(*manifestMemo); ok && doc.Value == nil {
-		// A held store hands out its memo: a copy keeps callers from
-		// changing the daemon's manifest.
-		raw := mm.e.Bytes()
-		doc.Value = raw
 	}
 	m, err := asdd.Decode(doc.Value)
 	if err != nil {
@@ -80,24 +73,26 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 		return nil, nil, err
 	}
 	_, create := op.(asdd.Init)
-	opts := []store.UpdateOption{store.WithMemo()}
+	uc := &updateCache{l: l}
+	opts := []store.UpdateOption{store.WithCache(uc)}
 	if create {
 		opts = append(opts, store.Create())
 	}
 	actor := actorPrefix + op.Actor()
 	var out *asdd.Outcome
-	var memo *manifestMemo
 	res, err := l.o.Store.Update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
-		var e *asdd.Encoded
-		exact := false
+		uc.next = nil
+		var e *manifestenc.Encoded
 		var m *asdd.Manifest
 		var finalizedWith *asdd.Config
-		if cur.Exists() {
-			de, ex, fcfg, err := l.encodedAt(cur)
+		if h := uc.current(cur); h != nil {
+			e, m, finalizedWith = h.e, h.e.Manifest, h.cfg
+		} else if cur.Exists() {
+			h, err := l.decodeHeld(cur)
 			if err != nil {
 				return store.Change{}, err
 			}
-			e, exact, m, finalizedWith = de, ex, de.Manifest, fcfg
+			e, m = h.e, h.e.Manifest
 		} else if !create {
 			return store.Change{}, errNoManifest
 		}
@@ -111,7 +106,7 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 		if err != nil {
 			return store.Change{}, err
 		}
-		var ne *asdd.Encoded
+		var ne *manifestenc.Encoded
 		var patch json.RawMessage
 		if e != nil {
 			// Only what the operation changed is encoded and validated;
@@ -123,7 +118,7 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 			if _, err := asdd.Encode(o.Manifest); err != nil {
 				return store.Change{}, err
 			}
-			if ne, err = asdd.NewEncoded(o.Manifest); err != nil {
+			if ne, err = manifestenc.NewEncoded(o.Manifest); err != nil {
 				return store.Change{}, err
 			}
 		}
@@ -136,12 +131,13 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 			events = append(events, store.Event{Type: e.Type, Data: data})
 		}
 		out = o
-		memo = &manifestMemo{e: ne, cfg: cfg}
-		ch := store.Change{Memo: memo, Actor: actor, Reason: o.Summary, Events: events}
-		if exact && patch != nil {
-			// The store applies the patch to its own copy and makes the
-			// bytes only if someone reads them.
-			ch.Lazy, ch.Patch = ne, patch
+		uc.next = &heldManifest{e: ne, cfg: cfg}
+		ch := store.Change{Actor: actor, Reason: o.Summary, Events: events}
+		if patch != nil {
+			// The store applies the patch to its own copy (in the daemon,
+			// its decoded one) and makes the bytes only if someone reads
+			// them.
+			ch.Patch = patch
 		} else {
 			ch.Value = ne.Bytes()
 		}
@@ -150,11 +146,9 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	if err != nil {
 		return nil, nil, err
 	}
-	if res.Changed && memo != nil {
-		l.noteRecent(res.Revision, memo.e)
-	}
-	// out.Manifest is shared with the memo the next operation starts from:
-	// it is never written after the commit (its revision is res.Revision).
+	// out.Manifest is shared with the held manifest the next operation
+	// starts from: it is never written after the commit (its revision is
+	// res.Revision).
 	resp := &wire.OpResponse{Revision: res.Revision, Committed: res.Changed, Summary: out.Summary, Events: out.Events, Verdict: out.Verdict}
 	_, reported := op.(asdd.ReportFailure) // an agent's report halts the slice
 	switch {
@@ -202,7 +196,7 @@ func (l *Local) applyEffects(effs []asdd.Effect) error {
 // approving.
 func (l *Local) observe(ctx context.Context, op asdd.Op, cfg *asdd.Config) (asdd.Op, error) {
 	switch op.(type) {
-	case asdd.Proposal, asdd.Quick, asdd.ReportFailure, asdd.Resolve, asdd.Approve, asdd.FlagDrift:
+	case asdd.Proposal, asdd.Quick, asdd.ReportFailure, asdd.Resolve, asdd.Approve, asdd.ClearReview, asdd.FlagDrift:
 	default:
 		return op, nil
 	}
@@ -307,6 +301,17 @@ func (l *Local) observe(ctx context.Context, op asdd.Op, cfg *asdd.Config) (asdd
 		}
 		o.Hashes = present(obs)
 		return o, nil
+	case asdd.ClearReview:
+		// The versions the reviewer accepts are the files as they are now.
+		o.Hashes = nil
+		if o.Slice != "" {
+			obs, err := sliceObserved(o.Slice)
+			if err != nil {
+				return nil, err
+			}
+			o.Hashes = present(obs)
+		}
+		return o, nil
 	case asdd.FlagDrift:
 		// Only paths that really drifted are flagged: the custodian
 		// compares them with what the manifest recorded.
@@ -378,185 +383,125 @@ func sliceOf(op asdd.Op, out *asdd.Outcome) string {
 	return ""
 }
 
-// manifestMemo is what the service commits with each manifest it makes
-// (store.Change.Memo): the manifest decoded and encoded (asdd.Encoded) and
-// the configuration asdd.Apply finalized it under. A store that keeps memos
-// (store/file in Hold mode, the daemon's) hands it to the next operation,
-// which then neither decodes the manifest nor has its bytes made: an
-// operation costs what it changes, not the size of the manifest. Never
-// changed once made.
-type manifestMemo struct {
-	e   *asdd.Encoded
+// heldManifest is the ASDD manifest of one revision, decoded and encoded
+// (manifestenc.Encoded), and the configuration asdd.Apply finalized it
+// under (nil: unknown). Local keeps the one of the latest revision it
+// committed or decoded (Local.held), so that the next operation neither
+// decodes the manifest nor has its bytes made: an operation costs what it
+// changes, not the size of the manifest. Never changed once made.
+//
+// It is reused only for the revision it was made for, and only while that
+// revision is the store's current one: the store says so under its commit
+// lock (store.Cache.Holds), or hands the current value with its revision.
+// A revision names one value for the life of a store (every commit makes a
+// new one), so a manifest made from revision r's value, or committed as
+// revision r, is revision r's.
+type heldManifest struct {
+	rev uint64
+	e   *manifestenc.Encoded
 	cfg *asdd.Config
 }
 
-// manifestCache keeps the last manifest decoded from a value that carried
-// no memo (a store without memos, or a value written by a human's PUT), so
-// that such a value is decoded once, not per operation. An entry is used
-// only for a document whose revision and bytes are exactly the ones it was
-// made from.
-type manifestCache struct {
-	mu  sync.Mutex
-	rev uint64
-	e   *asdd.Encoded
-	// exact is true when e's bytes are byte for byte the stored value, so
-	// a patch from them is a patch from the store's value.
-	exact bool
-}
-
-func (c *manifestCache) get(doc store.Document) (*asdd.Encoded, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.e == nil || c.rev != doc.Revision || !c.exact {
-		return nil, false
+// keep makes h the held manifest unless one of a later revision is held.
+func (l *Local) keep(h *heldManifest) {
+	for {
+		cur := l.held.Load()
+		if cur != nil && cur.rev >= h.rev {
+			return
+		}
+		if l.held.CompareAndSwap(cur, h) {
+			return
+		}
 	}
-	if !sameBytes(c.e, doc.Value) {
-		return nil, false
+}
+
+// updateCache is Local's store.Cache for one ASDD update: the store asks
+// it, under its commit lock, whether the held manifest is the current
+// revision's, and tells it the revision the update committed.
+type updateCache struct {
+	l    *Local
+	have *heldManifest // what Holds vouched for, for the run that follows
+	next *heldManifest // the manifest the update function proposed last
+}
+
+func (c *updateCache) Holds(rev uint64) bool {
+	c.have = nil
+	if h := c.l.held.Load(); h != nil && h.rev == rev {
+		c.have = h
 	}
-	return c.e, true
+	return c.have != nil
 }
 
-// at returns the cached manifest of revision rev for reading, exact or
-// not.
-func (c *manifestCache) at(rev uint64) (*asdd.Encoded, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.e, c.e != nil && c.rev == rev
-}
-
-func (c *manifestCache) put(rev uint64, e *asdd.Encoded, exact bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.rev, c.e, c.exact = rev, e, exact
-}
-
-// sameBytes reports whether e encodes to exactly v (trailing white space
-// aside), streaming e's bytes rather than making them.
-func sameBytes(e *asdd.Encoded, v []byte) bool {
-	v = bytes.TrimRight(v, " \t\r\n")
-	if e.Len() != len(v) {
-		return false
+func (c *updateCache) Committed(rev uint64) {
+	if c.next != nil {
+		c.next.rev = rev
+		c.l.keep(c.next)
 	}
-	c := &compareWriter{want: v}
-	if _, err := e.WriteTo(c); err != nil {
-		return false
-	}
-	return c.ok && len(c.want) == 0
 }
 
-// compareWriter checks that what is written to it is want, in order.
-type compareWriter struct {
-	want []byte
-	ok   bool
+// current returns the held manifest when it is cur's: the store vouched
+// for it (cur has no value), or cur's revision is the one it was made for.
+func (c *updateCache) current(cur store.Document) *heldManifest {
+	if cur.Value == nil && cur.Revision > 0 && c.have != nil && c.have.rev == cur.Revision {
+		return c.have
+	}
+	if h := c.l.held.Load(); cur.Value != nil && h != nil && h.rev == cur.Revision {
+		return h
+	}
+	return nil
 }
 
-var errDiffers = errors.New("differs")
-
-func (c *compareWriter) Write(p []byte) (int, error) {
-	if len(p) > len(c.want) || !bytes.Equal(p, c.want[:len(p)]) {
-		c.ok = false
-		return 0, errDiffers
-	}
-	c.want, c.ok = c.want[len(p):], true
-	return len(p), nil
-}
-
-// memoStore is what a store offers when it keeps memos: the latest durable
-// revision of a document and its memo, without making the value's bytes
-// (store/file in Hold mode).
-type memoStore interface {
-	Latest(ctx context.Context, key string) (rev uint64, memo any, ok bool)
-}
-
-// encodedAt returns the manifest of cur, decoded and encoded, whether its
-// bytes are exactly cur's, and the configuration asdd.Apply finalized it
-// under (nil: unknown).
-func (l *Local) encodedAt(cur store.Document) (*asdd.Encoded, bool, *asdd.Config, error) {
-	if mm, ok := cur.Memo.(*manifestMemo); ok {
-		return mm.e, true, mm.cfg, nil
-	}
-	if e, ok := l.asdd.get(cur); ok {
-		return e, true, nil, nil
-	}
+// decodeHeld decodes cur's manifest and keeps it as the held one.
+func (l *Local) decodeHeld(cur store.Document) (*heldManifest, error) {
 	m, err := asdd.Decode(cur.Value)
 	if err != nil {
-		return nil, false, nil, corrupt(err)
+		return nil, corrupt(err)
 	}
 	m.Revision = cur.Revision
-	e, err := asdd.NewEncoded(m)
+	e, err := manifestenc.NewEncoded(m)
 	if err != nil {
-		return nil, false, nil, reason.New(reason.CorruptState, "%s: %w", asdd.Key, err)
+		return nil, reason.New(reason.CorruptState, "%s: %w", asdd.Key, err)
 	}
-	exact := sameBytes(e, cur.Value)
-	l.asdd.put(cur.Revision, e, exact)
-	return e, exact, nil, nil
+	h := &heldManifest{rev: cur.Revision, e: e}
+	l.keep(h)
+	return h, nil
 }
 
 // Latest returns the latest committed manifest, encoded, and its revision:
-// from the store's memo when it keeps one, else decoded from the value.
-// The manifest is shared: callers must not change it.
-func (l *Local) Latest(ctx context.Context) (*asdd.Encoded, uint64, error) {
-	if ms, ok := l.o.Store.(memoStore); ok {
-		if rev, memo, ok := ms.Latest(ctx, asdd.Key); ok {
-			if mm, ok := memo.(*manifestMemo); ok {
-				return mm.e, rev, nil
+// the held one when the store says it is still current, else decoded from
+// the value. The manifest is shared: callers must not change it.
+func (l *Local) Latest(ctx context.Context) (*manifestenc.Encoded, uint64, error) {
+	var h *heldManifest
+	uc := &updateCache{l: l}
+	read := func() error {
+		_, err := l.o.Store.Update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
+			if h = uc.current(cur); h != nil {
+				return store.Change{}, nil
 			}
+			if !cur.Exists() {
+				return store.Change{}, errNoManifest
+			}
+			var err error
+			h, err = l.decodeHeld(cur)
+			return store.Change{}, err // commits nothing
+		}, store.WithCache(uc))
+		if reason.CodeOf(err) == reason.NotFound {
+			err = errNoManifest
 		}
+		return err
 	}
-	// One caller decodes a value with no memo; the others wait for its
-	// result instead of decoding the same manifest at once (a daemon's
-	// first operations on a large manifest).
-	l.decoding.Lock()
-	defer l.decoding.Unlock()
-	doc, err := l.o.Store.Get(ctx, asdd.Key)
-	if reason.CodeOf(err) == reason.NotFound || (err == nil && !doc.Exists()) {
-		err = errNoManifest
-	}
-	if err != nil {
+	if err := read(); err != nil {
 		return nil, 0, err
 	}
-	if mm, ok := doc.Memo.(*manifestMemo); ok {
-		return mm.e, doc.Revision, nil
-	}
-	if e, ok := l.asdd.at(doc.Revision); ok {
-		return e, doc.Revision, nil
-	}
-	e, _, _, err := l.encodedAt(doc)
-	if err != nil {
-		return nil, 0, err
-	}
-	return e, doc.Revision, nil
+	return h.e, h.rev, nil
 }
 
-// recentManifest is the manifest of the latest commit this service made.
-type recentManifest struct {
-	rev uint64
-	e   *asdd.Encoded
-}
-
-// noteRecent keeps e (revision rev) as the recent manifest unless a newer
-// one is kept.
-func (l *Local) noteRecent(rev uint64, e *asdd.Encoded) {
-	for {
-		cur := l.last.Load()
-		if cur != nil && cur.rev >= rev {
-			return
-		}
-		if l.last.CompareAndSwap(cur, &recentManifest{rev: rev, e: e}) {
-			return
-		}
+// recent returns a recent manifest for observation: the held one, else
+// the store's latest.
+func (l *Local) recent(ctx context.Context) (*manifestenc.Encoded, error) {
+	if h := l.held.Load(); h != nil {
+		return h.e, nil
 	}
-}
-
-// recent returns a recent manifest for observation: the latest this
-// service committed, else the store's latest.
-func (l *Local) recent(ctx context.Context) (*asdd.Encoded, error) {
-	if r := l.last.Load(); r != nil {
-		return r.e, nil
-	}
-	e, rev, err := l.Latest(ctx)
-	if err == nil {
-		l.noteRecent(rev, e)
-	}
+	e, _, err := l.Latest(ctx)
 	return e, err
 }

@@ -72,6 +72,8 @@ func (l *Local) UpdateCycle(ctx context.Context, req wire.CycleRequest) (*wire.C
 		return l.createCycle(ctx, req, actor)
 	case "put":
 		return l.putCycle(ctx, req, actor)
+	case "rebuild":
+		return l.rebuildCycle(ctx, req, actor)
 	}
 	if err := cycle.CheckID(req.ID); err != nil {
 		return nil, err

@@ -42,15 +42,13 @@ type Options struct {
 // CLI without a daemon, the runner, the monitor, and the daemon itself.
 // Safe for concurrent use.
 type Local struct {
-	o    Options
-	asdd manifestCache
+	o Options
 	// fx serializes file effects of this process (markers, notices, the
 	// failure log), so that concurrent commits cannot lose a row.
 	fx sync.Mutex
-	// decoding serializes Latest's decoding of a value without a memo.
-	decoding sync.Mutex
-	// last is the manifest of the latest ASDD commit this service made.
-	last atomic.Pointer[recentManifest]
+	// held is the ASDD manifest of the latest revision this service
+	// committed or decoded (see heldManifest).
+	held atomic.Pointer[heldManifest]
 }
 
 var _ Service = (*Local)(nil)

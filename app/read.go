@@ -60,10 +60,6 @@ func (l *Local) Doc(ctx context.Context, key string) (store.Document, error) {
 	if err != nil {
 		return store.Document{}, err
 	}
-	if mm, ok := doc.Memo.(*manifestMemo); ok && doc.Value == nil {
-		doc.Value = mm.e.Bytes()
-	}
-	doc.Memo = nil
 	return doc, nil
 }
 

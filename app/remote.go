@@ -90,6 +90,9 @@ func stripObservations(op asdd.Op) asdd.Op {
 	case asdd.Approve:
 		o.Hashes = nil
 		return o
+	case asdd.ClearReview:
+		o.Hashes = nil
+		return o
 	}
 	return op
 }

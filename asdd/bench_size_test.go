@@ -30,44 +30,6 @@ func sizedManifest(b *testing.B, n int) *asdd.Manifest {
 	return out.Manifest
 }
 
-// BenchmarkNextHeartbeat measures what the daemon does per heartbeat
-// besides the store: ApplyFinalized(Beat) on its latest manifest, then
-// Encoded.Next (changed parts encoded and validated, the patch; the
-// document's bytes are not made). Agents take turns, as in the daemon
-// benchmark. Its cost should barely grow with the number of slices.
-// apply-ns/op is the part spent in ApplyFinalized.
-func BenchmarkNextHeartbeat(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		b.Run(fmt.Sprintf("slices=%d", n), func(b *testing.B) {
-			cfg := asdd.DefaultConfig()
-			e, err := asdd.NewEncoded(sizedManifest(b, n))
-			if err != nil {
-				b.Fatal(err)
-			}
-			docBytes := e.Len()
-			var applyTime time.Duration
-			b.ReportAllocs()
-			for i := 0; b.Loop(); i++ {
-				done := i
-				op := asdd.Beat{Agent: cfg.Agents[i%len(cfg.Agents)].Name, Status: asdd.HeartbeatActive, Completed: &done}
-				start := time.Now()
-				out, err := asdd.ApplyFinalized(e.Manifest, op, cfg, benchNow.Add(time.Duration(i)*time.Second))
-				applyTime += time.Since(start)
-				if err != nil {
-					b.Fatal(err)
-				}
-				ne, patch, err := e.Next(out.Manifest)
-				if err != nil || patch == nil {
-					b.Fatalf("Next: patch %s, %v", patch, err)
-				}
-				e = ne
-			}
-			b.ReportMetric(float64(applyTime.Nanoseconds())/float64(b.N), "apply-ns/op")
-			b.ReportMetric(float64(docBytes), "doc-bytes")
-		})
-	}
-}
-
 // BenchmarkApplyFinalizedLock measures ApplyFinalized of an operation that
 // names and changes a slice (a lease renewed on the last slice): the slice
 // is found through the aggregate's index, but the slice list is copied

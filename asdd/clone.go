@@ -70,7 +70,7 @@ func deepCopy(v reflect.Value) reflect.Value {
 func (h *Heartbeat) clone() *Heartbeat {
 	c := *h
 	c.CurrentWave, c.TasksCompleted, c.TasksRemaining = clonePtr(h.CurrentWave), clonePtr(h.TasksCompleted), clonePtr(h.TasksRemaining)
-	c.Extra = h.Extra.clone()
+	c.Extra = h.Extra.Clone()
 	return &c
 }
 
@@ -80,18 +80,7 @@ func (c ProjectContext) clone() ProjectContext {
 	c.ProductGoals = slices.Clone(c.ProductGoals)
 	c.GlobalConfidenceScore = clonePtr(c.GlobalConfidenceScore)
 	c.NeedsHumanReview = slices.Clone(c.NeedsHumanReview)
-	c.Extra = c.Extra.clone()
-	return c
-}
-
-func (x Extra) clone() Extra {
-	if x == nil {
-		return nil
-	}
-	c := make(Extra, len(x))
-	for k, v := range x {
-		c[k] = slices.Clone(v)
-	}
+	c.Extra = c.Extra.Clone()
 	return c
 }
 

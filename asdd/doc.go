@@ -6,18 +6,26 @@
 // # Manifest
 //
 // Manifest, Slice, ChainEntry, Heartbeat… mirror the seed's JSON: members
-// these types do not know are kept (Extra) and written back unchanged.
+// these types do not know are kept (Extra, go-json-experiment/json's inline
+// jsontext.Value) and written back unchanged, in the order they were read,
+// after the known ones. The bytes are encoding/json's, as the previous
+// releases wrote them (json.go; testdata/encoding holds manifests they
+// wrote, which decode and encode unchanged).
 // Decode checks the embedded schema (Schema, draft 2020-12) before reading;
 // Encode checks it again before returning bytes to commit, so a value that
 // breaks the layout is never committed.
 //
 // # Rules
 //
-// Apply(manifest, op, config, now) runs one operation — Proposal,
+// Apply(manifest, op, config, now) runs one operation (tx.go; one file per
+// operation or family of them: propose.go, lock.go, heartbeat.go…) — Proposal,
 // AddSlice, Quick, LockSlice, UnlockSlice, Resolve, Approve, Beat, AddTask,
 // CompleteTask, ClearReview, FlagDrift, AgentTimeout, ReportFailure — on a copy of the manifest and
 // returns the next manifest with its events and file side effects, or a
-// *reason.Error and no change. Apply does no I/O; the caller commits the
+// *reason.Error and no change. On the daemon's manifest (ApplyFinalized)
+// an operation reads and copies only the slices it touches (finalize.go:
+// the aggregate, an index of ids), but for one copy of the list of slice
+// pointers. Apply does no I/O; the caller commits the
 // manifest through the store and then applies the effects (package
 // asdd/effects). An Outcome with a Verdict is a committed halt: the slice is
 // BLOCKED and the proposer is told why.

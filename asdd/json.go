@@ -1,109 +1,124 @@
 package asdd
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
-	"reflect"
-	"sort"
-	"strings"
-	"sync"
+	"errors"
+	"maps"
+	"slices"
+	"unicode/utf8"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
+	"github.com/custodian-dev/custodian/internal/legacyjson"
 )
 
-// Extra holds the members of a JSON object that the Go type does not know.
-// They are kept on decode and written back, after the known members and in
-// key order, on encode, so that a manifest written by other tools keeps
-// every field it had.
-type Extra map[string]json.RawMessage
+// Extra holds the members of a JSON object that its Go type does not know,
+// as the JSON object they make ({"name":value,…}; nil when there are
+// none), in the order they were read. go-json-experiment/json keeps them
+// (each manifest type's inline jsontext.Value field) and writes them back
+// after the known members, as they were read (white space aside), so that
+// a manifest written by other tools keeps every member it had.
+type Extra = jsontext.Value
 
-var knownCache sync.Map // reflect.Type -> map[string]int
+// The manifest's JSON is encoding/json's, as the previous releases wrote
+// and read it, through go-json-experiment/json:
+//
+//   - decodeOptions: member names match exactly (a member spelled
+//     differently is kept as unknown rather than folded into a field); a
+//     name given twice takes its last value; invalid UTF-8 reads as U+FFFD.
+//   - encodeOptions: encoding/json's Marshal — HTML characters and U+2028,
+//     U+2029 escaped, map keys sorted, nil lists and maps as null,
+//     omitempty leaving out false and 0, strings (and map keys) escaped as
+//     encoding/json escapes them (legacyjson); unknown members as read.
+var (
+	decodeOptions = jsonv2.JoinOptions(
+		jsontext.AllowDuplicateNames(true),
+		jsontext.AllowInvalidUTF8(true),
+	)
+	encodeOptions = jsonv2.JoinOptions(
+		jsontext.AllowDuplicateNames(true), // inside unknown members, as read
+		jsontext.AllowInvalidUTF8(true),
+		jsontext.EscapeForHTML(true),
+		jsontext.EscapeForJS(true),
+		jsontext.PreserveRawStrings(true),
+		jsonv2.Deterministic(true),
+		jsonv2.FormatNilSliceAsNull(true),
+		jsonv2.FormatNilMapAsNull(true),
+		jsonv1.OmitEmptyWithLegacySemantics(true),
+		jsonv2.WithMarshalers(jsonv2.JoinMarshalers(legacyjson.Strings[string](),
+			legacyKeys[string](), legacyKeys[int](), legacyKeys[float64](), legacyKeys[*Heartbeat](), legacyKeys[any]())),
+	)
+)
 
-// knownFields maps the JSON member names of struct type t's fields to the
-// fields' indexes.
-func knownFields(t reflect.Type) map[string]int {
-	if v, ok := knownCache.Load(t); ok {
-		return v.(map[string]int)
+// Marshal encodes v — a manifest or any part of one — as the manifest
+// file holds it (compact): byte for byte what encoding/json's Marshal
+// writes.
+func Marshal(v any) ([]byte, error) { return jsonv2.Marshal(v, encodeOptions) }
+
+// MarshalUnknown returns the members of x as they follow a manifest's
+// known members: `,"name":value` each, in order ("" for none).
+func MarshalUnknown(x Extra) ([]byte, error) {
+	if len(x) == 0 {
+		return nil, nil
 	}
-	keys := map[string]int{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		if tag == "-" || !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(tag, ",")
-		if name == "" {
-			name = f.Name
-		}
-		keys[name] = i
-	}
-	knownCache.Store(t, keys)
-	return keys
-}
-
-// decodeWithExtra decodes the JSON object data into plain (a pointer to a
-// method-less alias of the struct) and returns the members it does not
-// know. Each member is parsed once here (nested objects once more by their
-// own decoder), and names match exactly: a member spelled differently is
-// kept as unknown rather than folded into a field.
-func decodeWithExtra(data []byte, plain any) (Extra, error) {
-	var all map[string]json.RawMessage
-	if err := json.Unmarshal(data, &all); err != nil {
+	b, err := jsonv2.Marshal(&struct {
+		X Extra `json:",inline"`
+	}{x}, encodeOptions)
+	if err != nil || len(b) <= 2 {
 		return nil, err
 	}
-	v := reflect.ValueOf(plain).Elem()
-	known := knownFields(v.Type())
-	var extra Extra
-	for k, raw := range all {
-		i, ok := known[k]
-		if !ok {
-			if extra == nil {
-				extra = Extra{}
-			}
-			extra[k] = raw
-			continue
-		}
-		if err := json.Unmarshal(raw, v.Field(i).Addr().Interface()); err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-	}
-	return extra, nil
+	b[0] = ','
+	return b[:len(b)-1], nil
 }
 
-// encodeWithExtra encodes plain and appends the extra members.
-func encodeWithExtra(plain any, extra Extra) ([]byte, error) {
-	b, err := json.Marshal(plain)
+// marshalTo writes plain (a method-less copy of a manifest type) to enc:
+// with enc's options when they are the manifest's (its own Marshal,
+// Encode), else as Marshal writes it (another caller's encoder, as
+// encoding/json's would call MarshalJSON).
+func marshalTo(enc *jsontext.Encoder, plain any) error {
+	opts := enc.Options()
+	if html, _ := jsonv2.GetOption(opts, jsontext.EscapeForHTML); html {
+		if legacy, _ := jsonv2.GetOption(opts, jsonv1.OmitEmptyWithLegacySemantics); legacy {
+			return jsonv2.MarshalEncode(enc, plain)
+		}
+	}
+	b, err := jsonv2.Marshal(plain, encodeOptions)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if len(extra) == 0 {
-		return b, nil
-	}
-	keys := make([]string, 0, len(extra))
-	for k := range extra {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var buf bytes.Buffer
-	buf.Write(b[:len(b)-1]) // without the closing brace
-	first := len(b) == 2    // "{}"
-	for _, k := range keys {
-		if !first {
-			buf.WriteByte(',')
+	return enc.WriteValue(b)
+}
+
+// unmarshal decodes data into plain as Decode reads a manifest.
+func unmarshal(data []byte, plain any) error { return jsonv2.Unmarshal(data, plain, decodeOptions) }
+
+// legacyKeys writes a map whose keys are not all valid UTF-8 as
+// encoding/json does (an invalid byte as the escape \ufffd); any other map
+// is the library's to write.
+func legacyKeys[V any]() *jsonv2.Marshalers {
+	return jsonv2.MarshalToFunc(func(enc *jsontext.Encoder, m map[string]V) error {
+		valid := true
+		for k := range m {
+			if !utf8.ValidString(k) {
+				valid = false
+				break
+			}
 		}
-		first = false
-		kb, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
+		if valid {
+			return errors.ErrUnsupported
 		}
-		buf.Write(kb)
-		buf.WriteByte(':')
-		v := extra[k]
-		if !json.Valid(v) {
-			return nil, fmt.Errorf("unknown member %q holds invalid JSON", k)
+		if err := enc.WriteToken(jsontext.BeginObject); err != nil {
+			return err
 		}
-		buf.Write(v)
-	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+		for _, k := range slices.Sorted(maps.Keys(m)) {
+			if err := enc.WriteValue(legacyjson.AppendQuote(nil, k)); err != nil {
+				return err
+			}
+			if err := jsonv2.MarshalEncode(enc, m[k]); err != nil {
+				return err
+			}
+		}
+		return enc.WriteToken(jsontext.EndObject)
+	})
 }

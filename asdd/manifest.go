@@ -1,15 +1,14 @@
 package asdd
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/custodian-dev/custodian/internal/jsonenc"
 	"slices"
-	"strconv"
 	"strings"
 
+	"github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/custodian-dev/custodian/reason"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Key is the store key (and the path relative to the project root) of the
@@ -31,7 +30,7 @@ type Manifest struct {
 	// Revision is the store revision of this value: +1 per commit.
 	Revision uint64 `json:"revision"`
 
-	Extra Extra `json:"-"`
+	Extra Extra `json:",inline"`
 
 	// agg is kept by Apply and ApplyFinalized for the next ApplyFinalized;
 	// nil on a manifest they did not make. Never serialized.
@@ -48,7 +47,7 @@ type ProjectContext struct {
 	// NeedsHumanReview lists project fields a rebuild guessed.
 	NeedsHumanReview []string `json:"needs_human_review,omitempty"`
 
-	Extra Extra `json:"-"`
+	Extra Extra `json:",inline"`
 }
 
 // Slice is one entry of the manifest's slices: the seed's fields, the block
@@ -129,7 +128,7 @@ type Slice struct {
 	CreatedAt        string   `json:"created_at,omitempty"`
 	UpdatedAt        string   `json:"updated_at,omitempty"`
 
-	Extra Extra `json:"-"`
+	Extra Extra `json:",inline"`
 }
 
 // ChainEntry is one confidence-chain entry: one agent, one attempt.
@@ -148,7 +147,7 @@ type ChainEntry struct {
 	Artifacts          map[string]string `json:"artifacts,omitempty"`
 	Trace              string            `json:"trace,omitempty"`
 
-	Extra Extra `json:"-"`
+	Extra Extra `json:",inline"`
 }
 
 // Chain entry outcomes.
@@ -172,7 +171,7 @@ type Lock struct {
 	// when that escalation is resolved.
 	Escalation string `json:"escalation,omitempty"`
 
-	Extra Extra `json:"-"`
+	Extra Extra `json:",inline"`
 }
 
 // SignOff is one role's approval of a halted slice.
@@ -199,7 +198,7 @@ type Task struct {
 	ClaimedAt   string `json:"claimed_at,omitempty"`
 	CompletedAt string `json:"completed_at,omitempty"`
 
-	Extra Extra `json:"-"`
+	Extra Extra `json:",inline"`
 }
 
 // Assumption is one assumption of assumptions-first discovery.
@@ -337,7 +336,7 @@ type Heartbeat struct {
 	RetryRequestedAt string `json:"retry_requested_at,omitempty"`
 	EscalatedAt      string `json:"escalated_at,omitempty"`
 
-	Extra Extra `json:"-"`
+	Extra Extra `json:",inline"`
 }
 
 // Heartbeat statuses the custodian writes; others are kept as given.
@@ -365,56 +364,66 @@ type (
 	plainHeartbeat  Heartbeat
 )
 
+// Each type of the manifest that keeps unknown members has the methods of
+// both encoding/json and go-json-experiment/json, so that either writes
+// and reads it as Marshal and Decode do; they hand the work to the library
+// through the method-less copy of the type.
+
 // UnmarshalJSON decodes a manifest and keeps unknown members.
-func (m *Manifest) UnmarshalJSON(b []byte) error {
-	var p plainManifest
-	x, err := decodeWithExtra(b, &p)
-	if err != nil {
-		return err
-	}
-	p.Extra = x
-	*m = Manifest(p)
-	return nil
+func (m *Manifest) UnmarshalJSON(b []byte) error { return unmarshal(b, m) }
+
+// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
+func (m *Manifest) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*m = Manifest{}
+	return jsonv2.UnmarshalDecode(dec, (*plainManifest)(m))
 }
 
 // MarshalJSON encodes a manifest with its unknown members.
-func (m Manifest) MarshalJSON() ([]byte, error) {
-	p := plainManifest(m)
-	if p.Slices == nil {
-		p.Slices = []*Slice{}
+func (m Manifest) MarshalJSON() ([]byte, error) { return Marshal(&m) }
+
+// MarshalJSONTo implements jsonv2.MarshalerTo. A manifest's slices and
+// heartbeats are written as [] and {} when it has none.
+func (m *Manifest) MarshalJSONTo(enc *jsontext.Encoder) error {
+	p := (*plainManifest)(m)
+	if m.Slices == nil || m.AgentHeartbeats == nil {
+		c := *p
+		if c.Slices == nil {
+			c.Slices = []*Slice{}
+		}
+		if c.AgentHeartbeats == nil {
+			c.AgentHeartbeats = map[string]*Heartbeat{}
+		}
+		p = &c
 	}
-	if p.AgentHeartbeats == nil {
-		p.AgentHeartbeats = map[string]*Heartbeat{}
-	}
-	return encodeWithExtra(p, m.Extra)
+	return marshalTo(enc, p)
 }
 
 // UnmarshalJSON decodes the project context and keeps unknown members.
-func (c *ProjectContext) UnmarshalJSON(b []byte) error {
-	var p plainContext
-	x, err := decodeWithExtra(b, &p)
-	if err != nil {
-		return err
-	}
-	p.Extra = x
-	*c = ProjectContext(p)
-	return nil
+func (c *ProjectContext) UnmarshalJSON(b []byte) error { return unmarshal(b, c) }
+
+// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
+func (c *ProjectContext) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*c = ProjectContext{}
+	return jsonv2.UnmarshalDecode(dec, (*plainContext)(c))
 }
 
 // MarshalJSON encodes the project context with its unknown members.
-func (c ProjectContext) MarshalJSON() ([]byte, error) {
-	return encodeWithExtra(plainContext(c), c.Extra)
+func (c ProjectContext) MarshalJSON() ([]byte, error) { return Marshal(&c) }
+
+// MarshalJSONTo implements jsonv2.MarshalerTo.
+func (c *ProjectContext) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return marshalTo(enc, (*plainContext)(c))
 }
 
 // UnmarshalJSON decodes a slice and keeps unknown members.
-func (s *Slice) UnmarshalJSON(b []byte) error {
-	var p plainSlice
-	x, err := decodeWithExtra(b, &p)
-	if err != nil {
+func (s *Slice) UnmarshalJSON(b []byte) error { return unmarshal(b, s) }
+
+// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
+func (s *Slice) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*s = Slice{}
+	if err := jsonv2.UnmarshalDecode(dec, (*plainSlice)(s)); err != nil {
 		return err
 	}
-	p.Extra = x
-	*s = Slice(p)
 	s.migrateChain()
 	return nil
 }
@@ -480,105 +489,73 @@ func (s *Slice) DuplicateChainAgents() []string {
 // MarshalJSON encodes a slice with its unknown members. The seed's list
 // members (confidence_chain, blockers…) are written when they exist, even
 // empty, and left out when the slice never had them.
-func (s Slice) MarshalJSON() ([]byte, error) {
-	return encodeWithExtra(plainSlice(s), s.Extra)
-}
+func (s Slice) MarshalJSON() ([]byte, error) { return Marshal(&s) }
+
+// MarshalJSONTo implements jsonv2.MarshalerTo.
+func (s *Slice) MarshalJSONTo(enc *jsontext.Encoder) error { return marshalTo(enc, (*plainSlice)(s)) }
 
 // UnmarshalJSON decodes a chain entry and keeps unknown members.
-func (e *ChainEntry) UnmarshalJSON(b []byte) error {
-	var p plainChainEntry
-	x, err := decodeWithExtra(b, &p)
-	if err != nil {
-		return err
-	}
-	p.Extra = x
-	*e = ChainEntry(p)
-	return nil
+func (e *ChainEntry) UnmarshalJSON(b []byte) error { return unmarshal(b, e) }
+
+// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
+func (e *ChainEntry) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*e = ChainEntry{}
+	return jsonv2.UnmarshalDecode(dec, (*plainChainEntry)(e))
 }
 
 // MarshalJSON encodes a chain entry with its unknown members.
-func (e ChainEntry) MarshalJSON() ([]byte, error) {
-	return encodeWithExtra(plainChainEntry(e), e.Extra)
+func (e ChainEntry) MarshalJSON() ([]byte, error) { return Marshal(&e) }
+
+// MarshalJSONTo implements jsonv2.MarshalerTo.
+func (e *ChainEntry) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return marshalTo(enc, (*plainChainEntry)(e))
 }
 
 // UnmarshalJSON decodes a lock and keeps unknown members.
-func (l *Lock) UnmarshalJSON(b []byte) error {
-	var p plainLock
-	x, err := decodeWithExtra(b, &p)
-	if err != nil {
-		return err
-	}
-	p.Extra = x
-	*l = Lock(p)
-	return nil
+func (l *Lock) UnmarshalJSON(b []byte) error { return unmarshal(b, l) }
+
+// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
+func (l *Lock) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*l = Lock{}
+	return jsonv2.UnmarshalDecode(dec, (*plainLock)(l))
 }
 
 // MarshalJSON encodes a lock with its unknown members.
-func (l Lock) MarshalJSON() ([]byte, error) { return encodeWithExtra(plainLock(l), l.Extra) }
+func (l Lock) MarshalJSON() ([]byte, error) { return Marshal(&l) }
+
+// MarshalJSONTo implements jsonv2.MarshalerTo.
+func (l *Lock) MarshalJSONTo(enc *jsontext.Encoder) error { return marshalTo(enc, (*plainLock)(l)) }
 
 // UnmarshalJSON decodes a task and keeps unknown members.
-func (t *Task) UnmarshalJSON(b []byte) error {
-	var p plainTask
-	x, err := decodeWithExtra(b, &p)
-	if err != nil {
-		return err
-	}
-	p.Extra = x
-	*t = Task(p)
-	return nil
+func (t *Task) UnmarshalJSON(b []byte) error { return unmarshal(b, t) }
+
+// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
+func (t *Task) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*t = Task{}
+	return jsonv2.UnmarshalDecode(dec, (*plainTask)(t))
 }
 
 // MarshalJSON encodes a task with its unknown members.
-func (t Task) MarshalJSON() ([]byte, error) { return encodeWithExtra(plainTask(t), t.Extra) }
+func (t Task) MarshalJSON() ([]byte, error) { return Marshal(&t) }
+
+// MarshalJSONTo implements jsonv2.MarshalerTo.
+func (t *Task) MarshalJSONTo(enc *jsontext.Encoder) error { return marshalTo(enc, (*plainTask)(t)) }
 
 // UnmarshalJSON decodes a heartbeat and keeps unknown members.
-func (h *Heartbeat) UnmarshalJSON(b []byte) error {
-	var p plainHeartbeat
-	x, err := decodeWithExtra(b, &p)
-	if err != nil {
-		return err
-	}
-	p.Extra = x
-	*h = Heartbeat(p)
-	return nil
+func (h *Heartbeat) UnmarshalJSON(b []byte) error { return unmarshal(b, h) }
+
+// UnmarshalJSONFrom implements jsonv2.UnmarshalerFrom.
+func (h *Heartbeat) UnmarshalJSONFrom(dec *jsontext.Decoder) error {
+	*h = Heartbeat{}
+	return jsonv2.UnmarshalDecode(dec, (*plainHeartbeat)(h))
 }
 
 // MarshalJSON encodes a heartbeat with its unknown members.
-func (h Heartbeat) MarshalJSON() ([]byte, error) {
-	if len(h.Extra) == 0 {
-		return appendHeartbeat(nil, &h), nil
-	}
-	return encodeWithExtra(plainHeartbeat(h), h.Extra)
-}
+func (h Heartbeat) MarshalJSON() ([]byte, error) { return Marshal(&h) }
 
-// appendHeartbeat appends a heartbeat without unknown members as
-// json.Marshal encodes it (a heartbeat is encoded at every beat).
-func appendHeartbeat(b []byte, h *Heartbeat) []byte {
-	b = append(b, `{"last_execution":`...)
-	b = jsonenc.String(b, h.LastExecution)
-	b = append(b, `,"status":`...)
-	b = jsonenc.String(b, h.Status)
-	if h.CurrentSlice != "" {
-		b = append(b, `,"current_slice":`...)
-		b = jsonenc.String(b, h.CurrentSlice)
-	}
-	for _, f := range [...]struct {
-		name string
-		v    *int
-	}{{`,"current_wave":`, h.CurrentWave}, {`,"tasks_completed":`, h.TasksCompleted}, {`,"tasks_remaining":`, h.TasksRemaining}} {
-		if f.v != nil {
-			b = strconv.AppendInt(append(b, f.name...), int64(*f.v), 10)
-		}
-	}
-	if h.RetryRequestedAt != "" {
-		b = append(b, `,"retry_requested_at":`...)
-		b = jsonenc.String(b, h.RetryRequestedAt)
-	}
-	if h.EscalatedAt != "" {
-		b = append(b, `,"escalated_at":`...)
-		b = jsonenc.String(b, h.EscalatedAt)
-	}
-	return append(b, '}')
+// MarshalJSONTo implements jsonv2.MarshalerTo.
+func (h *Heartbeat) MarshalJSONTo(enc *jsontext.Encoder) error {
+	return marshalTo(enc, (*plainHeartbeat)(h))
 }
 
 // New returns an empty manifest.
@@ -594,8 +571,7 @@ func Decode(raw []byte) (*Manifest, error) {
 		return nil, err
 	}
 	var m Manifest
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&m); err != nil {
+	if err := unmarshal(raw, &m); err != nil {
 		return nil, reason.New(reason.InvalidInput, "manifest: %v", err)
 	}
 	if m.Slices == nil {
@@ -620,7 +596,7 @@ func Decode(raw []byte) (*Manifest, error) {
 // Encode renders m as indented JSON and checks it against the schema: a
 // value that does not pass is never returned for commit.
 func Encode(m *Manifest) ([]byte, error) {
-	raw, err := json.MarshalIndent(m, "", "  ")
+	raw, err := jsonv2.Marshal(m, encodeOptions, jsontext.Multiline(true), jsontext.WithIndent("  "))
 	if err != nil {
 		return nil, fmt.Errorf("encode manifest: %w", err)
 	}
@@ -632,10 +608,12 @@ func Encode(m *Manifest) ([]byte, error) {
 
 // Slice returns the slice with the given id, or nil.
 func (m *Manifest) Slice(id string) *Slice {
-	for _, s := range m.Slices {
-		if s.SliceID == id {
-			return s
-		}
+	var ids *sliceIndex
+	if a := m.agg; a != nil && sameList(a.list, m.Slices) {
+		ids = a.ids // the daemon's manifest: no reading of every id
+	}
+	if i := ids.find(m.Slices, id); i >= 0 {
+		return m.Slices[i]
 	}
 	return nil
 }

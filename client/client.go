@@ -291,7 +291,9 @@ func (c *Client) Update(ctx context.Context, key string, fn store.UpdateFunc, op
 		if ch.Empty() {
 			return store.Result{Document: cur}, nil
 		}
-		ch.Value = ch.Bytes()
+		if ch, err = ch.Resolve(cur.Value); err != nil {
+			return store.Result{}, err
+		}
 		res, err := c.Put(ctx, key, cur, ch, o.Create)
 		if reason.CodeOf(err) == reason.Conflict && o.IfRevision == nil {
 			continue
@@ -573,4 +575,13 @@ func ReadEvent(br *bufio.Reader, ev *Event) (bool, error) {
 			data = append(data, append([]byte(nil), value...))
 		}
 	}
+}
+
+// Rebuild asks the daemon to rebuild the ASDD manifest (a human action).
+func (c *Client) Rebuild(ctx context.Context, req wire.RebuildRequest) (*wire.RebuildResponse, error) {
+	var out wire.RebuildResponse
+	if err := c.post(ctx, "/v1/rebuild", req, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
 }

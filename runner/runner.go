@@ -23,9 +23,9 @@ import (
 )
 
 // State is the runner's access to the custodian: read the committed
-// manifest, commit an operation (asdd.Apply in a store update, then the
+// manifest, commit an operation (the application layer's rules, commit and
 // file effects), hash artifacts. The CLI implements it on the project's
-// store; tests use an in-memory one.
+// application layer (app.Service); tests use an in-memory one.
 type State interface {
 	// Manifest returns the latest committed manifest.
 	Manifest(ctx context.Context) (*asdd.Manifest, error)

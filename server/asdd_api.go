@@ -46,6 +46,10 @@ func (s *Server) stateOp(w http.ResponseWriter, r *http.Request) { serveOp(s, w,
 // cycleOp runs one operation on a dev cycle (POST /v1/cycle).
 func (s *Server) cycleOp(w http.ResponseWriter, r *http.Request) { serveOp(s, w, r, s.app.UpdateCycle) }
 
+// rebuild rebuilds the ASDD manifest from its journal or the project's
+// files (POST /v1/rebuild, a human decision).
+func (s *Server) rebuild(w http.ResponseWriter, r *http.Request) { serveOp(s, w, r, s.app.Rebuild) }
+
 // serveOp decodes a request of type Req, runs it through the application
 // layer and answers its response: the door of every document operation.
 func serveOp[Req, Resp any](s *Server, w http.ResponseWriter, r *http.Request, run func(context.Context, Req) (*Resp, error)) {

@@ -7,7 +7,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
 )
 
 // Metrics are the daemon's Prometheus metrics. The file store reports its
@@ -58,10 +57,6 @@ func (m *Metrics) ObserveSync(commits int, bytes int64, took time.Duration) {
 	m.batch.Observe(float64(commits))
 	m.journalBytes.Add(float64(bytes))
 	m.syncSecs.Observe(took.Seconds())
-}
-
-func (s *Server) observeCommit(start time.Time, res store.Result, err error) {
-	s.m.ObserveCommit(start, res.Changed, err)
 }
 
 func (s *Server) observeOp(start time.Time, changed bool, err error) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/custodian-dev/custodian/server"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 // The checked-in OpenAPI document describes exactly the routes the server
@@ -52,5 +53,17 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 	if !slices.Equal(names, server.ASDDOps()) {
 		t.Fatalf("openapi.json lists operations %v, the server runs %v", names, server.ASDDOps())
+	}
+	// POST /v1/cycle names its operations in its description.
+	var cyc struct {
+		Description string `json:"description"`
+	}
+	if err := json.Unmarshal(doc.Paths["/v1/cycle"]["post"], &cyc); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range wire.CycleOps() {
+		if !regexp.MustCompile(`[(, ]` + regexp.QuoteMeta(op) + `[ ,)]`).MatchString(cyc.Description) {
+			t.Errorf("openapi.json's /v1/cycle does not name operation %q: %s", op, cyc.Description)
+		}
 	}
 }

@@ -193,6 +193,7 @@ func (s *Server) routes() {
 	s.route("POST /v1/state", http.HandlerFunc(s.stateOp))
 	s.route("POST /v1/cycle", http.HandlerFunc(s.cycleOp))
 	s.route("POST /v1/rollback", http.HandlerFunc(s.rollback))
+	s.route("POST /v1/rebuild", http.HandlerFunc(s.rebuild))
 	s.route("POST /v1/jq", http.HandlerFunc(s.applyJQ))
 	s.route("GET /v1/asdd/slices/{id}", http.HandlerFunc(s.getSlice))
 	s.route("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))

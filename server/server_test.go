@@ -59,10 +59,7 @@ func startWith(t *testing.T, o server.Options, _ []byte) *daemon {
 
 func startIn(t testing.TB, dir string, o server.Options) *daemon {
 	t.Helper()
-	// Tests check every patch the daemon sends against its value;
-	// benchmarks measure without the check.
-	_, isBench := t.(*testing.B)
-	st, err := file.Open(dir, file.Options{Hold: true, SnapshotInterval: 10 * time.Millisecond, CheckPatches: !isBench})
+	st, err := file.Open(dir, file.Options{Hold: true, SnapshotInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

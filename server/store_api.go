@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/wire"
@@ -112,48 +113,23 @@ func (s *Server) putDoc(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	switch {
-	case (req.Value == nil) == (req.Patch == nil):
-		writeError(w, reason.New(reason.InvalidInput, "give exactly one of value and patch"))
-		return
-	case req.Patch != nil && !cas:
-		writeError(w, reason.New(reason.InvalidInput, "a patch needs If-Match: the revision it applies to"))
-		return
-	}
-	var opts []store.UpdateOption
+	put := app.PutDocument{Key: key, PutRequest: req}
 	if cas {
-		opts = append(opts, store.IfRevision(base))
+		put.IfRevision = &base
 	}
 	if c := r.URL.Query().Get("create"); c == "1" || c == "true" {
-		opts = append(opts, store.Create())
+		put.Create = true
 	}
+	// The application layer commits it, checking the document's own rules.
 	start := time.Now()
-	res, err := s.st.Update(r.Context(), key, func(cur store.Document) (store.Change, error) {
-		v := []byte(req.Value)
-		if req.Patch != nil {
-			p, err := store.ApplyPatch(cur.Value, req.Patch)
-			if err != nil {
-				return store.Change{}, reason.New(reason.InvalidInput, "%v", err)
-			}
-			if p == nil {
-				return store.Change{}, reason.New(reason.InvalidInput, "a patch may not remove the whole document")
-			}
-			v = p
-		}
-		// A raw write obeys the document's domain (its schema, an
-		// append-only history) as a rollback does.
-		if err := s.app.Rules().Validate(key, cur.Value, v); err != nil {
-			return store.Change{}, err
-		}
-		return store.Change{Value: v, Actor: req.Actor, Reason: req.Reason, Events: req.Events}, nil
-	}, opts...)
-	s.observeCommit(start, res, err)
+	res, err := s.app.Put(r.Context(), put)
+	s.observeOp(start, res != nil && res.Changed, err)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	w.Header().Set("ETag", strconv.Quote(strconv.FormatUint(res.Revision, 10)))
-	writeJSON(w, http.StatusOK, wire.PutResponse{Document: res.Document, Changed: res.Changed, Record: res.Record})
+	writeJSON(w, http.StatusOK, res)
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) {

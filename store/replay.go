@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // Replay rebuilds a document value by applying records in order to base (the
@@ -15,20 +16,20 @@ import (
 //
 // The cost is one decode of base, the patches themselves, one canonical
 // hash per record with a sum (encoding only what changed since the last
-// one; see SumCache), and one pass over the bytes at the end: base is
+// one; see jsonval.SumCache), and one pass over the bytes at the end: base is
 // decoded once and each record's patch is applied to the decoded tree
-// (PatchTree), so the many records of a crash recovery do not each parse,
-// re-encode and hash the whole document. A patch PatchTree does not apply
+// (jsonval.PatchTree), so the many records of a crash recovery do not each parse,
+// re-encode and hash the whole document. A patch jsonval.PatchTree does not apply
 // (operations other than add, replace and remove, or edge cases it refuses)
-// goes through the byte-level ApplyPatch for that record — slower, same
+// goes through the byte-level jsonval.ApplyPatch for that record — slower, same
 // result — and so does a base that does not decode.
 //
 // The result keeps base's member order: it is base (or, after a
 // whole-document replace such as revision 1's, that value's bytes) with
-// the difference to the final tree applied by ApplyPatch. It is the same
+// the difference to the final tree applied by jsonval.ApplyPatch. It is the same
 // value, with the same canonical sum, as applying every record to the
 // bytes in turn (except where that went wrong: the patch library ignores
-// an operation whose path goes through a member named "", PatchTree
+// an operation whose path goes through a member named "", jsonval.PatchTree
 // applies it), but member order can differ from that: members the records
 // added to an object come after its own in key order rather than in the
 // order of their records, a member removed and added again keeps its old
@@ -65,7 +66,7 @@ type Replayer struct {
 // start makes base the value before the first record; false if it is not
 // a JSON value.
 func (p *Replayer) start(base []byte) bool {
-	t, err := decode(base)
+	t, err := jsonval.Decode(base)
 	if err != nil {
 		return false
 	}
@@ -97,7 +98,7 @@ func (p *Replayer) Value() ([]byte, error) {
 
 // replayLimits lets Replay apply to trees whatever the byte path would
 // apply: what a journal holds was within the limits when it was written.
-var replayLimits = Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}
+var replayLimits = jsonval.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}
 
 // replayer is the state of one Replay: the current tree, and the bytes
 // (anchor) the final value is made from, with their tree.
@@ -106,14 +107,14 @@ type replayer struct {
 	tree       any
 	anchor     []byte // nil exactly when !exists
 	anchorTree any
-	sums       SumCache
+	sums       jsonval.SumCache
 }
 
 // apply applies one record to the tree and checks its sum.
 func (r *replayer) apply(rec *Record) error {
 	applied := false
 	if r.exists && exactOpKeys(rec.Patch) {
-		if next, err := PatchTree(r.tree, rec.Patch, replayLimits); err == nil {
+		if next, err := jsonval.PatchTree(r.tree, rec.Patch, replayLimits); err == nil {
 			r.tree, applied = next, true
 		}
 	}
@@ -143,22 +144,22 @@ func (r *replayer) apply(rec *Record) error {
 }
 
 // wholeDocument returns the patch's operation when it is the single
-// whole-document add, replace or remove that ApplyPatch handles itself.
-func wholeDocument(patch []byte) (rootOp, bool) {
-	var ops []rootOp
+// whole-document add, replace or remove that jsonval.ApplyPatch handles itself.
+func wholeDocument(patch []byte) (jsonval.RootOp, bool) {
+	var ops []jsonval.RootOp
 	if err := json.Unmarshal(patch, &ops); err != nil || len(ops) != 1 || ops[0].Path != "" {
-		return rootOp{}, false
+		return jsonval.RootOp{}, false
 	}
 	switch ops[0].Op {
 	case "add", "replace", "remove":
 		return ops[0], true
 	}
-	return rootOp{}, false
+	return jsonval.RootOp{}, false
 }
 
-// replaceAll applies a whole-document operation as ApplyPatch does; the new
+// replaceAll applies a whole-document operation as jsonval.ApplyPatch does; the new
 // value's bytes become the anchor.
-func (r *replayer) replaceAll(op rootOp) error {
+func (r *replayer) replaceAll(op jsonval.RootOp) error {
 	if op.Op == "remove" || op.Value == nil || (string(op.Value) == "null" && !r.exists) {
 		r.exists, r.tree, r.anchor, r.anchorTree = false, nil, nil, nil
 		return nil
@@ -172,17 +173,17 @@ func (r *replayer) replaceAll(op rootOp) error {
 }
 
 // applyBytes applies a patch through the byte path: the tree's canonical
-// form, ApplyPatch, and a decode of the result. The anchor stays: the final
+// form, jsonval.ApplyPatch, and a decode of the result. The anchor stays: the final
 // difference is taken from it whatever path the records took.
 func (r *replayer) applyBytes(patch []byte) error {
 	var cur []byte
 	if r.exists {
 		var err error
-		if cur, err = canonicalJSON(r.tree); err != nil {
+		if cur, err = jsonval.CanonicalJSON(r.tree); err != nil {
 			return err
 		}
 	}
-	out, err := ApplyPatch(cur, patch)
+	out, err := jsonval.ApplyPatch(cur, patch)
 	if err != nil {
 		return err
 	}
@@ -195,7 +196,7 @@ func (r *replayer) applyBytes(patch []byte) error {
 		return err
 	}
 	if !r.exists {
-		// Only ApplyPatch's whole-document cases make a document where
+		// Only jsonval.ApplyPatch's whole-document cases make a document where
 		// there was none, and those are handled before; keep the
 		// invariant anyway.
 		r.anchor, r.anchorTree = out, t
@@ -204,78 +205,33 @@ func (r *replayer) applyBytes(patch []byte) error {
 	return nil
 }
 
-// decodeValue decodes a value the byte path made, failing as SumOf does.
+// decodeValue decodes a value the byte path made, failing as jsonval.SumOf does.
 func decodeValue(raw []byte) (any, error) {
-	t, err := decode(raw)
+	t, err := jsonval.Decode(raw)
 	if err != nil {
 		return nil, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
 	}
 	return t, nil
 }
 
-// bytes returns the final value: the anchor with the difference from its
-// tree to the final tree applied, if that gives the final tree; otherwise
-// (a member named twice in the anchor, or a path the patch library
-// mishandles, such as one through a member named "") its canonical form.
+// bytes returns the final value, keeping the anchor's member order
+// (jsonval.TreeBytes).
 func (r *replayer) bytes() ([]byte, error) {
 	if !r.exists {
 		return nil, nil
 	}
-	diff, err := DiffTrees(r.anchorTree, r.tree)
-	if err != nil {
-		return nil, err
-	}
-	if string(diff) == "[]" {
-		return r.anchor, nil
-	}
-	if out, err := ApplyPatch(r.anchor, diff); err == nil {
-		if t, err := decode(out); err == nil && equalTrees(t, r.tree) {
-			return out, nil
-		}
-	}
-	return canonicalJSON(r.tree)
-}
-
-// equalTrees reports whether two decoded trees are the same value (numbers
-// compared as written, as the canonical form writes them).
-func equalTrees(a, b any) bool {
-	switch x := a.(type) {
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, v := range x {
-			w, ok := y[k]
-			if !ok || !equalTrees(v, w) {
-				return false
-			}
-		}
-		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equalTrees(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	}
-	return scalarEqual(a, b)
+	return jsonval.TreeBytes(r.anchor, r.anchorTree, r.tree)
 }
 
 // exactOpKeys reports whether every member name of the patch's operations
 // that encoding/json would take for op, path, value or from is spelled
-// exactly so. PatchTree's decoding matches them case-insensitively, the
+// exactly so. jsonval.PatchTree's decoding matches them case-insensitively, the
 // byte path's JSON patch library does not; a patch spelled otherwise goes
 // through the byte path so that both replays agree.
 func exactOpKeys(patch []byte) bool {
 	var ops []map[string]json.RawMessage
 	if err := json.Unmarshal(patch, &ops); err != nil {
-		return true // PatchTree refuses it too
+		return true // jsonval.PatchTree refuses it too
 	}
 	for _, op := range ops {
 		for k := range op {
@@ -299,11 +255,11 @@ func exactOpKeys(patch []byte) bool {
 func replayBytes(base []byte, recs []Record) ([]byte, error) {
 	v := base
 	for _, r := range recs {
-		next, err := ApplyPatch(v, r.Patch)
+		next, err := jsonval.ApplyPatch(v, r.Patch)
 		if err != nil {
 			return nil, reason.New(reason.CorruptState, "replay revision %d: %v", r.Rev, err)
 		}
-		sum, err := SumOf(next)
+		sum, err := jsonval.SumOf(next)
 		if err != nil {
 			return nil, reason.New(reason.CorruptState, "replay revision %d: %v", r.Rev, err)
 		}

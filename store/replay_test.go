@@ -11,6 +11,7 @@ import (
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // byteReplay is Replay as it was before it worked on trees: every record
@@ -224,7 +225,7 @@ func genRecords(t testing.TB, c chooser, n int, lastSum bool) ([]store.Record, [
 		var patch json.RawMessage
 		var tree any
 		if cur != nil {
-			v, err := store.ParseValue(cur, store.Limits{})
+			v, err := jsonval.ParseValue(cur, store.Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -238,7 +239,7 @@ func genRecords(t testing.TB, c chooser, n int, lastSum bool) ([]store.Record, [
 				top = map[string]any{"rev": json.Number("1"), "slices": []any{genValue(c, 3), genValue(c, 3)}, "hb": genValue(c, 2)}
 			}
 			var err error
-			if patch, err = store.DiffTrees(nil, top); err != nil {
+			if patch, err = jsonval.DiffTrees(nil, top); err != nil {
 				t.Fatal(err)
 			}
 		case k == 1:
@@ -247,7 +248,7 @@ func genRecords(t testing.TB, c chooser, n int, lastSum bool) ([]store.Record, [
 			// The difference of two values, as the store records it.
 			next := genValue(c, 4)
 			var err error
-			if patch, err = store.DiffTrees(tree, next); err != nil {
+			if patch, err = jsonval.DiffTrees(tree, next); err != nil {
 				t.Fatal(err)
 			}
 			var ops []op
@@ -265,7 +266,7 @@ func genRecords(t testing.TB, c chooser, n int, lastSum bool) ([]store.Record, [
 			var ops []op
 			work := cur
 			for m := 1 + c.intn(3); m > 0; m-- {
-				wt, err := store.ParseValue(work, store.Limits{})
+				wt, err := jsonval.ParseValue(work, store.Limits{})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -611,11 +612,11 @@ func replayBench(b *testing.B, every int) ([]byte, []store.Record) {
 	for i := range recs {
 		patch := fmt.Sprintf(`[{"op":"replace","path":"/slices/%d/status","value":"S%d"},{"op":"replace","path":"/revision","value":%d}]`, (i*37)%1000, i, i+1)
 		recs[i] = store.Record{Rev: uint64(i + 1), Patch: json.RawMessage(patch)}
-		if tree, err = store.PatchTree(tree, recs[i].Patch, store.Limits{}); err != nil {
+		if tree, err = jsonval.PatchTree(tree, recs[i].Patch, store.Limits{}); err != nil {
 			b.Fatal(err)
 		}
 		if every > 0 && (i+1)%every == 0 || i == len(recs)-1 {
-			if recs[i].Sum, err = store.SumTree(tree); err != nil {
+			if recs[i].Sum, err = jsonval.SumTree(tree); err != nil {
 				b.Fatal(err)
 			}
 		}

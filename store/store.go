@@ -1,10 +1,14 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"iter"
 	"time"
+
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // Store is the contract every backend implements and the conformance suite
@@ -18,8 +22,9 @@ type Store interface {
 	// Update runs fn against the latest committed value and commits the
 	// value it returns, iff no other commit happened in between; otherwise
 	// fn runs again on the new value, a bounded number of times. An error
-	// from fn commits nothing and is returned as is. A Change with a nil
-	// Value, or a value equal to the current one, commits nothing.
+	// from fn commits nothing and is returned as is. An empty Change, a
+	// value equal to the current one or a patch that changes nothing
+	// commits nothing.
 	Update(ctx context.Context, key string, fn UpdateFunc, opts ...UpdateOption) (Result, error)
 	// History returns the journal records with from <= rev <= to (to == 0:
 	// up to the latest).
@@ -44,70 +49,80 @@ type UpdateFunc func(cur Document) (Change, error)
 type Document struct {
 	Key      string          `json:"key"`
 	Revision uint64          `json:"revision"`
-	Value    json.RawMessage `json:"value"` // nil when the document does not exist (revision 0)
-	// Memo is, for an Update run WithMemo on a backend that keeps memos,
-	// the Memo of the Change that made this version; Value is then nil
-	// unless its bytes were already made. Never serialized.
-	Memo any `json:"-"`
+	Value    json.RawMessage `json:"value"` // nil when the document does not exist (revision 0), or elided for a Cache
 }
 
 // Exists reports whether the document has a value.
-func (d Document) Exists() bool { return d.Value != nil || d.Memo != nil }
+func (d Document) Exists() bool { return d.Value != nil }
 
-// Change is what an UpdateFunc proposes.
+// Change is what an UpdateFunc proposes: one commit. The next value is
+// given whole (Value) or as the RFC 6902 patch from the current value
+// (Patch), never both; neither commits nothing. A backend applies a patch
+// itself: store/file in Hold mode to its decoded copy of the value (making
+// the value's bytes only when a read, a snapshot or a watcher needs them),
+// other backends to the current bytes. A patch that does not apply is
+// INVALID_INPUT and commits nothing; one that changes nothing ("[]")
+// commits nothing. The backend may keep Value and Patch as they are: the
+// proposer must not modify them afterwards.
 type Change struct {
-	Value json.RawMessage // the complete next value; nil (and no Lazy) commits nothing
-	// Lazy, set instead of Value together with Patch, is the complete next
-	// value made only when someone needs its bytes: a backend that applies
-	// the patch to its own decoded copy (store/file in Hold mode) keeps it
-	// unmade until a read, a snapshot or a watcher asks; any other backend
-	// makes it at once (Change.Bytes).
-	Lazy LazyValue
-	// Memo is the proposer's own decoded form of the next value. A backend
-	// that keeps memos (store/file in Hold mode) hands it back to the next
-	// Update run WithMemo in Document.Memo, so the proposer neither parses
-	// the value again nor has its bytes made. It must never be changed.
-	Memo any
-	// Patch, when set, is the RFC 6902 patch from the current value to
-	// Value, as the proposer computed it (add, replace and remove of
-	// members). A backend may apply it to its decoded current value
-	// instead of parsing and diffing all of Value, and records it as the
-	// commit's patch; the proposer vouches that it matches Value, and
-	// must not modify Value afterwards (the backend may keep it as is).
-	Patch  json.RawMessage
-	Actor  string  // who proposed it (an agent, a role, "custodian")
-	Reason string  // why, in a sentence
-	Events []Event // domain events the change produced
+	Value  json.RawMessage // the complete next value
+	Patch  json.RawMessage // or the RFC 6902 patch from the current value
+	Actor  string          // who proposed it (an agent, a role, "custodian")
+	Reason string          // why, in a sentence
+	Events []Event         // domain events the change produced
 }
 
-// LazyValue is a complete document value whose bytes are made on demand.
-type LazyValue interface {
-	// Len is the length of the bytes, known without making them.
-	Len() int
-	// Bytes makes (once; later calls return the same slice) and returns
-	// the value's JSON. Safe for concurrent use; the result must not be
-	// modified.
-	Bytes() []byte
-}
+// Empty reports whether the change commits nothing (no value, no patch).
+func (c Change) Empty() bool { return c.Value == nil && c.Patch == nil }
 
-// Bytes returns the change's complete next value: Value, or else Lazy's
-// bytes (nil when neither is set: nothing to commit).
-func (c Change) Bytes() json.RawMessage {
-	if c.Value == nil && c.Lazy != nil {
-		return c.Lazy.Bytes()
+// Resolve returns the change with its patch, if it has one, applied to
+// cur (the current value, nil for none): a change that gives its value,
+// for a backend that commits values. A patch that does not apply, or
+// that removes the whole document, is INVALID_INPUT.
+func (c Change) Resolve(cur []byte) (Change, error) {
+	if err := c.Check(); err != nil || c.Patch == nil {
+		return c, err
 	}
-	return c.Value
+	if string(bytes.TrimSpace(c.Patch)) == "[]" {
+		c.Value, c.Patch = cur, nil // nothing changes (no value: nothing to commit)
+		return c, nil
+	}
+	next, err := ApplyPatch(cur, c.Patch)
+	if err != nil {
+		return c, reason.New(reason.InvalidInput, "the change's patch does not apply: %v", err)
+	}
+	if next == nil {
+		return c, reason.New(reason.InvalidInput, "a patch may not remove the whole document")
+	}
+	c.Value, c.Patch = next, nil
+	return c, nil
 }
 
-// Empty reports whether the change commits nothing (no value at all).
-func (c Change) Empty() bool { return c.Value == nil && c.Lazy == nil }
-
-// Size is the length of the complete next value.
-func (c Change) Size() int {
-	if c.Value == nil && c.Lazy != nil {
-		return c.Lazy.Len()
+// Check refuses a change that gives both a value and a patch.
+func (c Change) Check() error {
+	if c.Value != nil && c.Patch != nil {
+		return reason.New(reason.InvalidInput, "a change gives either the next value or a patch, not both")
 	}
-	return len(c.Value)
+	return nil
+}
+
+// Cache is an update caller's own decoded copy of a document's latest
+// value (the application layer keeps the manifest it last committed this
+// way, so that an operation neither decodes the document again nor has its
+// bytes made). Both methods are called by Update in the caller's
+// goroutine, under the document's commit lock: no other commit of the
+// document can happen between Holds and the end of Committed.
+type Cache interface {
+	// Holds reports whether the cache holds the value of revision rev, the
+	// current one. Called right before each run of the update function;
+	// when it returns true, a backend may pass the function cur with
+	// Revision rev and a nil Value (the function then uses its copy).
+	Holds(rev uint64) bool
+	// Committed tells the cache that the change the update function
+	// returned last was committed as revision rev (before Update returns,
+	// and before the commit is durable in Hold mode, where Update still
+	// waits for it).
+	Committed(rev uint64)
 }
 
 // Event is a domain event recorded with the commit that produced it.
@@ -158,9 +173,8 @@ type UpdateOptions struct {
 	// Create allows the update to create a document that does not exist yet.
 	// Without it, updating a missing document is NOT_FOUND.
 	Create bool
-	// Memo lets the update function receive the current version as its
-	// Memo (Document.Memo) with no bytes, when the backend kept one.
-	Memo bool
+	// Cache is the caller's copy of the value (WithCache).
+	Cache Cache
 }
 
 // IfRevision makes the update conditional on the current revision
@@ -172,12 +186,14 @@ func IfRevision(rev uint64) UpdateOption {
 // Create lets the update create the document.
 func Create() UpdateOption { return func(o *UpdateOptions) { o.Create = true } }
 
-// WithMemo lets the update function receive, for a version made by a
-// Change with a Memo, that Memo in Document.Memo instead of the value's
-// bytes (Value nil unless already made), on backends that keep memos; the
-// function must accept either form. The Result then carries the new
-// version's Memo, and its Value only if already made.
-func WithMemo() UpdateOption { return func(o *UpdateOptions) { o.Memo = true } }
+// WithCache lets Update skip handing the update function the value of a
+// revision the caller's cache holds (cur.Value nil, see Cache), and tells
+// the cache each revision the caller commits. With it, the Result of a
+// commit may carry no Value either (store/file in Hold mode, for a change
+// given as a patch: its bytes are not made). Backends without the
+// optimisation (store/etcd, the daemon's client) ignore it: the function
+// always gets the value.
+func WithCache(c Cache) UpdateOption { return func(o *UpdateOptions) { o.Cache = c } }
 
 // ApplyOptions folds opts into an UpdateOptions.
 func ApplyOptions(opts []UpdateOption) UpdateOptions {
@@ -188,30 +204,14 @@ func ApplyOptions(opts []UpdateOption) UpdateOptions {
 	return o
 }
 
-// Limits bound what a document may be.
-type Limits struct {
-	MaxBytes int // 0: DefaultMaxBytes
-	MaxDepth int // 0: DefaultMaxDepth
-}
+// Limits bound what a document may be (MaxBytes 0: DefaultMaxBytes;
+// MaxDepth 0: DefaultMaxDepth).
+type Limits = jsonval.Limits
 
 // Defaults for Limits.
 const (
-	DefaultMaxBytes = 64 << 20
-	DefaultMaxDepth = 64
+	DefaultMaxBytes = jsonval.DefaultMaxBytes
+	DefaultMaxDepth = jsonval.DefaultMaxDepth
 	// MaxRetries bounds how often Update re-runs its function on conflict.
 	MaxRetries = 64
 )
-
-func (l Limits) maxBytes() int {
-	if l.MaxBytes <= 0 {
-		return DefaultMaxBytes
-	}
-	return l.MaxBytes
-}
-
-func (l Limits) maxDepth() int {
-	if l.MaxDepth <= 0 {
-		return DefaultMaxDepth
-	}
-	return l.MaxDepth
-}

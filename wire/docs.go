@@ -104,6 +104,21 @@ type CycleResponse struct {
 	Summary  string      `json:"summary"`
 	Cycle    cycle.State `json:"cycle"`
 	Synced   []string    `json:"synced"`
+	// MovedAside is where "rebuild" kept a damaged document it could not
+	// recover (relative to the root), if it had to.
+	MovedAside string `json:"moved_aside,omitempty"`
+}
+
+// The operations of a CycleRequest that are not a cycle.Op: "create" makes
+// a cycle, "put" replaces it whole, "rebuild" restores a lost or damaged
+// one from its progress files (a human decision).
+var cycleWholeOps = []string{"create", "put", "rebuild"}
+
+// CycleOps lists every operation a CycleRequest may name, sorted.
+func CycleOps() []string {
+	out := append(sortedKeys(cycleOps), cycleWholeOps...)
+	sortStrings(out)
+	return out
 }
 
 // cycleOps maps operation names to decoders of their Args.
@@ -139,12 +154,12 @@ func decodeCycle[T cycle.Op](args []byte) (cycle.Op, error) {
 	return v, nil
 }
 
-// DecodeCycleOp decodes the operation a CycleRequest names ("create" is
-// not one: it makes the cycle).
+// DecodeCycleOp decodes the operation a CycleRequest names (not "create",
+// "put" or "rebuild": they make or replace the whole cycle).
 func DecodeCycleOp(name string, args []byte) (cycle.Op, error) {
 	dec, ok := cycleOps[name]
 	if !ok {
-		return nil, reason.New(reason.InvalidInput, "no cycle operation %q (operations: create, %s)", name, joinNames(sortedKeys(cycleOps)))
+		return nil, reason.New(reason.InvalidInput, "no cycle operation %q (operations: %s)", name, joinNames(CycleOps()))
 	}
 	return dec(args)
 }

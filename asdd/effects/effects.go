@@ -12,6 +12,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/custodian-dev/custodian/asdd"
@@ -24,6 +25,11 @@ const MaxArtifactBytes = 256 << 20
 // Project is a project directory opened as an os.Root.
 type Project struct {
 	root *os.Root
+	// dir is the root directory itself, opened through root on first use
+	// (rootFile), for openBeneath; a Project may be used concurrently.
+	dirOnce sync.Once
+	dir     *os.File
+	dirErr  error
 }
 
 // Open opens the project at dir.
@@ -36,12 +42,46 @@ func Open(dir string) (*Project, error) {
 }
 
 // Close releases the project root.
-func (p *Project) Close() error { return p.root.Close() }
+func (p *Project) Close() error {
+	p.dirOnce.Do(func() {}) // no open after this
+	if p.dir != nil {
+		p.dir.Close()
+	}
+	return p.root.Close()
+}
+
+// rootFile returns the project's directory, opened through the root.
+func (p *Project) rootFile() (*os.File, error) {
+	p.dirOnce.Do(func() { p.dir, p.dirErr = p.root.Open(".") })
+	if p.dir == nil && p.dirErr == nil {
+		return nil, os.ErrClosed
+	}
+	return p.dir, p.dirErr
+}
+
+// readBeneath reads name through openBeneath's fast path; ok is false when
+// the path must be resolved by locate (and then nothing was read).
+func (p *Project) readBeneath(name string) (b []byte, ok bool, err error) {
+	f, ok := p.openBeneath(name)
+	if !ok {
+		return nil, false, nil
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil, false, nil // locate says what it is
+	}
+	b, err = readFile(name, f)
+	return b, true, err
+}
 
 // read returns a file's content; ok is false when it does not exist.
 func (p *Project) read(name string) ([]byte, bool, error) {
 	if err := asdd.CleanRelPath(name); err != nil {
 		return nil, false, err
+	}
+	if b, ok, err := p.readBeneath(name); ok {
+		return b, err == nil, err
 	}
 	pl, err := p.locate(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -78,14 +118,20 @@ func (p *Project) readAt(name string, pl *place) ([]byte, bool, error) {
 	if !os.SameFile(fi, pl.info) {
 		return nil, false, reason.New(reason.Conflict, "%s changed while it was being read", name)
 	}
+	b, err := readFile(name, f)
+	return b, err == nil, err
+}
+
+// readFile reads the open file f (name), up to MaxArtifactBytes.
+func readFile(name string, f *os.File) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(f, MaxArtifactBytes+1))
 	if err != nil {
-		return nil, false, pathError(name, err)
+		return nil, pathError(name, err)
 	}
 	if len(b) > MaxArtifactBytes {
-		return nil, false, reason.New(reason.InvalidInput, "%s is larger than %d bytes", name, MaxArtifactBytes)
+		return nil, reason.New(reason.InvalidInput, "%s is larger than %d bytes", name, MaxArtifactBytes)
 	}
-	return b, true, nil
+	return b, nil
 }
 
 // pathError turns an os.Root refusal into INVALID_INPUT.
@@ -127,6 +173,16 @@ func (p *Project) Artifact(name, file, marker string) (asdd.Artifact, error) {
 	if err := asdd.CleanPath(file); err != nil {
 		return asdd.Artifact{}, err
 	}
+	if err := ordinary(file, &place{rel: file}); err != nil {
+		return asdd.Artifact{}, err // by its own name
+	}
+	if b, ok, err := p.readBeneath(file); ok {
+		// No symlink on the way: the file is the name's (checked above).
+		if err != nil {
+			return asdd.Artifact{}, err
+		}
+		return artifactOf(name, file, marker, b), nil
+	}
 	pl, err := p.locate(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return asdd.Artifact{}, reason.New(reason.StateInconsistency, "artifact %s does not exist", file).With("path", file)
@@ -145,7 +201,11 @@ func (p *Project) Artifact(name, file, marker string) (asdd.Artifact, error) {
 	if !ok {
 		return asdd.Artifact{}, reason.New(reason.StateInconsistency, "artifact %s does not exist", file).With("path", file)
 	}
-	return asdd.Artifact{Name: name, Path: file, SHA256: Sum(b), MarkedSHA256: Sum(asdd.MarkContent(marker, b))}, nil
+	return artifactOf(name, file, marker, b), nil
+}
+
+func artifactOf(name, file, marker string, b []byte) asdd.Artifact {
+	return asdd.Artifact{Name: name, Path: file, SHA256: Sum(b), MarkedSHA256: Sum(asdd.MarkContent(marker, b))}
 }
 
 // Observe hashes every path ("" for a missing one): the consistency and

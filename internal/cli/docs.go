@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
+	"github.com/custodian-dev/custodian/reason"
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 	"github.com/spf13/pflag"
@@ -17,8 +19,19 @@ import (
 // to the project root.
 const DocsDir = "docs/commands"
 
-func newDocsCmd(app *cmdutil.App) *cobra.Command {
-	var dir string
+// DocsOptions is what `custodian docs` was asked to do.
+type DocsOptions struct {
+	App *cmdutil.App
+	Out string // the directory to write to (relative: to the project root)
+}
+
+// newDocsCmd returns `custodian docs`; it parses the command line into
+// DocsOptions and calls runF with them (runDocs when runF is nil).
+func newDocsCmd(app *cmdutil.App, runF func(context.Context, *DocsOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runDocs
+	}
+	opts := &DocsOptions{App: app}
 	cmd := &cobra.Command{
 		Use:    "docs [--out docs/commands]",
 		Short:  "Write the command reference (one Markdown page per command) from the commands themselves",
@@ -31,25 +44,34 @@ checked-in pages change only when a command does. Pages of commands that
 no longer exist are removed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !filepath.IsAbs(dir) {
-				root, err := app.WorkRoot()
-				if err != nil {
-					return err
-				}
-				dir = filepath.Join(root, dir)
+			if opts.Out == "" {
+				return reason.Usage("--out names a directory")
 			}
-			n, err := WriteCommandDocs(dir)
-			if err != nil {
-				return err
-			}
-			return app.Render(map[string]any{"dir": dir, "pages": n}, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "wrote %d pages to %s\n", n, dir)
-				return err
-			})
+			return runF(app.Context(cmd), opts)
 		},
 	}
-	cmd.Flags().StringVar(&dir, "out", DocsDir, "`directory` to write the pages to (relative to the project root)")
+	cmd.Flags().StringVar(&opts.Out, "out", DocsDir, "`directory` to write the pages to (relative to the project root)")
 	return cmd
+}
+
+// runDocs writes the reference into opts.Out.
+func runDocs(_ context.Context, opts *DocsOptions) error {
+	app, dir := opts.App, opts.Out
+	if !filepath.IsAbs(dir) {
+		root, err := app.WorkRoot()
+		if err != nil {
+			return err
+		}
+		dir = filepath.Join(root, dir)
+	}
+	n, err := WriteCommandDocs(dir)
+	if err != nil {
+		return err
+	}
+	return app.Render(map[string]any{"dir": dir, "pages": n}, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "wrote %d pages to %s\n", n, dir)
+		return err
+	})
 }
 
 // WriteCommandDocs writes the Markdown reference of every visible command

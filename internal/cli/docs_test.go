@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil/cmdtest"
+	"github.com/custodian-dev/custodian/reason"
 	"github.com/spf13/cobra"
 )
 
@@ -123,5 +126,28 @@ func TestCompletion(t *testing.T) {
 	}
 	if strings.Contains(run("__complete", "do"), "docs") {
 		t.Error("the hidden docs command is offered")
+	}
+}
+
+func TestDocsFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+		code int
+	}{
+		{nil, DocsDir, 0},
+		{[]string{"--out", "/tmp/ref"}, "/tmp/ref", 0},
+		{[]string{"--out", ""}, "", reason.ExitUsage},
+		{[]string{"extra"}, "", reason.ExitUsage},
+	} {
+		var got *DocsOptions
+		err := cmdtest.Execute(newDocsCmd(&cmdutil.App{}, func(_ context.Context, o *DocsOptions) error { got = o; return nil }), tc.args...)
+		if code := cmdtest.ExitCode(err); code != tc.code {
+			t.Errorf("docs %q: exit %d (%v), want %d", tc.args, code, err, tc.code)
+			continue
+		}
+		if tc.code == 0 && (got == nil || got.Out != tc.want) {
+			t.Errorf("docs %q: options %+v, want --out %s", tc.args, got, tc.want)
+		}
 	}
 }

@@ -123,7 +123,7 @@ func rootCommands() []rootCommand {
 		{"halt", func(a *App) *cobra.Command { return halt.NewCmd(a, nil) }},
 		{"assumption", func(a *App) *cobra.Command { return assumption.NewCmd(a, nil) }},
 		{"demo", func(a *App) *cobra.Command { return demo.NewDemoCmd(a, nil) }},
-		{"demo-agent", func(a *App) *cobra.Command { return demo.NewDemoAgentCmd(a) }},
+		{"demo-agent", func(a *App) *cobra.Command { return demo.NewDemoAgentCmd(a, nil) }},
 		// the other documents
 		{"impl", func(a *App) *cobra.Command { return impl.NewCmd(a, nil) }},
 		{"state", func(a *App) *cobra.Command { return state.NewCmd(a, nil) }},
@@ -139,7 +139,7 @@ func rootCommands() []rootCommand {
 		{"history", func(a *App) *cobra.Command { return doc.NewHistoryCmd(a, nil) }},
 		{"diff", func(a *App) *cobra.Command { return doc.NewDiffCmd(a, nil) }},
 		{"rollback", func(a *App) *cobra.Command { return doc.NewRollbackCmd(a, nil) }},
-		{"debug", func(a *App) *cobra.Command { return doc.NewDebugCmd(a) }},
+		{"debug", func(a *App) *cobra.Command { return doc.NewDebugCmd(a, nil) }},
 		// integrity
 		{"check", func(a *App) *cobra.Command { return integrity.NewCheckCmd(a, nil) }},
 		{"verify", func(a *App) *cobra.Command { return integrity.NewVerifyCmd(a, nil) }},
@@ -153,7 +153,7 @@ func rootCommands() []rootCommand {
 		{"mirror", func(a *App) *cobra.Command { return mirror.NewCmd(a, nil) }},
 		{"migrate", func(a *App) *cobra.Command { return migrate.NewCmd(a, nil) }},
 		{"compat", func(a *App) *cobra.Command { return compat.NewCmd(a, nil) }},
-		{"docs", newDocsCmd},
+		{"docs", func(a *App) *cobra.Command { return newDocsCmd(a, nil) }},
 		{"bench", bench.NewCmd},
 	}
 }

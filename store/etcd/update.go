@@ -13,6 +13,7 @@ import (
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 const (
@@ -253,7 +254,7 @@ func (s *Store) decide(d *doc, batch []*request) ([]outcome, *pending, []*reques
 	w := work{st: d.state}
 	if w.st.value != nil {
 		if !d.hasTree {
-			v, err := store.ParseValue(w.st.value, store.Limits{MaxBytes: len(w.st.value) + 1, MaxDepth: 1 << 20})
+			v, err := jsonval.ParseValue(w.st.value, store.Limits{MaxBytes: len(w.st.value) + 1, MaxDepth: 1 << 20})
 			if err != nil {
 				err = reason.New(reason.CorruptState, "stored value of %s: %v", d.key, err)
 				outs := make([]outcome, len(batch))
@@ -338,7 +339,13 @@ func (s *Store) step(d *doc, w work, r *request) (store.Result, *store.Record, [
 	if ch.Empty() {
 		return unchanged, nil, nil, w, nil
 	}
-	nv, err := store.ParseValue(ch.Bytes(), s.opts.Limits)
+	if ch, err = ch.Resolve(st.value); err != nil {
+		return store.Result{}, nil, nil, w, fmt.Errorf("%s: %w", d.key, err)
+	}
+	if ch.Empty() {
+		return unchanged, nil, nil, w, nil // a patch "[]" on no document
+	}
+	nv, err := jsonval.ParseValue(ch.Value, s.opts.Limits)
 	if err != nil {
 		return store.Result{}, nil, nil, w, err
 	}
@@ -349,7 +356,7 @@ func (s *Store) step(d *doc, w work, r *request) (store.Result, *store.Record, [
 	if st.value != nil {
 		from = w.tree
 	}
-	patch, err := store.DiffTrees(from, nv.Tree)
+	patch, err := jsonval.DiffTrees(from, nv.Tree)
 	if err != nil {
 		return store.Result{}, nil, nil, w, err
 	}

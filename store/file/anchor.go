@@ -22,7 +22,8 @@ import (
 //
 // It is rewritten in place after every durable journal append (not
 // fsynced: after a power loss it may name an earlier revision, never a
-// later one). Every open checks it against the journal: a journal that
+// later one), padded with spaces to a fixed length (anchorLen) so that a
+// rewrite is one pwrite(2): no truncation, no re-open in Hold mode. Every open checks it against the journal: a journal that
 // ends before the anchor's revision lost records (CORRUPT_STATE, both files
 // kept: see Repair), and a record at the anchor's revision whose hash is
 // not the anchor's was rewritten. With a journal key (Options.JournalKey)
@@ -103,6 +104,46 @@ func (d *doc) readAnchor() (a *anchor, bad string, err error) {
 	return &x, "", nil
 }
 
+// anchorLen is the length of an anchor line, padded with spaces before
+// its newline (a line with a 20-digit revision, a SHA-256 hash and an
+// HMAC is about 190 bytes).
+const anchorLen = 256
+
+// anchorLine encodes an anchor as its line, padded to anchorLen.
+func anchorLine(a anchor) []byte {
+	line := make([]byte, 0, anchorLen)
+	line = strconv.AppendUint(append(line, `{"rev":`...), a.Rev, 10)
+	line = appendASCII(append(line, `,"hash":`...), a.Hash)
+	if a.MAC != "" {
+		line = appendASCII(append(line, `,"mac":`...), a.MAC)
+	}
+	if line != nil {
+		line = append(line, '}')
+	} else {
+		line, _ = json.Marshal(a) // not plain ASCII: never so for what the store writes
+	}
+	for len(line) < anchorLen-1 {
+		line = append(line, ' ')
+	}
+	return append(line, '\n')
+}
+
+// appendASCII appends s as a JSON string when it is printable ASCII with
+// nothing to escape; otherwise it returns nil.
+func appendASCII(b []byte, s string) []byte {
+	if b == nil {
+		return nil
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return nil
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
 // writeAnchor records rec as the journal's head. Not fsynced: the anchor
 // is rewritten at every commit, and one that is behind after a power loss
 // names an earlier record, which the checks accept. A failure is logged:
@@ -115,8 +156,7 @@ func (d *doc) writeAnchor(rev uint64, hash string) {
 	if k := d.s.key; k != nil {
 		a.MAC = anchorMAC(k, rev, hash)
 	}
-	line, _ := json.Marshal(a)
-	line = append(line, '\n')
+	line := anchorLine(a)
 	if err := d.fault("anchor.write"); err != nil {
 		d.logf("anchor not written; verify reports it behind the journal", "error", err)
 		return
@@ -124,13 +164,16 @@ func (d *doc) writeAnchor(rev uint64, hash string) {
 	var err error
 	if d.held.active.Load() {
 		// Hold mode: the syncer keeps the file open (nobody else writes
-		// while the daemon holds the document).
-		if d.held.anchor == nil {
-			d.held.anchor, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644)
+		// while the daemon holds the document), and once it holds one
+		// padded line, a rewrite of the same length is one pwrite.
+		h := &d.held
+		if h.anchor == nil {
+			h.anchor, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644)
 		}
 		if err == nil {
-			if _, err = d.held.anchor.WriteAt(line, 0); err == nil {
-				err = d.held.anchor.Truncate(int64(len(line)))
+			if _, err = h.anchor.WriteAt(line, 0); err == nil && (!h.anchorSized || len(line) != anchorLen) {
+				err = h.anchor.Truncate(int64(len(line)))
+				h.anchorSized = err == nil && len(line) == anchorLen
 			}
 		}
 	} else {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // Direct edits. A snapshot whose content is no revision of its journal
@@ -393,7 +394,7 @@ func (d *doc) captureHeld() *capturedEdit {
 		h.snapID = id // touched, or rewritten with the same bytes
 		return nil
 	}
-	pv, perr := store.ParseValue(b, d.s.opts.Limits)
+	pv, perr := jsonval.ParseValue(b, d.s.opts.Limits)
 	if perr == nil {
 		if v := h.durable.Load(); v.exists() {
 			sum := v.sum
@@ -560,7 +561,7 @@ func (d *doc) checkGuard(link string, was fileID, wasFile string, base uint64) {
 		_ = d.s.root.Remove(link)
 		return
 	}
-	pv, perr := store.ParseValue(b, d.s.opts.Limits)
+	pv, perr := jsonval.ParseValue(b, d.s.opts.Limits)
 	kind := "unjournaled"
 	if perr != nil {
 		kind = "corrupt"

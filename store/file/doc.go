@@ -69,13 +69,13 @@
 // waits on its group; the document's syncer goroutine takes every queued
 // record, seals them (hash links), writes them in one append and fsyncs
 // (group commit), and only then are the commits acknowledged, readable and
-// delivered to watchers. A Change that carries its Patch is journaled with
-// it instead of a diff; one that also carries a Memo and a Lazy value (the
-// daemon's ASDD operations) is kept as given — no decoded copy, no bytes
-// until someone reads them — and the next Update run WithMemo gets the memo
-// back; other patches are applied to the decoded value in memory
-// (store.PatchTree), and Options.CheckPatches checks them against their
-// values (tests). Records committed through a patch carry no canonical sum.
+// delivered to watchers. A Change given as a patch is journaled as given
+// and applied to the decoded value kept in memory (jsonval.PatchTree): no
+// parse or diff of the whole document, and the new value's bytes are made
+// only when a read, a snapshot or an update function without a cache
+// needs them (from the last bytes made, keeping their member order). An
+// update run WithCache gets no value for a revision its caller's cache
+// holds. Records committed through a patch carry no canonical sum.
 // The snapshot is rewritten in the background with the latest synced value
 // at most once per SnapshotInterval (50 ms by default), never more than a
 // tenth of the time, and on Close; when its revision's record has no sum, a

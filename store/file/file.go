@@ -99,10 +99,6 @@ type Options struct {
 	// OnDirectEdit, when set, is told of every direct edit found and what
 	// became of it.
 	OnDirectEdit func(DirectEdit)
-	// CheckPatches makes a commit whose Change carries a Patch also parse
-	// its Value in full and refuse the commit when the two disagree: a
-	// check of the proposer's patches, for tests.
-	CheckPatches bool
 }
 
 // DefaultPidFile is the daemon lock file of Hold mode.
@@ -426,14 +422,14 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 			return notFound(key)
 		}
 		cur := store.Document{Key: key, Revision: d.rev}
-		switch {
-		case o.Memo && d.memo != nil:
-			cur.Memo, cur.Value = d.memo, d.value // no bytes made for it
-		case d.has():
+		if d.has() && (o.Cache == nil || !o.Cache.Holds(d.rev)) {
 			cur.Value = d.share(d.bytes())
 		}
 		ch, err := fn(cur)
 		if err != nil {
+			return err
+		}
+		if err := ch.Check(); err != nil {
 			return err
 		}
 		res = store.Result{Document: cur}
@@ -448,8 +444,11 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 			return nil
 		}
 		res = store.Result{Document: store.Document{Key: key, Revision: d.rev}, Changed: true, Record: rec}
-		if o.Memo && d.memo != nil {
-			res.Memo, res.Value = d.memo, d.value
+		if o.Cache != nil {
+			o.Cache.Committed(d.rev)
+			if d.value != nil {
+				res.Value = d.share(d.value) // the bytes of a patch are not made for the cache's caller
+			}
 		} else {
 			res.Value = d.share(d.bytes())
 		}
@@ -490,7 +489,7 @@ func (d *doc) has() bool { return d.value != nil || d.lazy != nil }
 // bytes returns the current value, made now if it was left lazy.
 func (d *doc) bytes() []byte {
 	if d.value == nil && d.lazy != nil {
-		d.value = d.lazy.Bytes()
+		d.value = d.lazy.bytes()
 	}
 	return d.value
 }
@@ -527,11 +526,9 @@ type doc struct {
 	last    *store.Record
 	value   []byte // current value as stored in the snapshot (nil: none, or lazy)
 	tree    any    // value decoded, for diffs
-	// Hold mode: a value committed as a store.Change.Lazy is kept unmade
-	// (value nil) until something needs its bytes, and its proposer's
-	// Memo is kept for the next Update run WithMemo.
-	lazy    store.LazyValue
-	memo    any
+	// Hold mode: a value committed as a patch is kept as its decoded tree
+	// (value nil) until something needs its bytes.
+	lazy    *lazyValue
 	sum     string // canonical sum of value
 	adopted bool   // value came from a snapshot with no journal
 	// snapMark is the file hash of the snapshot on disk when a mark names

@@ -23,6 +23,7 @@ import (
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // Hold mode (Options.Hold) is the daemon's way of using the files: one
@@ -43,13 +44,12 @@ type daemon struct {
 // version is one revision of a document's value, as kept in memory.
 type version struct {
 	rev   uint64
-	value []byte          // compact or as given; nil: not made yet (lazy) or no document
-	lazy  store.LazyValue // the value when the proposer left it to be made on demand
-	tree  any             // the value decoded (nil when unknown)
-	hash  string          // hash of the revision's journal record ("" when not written yet)
-	sum   string          // canonical sum of the value when known
-	memo  any             // the Memo of the change that made it
-	size  int64           // journal bytes up to and including this revision
+	value []byte     // compact or as given; nil: not made yet (lazy) or no document
+	lazy  *lazyValue // the value of a commit made from a patch, made on demand
+	tree  any        // the value decoded (nil when unknown)
+	hash  string     // hash of the revision's journal record ("" when not written yet)
+	sum   string     // canonical sum of the value when known
+	size  int64      // journal bytes up to and including this revision
 }
 
 // exists reports whether the version has a value.
@@ -58,9 +58,65 @@ func (v *version) exists() bool { return v != nil && (v.value != nil || v.lazy !
 // bytes returns the version's value, made now if it was left lazy.
 func (v *version) bytes() []byte {
 	if v.value == nil && v.lazy != nil {
-		return v.lazy.Bytes()
+		return v.lazy.bytes()
 	}
 	return v.value
+}
+
+// anchor returns the bytes and decoded tree of the nearest version, v or
+// one before it, whose bytes are made: a lazy value is made from them.
+func (v *version) anchor() ([]byte, any) {
+	if v.value != nil {
+		return v.value, v.tree
+	}
+	if v.lazy.made.Load() {
+		return v.lazy.raw, v.lazy.tree
+	}
+	return v.lazy.anchor, v.lazy.anchorTree
+}
+
+// sizeBound bounds the length of the version's bytes from above: a patch
+// makes a value at most six times its own length longer (each operation's
+// value and path, with the punctuation around them, are longer than what
+// it adds, and a character escaped as \u00XX is six bytes).
+func (v *version) sizeBound() int {
+	if v.value != nil {
+		return len(v.value)
+	}
+	return v.lazy.size
+}
+
+// lazyValue is the value of a commit made from a patch in Hold mode: its
+// decoded tree (the previous tree with the patch applied, sharing what the
+// patch did not touch), and its bytes made only when a read, a snapshot or
+// an update function without a cache needs them, from the bytes of an
+// earlier version (the anchor), keeping their member order
+// (jsonval.TreeBytes). Safe for concurrent use; never changed once made.
+type lazyValue struct {
+	tree       any
+	anchor     []byte
+	anchorTree any
+	// size bounds the length of the bytes from above: the limit on a
+	// document's size is checked on it, and on the bytes when it is over.
+	size int
+
+	once sync.Once
+	made atomic.Bool
+	raw  []byte
+}
+
+func (l *lazyValue) bytes() []byte {
+	l.once.Do(func() {
+		b, err := jsonval.TreeBytes(l.anchor, l.anchorTree, l.tree)
+		if err != nil {
+			// A tree decoded from JSON always encodes: a bug, which must
+			// not be written as the document.
+			panic(fmt.Sprintf("file: value made from its patch does not encode: %v", err))
+		}
+		l.raw = b
+		l.made.Store(true)
+	})
+	return l.raw
 }
 
 // pendingRec is a commit's record waiting to be written.
@@ -130,6 +186,9 @@ type heldState struct {
 	queued   []*capturedEdit
 
 	anchor *os.File // the anchor file, open for the syncer's rewrites
+	// anchorSized: the anchor file is known to hold one padded line (no
+	// truncation needed to rewrite it).
+	anchorSized bool
 }
 
 // startDaemon takes the daemon lock and starts the snapshot writer.
@@ -292,7 +351,7 @@ func (s *Store) stopDaemon(docs []*doc) error {
 			}
 			if d.held.anchor != nil {
 				d.held.anchor.Close()
-				d.held.anchor = nil
+				d.held.anchor, d.held.anchorSized = nil, false
 			}
 			if err := d.flock.Unlock(); err != nil {
 				errs = append(errs, err)
@@ -353,13 +412,13 @@ func (d *doc) heldInit() {
 // heldAppend seals a commit's records and queues them for the next journal
 // write, and makes its value the latest (under doc.mu). The caller waits
 // for the syncer, which writes and syncs them (awaitDurable).
-func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Record, error) {
+func (d *doc) heldAppend(recs []*store.Record, v *version) (*store.Record, error) {
 	h := &d.held
 	if h.closed {
 		return nil, errClosed
 	}
 	last := recs[len(recs)-1]
-	v.rev, v.memo = last.Rev, memo
+	v.rev = last.Rev
 	if last.Sum != "" {
 		v.sum = last.Sum
 	}
@@ -386,7 +445,7 @@ func (d *doc) heldAppend(recs []*store.Record, v *version, memo any) (*store.Rec
 	}
 	h.pmu.Unlock()
 	d.rev, d.last = last.Rev, last
-	d.value, d.lazy, d.memo, d.tree, d.sum, d.adopted = v.value, v.lazy, memo, v.tree, v.sum, false
+	d.value, d.lazy, d.tree, d.sum, d.adopted = v.value, v.lazy, v.tree, v.sum, false
 	h.latest.Store(v)
 	return last, nil
 }
@@ -575,10 +634,12 @@ func (d *doc) syncGroup(batch []pendingRec, lines []byte) error {
 	if err := h.jf.Sync(); err != nil {
 		return err
 	}
-	d.writeAnchor(target.rev, target.hash)
 	before := h.durable.Load()
 	h.durable.Store(target)
 	d.notify()
+	// After the waiters are woken: the anchor only needs to follow the
+	// synced journal, not to precede the acknowledgement.
+	d.writeAnchor(target.rev, target.hash)
 	if f := d.s.opts.OnSync; f != nil {
 		f(int(target.rev-before.rev), target.size-before.size, time.Since(start))
 	}
@@ -647,21 +708,13 @@ func (d *doc) flushSnapshot(force bool) error {
 		guard = d.guardSnapshot()
 		return nil
 	}
-	// Every value in memory was parsed or vouched for by its patch's
-	// proposer: indent without validating again. Streamed: the indented
-	// copy is never held in memory whole.
+	// Every value in memory was parsed, or made from a parsed one and
+	// patches applied to its tree: indent without validating again.
+	// Streamed: the indented copy is never held in memory whole.
 	if err := d.writeSnapshotCoop(coopHeld, func(f *os.File) error {
 		w := io.MultiWriter(f, fh)
-		if wt, ok := v.lazy.(io.WriterTo); ok && v.value == nil {
-			// A lazy value streams its bytes: they are never made whole.
-			iw := store.NewIndentWriter(w)
-			if _, err := wt.WriteTo(iw); err != nil {
-				return err
-			}
-			return iw.Close()
-		}
 		bw := bufio.NewWriterSize(w, 256<<10)
-		return store.IndentValidTo(bw, v.bytes())
+		return jsonval.IndentValidTo(bw, v.bytes())
 	}, before); err != nil {
 		if guard != "" {
 			_ = d.s.root.Remove(guard) // the file was not replaced
@@ -681,25 +734,4 @@ func (d *doc) flushSnapshot(force bool) error {
 		h.snapNext = t
 	}
 	return nil
-}
-
-// Latest returns, in Hold mode, the latest durable revision of a document
-// already in memory and the Memo of the change that made it (nil when it
-// had none), without making its bytes or taking its lock; ok is false
-// outside Hold mode or before the document was first used.
-func (s *Store) Latest(ctx context.Context, key string) (rev uint64, memo any, ok bool) {
-	if s.daemon == nil {
-		return 0, nil, false
-	}
-	s.mu.Lock()
-	d, found := s.docs[key]
-	s.mu.Unlock()
-	if !found || !d.held.active.Load() {
-		return 0, nil, false
-	}
-	v := d.held.durable.Load()
-	if !v.exists() {
-		return 0, nil, false
-	}
-	return v.rev, v.memo, true
 }

@@ -3,6 +3,7 @@ package file_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -50,7 +51,7 @@ func crashMember(w, i int) json.RawMessage {
 	return json.RawMessage(fmt.Sprintf(`{"w":%d,"i":%d,"pad":"%s"}`, w, i, strings.Repeat("p", 40+i%23)))
 }
 
-// crashMemo is the proposer's decoded form of the document: never changed
+// crashMemo is the writers' decoded form of the document: never changed
 // once committed (each commit makes a new map).
 type crashMemo struct {
 	m    map[string]json.RawMessage
@@ -66,70 +67,74 @@ func newCrashMemo(m map[string]json.RawMessage) *crashMemo {
 	return &crashMemo{m: m, keys: keys}
 }
 
-// crashLazy is the compact JSON of a crashMemo (keys sorted, as
-// json.Marshal writes a map), made once on demand.
-type crashLazy struct {
-	memo *crashMemo
-	once sync.Once
-	b    []byte
-}
-
-func (l *crashLazy) Len() int {
-	n := 2 + len(l.memo.keys) - 1 // braces and commas
-	if len(l.memo.keys) == 0 {
-		n = 2
-	}
-	for _, k := range l.memo.keys {
-		n += len(k) + 3 + len(l.memo.m[k]) // "k":v
-	}
-	return n
-}
-
-func (l *crashLazy) Bytes() []byte {
-	l.once.Do(func() {
-		var buf bytes.Buffer
-		l.writeTo(&buf)
-		l.b = buf.Bytes()
-	})
-	return l.b
-}
-
-func (l *crashLazy) writeTo(w io.Writer) (int64, error) {
-	bw := bufio.NewWriterSize(w, 4096)
-	bw.WriteByte('{')
-	for i, k := range l.memo.keys {
+// bytes is the compact JSON of a crashMemo (keys sorted, as json.Marshal
+// writes a map).
+func (m *crashMemo) bytes() []byte {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for i, k := range m.keys {
 		if i > 0 {
-			bw.WriteByte(',')
+			buf.WriteByte(',')
 		}
-		bw.WriteString(strconv.Quote(k))
-		bw.WriteByte(':')
-		bw.Write(l.memo.m[k])
+		buf.WriteString(strconv.Quote(k))
+		buf.WriteByte(':')
+		buf.Write(m.m[k])
 	}
-	bw.WriteByte('}')
-	if err := bw.Flush(); err != nil {
-		return 0, err
-	}
-	return int64(l.Len()), nil
+	buf.WriteByte('}')
+	return buf.Bytes()
 }
 
-// crashStreamed is a crashLazy that also streams its bytes (io.WriterTo),
-// in small pieces, without making them whole.
-type crashStreamed struct{ crashLazy }
+// crashCache is the writers' own decoded copy of one store's document, as
+// the application layer keeps the manifest: the crashMemo of the latest
+// revision they committed, used (store.WithCache) when the store says it
+// is still the current revision.
+type crashCache struct {
+	mu   sync.Mutex
+	rev  uint64
+	memo *crashMemo
+}
 
-func (l *crashStreamed) WriteTo(w io.Writer) (int64, error) { return l.writeTo(w) }
+// crashUpdate is one update's store.Cache.
+type crashUpdate struct {
+	c          *crashCache
+	have, next *crashMemo
+}
+
+func (u *crashUpdate) Holds(rev uint64) bool {
+	u.c.mu.Lock()
+	defer u.c.mu.Unlock()
+	u.have = nil
+	if u.c.memo != nil && u.c.rev == rev {
+		u.have = u.c.memo
+	}
+	return u.have != nil
+}
+
+func (u *crashUpdate) Committed(rev uint64) {
+	u.c.mu.Lock()
+	defer u.c.mu.Unlock()
+	if u.next != nil && rev > u.c.rev {
+		u.c.rev, u.c.memo = rev, u.next
+	}
+}
+
+// update commits writer w's i-th change (crashChange) through the cache.
+func (c *crashCache) update(ctx context.Context, s store.Store, key string, w, i int, actor string, rng *rand.Rand) (store.Result, error) {
+	u := &crashUpdate{c: c}
+	return s.Update(ctx, key, crashChange(u, w, i, actor, rng), store.WithCache(u))
+}
 
 // crashChange proposes writer w's i-th change to cur: set or remove one
-// member, through a patch with a memo and a lazy value (most changes), a
-// patch and the whole value, or the whole value alone.
-func crashChange(w, i int, actor string, rng *rand.Rand) store.UpdateFunc {
+// member, through a patch (most changes), or the whole value.
+func crashChange(u *crashUpdate, w, i int, actor string, rng *rand.Rand) store.UpdateFunc {
 	return func(cur store.Document) (store.Change, error) {
 		var old map[string]json.RawMessage
 		var keys []string
-		if m, ok := cur.Memo.(*crashMemo); ok {
-			old, keys = m.m, m.keys
+		if cur.Value == nil && u.have != nil {
+			old, keys = u.have.m, u.have.keys
 		} else {
 			if cur.Value == nil {
-				return store.Change{}, fmt.Errorf("no value and no memo at revision %d", cur.Revision)
+				return store.Change{}, fmt.Errorf("no value and nothing cached at revision %d", cur.Revision)
 			}
 			if err := json.Unmarshal(cur.Value, &old); err != nil {
 				return store.Change{}, err
@@ -167,18 +172,12 @@ func crashChange(w, i int, actor string, rng *rand.Rand) store.UpdateFunc {
 			}
 			patch = fmt.Sprintf(`[{"op":"%s","path":"/%s","value":%s}]`, op, k, next[k])
 		}
-		memo := &crashMemo{m: next, keys: keys}
+		u.next = &crashMemo{m: next, keys: keys}
 		ch := store.Change{Actor: actor, Reason: "crash test"}
-		switch r := rng.IntN(40); {
-		case r == 0: // the whole value alone: the store diffs it
-			ch.Value = (&crashLazy{memo: memo}).Bytes()
-		case r == 1: // a patch and the whole value: applied to the store's tree
-			ch.Value = (&crashLazy{memo: memo}).Bytes()
+		if rng.IntN(20) == 0 { // the whole value: the store diffs it
+			ch.Value = u.next.bytes()
+		} else { // the patch: applied to the store's tree
 			ch.Patch = json.RawMessage(patch)
-		case r <= 20:
-			ch.Lazy, ch.Memo, ch.Patch = &crashLazy{memo: memo}, memo, json.RawMessage(patch)
-		default:
-			ch.Lazy, ch.Memo, ch.Patch = &crashStreamed{crashLazy{memo: memo}}, memo, json.RawMessage(patch)
 		}
 		return ch, nil
 	}
@@ -212,6 +211,7 @@ func TestHeldCrashChild(t *testing.T) {
 	var out sync.Mutex
 	fmt.Println("ready")
 	var wg sync.WaitGroup
+	cache := &crashCache{}
 	for w := range crashWriters {
 		wg.Add(1)
 		go func() {
@@ -219,7 +219,7 @@ func TestHeldCrashChild(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), uint64(w)))
 			for i := 0; ; i++ {
 				actor := fmt.Sprintf("r%s-w%d-%d", round, w, i)
-				res, err := s.Update(ctx, key, crashChange(w, i, actor, rng), store.WithMemo())
+				res, err := cache.update(ctx, s, key, w, i, actor, rng)
 				if err != nil {
 					fmt.Fprintln(os.Stderr, "update:", err)
 					os.Exit(2)

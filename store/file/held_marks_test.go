@@ -216,6 +216,7 @@ func TestHoldCrashImages(t *testing.T) {
 	}
 	deadline := time.Now().Add(3 * time.Second)
 	var wg sync.WaitGroup
+	cache := &crashCache{}
 	for w := range 6 {
 		wg.Add(1)
 		go func() {
@@ -223,7 +224,7 @@ func TestHoldCrashImages(t *testing.T) {
 			wrng := rand.New(rand.NewPCG(uint64(w), 5))
 			for i := 0; i < 40 || !enough() && time.Now().Before(deadline); i++ {
 				actor := fmt.Sprintf("w%d-%d", w, i)
-				res, err := s.Update(ctx, key, crashChange(w, i, actor, wrng), store.WithMemo())
+				res, err := cache.update(ctx, s, key, w, i, actor, wrng)
 				if err != nil {
 					t.Error(err)
 					return

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -234,19 +235,19 @@ func bumpPatch(w int) store.UpdateFunc {
 		}
 		k := fmt.Sprintf("w%02d", w)
 		m[k]++
-		b, _ := json.Marshal(m)
 		p := fmt.Sprintf(`[{"op":"add","path":"/%s","value":%d}]`, k, m[k])
-		return store.Change{Value: b, Patch: json.RawMessage(p), Actor: k, Reason: "bump"}, nil
+		return store.Change{Patch: json.RawMessage(p), Actor: k, Reason: "bump"}, nil
 	}
 }
 
-// Commits that carry their patch journal it as given, and the files verify
-// and reopen to the same value; a patch that disagrees with its value is
-// refused under CheckPatches.
+// Commits given as a patch journal it as given, and the files verify and
+// reopen to the same value; a change with both a value and a patch, and a
+// patch that does not apply, are refused (INVALID_INPUT) and commit
+// nothing.
 func TestHoldPatchedCommits(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
-	s := open(t, dir, file.Options{Hold: true, SnapshotInterval: time.Millisecond, CheckPatches: true})
+	s := open(t, dir, file.Options{Hold: true, SnapshotInterval: time.Millisecond})
 	if _, err := s.Update(ctx, "doc.json", bump(0), store.Create()); err != nil {
 		t.Fatal(err)
 	}
@@ -282,11 +283,16 @@ func TestHoldPatchedCommits(t *testing.T) {
 		t.Fatal("no record carries a sum")
 	}
 	t.Logf("%d of %d records left their sum to a later record", empty, len(all))
-	_, err = s.Update(ctx, "doc.json", func(cur store.Document) (store.Change, error) {
-		return store.Change{Value: []byte(`{"w00":99}`), Patch: json.RawMessage(`[{"op":"replace","path":"/w00","value":98}]`)}, nil
-	})
-	if err == nil {
-		t.Fatal("a patch that disagrees with its value was committed")
+	for name, ch := range map[string]store.Change{
+		"value and patch":  {Value: []byte(`{"w00":99}`), Patch: json.RawMessage(`[{"op":"replace","path":"/w00","value":99}]`)},
+		"missing member":   {Patch: json.RawMessage(`[{"op":"replace","path":"/nope/x","value":1}]`)},
+		"not a patch":      {Patch: json.RawMessage(`{"op":"add"}`)},
+		"whole doc remove": {Patch: json.RawMessage(`[{"op":"remove","path":""}]`)},
+	} {
+		_, err = s.Update(ctx, "doc.json", func(cur store.Document) (store.Change, error) { return ch, nil })
+		if reason.CodeOf(err) != reason.InvalidInput {
+			t.Fatalf("%s: %v, want INVALID_INPUT", name, err)
+		}
 	}
 	want, err := s.Get(ctx, "doc.json")
 	if err != nil {
@@ -314,19 +320,19 @@ func jsonEqual(a, b []byte) bool {
 	return sa != "" && sa == sb
 }
 
-// lazyValue counts how often its bytes were made.
-type lazyValue struct {
-	b     []byte
-	calls atomic.Int64
-}
+// holdAll is a store.Cache that holds every revision and records those
+// committed.
+type holdAll struct{ committed []uint64 }
 
-func (l *lazyValue) Len() int      { return len(l.b) }
-func (l *lazyValue) Bytes() []byte { l.calls.Add(1); return l.b }
+func (h *holdAll) Holds(uint64) bool    { return true }
+func (h *holdAll) Committed(rev uint64) { h.committed = append(h.committed, rev) }
 
-// A change committed as a lazy value with a memo hands the memo, not bytes,
-// to the next update run WithMemo, makes its bytes only when read, and
-// reaches the files whole.
-func TestHoldLazyValueAndMemo(t *testing.T) {
+// With a cache, an update function gets no value for the revision the
+// cache holds, a commit given as a patch comes back without its bytes
+// (not made), and the cache is told the revision; the bytes made later
+// keep the member order of the value they were patched from, and reach
+// the files whole.
+func TestHoldCacheAndPatchBytes(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
 	s, err := file.Open(dir, file.Options{Hold: true, SnapshotInterval: time.Hour})
@@ -334,37 +340,38 @@ func TestHoldLazyValueAndMemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	const key = "doc.json"
-	if _, err := s.Update(ctx, key, bump(0), store.Create()); err != nil {
+	if _, err := s.Update(ctx, key, func(store.Document) (store.Change, error) {
+		return store.Change{Value: []byte(`{"z":1,"a":{"y":2,"b":3}}`)}, nil
+	}, store.Create()); err != nil {
 		t.Fatal(err)
 	}
-	lv := &lazyValue{b: []byte(`{"w00":1,"memo":7}`)}
+	c := &holdAll{}
 	res, err := s.Update(ctx, key, func(cur store.Document) (store.Change, error) {
-		if cur.Memo != nil || cur.Value == nil {
-			t.Errorf("first update: memo %v, value %s; want the bytes", cur.Memo, cur.Value)
+		if cur.Value != nil || cur.Revision != 1 {
+			t.Errorf("cached update: revision %d, value %s; want 1 and no value", cur.Revision, cur.Value)
 		}
-		return store.Change{Lazy: lv, Patch: json.RawMessage(`[{"op":"add","path":"/memo","value":7}]`), Memo: "m1"}, nil
-	}, store.WithMemo())
-	if err != nil || !res.Changed || res.Memo != "m1" || res.Revision != 2 {
-		t.Fatalf("lazy commit: %+v %v", res, err)
+		return store.Change{Patch: json.RawMessage(`[{"op":"add","path":"/a/c","value":4},{"op":"replace","path":"/z","value":5},{"op":"add","path":"/m","value":[6]}]`)}, nil
+	}, store.WithCache(c))
+	if err != nil || !res.Changed || res.Revision != 2 || res.Value != nil || !slices.Equal(c.committed, []uint64{2}) {
+		t.Fatalf("patch commit: %+v %v, cache told %v", res, err, c.committed)
 	}
-	_, err = s.Update(ctx, key, func(cur store.Document) (store.Change, error) {
-		if cur.Memo != "m1" || cur.Value != nil || !cur.Exists() {
-			t.Errorf("memo update: memo %v, value %s; want the memo alone", cur.Memo, cur.Value)
-		}
-		return store.Change{}, nil
-	}, store.WithMemo())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := lv.calls.Load(); n != 0 {
-		t.Fatalf("lazy value made %d times before anyone read it", n)
+	// Unchanged: nothing committed, the cache told nothing.
+	if res, err := s.Update(ctx, key, func(cur store.Document) (store.Change, error) {
+		return store.Change{Patch: json.RawMessage(`[]`)}, nil
+	}, store.WithCache(c)); err != nil || res.Changed || res.Revision != 2 || len(c.committed) != 1 {
+		t.Fatalf("empty patch: %+v %v", res, err)
 	}
 	doc, err := s.Get(ctx, key)
-	if err != nil || string(doc.Value) != string(lv.b) {
-		t.Fatalf("get: %s %v", doc.Value, err)
+	if want := `{"z":5,"a":{"y":2,"b":3,"c":4},"m":[6]}`; err != nil || string(doc.Value) != want {
+		t.Fatalf("get: %s %v, want %s", doc.Value, err, want)
 	}
-	// Without WithMemo an update function always gets bytes.
-	if _, err := s.Update(ctx, key, bumpPatch(1)); err != nil {
+	// Without a cache an update function always gets the bytes.
+	if _, err := s.Update(ctx, key, func(cur store.Document) (store.Change, error) {
+		if string(cur.Value) != string(doc.Value) {
+			t.Errorf("uncached update got %s", cur.Value)
+		}
+		return store.Change{Patch: json.RawMessage(`[{"op":"remove","path":"/m"}]`)}, nil
+	}); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {
@@ -375,8 +382,12 @@ func TestHoldLazyValueAndMemo(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := s2.Get(ctx, key)
-	if err != nil || got.Revision != 3 || !jsonEqual(got.Value, []byte(`{"w00":1,"memo":7,"w01":1}`)) {
+	if err != nil || got.Revision != 3 || !jsonEqual(got.Value, []byte(`{"z":5,"a":{"y":2,"b":3,"c":4}}`)) {
 		t.Fatalf("reopened: %d %s %v", got.Revision, got.Value, err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, key))
+	if err != nil || !strings.HasPrefix(string(raw), "{\n  \"z\": 5,\n  \"a\": {") {
+		t.Fatalf("snapshot keeps the member order? %s %v", raw, err)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // parsedJournal is the result of reading a journal file.
@@ -134,8 +135,8 @@ func (d *doc) catchUp(jid, sid fileID) (bool, error) {
 	// The committer rewrote the snapshot before it let go of the lock, so
 	// reading it is one parse, where replaying is one per record.
 	if snap, snapID, err := d.readFileID(d.p.snap); err == nil && snap != nil {
-		if pv, err := store.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}); err == nil && pv.Sum == last.Sum {
-			d.value, d.lazy, d.memo, d.tree, d.sum = snap, nil, nil, pv.Tree, pv.Sum
+		if pv, err := jsonval.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}); err == nil && pv.Sum == last.Sum {
+			d.value, d.lazy, d.tree, d.sum = snap, nil, pv.Tree, pv.Sum
 			d.rev, d.last, d.jID = last.Rev, &pj.recs[len(pj.recs)-1], jid
 			d.sID = snapID
 			return true, nil
@@ -156,13 +157,13 @@ func (d *doc) catchUp(jid, sid fileID) (bool, error) {
 }
 
 func (d *doc) setValue(v []byte) error {
-	d.value, d.lazy, d.memo = v, nil, nil
+	d.value, d.lazy = v, nil
 	d.tree = nil
 	d.sum = ""
 	if v == nil {
 		return nil
 	}
-	pv, err := store.ParseValue(v, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
+	pv, err := jsonval.ParseValue(v, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
 	if err != nil {
 		return reason.New(reason.CorruptState, "%s: %v", d.p.key, err)
 	}
@@ -218,7 +219,7 @@ func (d *doc) load() error {
 		rewrite = true
 		d.logf("snapshot missing: rebuilt from the journal", "revision", last.Rev)
 	default:
-		pv, perr := store.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
+		pv, perr := jsonval.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
 		switch {
 		case perr != nil && last == nil:
 			return reason.New(reason.CorruptState, "%s does not parse and there is no journal to rebuild it from (the file is left as it is): %v", d.p.snap, perr)
@@ -535,10 +536,28 @@ func (d *doc) readJournal(repair bool, prev *store.Record) (parsedJournal, error
 // commit journals and applies a change. It returns nil when the change is
 // empty.
 func (d *doc) commit(ch store.Change) (*store.Record, error) {
-	if rec, ok, err := d.commitPatch(ch); ok || err != nil {
-		return rec, err
+	if ch.Patch != nil {
+		if p := bytes.TrimSpace(ch.Patch); bytes.Equal(p, []byte("[]")) {
+			return nil, nil // nothing changes
+		}
+		if rec, ok, err := d.commitPatch(ch); ok || err != nil {
+			return rec, err
+		}
+		if rec, ok, err := d.commitPatchDirect(ch); ok || err != nil {
+			return rec, err
+		}
+		// Any other backend, or a patch the tree applier refuses: applied
+		// to the current bytes, then committed as the value it makes.
+		var cur []byte
+		if d.has() {
+			cur = d.bytes()
+		}
+		var err error
+		if ch, err = ch.Resolve(cur); err != nil {
+			return nil, fmt.Errorf("%s: %w", d.p.key, err)
+		}
 	}
-	nv, err := store.ParseValue(ch.Bytes(), d.s.opts.Limits)
+	nv, err := jsonval.ParseValue(ch.Value, d.s.opts.Limits)
 	if err != nil {
 		return nil, err
 	}
@@ -554,7 +573,7 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	var from any
 	if d.adopted {
 		// Journal the file as found, so history starts from it.
-		patch, err := store.DiffTrees(nil, d.tree)
+		patch, err := jsonval.DiffTrees(nil, d.tree)
 		if err != nil {
 			return nil, err
 		}
@@ -562,13 +581,13 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 		recs = append(recs, &store.Record{Rev: rev, Time: now, Actor: "custodian", Reason: "adopted " + d.p.key + " as found on disk", Patch: patch, Sum: d.sum})
 		if nv.Sum == d.sum {
 			// Nothing to change beyond adopting.
-			return d.appendAndApply(recs, d.value, d.tree, d.sum, nil)
+			return d.appendAndApply(recs, d.value, d.tree, d.sum)
 		}
 	}
 	if d.has() {
 		from = d.tree
 	}
-	patch, err := store.DiffTrees(from, nv.Tree)
+	patch, err := jsonval.DiffTrees(from, nv.Tree)
 	if err != nil {
 		return nil, err
 	}
@@ -577,24 +596,22 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	if d.held.locked {
 		// Hold mode keeps the value as given; the background snapshot
 		// writer indents it.
-		return d.appendAndApply(recs, bytes.Clone(bytes.TrimRight(nv.Raw, " \t\r\n")), nv.Tree, nv.Sum, ch.Memo)
+		return d.appendAndApply(recs, bytes.Clone(bytes.TrimRight(nv.Raw, " \t\r\n")), nv.Tree, nv.Sum)
 	}
 	snap, err := store.Indent(bytes.TrimRight(nv.Raw, " \t\r\n"))
 	if err != nil {
 		return nil, reason.New(reason.InvalidInput, "%v", err)
 	}
-	return d.appendAndApply(recs, snap, nv.Tree, nv.Sum, nil)
+	return d.appendAndApply(recs, snap, nv.Tree, nv.Sum)
 }
 
-// ensureTree decodes the current value when it is not held decoded: in
-// Hold mode a commit made through a proposer's memo keeps no decoded copy
-// (the proposer has its own), so the first commit after it that needs one
-// (a whole value to diff, a patch to check) decodes it once.
+// ensureTree decodes the current value when it is not held decoded (a
+// value loaded without its tree).
 func (d *doc) ensureTree() error {
 	if d.tree != nil || !d.has() {
 		return nil
 	}
-	pv, err := store.ParseValue(d.bytes(), store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
+	pv, err := jsonval.ParseValue(d.bytes(), store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
 	if err != nil {
 		return reason.New(reason.CorruptState, "%s: %v", d.p.key, err)
 	}
@@ -611,71 +628,102 @@ func (d *doc) currentSum() string {
 			return ""
 		}
 		if d.tree != nil {
-			d.sum, _ = store.SumTree(d.tree)
+			d.sum, _ = jsonval.SumTree(d.tree)
 		}
 	}
 	return d.sum
 }
 
-// commitPatch is commit for a change that carries its patch, in Hold mode:
-// the patch is applied to the decoded current value, so the cost is the
-// patch's, not a parse and a diff of the whole document; the canonical sum
-// is left to the journal write (once per batch). ok is false when the
-// change must take the full path instead (no patch, no current value, an
+// commitPatch is commit for a change given as a patch, in Hold mode: the
+// patch is applied to the decoded current value (jsonval.PatchTree), so the
+// cost is the patch's, not a parse and a diff of the whole document, and
+// the new value's bytes are made only when someone needs them (lazyValue).
+// The record is the patch as given, with no canonical sum (a sum reads the
+// whole document): the snapshot writer names the revision of each
+// snapshot it writes with a mark instead. ok is false when the change must
+// take the byte path instead (outside Hold mode, no current value, an
 // adopted file, or a patch the tree applier refuses).
 func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
-	if ch.Patch == nil || !d.held.locked || !d.has() || d.adopted {
+	if !d.held.locked || !d.has() || d.adopted {
 		return nil, false, nil
-	}
-	lim := d.s.opts.Limits
-	if max := lim.MaxBytes; max > 0 && ch.Size() > max || max <= 0 && ch.Size() > store.DefaultMaxBytes {
-		return nil, false, nil // the full path names the problem
-	}
-	if p := bytes.TrimSpace(ch.Patch); bytes.Equal(p, []byte("[]")) {
-		return nil, true, nil // nothing changes
-	}
-	if ch.Memo != nil && ch.Lazy != nil && !d.s.opts.CheckPatches {
-		// The proposer keeps the value decoded (its memo) and encoded (its
-		// lazy bytes) and vouches for the patch: the store keeps neither
-		// a decoded copy nor bytes, and the commit costs the patch.
-		if max := lim.MaxBytes; max > 0 && len(ch.Patch) > max || max <= 0 && len(ch.Patch) > store.DefaultMaxBytes {
-			return nil, false, nil
-		}
-		rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
-		r, err := d.heldAppend([]*store.Record{rec}, &version{lazy: ch.Lazy}, ch.Memo)
-		return r, true, err
 	}
 	if err := d.ensureTree(); err != nil {
 		return nil, true, err
 	}
-	tree, err := store.PatchTree(d.tree, ch.Patch, lim)
+	lim := d.s.opts.Limits
+	tree, err := jsonval.PatchTree(d.tree, ch.Patch, lim)
+	if err != nil {
+		return nil, false, nil // the byte path names the problem
+	}
+	prev := d.held.latest.Load()
+	anchor, anchorTree := prev.anchor()
+	lv := &lazyValue{tree: tree, anchor: anchor, anchorTree: anchorTree, size: prev.sizeBound() + 6*len(ch.Patch)}
+	max := lim.MaxBytes
+	if max <= 0 {
+		max = store.DefaultMaxBytes
+	}
+	if lv.size > max {
+		// Possibly over the limit: make the bytes and look.
+		if n := len(lv.bytes()); n > max {
+			return nil, true, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", n, max)
+		}
+		lv.size = len(lv.raw)
+	}
+	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
+	// The patch is kept without a copy: Change's contract.
+	r, err := d.heldAppend([]*store.Record{rec}, &version{tree: tree, lazy: lv})
+	return r, true, err
+}
+
+// commitPatchDirect is commit for a change given as a patch outside Hold
+// mode: the patch is applied to the value's tree (read with the
+// snapshot), the new bytes are made from the snapshot's, copying what the
+// patch did not touch (jsonval.TreeBytes), and the record is the patch as
+// given: no parse of the new value, no diff, no byte-level patch of the
+// whole document. The record keeps its canonical sum (the next process
+// checks the snapshot against it). ok is false when the change must take
+// the byte path (no current value, an adopted file, or a patch the tree
+// applier refuses).
+func (d *doc) commitPatchDirect(ch store.Change) (*store.Record, bool, error) {
+	if d.held.locked || !d.has() || d.adopted {
+		return nil, false, nil
+	}
+	if err := d.ensureTree(); err != nil {
+		return nil, true, err
+	}
+	lim := d.s.opts.Limits
+	tree, err := jsonval.PatchTree(d.tree, ch.Patch, lim)
+	if err != nil {
+		return nil, false, nil // the byte path names the problem
+	}
+	raw, err := jsonval.TreeBytes(d.bytes(), d.tree, tree)
 	if err != nil {
 		return nil, false, nil
 	}
-	if d.s.opts.CheckPatches {
-		sum, err := store.SumTree(tree)
-		full, ferr := store.SumOf(ch.Bytes())
-		if err != nil || ferr != nil || full != sum {
-			return nil, true, fmt.Errorf("%s: the change's patch does not produce its value (sum %s, value %s, %v %v)", d.p.key, sum, full, err, ferr)
-		}
+	max := lim.MaxBytes
+	if max <= 0 {
+		max = store.DefaultMaxBytes
 	}
-	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
-	// Kept without a copy: Change.Patch's contract.
-	v := &version{tree: tree}
-	if ch.Value != nil {
-		v.value = bytes.TrimRight(ch.Value, " \t\r\n")
-	} else {
-		v.lazy = ch.Lazy
+	if len(raw) > max {
+		return nil, true, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(raw), max)
 	}
-	r, err := d.heldAppend([]*store.Record{rec}, v, ch.Memo)
+	sum, err := jsonval.SumTree(tree)
+	if err != nil {
+		return nil, true, err
+	}
+	if sum == d.currentSum() {
+		return nil, true, nil // the same value: nothing to commit
+	}
+	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events, Sum: sum}
+	r, err := d.appendAndApply([]*store.Record{rec}, jsonval.IndentValid(raw), tree, sum)
 	return r, true, err
 }
 
 // appendAndApply journals recs (in Hold mode: queues them for the next
 // group write) and makes snap the current value.
-func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum string, memo any) (*store.Record, error) {
+func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum string) (*store.Record, error) {
 	if d.held.locked {
-		return d.heldAppend(recs, &version{value: snap, tree: tree, sum: sum}, memo)
+		return d.heldAppend(recs, &version{value: snap, tree: tree, sum: sum})
 	}
 	prev := ""
 	if d.last != nil {
@@ -697,7 +745,7 @@ func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum st
 	// Committed: the journal holds it durably.
 	d.writeAnchor(rec.Rev, rec.Hash)
 	d.rev, d.last = rec.Rev, rec
-	d.value, d.lazy, d.memo, d.tree, d.sum, d.adopted = snap, nil, nil, tree, sum, false
+	d.value, d.lazy, d.tree, d.sum, d.adopted = snap, nil, tree, sum, false
 	var err error
 	if d.jID, err = d.stat(d.p.journal); err != nil {
 		d.loaded = false

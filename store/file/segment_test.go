@@ -372,6 +372,7 @@ func TestRotationHold(t *testing.T) {
 	var mu sync.Mutex
 	acked := map[uint64]string{}
 	var wg sync.WaitGroup
+	cache := &crashCache{}
 	for w := range 8 {
 		wg.Add(1)
 		go func() {
@@ -379,7 +380,7 @@ func TestRotationHold(t *testing.T) {
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
 			for i := range 150 {
 				actor := fmt.Sprintf("w%d-%d", w, i)
-				res, err := s.Update(ctx, key, crashChange(w, i, actor, rng), store.WithMemo())
+				res, err := cache.update(ctx, s, key, w, i, actor, rng)
 				if err != nil {
 					t.Error(err)
 					return

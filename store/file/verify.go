@@ -14,6 +14,7 @@ import (
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // Verify checks, without repairing anything, that the document's journal
@@ -86,7 +87,7 @@ func (d *doc) verify(ctx context.Context, rep *VerifyReport) error {
 	var snapSum string
 	var snapTree any
 	if snap != nil {
-		pv, err := store.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
+		pv, err := jsonval.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
 		if err != nil {
 			if tmp != nil {
 				if _, terr := store.SumOf(tmp); terr == nil {

@@ -105,6 +105,10 @@ func Run(t *testing.T, open Opener) {
 		{"ConcurrentWriters", testConcurrent},
 		{"WatchReplaysAndFollows", testWatch},
 		{"WatchUnderConcurrency", testWatchConcurrent},
+		{"PatchChanges", testPatchChanges},
+		{"PatchRefused", testPatchRefused},
+		{"PatchConcurrentWriters", testPatchConcurrent},
+		{"Cache", testCache},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -528,5 +532,212 @@ func testWatchConcurrent(t *testing.T, s store.Store) {
 				t.Fatalf("watcher saw revision %d at position %d", rev, i)
 			}
 		}
+	}
+}
+
+// patch returns an UpdateFunc that proposes the RFC 6902 patch p.
+func patch(p string) store.UpdateFunc {
+	return func(store.Document) (store.Change, error) {
+		return store.Change{Patch: json.RawMessage(p), Actor: "tester", Reason: "patch"}, nil
+	}
+}
+
+// topKeys returns the members of a JSON object in the order written.
+func topKeys(t testing.TB, b []byte) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not an object: %s", b)
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}
+
+// A change given as a patch commits the value the patch makes from the
+// current one (keeping its member order), journals a patch that replays
+// to it, and can create a document (a whole-document add); an empty patch
+// commits nothing.
+func testPatchChanges(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	res, err := s.Update(ctx, key, patch(`[{"op":"add","path":"","value":{"z":1,"a":{"y":2},"l":[1,2]}}]`), store.Create())
+	if err != nil || !res.Changed || res.Revision != 1 {
+		t.Fatalf("create by patch: %+v %v", res, err)
+	}
+	steps := []string{
+		`[{"op":"add","path":"/a/c","value":"<&>"},{"op":"replace","path":"/z","value":5}]`,
+		`[{"op":"add","path":"/l/1","value":9},{"op":"remove","path":"/l/0"}]`,
+		`[{"op":"add","path":"/m~1n","value":{"deep":[{"x":null}]}}]`,
+		`[{"op":"replace","path":"/m~1n/deep/0/x","value":1.50}]`,
+	}
+	for i, p := range steps {
+		res, err := s.Update(ctx, key, patch(p))
+		if err != nil || !res.Changed || res.Revision != uint64(i+2) || res.Record == nil || res.Record.Rev != res.Revision {
+			t.Fatalf("patch %d: %+v %v", i, res, err)
+		}
+	}
+	res, err = s.Update(ctx, key, patch(`[]`))
+	if err != nil || res.Changed || res.Revision != 5 {
+		t.Fatalf("empty patch: %+v %v", res, err)
+	}
+	doc, err := s.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"z": 5.0, "a": map[string]any{"y": 2.0, "c": "<&>"}, "l": []any{9.0, 2.0}, "m/n": map[string]any{"deep": []any{map[string]any{"x": 1.5}}}}
+	if diff := cmp.Diff(want, decode(t, doc.Value)); diff != "" || doc.Revision != 5 {
+		t.Fatalf("value at %d (-want +got):\n%s", doc.Revision, diff)
+	}
+	if got := topKeys(t, doc.Value); strings.Join(got, ",") != "z,a,l,m/n" {
+		t.Fatalf("member order %v, want z,a,l,m/n", got)
+	}
+	old, err := s.GetAt(ctx, key, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"z": 5.0, "a": map[string]any{"y": 2.0, "c": "<&>"}, "l": []any{1.0, 2.0}}, decode(t, old.Value)); diff != "" {
+		t.Fatalf("revision 2 (-want +got):\n%s", diff)
+	}
+}
+
+// A patch that does not apply, that removes the whole document or that
+// comes with a value too is INVALID_INPUT and commits nothing.
+func testPatchRefused(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if _, err := s.Update(ctx, key, set("a", 1), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	for name, fn := range map[string]store.UpdateFunc{
+		"missing member":  patch(`[{"op":"replace","path":"/nope/x","value":1}]`),
+		"bad index":       patch(`[{"op":"add","path":"/a/7","value":1}]`),
+		"not a patch":     patch(`{"op":"add"}`),
+		"not JSON":        patch(`[{"op":"add","path":"/b","value":}]`),
+		"remove document": patch(`[{"op":"remove","path":""}]`),
+		"value and patch": func(store.Document) (store.Change, error) {
+			return store.Change{Value: []byte(`{"a":2}`), Patch: json.RawMessage(`[{"op":"replace","path":"/a","value":2}]`)}, nil
+		},
+	} {
+		_, err := s.Update(ctx, key, fn)
+		if reason.CodeOf(err) != reason.InvalidInput {
+			t.Fatalf("%s: %v, want INVALID_INPUT", name, err)
+		}
+	}
+	doc, err := s.Get(ctx, key)
+	if err != nil || doc.Revision != 1 || decode(t, doc.Value)["a"] != 1.0 {
+		t.Fatalf("after refused patches: %d %s %v", doc.Revision, doc.Value, err)
+	}
+}
+
+// Concurrent writers proposing patches lose no commit.
+func testPatchConcurrent(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	if _, err := s.Update(ctx, key, set("init", true), store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	const writers, each = 16, 20
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := range writers {
+		wg.Go(func() {
+			for i := range each {
+				if _, err := s.Update(ctx, key, patch(fmt.Sprintf(`[{"op":"add","path":"/w%d-%d","value":%d}]`, w, i, i))); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	doc, err := s.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := decode(t, doc.Value); len(m) != writers*each+1 || doc.Revision != writers*each+1 {
+		t.Fatalf("%d fields at revision %d, want %d", len(m), doc.Revision, writers*each+1)
+	}
+}
+
+// cache is a store.Cache holding the values of the revisions it was told
+// were committed, as the application layer keeps its manifest.
+type cache struct {
+	mu        sync.Mutex
+	values    map[uint64]map[string]any
+	held      map[string]any // what Holds vouched for
+	next      map[string]any // what the function proposed
+	committed []uint64
+}
+
+func (c *cache) Holds(rev uint64) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held = c.values[rev]
+	return c.held != nil
+}
+
+func (c *cache) Committed(rev uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.committed = append(c.committed, rev)
+	c.values[rev] = c.next
+}
+
+// With a cache, an update function gets either the current value or no
+// value for a revision the cache holds; a backend that tells the cache
+// what it committed tells it exactly the revisions of the results; values
+// come out as without a cache.
+func testCache(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	c := &cache{values: map[uint64]map[string]any{}}
+	for i := range 6 {
+		res, err := s.Update(ctx, key, func(cur store.Document) (store.Change, error) {
+			m := map[string]any{}
+			switch {
+			case cur.Value != nil:
+				m = decode(t, cur.Value)
+			case cur.Revision > 0:
+				if c.held == nil || c.values[cur.Revision] == nil {
+					t.Errorf("no value for revision %d, which the cache does not hold", cur.Revision)
+				}
+				for k, v := range c.held {
+					m[k] = v
+				}
+			}
+			m[fmt.Sprint("k", i)] = float64(i)
+			c.next = m
+			if i%2 == 0 {
+				b, _ := json.Marshal(m)
+				return store.Change{Value: b}, nil
+			}
+			return store.Change{Patch: json.RawMessage(fmt.Sprintf(`[{"op":"add","path":"/k%d","value":%d}]`, i, i))}, nil
+		}, store.WithCache(c), store.Create())
+		if err != nil || !res.Changed || res.Revision != uint64(i+1) {
+			t.Fatalf("commit %d: %+v %v", i, res, err)
+		}
+		if n := len(c.committed); n > 0 && c.committed[n-1] != res.Revision {
+			t.Fatalf("cache told %v, result at %d", c.committed, res.Revision)
+		}
+	}
+	if n := len(c.committed); n != 0 && n != 6 {
+		t.Fatalf("cache told %v: some commits, not all", c.committed)
+	}
+	doc, err := s.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(map[string]any{"k0": 0.0, "k1": 1.0, "k2": 2.0, "k3": 3.0, "k4": 4.0, "k5": 5.0}, decode(t, doc.Value)); diff != "" {
+		t.Fatalf("value (-want +got):\n%s", diff)
 	}
 }

@@ -57,8 +57,8 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra
 	return cmd
 }
 
-// run proposes the sign-off: on the project context, or on a slice with
-// its artifacts' current hashes as the accepted versions.
+// run proposes the sign-off: on the project context, or on a slice (the
+// custodian records its artifacts' current hashes as the accepted versions).
 func run(ctx context.Context, opts *Options) error {
 	app := opts.App
 	if opts.Project {
@@ -68,11 +68,9 @@ func run(ctx context.Context, opts *Options) error {
 		}
 		return cmdutil.Finish(app, r, nil)
 	}
-	hashes, err := cmdutil.SliceHashes(ctx, app, opts.Slice)
-	if err != nil {
-		return err
-	}
-	out, r, err := cmdutil.ApplyOp(ctx, app, asdd.Approve{Slice: opts.Slice, Role: opts.Role, By: opts.By, Rationale: opts.Rationale, RootCause: opts.RootCause, Hashes: hashes})
+	// The custodian records the artifacts' current hashes as the accepted
+	// versions (it reads them itself).
+	out, r, err := cmdutil.ApplyOp(ctx, app, asdd.Approve{Slice: opts.Slice, Role: opts.Role, By: opts.By, Rationale: opts.Rationale, RootCause: opts.RootCause})
 	if err != nil {
 		return err
 	}

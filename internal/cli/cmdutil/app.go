@@ -1,13 +1,9 @@
 package cmdutil
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"sync"
 	"time"
 
@@ -15,10 +11,7 @@ import (
 
 	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/internal/projectroot"
-	"github.com/custodian-dev/custodian/internal/safetext"
-	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
-	"github.com/custodian-dev/custodian/store/file"
 )
 
 // App is what every command gets: the global flags, injected IO and the
@@ -89,103 +82,6 @@ func (a *App) findRoot() (projectroot.Result, error) {
 	return r, nil
 }
 
-// StoreOpener may open the store a command uses instead of the embedded
-// file store: a running daemon's remote store, an etcd backend. Open
-// returns ok false when it does not apply to this invocation.
-type StoreOpener struct {
-	Name string
-	Open func(app *App) (s store.Store, ok bool, err error)
-}
-
-// Store opens (once) the store the command works on: the first of
-// Openers that applies (a running daemon, --store etcd://…), else the
-// embedded file store under the project root.
-func (a *App) Store() (store.Store, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.store != nil {
-		return a.store, nil
-	}
-	for _, o := range a.Openers {
-		s, ok, err := o.Open(a)
-		if err != nil {
-			return nil, fmt.Errorf("open store (%s): %w", o.Name, err)
-		}
-		if ok {
-			a.store = s
-			return s, nil
-		}
-	}
-	s, err := a.OpenFileStore()
-	if err != nil {
-		return nil, err
-	}
-	a.store = s
-	return s, nil
-}
-
-// OpenFileStore opens the embedded file store under the project root,
-// bypassing the openers (the daemon itself uses it).
-func (a *App) OpenFileStore() (*file.Store, error) {
-	root, err := a.Root()
-	if err != nil {
-		return nil, err
-	}
-	opts := file.Options{Now: a.Now}
-	if v := os.Getenv("CUSTODIAN_MAX_DOCUMENT_BYTES"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			return nil, reason.New(reason.InvalidInput, "CUSTODIAN_MAX_DOCUMENT_BYTES=%q is not a positive number of bytes", v)
-		}
-		opts.Limits.MaxBytes = n
-	}
-	out := a.Out
-	if a.JSON {
-		out = a.Err // stdout holds one JSON document
-	}
-	if err := withDirectEdits(&opts, root, out); err != nil {
-		return nil, err
-	}
-	return file.Open(root, opts)
-}
-
-// Close releases the store.
-func (a *App) Close() error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.store == nil {
-		return nil
-	}
-	err := a.store.Close()
-	a.store = nil
-	return err
-}
-
-// Render writes v as indented JSON when --json is set, otherwise calls text.
-func (a *App) Render(v any, text func(w io.Writer) error) error {
-	if a.JSON {
-		return WriteJSON(a.Out, v)
-	}
-	// Text from the state goes to a terminal: no escape sequence, control
-	// character or bidirectional override in it is passed on
-	// (safetext.TerminalText); the output's own newlines, tabs and colours
-	// are.
-	var buf bytes.Buffer
-	err := text(&buf)
-	if _, werr := a.Out.Write(safetext.TerminalText(buf.Bytes())); err == nil {
-		err = werr
-	}
-	return err
-}
-
-// WriteJSON writes v as indented JSON followed by a newline.
-func WriteJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(v)
-}
-
 // Context returns the context commands run under.
 func (a *App) Context(cmd *cobra.Command) context.Context {
 	if ctx := cmd.Context(); ctx != nil {
@@ -193,9 +89,3 @@ func (a *App) Context(cmd *cobra.Command) context.Context {
 	}
 	return context.Background()
 }
-
-// ExitError ends the command with a code and nothing more printed (the
-// command has printed what it had to say).
-type ExitError struct{ Code int }
-
-func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }

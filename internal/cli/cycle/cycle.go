@@ -3,17 +3,12 @@ package cycle
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"path"
 	"slices"
-	"sort"
 	"strings"
 	"text/tabwriter"
-	"time"
 
 	appl "github.com/custodian-dev/custodian/app"
 
@@ -24,7 +19,6 @@ import (
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/wire"
 )
 
@@ -49,18 +43,46 @@ const MaxInputBytes = 16 << 20
 type cycleCLI struct {
 	app   *cmdutil.App
 	actor string
-	// sendF, when set, takes the requests the changing verbs make instead
-	// of the application layer (tests of the command lines).
-	sendF func(context.Context, *wire.CycleRequest) error
+	runs  Runs
 }
 
-// NewCmd returns `custodian cycle` and its subcommands. Each changing
-// subcommand parses its command line into the request it sends (a
-// wire.CycleRequest: the cycle, the operation, the actor) and calls sendF
-// with it; with sendF nil the request goes to the application layer and
-// the result is printed.
-func NewCmd(app *cmdutil.App, sendF func(context.Context, *wire.CycleRequest) error) *cobra.Command {
-	c := &cycleCLI{app: app, sendF: sendF}
+// Runs are the functions cycle's subcommands call once their command
+// lines are parsed; a nil one runs the command. The changing verbs (create,
+// iterate, …, put, rebuild) build the request they send to the
+// application layer and call Send with it; the others take their options.
+type Runs struct {
+	Send   func(context.Context, *wire.CycleRequest) error
+	Show   func(context.Context, *ShowOptions) error
+	List   func(context.Context, *ListOptions) error
+	Signal func(context.Context, *SignalOptions) error
+	Sync   func(context.Context, *SyncOptions) error
+	Append func(context.Context, *AppendOptions) error
+}
+
+// NewCmd returns `custodian cycle` and its subcommands. Each subcommand
+// parses its command line into its request or options and calls its
+// function in runs (nil, or a nil function: the command's own, which sends
+// the request to the application layer, or reads, and prints the result).
+func NewCmd(app *cmdutil.App, runs *Runs) *cobra.Command {
+	c := &cycleCLI{app: app}
+	if runs != nil {
+		c.runs = *runs
+	}
+	if c.runs.Show == nil {
+		c.runs.Show = runShow
+	}
+	if c.runs.List == nil {
+		c.runs.List = runList
+	}
+	if c.runs.Signal == nil {
+		c.runs.Signal = runSignal
+	}
+	if c.runs.Sync == nil {
+		c.runs.Sync = runSync
+	}
+	if c.runs.Append == nil {
+		c.runs.Append = runAppend
+	}
 	cmd := &cobra.Command{
 		Use:   "cycle",
 		Short: "Parallel dev cycles: .workflow/.cycle/{cycleId}.json (seed 003)",
@@ -77,19 +99,13 @@ completed).`,
 	}
 	cmd.PersistentFlags().StringVar(&c.actor, "actor", "", "who is acting, for the journal (default $CUSTODIAN_ACTOR, else the agent named, else the OS user)")
 	cmd.AddCommand(
-		c.createCmd(), c.showCmd(), c.listCmd(), c.iterateCmd(), c.agentCmd(),
+		c.createCmd(), newShowCmd(app, c.runs.Show), newListCmd(app, c.runs.List), c.iterateCmd(), c.agentCmd(),
 		c.changeCmd(), c.testResultsCmd(), c.requirementsCmd(), c.explorationCmd(),
 		c.planCmd(), c.taskCmd(), c.feedbackCmd(), c.decideCmd(), c.blockCmd(),
-		c.signalCmd(), c.pauseCmd(), c.resumeCmd(), c.stopCmd(), c.completeCmd(),
-		c.rebuildCmd(), c.syncCmd(), c.putCmd(), c.appendCmd(),
+		newSignalCmd(app, c.runs.Signal), c.pauseCmd(), c.resumeCmd(), c.stopCmd(), c.completeCmd(),
+		c.rebuildCmd(), newSyncCmd(app, c.runs.Sync), c.putCmd(), newAppendCmd(app, c.runs.Append),
 	)
 	return cmd
-}
-
-// journalLister is the file store's listing of a document's journal files
-// (its sealed segments and the live journal).
-type journalLister interface {
-	JournalFiles(key string) ([]string, error)
 }
 
 // actorOr returns the journal's actor: --actor, $CUSTODIAN_ACTOR, then the
@@ -111,32 +127,22 @@ type cycleResult struct {
 	Synced   []string    `json:"synced,omitempty"`
 }
 
-// load reads and checks a cycle. A cycle that is missing is NOT_FOUND; one
-// that is not a valid CycleState is CORRUPT_STATE.
-func (c *cycleCLI) load(ctx context.Context, id string) (cycle.State, uint64, error) {
+// load reads and checks a cycle through the application layer. A cycle
+// that is missing is NOT_FOUND; one that is not a valid CycleState is
+// CORRUPT_STATE.
+func load(ctx context.Context, app *cmdutil.App, id string) (cycle.State, uint64, error) {
 	if err := cycle.CheckID(id); err != nil {
 		return cycle.State{}, 0, err
 	}
-	s, err := c.app.Store()
+	svc, err := app.Service()
 	if err != nil {
 		return cycle.State{}, 0, err
 	}
-	doc, err := s.Get(ctx, cycle.Key(id))
-	if err != nil {
-		if reason.CodeOf(err) == reason.NotFound {
-			return cycle.State{}, 0, noCycle(id)
-		}
-		return cycle.State{}, 0, err
-	}
-	st, err := decodeValid(id, doc.Value)
-	return st, doc.Revision, err
+	return svc.Cycle(ctx, id)
 }
 
-// The cycle's errors and checks are the application layer's.
-var (
-	noCycle     = appl.NoCycle
-	decodeValid = appl.DecodeCycle
-)
+// The cycle's checks are the application layer's.
+var decodeValid = appl.DecodeCycle
 
 func messageOf(err error) string {
 	if e, ok := reason.As(err); ok {
@@ -163,8 +169,8 @@ func (c *cycleCLI) apply(cmd *cobra.Command, id string, op cycle.Op, actor strin
 
 // run sends req to the application layer and renders its response.
 func (c *cycleCLI) run(cmd *cobra.Command, req wire.CycleRequest, text func(io.Writer, *wire.CycleResponse) error) error {
-	if c.sendF != nil {
-		return c.sendF(c.app.Context(cmd), &req)
+	if c.runs.Send != nil {
+		return c.runs.Send(c.app.Context(cmd), &req)
 	}
 	svc, err := c.app.Service()
 	if err != nil {
@@ -174,59 +180,28 @@ func (c *cycleCLI) run(cmd *cobra.Command, req wire.CycleRequest, text func(io.W
 	if err != nil {
 		return err
 	}
+	if r.MovedAside != "" {
+		fmt.Fprintf(c.app.Err, "custodian: moved the damaged %s aside to %s\n", cycle.Key(r.CycleID), r.MovedAside)
+	}
 	return c.app.Render(cycleResult{CycleID: r.CycleID, Revision: r.Revision, Event: r.Event, Summary: r.Summary, Cycle: r.Cycle, Synced: r.Synced}, func(w io.Writer) error {
 		return text(w, r)
 	})
 }
 
-func cycleEvents(ev cycle.Event) []store.Event {
-	data, _ := json.Marshal(map[string]string{"summary": ev.Summary})
-	return []store.Event{{Type: ev.Type, Data: data}}
-}
-
-// sync brings the progress files up to date with the latest committed
-// state. The commit has already happened, so a failure here is a warning
-// (the files are derived; custodian cycle sync writes them again).
-func (c *cycleCLI) sync(ctx context.Context, id string) []string {
-	return c.syncKnown(ctx, id, 0, cycle.State{})
-}
-
-// syncKnown is sync when the caller already holds the decoded state of
-// revision rev (0: none), which saves decoding it again when it is still
-// the latest.
-func (c *cycleCLI) syncKnown(ctx context.Context, id string, rev uint64, st cycle.State) []string {
-	wrote, err := c.syncFiles(ctx, id, rev, st)
-	if err != nil {
-		fmt.Fprintf(c.app.Err, "custodian: warning: cycle %s committed, but its progress files were not updated: %v (run custodian cycle sync %s)\n", id, err, id)
-	}
-	return wrote
-}
-
-func (c *cycleCLI) syncFiles(ctx context.Context, id string, knownRev uint64, known cycle.State) ([]string, error) {
-	root, err := c.openRoot()
+func syncFiles(ctx context.Context, app *cmdutil.App, id string) ([]string, error) {
+	root, err := openRoot(app)
 	if err != nil {
 		return nil, err
 	}
 	defer root.Close()
 	return progress.Sync(root, id, func() (uint64, cycle.State, error) {
-		s, err := c.app.Store()
-		if err != nil {
-			return 0, cycle.State{}, err
-		}
-		doc, err := s.Get(ctx, cycle.Key(id))
-		if err != nil {
-			return 0, cycle.State{}, err
-		}
-		if knownRev != 0 && doc.Revision == knownRev {
-			return knownRev, known, nil
-		}
-		st, err := decodeValid(id, doc.Value)
-		return doc.Revision, st, err
+		st, rev, err := load(ctx, app, id)
+		return rev, st, err
 	})
 }
 
-func (c *cycleCLI) openRoot() (*os.Root, error) {
-	dir, err := c.app.Root()
+func openRoot(app *cmdutil.App) (*os.Root, error) {
+	dir, err := app.Root()
 	if err != nil {
 		return nil, err
 	}
@@ -264,21 +239,6 @@ is cycle-v1-<UTC time>-<6 random characters> unless --id gives one.`,
 	cmd.Flags().IntVar(&maxIter, "max-iterations", cycle.DefaultMaxIterations, "the most iterations the cycle may run")
 	cmd.Flags().StringVar(&id, "id", "", "the cycle id (default: a new cycle-v1-… id)")
 	return cmd
-}
-
-func (c *cycleCLI) showCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "show ID",
-		Short: "Show a cycle (--json: the whole document)",
-		Args:  cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			st, _, err := c.load(c.app.Context(cmd), args[0])
-			if err != nil {
-				return err
-			}
-			return c.app.Render(st, func(w io.Writer) error { return showText(w, st) })
-		},
-	}
 }
 
 func showText(w io.Writer, s cycle.State) error {
@@ -351,98 +311,6 @@ func showText(w io.Writer, s cycle.State) error {
 		}
 	}
 	return tw.Flush()
-}
-
-// cycleSummary is one row of cycle list.
-type cycleSummary struct {
-	CycleID          string `json:"cycle_id"`
-	Status           string `json:"status"`
-	CurrentIteration int    `json:"current_iteration"`
-	MaxIterations    int    `json:"max_iterations"`
-	CurrentPhase     string `json:"current_phase"`
-	Title            string `json:"title"`
-	UpdatedAt        string `json:"updated_at"`
-	Error            string `json:"error,omitempty"`
-}
-
-func (c *cycleCLI) listCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "list",
-		Short: "List the cycles",
-		Args:  cmdutil.ExactArgs(0),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := c.app.Context(cmd)
-			ids, err := c.cycleIDs(ctx)
-			if err != nil {
-				return err
-			}
-			rows := []cycleSummary{}
-			for _, id := range ids {
-				st, _, err := c.load(ctx, id)
-				if err != nil {
-					rows = append(rows, cycleSummary{CycleID: id, Status: "error", Error: messageOf(err)})
-					continue
-				}
-				rows = append(rows, cycleSummary{CycleID: id, Status: st.Status, CurrentIteration: st.CurrentIteration,
-					MaxIterations: st.MaxIterations, CurrentPhase: st.CurrentPhase, Title: st.Title, UpdatedAt: st.UpdatedAt})
-			}
-			return c.app.Render(rows, func(w io.Writer) error {
-				if len(rows) == 0 {
-					_, err := fmt.Fprintln(w, "No cycles.")
-					return err
-				}
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tSTATUS\tITERATION\tPHASE\tTITLE")
-				for _, r := range rows {
-					if r.Error != "" {
-						fmt.Fprintf(tw, "%s\terror\t\t\t%s\n", r.CycleID, r.Error)
-						continue
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", r.CycleID, r.Status, r.CurrentIteration, r.MaxIterations, r.CurrentPhase, r.Title)
-				}
-				return tw.Flush()
-			})
-		},
-	}
-}
-
-// cycleIDs lists the cycles: every <id>.json in the cycle directory, and
-// every cycle the store has a journal for.
-func (c *cycleCLI) cycleIDs(ctx context.Context) ([]string, error) {
-	seen := map[string]bool{}
-	root, err := c.openRoot()
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	ents, err := fs.ReadDir(root.FS(), cycle.Dir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("list cycles: %w", err)
-	}
-	for _, e := range ents {
-		if id, ok := cycle.IDFromKey(path.Join(cycle.Dir, e.Name())); ok && e.Type().IsRegular() {
-			seen[id] = true
-		}
-	}
-	s, err := c.app.Store()
-	if err != nil {
-		return nil, err
-	}
-	keys, err := s.Keys(ctx)
-	if err != nil {
-		return nil, err
-	}
-	for _, k := range keys {
-		if id, ok := cycle.IDFromKey(k); ok {
-			seen[id] = true
-		}
-	}
-	ids := make([]string, 0, len(seen))
-	for id := range seen {
-		ids = append(ids, id)
-	}
-	sort.Strings(ids)
-	return ids, nil
 }
 
 func (c *cycleCLI) iterateCmd() *cobra.Command {
@@ -799,104 +667,6 @@ func (c *cycleCLI) blockCmd() *cobra.Command {
 	return cmd
 }
 
-func (c *cycleCLI) signalCmd() *cobra.Command {
-	var wait bool
-	var timeout time.Duration
-	cmd := &cobra.Command{
-		Use:   "signal ID",
-		Short: "What an agent must do now: exit 0 continue, 10 pause, 11 stop, 12 not running",
-		Long: `Check the cycle's control signal, as the seed's checkControlSignals: a running
-cycle says continue (exit 0); paused says pause (exit 10); stopped (failed)
-says stop (exit 11); created or completed says unknown (exit 12): do not act.
-Agents call it before each action. The action is printed, or with --json
-{"cycle_id", "status", "continue", "action"}. Errors (no such cycle, …) keep
-the custodian's usual exit codes (1-5).
-
-With --wait, a paused cycle is watched until it is resumed or stopped (or
---timeout passes), and the signal printed is the one that ended the wait.`,
-		Example: `  custodian cycle signal $id || exit 0        # stop working unless told to continue
-  custodian cycle signal $id --wait --timeout 30m`,
-		Args: cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := c.app.Context(cmd)
-			st, rev, err := c.load(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			sig := cycle.CheckSignal(st)
-			if wait && sig.Action == cycle.ActionPause {
-				if sig, err = c.waitWhilePaused(ctx, args[0], rev, timeout); err != nil {
-					return err
-				}
-			}
-			if err := c.app.Render(sig, func(w io.Writer) error {
-				_, err := fmt.Fprintln(w, sig.Action)
-				return err
-			}); err != nil {
-				return err
-			}
-			if code := signalExit(sig.Action); code != SignalExitContinue {
-				return &cmdutil.ExitError{Code: code}
-			}
-			return nil
-		},
-	}
-	cmd.Flags().BoolVar(&wait, "wait", false, "while the cycle is paused, wait for it to be resumed or stopped")
-	cmd.Flags().DurationVar(&timeout, "timeout", 0, "with --wait, give up after this long (0: wait forever) and report pause")
-	return cmd
-}
-
-// waitWhilePaused watches the cycle's commits from revision rev until its
-// signal is no longer pause, or the timeout passes (then it is still pause).
-func (c *cycleCLI) waitWhilePaused(ctx context.Context, id string, rev uint64, timeout time.Duration) (cycle.Signal, error) {
-	s, err := c.app.Store()
-	if err != nil {
-		return cycle.Signal{}, err
-	}
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	paused := cycle.Signal{CycleID: id, Status: cycle.StatusPaused, Action: cycle.ActionPause}
-	for _, err := range s.Watch(ctx, cycle.Key(id), rev) {
-		if err != nil {
-			if ctx.Err() != nil {
-				return paused, nil
-			}
-			return cycle.Signal{}, err
-		}
-		doc, err := s.Get(ctx, cycle.Key(id))
-		if err != nil {
-			if ctx.Err() != nil {
-				return paused, nil
-			}
-			return cycle.Signal{}, err
-		}
-		st, err := decodeValid(id, doc.Value)
-		if err != nil {
-			return cycle.Signal{}, err
-		}
-		if sig := cycle.CheckSignal(st); sig.Action != cycle.ActionPause {
-			return sig, nil
-		}
-	}
-	// The watch ends only when ctx is done: the timeout passed.
-	return paused, nil
-}
-
-func signalExit(action string) int {
-	switch action {
-	case cycle.ActionContinue:
-		return SignalExitContinue
-	case cycle.ActionPause:
-		return SignalExitPause
-	case cycle.ActionStop:
-		return SignalExitStop
-	}
-	return SignalExitUnknown
-}
-
 func (c *cycleCLI) pauseCmd() *cobra.Command {
 	return c.controlCmd("pause ID", "Pause a running cycle (agents get signal pause)", "why, for the journal",
 		func(why string) cycle.Op { return cycle.Pause{Reason: why} })
@@ -941,39 +711,6 @@ func (c *cycleCLI) completeCmd() *cobra.Command {
 	}
 }
 
-func (c *cycleCLI) syncCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "sync ID",
-		Short: "Write the cycle's progress files again from its state",
-		Args:  cmdutil.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := c.app.Context(cmd)
-			if _, _, err := c.load(ctx, args[0]); err != nil {
-				return err
-			}
-			wrote, err := c.syncFiles(ctx, args[0], 0, cycle.State{})
-			if err != nil {
-				return err
-			}
-			if wrote == nil {
-				wrote = []string{}
-			}
-			return c.app.Render(map[string]any{"cycle_id": args[0], "synced": wrote}, func(w io.Writer) error {
-				if len(wrote) == 0 {
-					_, err := fmt.Fprintf(w, "%s: progress files up to date\n", args[0])
-					return err
-				}
-				for _, f := range wrote {
-					if _, err := fmt.Fprintf(w, "wrote %s\n", f); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		},
-	}
-}
-
 func (c *cycleCLI) rebuildCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "rebuild ID",
@@ -994,90 +731,15 @@ never replaced.`,
 	}
 }
 
+// rebuild asks the application layer (the daemon's while one runs) to
+// rebuild the cycle from its progress files, which it reads itself.
 func (c *cycleCLI) rebuild(cmd *cobra.Command, id string) error {
 	if err := cycle.CheckID(id); err != nil {
 		return err
 	}
-	ctx := c.app.Context(cmd)
-	s, err := c.app.Store()
-	if err != nil {
-		return err
-	}
-	root, err := c.openRoot()
-	if err != nil {
-		return err
-	}
-	defer root.Close()
-	key := cycle.Key(id)
-	if _, err := s.Get(ctx, key); reason.CodeOf(err) == reason.CorruptState {
-		// The store could not recover the document. With a journal, the
-		// journal itself is damaged: that is for verify and a human. Without
-		// one, keep the damaged file aside (never overwrite it) and rebuild.
-		journal := path.Join(cycle.Dir, id+".journal.ndjson")
-		if _, serr := root.Stat(journal); serr == nil {
-			return fmt.Errorf("%w; its journal %s exists, so rebuild leaves it alone (see custodian verify %s)", err, journal, key)
-		}
-		if jl, ok := s.(journalLister); ok {
-			files, _ := jl.JournalFiles(key)
-			// Its journal proper, not the anchor or marks left beside a
-			// lost one.
-			files = slices.DeleteFunc(files, func(f string) bool { return !strings.HasSuffix(f, ".ndjson") })
-			if len(files) > 0 {
-				return fmt.Errorf("%w; its journal (%s) exists, so rebuild leaves it alone (see custodian verify %s)", err, strings.Join(files, ", "), key)
-			}
-		}
-		aside := key + ".corrupt-" + c.app.Now().UTC().Format("20060102T150405Z")
-		if rerr := root.Rename(key, aside); rerr != nil {
-			return fmt.Errorf("%w (and could not move it aside: %v)", err, rerr)
-		}
-		fmt.Fprintf(c.app.Err, "custodian: moved the damaged %s aside to %s\n", key, aside)
-	} else if err == nil {
-		if _, _, lerr := c.load(ctx, id); lerr == nil {
-			return reason.New(reason.InvalidTransition, "cycle %s exists and is valid; rebuild only restores a lost or damaged cycle", id)
-		}
-	} else if reason.CodeOf(err) != reason.NotFound {
-		return err
-	}
-	files, err := progress.Read(root, id)
-	if err != nil {
-		return err
-	}
-	rec, err := progress.Parse(files)
-	if err != nil {
-		return err
-	}
-	now := c.app.Now()
-	st, err := cycle.Restore(id, rec, now)
-	if err != nil {
-		return err
-	}
-	raw, err := cycle.Encode(st)
-	if err != nil {
-		return err
-	}
-	found := make([]string, 0, len(files))
-	for _, f := range progress.Files {
-		if _, ok := files[f]; ok {
-			found = append(found, f)
-		}
-	}
-	summary := fmt.Sprintf("rebuilt from %s (%s)", cycle.ProgressDir(id), strings.Join(found, ", "))
-	res, err := s.Update(ctx, key, func(cur store.Document) (store.Change, error) {
-		if cur.Exists() {
-			if _, err := decodeValid(id, cur.Value); err == nil {
-				return store.Change{}, reason.New(reason.Conflict, "cycle %s was written while it was being rebuilt; nothing rebuilt", id)
-			}
-		}
-		return store.Change{Value: raw, Actor: c.actorOr(""), Reason: summary,
-			Events: cycleEvents(cycle.Event{Type: "cycle.rebuild", Summary: summary})}, nil
-	}, store.Create())
-	if err != nil {
-		return err
-	}
-	synced := c.sync(ctx, id)
-	return c.app.Render(cycleResult{CycleID: id, Revision: res.Revision, Event: "cycle.rebuild", Summary: summary, Cycle: st, Synced: synced}, func(w io.Writer) error {
-		msg := fmt.Sprintf("%s: %s; status %s", id, summary, st.Status)
-		if slices.ContainsFunc(st.Coordination.Blockers, func(b cycle.Blocker) bool { return b.ID == cycle.RebuildBlockerID }) {
+	return c.run(cmd, wire.CycleRequest{ID: id, Op: "rebuild", Actor: c.actorOr("")}, func(w io.Writer, r *wire.CycleResponse) error {
+		msg := fmt.Sprintf("%s: %s; status %s", id, r.Summary, r.Cycle.Status)
+		if slices.ContainsFunc(r.Cycle.Coordination.Blockers, func(b cycle.Blocker) bool { return b.ID == cycle.RebuildBlockerID }) {
 			msg += "; review it, resolve blocker " + cycle.RebuildBlockerID + " and resume"
 		}
 		_, err := fmt.Fprintln(w, msg)

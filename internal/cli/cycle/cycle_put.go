@@ -3,6 +3,7 @@ package cycle
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,8 +77,17 @@ reapply, retry. Prints "ID revision M".`,
 // maxAppendLine bounds one appended record.
 const maxAppendLine = 1 << 20
 
-func (c *cycleCLI) appendCmd() *cobra.Command {
-	var logName, line string
+// AppendOptions is what `custodian cycle append` was asked to do.
+type AppendOptions struct {
+	App     *cmdutil.App
+	ID      string
+	Log     string   // the log's path relative to the cycle's .progress directory
+	Records [][]byte // the records, each one compact JSON value
+}
+
+func newAppendCmd(app *cmdutil.App, runF func(context.Context, *AppendOptions) error) *cobra.Command {
+	opts := &AppendOptions{App: app}
+	var line string
 	cmd := &cobra.Command{
 		Use:   "append ID --log NAME [--line JSON]",
 		Short: "Append JSON records to a cycle's NDJSON coordination log, one whole line each, durably",
@@ -90,23 +100,22 @@ when the command returns. The cycle must exist. Prints the number of
 records appended.`,
 		Args: cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id := args[0]
-			if err := cycle.CheckID(id); err != nil {
+			opts.ID = args[0]
+			if err := cycle.CheckID(opts.ID); err != nil {
 				return err
 			}
-			rel, err := appendLogPath(id, logName)
-			if err != nil {
+			if _, err := appendLogPath(opts.ID, opts.Log); err != nil {
 				return err
 			}
-			var records [][]byte
+			opts.Records = nil
 			if cmd.Flags().Changed("line") {
 				r, err := compactRecord([]byte(line))
 				if err != nil {
 					return reason.New(reason.InvalidInput, "--line: %v", err)
 				}
-				records = append(records, r)
+				opts.Records = append(opts.Records, r)
 			} else {
-				sc := bufio.NewScanner(c.app.In)
+				sc := bufio.NewScanner(app.In)
 				sc.Buffer(make([]byte, 64<<10), maxAppendLine)
 				for n := 1; sc.Scan(); n++ {
 					if len(bytes.TrimSpace(sc.Bytes())) == 0 {
@@ -116,36 +125,46 @@ records appended.`,
 					if err != nil {
 						return reason.New(reason.InvalidInput, "stdin line %d: %v (nothing appended)", n, err)
 					}
-					records = append(records, r)
+					opts.Records = append(opts.Records, r)
 				}
 				if err := sc.Err(); err != nil {
 					return reason.New(reason.InvalidInput, "read stdin: %v (nothing appended)", err)
 				}
 			}
-			if len(records) == 0 {
+			if len(opts.Records) == 0 {
 				return reason.Usage("nothing to append: give --line JSON or lines on stdin")
 			}
-			if _, _, err := c.load(c.app.Context(cmd), id); err != nil {
-				return err
-			}
-			root, err := c.openRoot()
-			if err != nil {
-				return err
-			}
-			defer root.Close()
-			if err := appendRecords(root, c.app, rel, records); err != nil {
-				return err
-			}
-			return c.app.Render(map[string]any{"cycle_id": id, "log": rel, "appended": len(records)}, func(w io.Writer) error {
-				_, err := fmt.Fprintf(w, "appended %s to %s\n", cmdutil.Plural(len(records), "record"), rel)
-				return err
-			})
+			return runF(app.Context(cmd), opts)
 		},
 	}
-	cmd.Flags().StringVar(&logName, "log", "", "the log, relative to the cycle's .progress directory, ending in .ndjson (required)")
+	cmd.Flags().StringVar(&opts.Log, "log", "", "the log, relative to the cycle's .progress directory, ending in .ndjson (required)")
 	cmd.Flags().StringVar(&line, "line", "", "one JSON value to append (default: the lines of stdin)")
 	cmdutil.MarkRequired(cmd, "log")
 	return cmd
+}
+
+// runAppend appends the records to the log of an existing cycle.
+func runAppend(ctx context.Context, opts *AppendOptions) error {
+	app := opts.App
+	rel, err := appendLogPath(opts.ID, opts.Log)
+	if err != nil {
+		return err
+	}
+	if _, _, err := load(ctx, app, opts.ID); err != nil {
+		return err
+	}
+	root, err := openRoot(app)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	if err := appendRecords(root, app, rel, opts.Records); err != nil {
+		return err
+	}
+	return app.Render(map[string]any{"cycle_id": opts.ID, "log": rel, "appended": len(opts.Records)}, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "appended %s to %s\n", cmdutil.Plural(len(opts.Records), "record"), rel)
+		return err
+	})
 }
 
 // appendLogPath is the project-relative path of a cycle's log NAME.

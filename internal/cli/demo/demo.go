@@ -377,72 +377,95 @@ func (d *demo) check() {
 // NewDemoAgentCmd is the demo's scripted agent: run by `custodian run`
 // with the CUSTODIAN_* environment, it writes its phase artifact and
 // reports the score the demo's script gives it.
-func NewDemoAgentCmd(app *cmdutil.App) *cobra.Command {
+//
+// Its command line is the environment `custodian run` gives an agent:
+// $CUSTODIAN_SLICE, $CUSTODIAN_AGENT and, for a sub-agent, $CUSTODIAN_TASK;
+// they are parsed into AgentOptions and runF is called with them
+// (runAgent when runF is nil).
+func NewDemoAgentCmd(app *cmdutil.App, runF func(context.Context, *AgentOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runAgent
+	}
 	return &cobra.Command{
 		Use:    "demo-agent",
 		Short:  "The demo's scripted agent (run by `custodian run`)",
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			slice, agent, task := os.Getenv("CUSTODIAN_SLICE"), os.Getenv("CUSTODIAN_AGENT"), os.Getenv("CUSTODIAN_TASK")
-			if slice == "" || agent == "" {
+			opts := &AgentOptions{App: app, Slice: os.Getenv("CUSTODIAN_SLICE"), Agent: os.Getenv("CUSTODIAN_AGENT"), Task: os.Getenv("CUSTODIAN_TASK")}
+			if opts.Slice == "" || opts.Agent == "" {
 				return reason.Usage("demo-agent runs under `custodian run` (CUSTODIAN_SLICE and CUSTODIAN_AGENT are not set)")
 			}
-			if task != "" { // a context-fresh sub-agent: one task
-				time.Sleep(150 * time.Millisecond)
-				fmt.Fprintf(app.Out, "task %s of %s done\n", task, slice)
-				return nil
-			}
-			m, err := cmdutil.LoadManifest(app.Context(cmd), app)
-			if err != nil {
-				return err
-			}
-			s, err := m.Find(slice)
-			if err != nil {
-				return err
-			}
-			runs := 0
-			for _, e := range s.ConfidenceChain {
-				if e.Agent == agent {
-					runs++
-				}
-			}
-			score := "0.96"
-			if list := demoScores[slice][agent]; len(list) > 0 {
-				score = list[min(runs, len(list)-1)]
-			}
-			res := map[string]any{}
-			if name, ok := demoArtifacts[agent]; ok {
-				rel := fmt.Sprintf(".asdd/specs/%s/%s.md", strings.ToLower(slice), name)
-				content := fmt.Sprintf("# %s — %s\n\nWritten by the %s agent (confidence %s).\n", s.Name, name, agent, score)
-				if err := os.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
-					return err
-				}
-				if err := os.WriteFile(rel, []byte(content), 0o644); err != nil {
-					return err
-				}
-				res["artifacts"] = map[string]string{name: rel}
-			}
-			if slice == "SLICE-003" && agent == "domain" {
-				return demoConflict(app, slice)
-			}
-			v, _ := strconv.ParseFloat(score, 64)
-			res["score"] = v
-			if v < 0.95 {
-				res["uncertainty_factors"] = []string{demoUncertainty[agent]}
-			}
-			if agent == "task_planning" && slice == "SLICE-001" {
-				res["tasks"] = []map[string]any{
-					{"id": "T1", "title": "migrations", "wave": 1, "requirement": "REQ-001"},
-					{"id": "T2", "title": "domain models", "wave": 1, "requirement": "REQ-001"},
-					{"id": "T3", "title": "repositories", "wave": 2, "depends_on": []string{"T1"}, "requirement": "REQ-002"},
-					{"id": "T4", "title": "domain services", "wave": 2, "depends_on": []string{"T2"}, "requirement": "REQ-002"},
-				}
-			}
-			fmt.Fprintf(app.Out, "the %s agent worked on %s\n", agent, slice)
-			return json.NewEncoder(app.Out).Encode(res)
+			return runF(app.Context(cmd), opts)
 		},
 	}
+}
+
+// AgentOptions is what the demo's agent was started to do.
+type AgentOptions struct {
+	App   *cmdutil.App
+	Slice string // $CUSTODIAN_SLICE
+	Agent string // $CUSTODIAN_AGENT
+	Task  string // $CUSTODIAN_TASK: a context-fresh sub-agent's one task
+}
+
+// runAgent does the scripted agent's work: writes its phase artifact and
+// prints the result the demo's script gives it.
+func runAgent(ctx context.Context, opts *AgentOptions) error {
+	app, slice, agent, task := opts.App, opts.Slice, opts.Agent, opts.Task
+	if task != "" { // a context-fresh sub-agent: one task
+		time.Sleep(150 * time.Millisecond)
+		fmt.Fprintf(app.Out, "task %s of %s done\n", task, slice)
+		return nil
+	}
+	m, err := cmdutil.LoadManifest(ctx, app)
+	if err != nil {
+		return err
+	}
+	s, err := m.Find(slice)
+	if err != nil {
+		return err
+	}
+	runs := 0
+	for _, e := range s.ConfidenceChain {
+		if e.Agent == agent {
+			runs++
+		}
+	}
+	score := "0.96"
+	if list := demoScores[slice][agent]; len(list) > 0 {
+		score = list[min(runs, len(list)-1)]
+	}
+	res := map[string]any{}
+	if name, ok := demoArtifacts[agent]; ok {
+		rel := fmt.Sprintf(".asdd/specs/%s/%s.md", strings.ToLower(slice), name)
+		content := fmt.Sprintf("# %s — %s\n\nWritten by the %s agent (confidence %s).\n", s.Name, name, agent, score)
+		if err := os.MkdirAll(filepath.Dir(rel), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(rel, []byte(content), 0o644); err != nil {
+			return err
+		}
+		res["artifacts"] = map[string]string{name: rel}
+	}
+	if slice == "SLICE-003" && agent == "domain" {
+		return demoConflict(app, slice)
+	}
+	v, _ := strconv.ParseFloat(score, 64)
+	res["score"] = v
+	if v < 0.95 {
+		res["uncertainty_factors"] = []string{demoUncertainty[agent]}
+	}
+	if agent == "task_planning" && slice == "SLICE-001" {
+		res["tasks"] = []map[string]any{
+			{"id": "T1", "title": "migrations", "wave": 1, "requirement": "REQ-001"},
+			{"id": "T2", "title": "domain models", "wave": 1, "requirement": "REQ-001"},
+			{"id": "T3", "title": "repositories", "wave": 2, "depends_on": []string{"T1"}, "requirement": "REQ-002"},
+			{"id": "T4", "title": "domain services", "wave": 2, "depends_on": []string{"T2"}, "requirement": "REQ-002"},
+		}
+	}
+	fmt.Fprintf(app.Out, "the %s agent worked on %s\n", agent, slice)
+	return json.NewEncoder(app.Out).Encode(res)
 }
 
 // demoConflict is SLICE-003's design phase: the domain agent and the

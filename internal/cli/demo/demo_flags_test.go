@@ -33,3 +33,30 @@ func TestDemoFlags(t *testing.T) {
 		}
 	}
 }
+
+// The demo's agent takes its command line from the environment `custodian
+// run` gives it.
+func TestDemoAgentOptions(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want *AgentOptions
+		code int
+	}{
+		{map[string]string{"CUSTODIAN_SLICE": "SLICE-001", "CUSTODIAN_AGENT": "spec", "CUSTODIAN_TASK": ""}, &AgentOptions{Slice: "SLICE-001", Agent: "spec"}, 0},
+		{map[string]string{"CUSTODIAN_SLICE": "SLICE-001", "CUSTODIAN_AGENT": "impl", "CUSTODIAN_TASK": "T1"}, &AgentOptions{Slice: "SLICE-001", Agent: "impl", Task: "T1"}, 0},
+		{map[string]string{"CUSTODIAN_SLICE": "", "CUSTODIAN_AGENT": "spec", "CUSTODIAN_TASK": ""}, nil, reason.ExitUsage},
+	} {
+		for k, v := range tc.env {
+			t.Setenv(k, v)
+		}
+		var got *AgentOptions
+		err := cmdtest.Execute(NewDemoAgentCmd(&cmdutil.App{}, func(_ context.Context, o *AgentOptions) error { got = o; return nil }))
+		if code := cmdtest.ExitCode(err); code != tc.code {
+			t.Errorf("demo-agent %v: exit %d (%v), want %d", tc.env, code, err, tc.code)
+			continue
+		}
+		if d := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(AgentOptions{}, "App")); d != "" {
+			t.Errorf("demo-agent %v: options differ (-want +got):\n%s", tc.env, d)
+		}
+	}
+}

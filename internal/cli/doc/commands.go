@@ -282,50 +282,77 @@ func runRollback(ctx context.Context, opts *RollbackOptions) error {
 	})
 }
 
-// NewDebugCmd holds hidden commands for tests and operations experiments.
-func NewDebugCmd(app *cmdutil.App) *cobra.Command {
+// DebugWriteOptions is what `custodian debug write` was asked to do.
+type DebugWriteOptions struct {
+	App    *cmdutil.App
+	Key    string
+	Writer string // the writer's id: field prefix and actor
+	Count  int    // commits to make
+	Cycle  int    // reuse field names modulo Cycle (0: a new field per commit)
+}
+
+// NewDebugCmd holds hidden commands for tests and operations experiments;
+// `debug write` parses its command line into DebugWriteOptions and calls
+// runF with them (runDebugWrite when runF is nil).
+func NewDebugCmd(app *cmdutil.App, runF func(context.Context, *DebugWriteOptions) error) *cobra.Command {
+	if runF == nil {
+		runF = runDebugWrite
+	}
 	cmd := &cobra.Command{Use: "debug", Short: "Commands for testing Custodian itself", Hidden: true}
-	var id string
-	var count, cycle int
+	opts := &DebugWriteOptions{App: app}
 	write := &cobra.Command{
 		Use:   "write KEY --writer ID --count N",
 		Short: "Commit N updates, each setting field ID-i, printing each acknowledged revision",
-		Args:  cobra.ExactArgs(1),
+		Args:  cmdutil.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := app.Store()
-			if err != nil {
-				return err
+			opts.Key = args[0]
+			if opts.Count < 0 || opts.Cycle < 0 {
+				return reason.Usage("--count and --cycle are 0 or more")
 			}
-			for i := range count {
-				n := i
-				if cycle > 0 {
-					n = i % cycle
-				}
-				field := fmt.Sprintf("%s-%d", id, n)
-				res, err := s.Update(app.Context(cmd), args[0], func(cur store.Document) (store.Change, error) {
-					m := map[string]any{}
-					if cur.Value != nil {
-						if err := json.Unmarshal(cur.Value, &m); err != nil {
-							return store.Change{}, err
-						}
-					}
-					m[field] = fmt.Sprintf("%d/%d", os.Getpid(), i)
-					b, err := json.Marshal(m)
-					return store.Change{Value: b, Actor: id, Reason: "set " + field}, err
-				}, store.Create())
-				if err != nil {
-					return err
-				}
-				if res.Changed {
-					fmt.Fprintf(app.Out, "committed %s %d\n", field, res.Revision)
-				}
-			}
-			return nil
+			return runF(app.Context(cmd), opts)
 		},
 	}
-	write.Flags().StringVar(&id, "writer", "w", "writer id (field prefix and actor)")
-	write.Flags().IntVar(&count, "count", 1, "number of commits")
-	write.Flags().IntVar(&cycle, "cycle", 0, "reuse field names modulo `N` (0: a new field per commit)")
+	write.Flags().StringVar(&opts.Writer, "writer", "w", "writer id (field prefix and actor)")
+	write.Flags().IntVar(&opts.Count, "count", 1, "number of commits")
+	write.Flags().IntVar(&opts.Cycle, "cycle", 0, "reuse field names modulo `N` (0: a new field per commit)")
 	cmd.AddCommand(write)
 	return cmd
+}
+
+// runDebugWrite commits straight to the store: a tool for testing the
+// store's concurrency contract itself (real processes racing on one key),
+// not a door to a pipeline's state, so it bypasses the application layer
+// on purpose. With a daemon running, the store is the daemon's raw PUT,
+// which the application layer checks.
+func runDebugWrite(ctx context.Context, opts *DebugWriteOptions) error {
+	app := opts.App
+	s, err := app.Store()
+	if err != nil {
+		return err
+	}
+	for i := range opts.Count {
+		n := i
+		if opts.Cycle > 0 {
+			n = i % opts.Cycle
+		}
+		field := fmt.Sprintf("%s-%d", opts.Writer, n)
+		res, err := s.Update(ctx, opts.Key, func(cur store.Document) (store.Change, error) {
+			m := map[string]any{}
+			if cur.Value != nil {
+				if err := json.Unmarshal(cur.Value, &m); err != nil {
+					return store.Change{}, err
+				}
+			}
+			m[field] = fmt.Sprintf("%d/%d", os.Getpid(), i)
+			b, err := json.Marshal(m)
+			return store.Change{Value: b, Actor: opts.Writer, Reason: "set " + field}, err
+		}, store.Create())
+		if err != nil {
+			return err
+		}
+		if res.Changed {
+			fmt.Fprintf(app.Out, "committed %s %d\n", field, res.Revision)
+		}
+	}
+	return nil
 }

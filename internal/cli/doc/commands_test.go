@@ -63,3 +63,27 @@ func TestDocFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestDebugWriteFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want *DebugWriteOptions
+		code int
+	}{
+		{[]string{"write", "state/doc.json"}, &DebugWriteOptions{Key: "state/doc.json", Writer: "w", Count: 1}, 0},
+		{[]string{"write", "state/doc.json", "--writer", "a", "--count", "50", "--cycle", "5"}, &DebugWriteOptions{Key: "state/doc.json", Writer: "a", Count: 50, Cycle: 5}, 0},
+		{[]string{"write"}, nil, reason.ExitUsage},
+		{[]string{"write", "k.json", "--count", "-1"}, nil, reason.ExitUsage},
+		{[]string{"write", "k.json", "--count", "many"}, nil, reason.ExitUsage},
+	} {
+		var got *DebugWriteOptions
+		err := cmdtest.Execute(NewDebugCmd(&cmdutil.App{}, func(_ context.Context, o *DebugWriteOptions) error { got = o; return nil }), tc.args...)
+		if code := cmdtest.ExitCode(err); code != tc.code {
+			t.Errorf("debug %q: exit %d (%v), want %d", tc.args, code, err, tc.code)
+			continue
+		}
+		if d := cmp.Diff(tc.want, got, cmpopts.IgnoreFields(DebugWriteOptions{}, "App")); d != "" {
+			t.Errorf("debug %q: options differ (-want +got):\n%s", tc.args, d)
+		}
+	}
+}

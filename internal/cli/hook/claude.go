@@ -24,7 +24,14 @@ import (
 // merge it into the settings; `plugin export DIR` writes it as a plugin.
 // The decisions and the JSON merges live in package hook/claude.
 
-func newHookClaudeCmd(app *cmdutil.App) *cobra.Command {
+// ClaudeOptions is what `custodian hook claude` was asked to do: answer the
+// hook whose JSON is on App.In, for the project found from App.Dir.
+type ClaudeOptions struct {
+	App *cmdutil.App
+}
+
+func newHookClaudeCmd(app *cmdutil.App, runF func(context.Context, *ClaudeOptions) error) *cobra.Command {
+	opts := &ClaudeOptions{App: app}
 	return &cobra.Command{
 		Use:   "claude",
 		Short: "Answer a Claude Code hook (PreToolUse, SessionStart): JSON on stdin, the decision on stdout",
@@ -47,12 +54,18 @@ Input that cannot be read blocks the call (exit 2) when it mentions a
 managed file and is allowed otherwise; the reason goes to stderr.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := claude.Run(app.Dir, app.In, app.Out, app.Err); code != 0 {
-				return &cmdutil.ExitError{Code: code}
-			}
-			return nil
+			return runF(app.Context(cmd), opts)
 		},
 	}
+}
+
+// answerClaude answers the hook (package hook/claude decides).
+func answerClaude(_ context.Context, opts *ClaudeOptions) error {
+	app := opts.App
+	if code := claude.Run(app.Dir, app.In, app.Out, app.Err); code != 0 {
+		return &cmdutil.ExitError{Code: code}
+	}
+	return nil
 }
 
 // ClaudeInstall is what `hook install --claude --json` and `hook uninstall

@@ -36,15 +36,25 @@ type InstallOptions struct {
 type Runs struct {
 	Install   func(context.Context, *InstallOptions) error
 	Uninstall func(context.Context, *UninstallOptions) error
+	Claude    func(context.Context, *ClaudeOptions) error
 }
 
 // NewHookCmd returns `custodian hook` and its subcommands install, claude
-// and uninstall; install and uninstall parse their command lines into
-// options and call their function in runs (nil: the command's own).
+// and uninstall; each parses its command line into its options and calls
+// its function in runs (nil: the command's own).
 func NewHookCmd(app *cmdutil.App, runs *Runs) *cobra.Command {
-	r := Runs{Install: install, Uninstall: uninstall}
+	r := Runs{}
 	if runs != nil {
 		r = *runs
+	}
+	if r.Install == nil {
+		r.Install = install
+	}
+	if r.Uninstall == nil {
+		r.Uninstall = uninstall
+	}
+	if r.Claude == nil {
+		r.Claude = answerClaude
 	}
 	cmd := &cobra.Command{Use: "hook", Short: "Git pre-commit hook (custodian check) and Claude Code hooks (custodian hook claude)"}
 	opts := &InstallOptions{App: app}
@@ -84,7 +94,7 @@ to .mcp.json. ` + "`custodian hook uninstall --claude`" + ` removes only those e
 	cmdutil.EnumFlag(installCmd, installCmd.Flags(), &opts.Scope, "scope", "project", []string{"project", "local", "user"}, "with --claude: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
 	installCmd.Flags().BoolVar(&opts.MCP, "mcp", false, "with --claude: also add the custodian MCP server to .mcp.json")
 	installCmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "with --claude: print what would be written, write nothing")
-	cmd.AddCommand(installCmd, newHookClaudeCmd(app), newHookUninstallCmd(app, r.Uninstall))
+	cmd.AddCommand(installCmd, newHookClaudeCmd(app, r.Claude), newHookUninstallCmd(app, r.Uninstall))
 	return cmd
 }
 

@@ -88,3 +88,26 @@ func TestPluginExportFlags(t *testing.T) {
 		}
 	}
 }
+
+func TestClaudeHookFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		ran  bool
+		code int
+	}{
+		{[]string{"claude"}, true, 0},
+		{[]string{"claude", "extra"}, false, reason.ExitUsage},
+		{[]string{"claude", "--nope"}, false, reason.ExitUsage},
+	} {
+		app := &cmdutil.App{}
+		var got *ClaudeOptions
+		err := cmdtest.Execute(NewHookCmd(app, &Runs{Claude: func(_ context.Context, o *ClaudeOptions) error { got = o; return nil }}), tc.args...)
+		if code := cmdtest.ExitCode(err); code != tc.code {
+			t.Errorf("hook %q: exit %d (%v), want %d", tc.args, code, err, tc.code)
+			continue
+		}
+		if (got != nil) != tc.ran || got != nil && got.App != app {
+			t.Errorf("hook %q: ran %v with %+v", tc.args, got != nil, got)
+		}
+	}
+}

@@ -72,16 +72,12 @@ recorded as the human's accepted versions.`,
 	return cmd
 }
 
-// run records the artifacts' current hashes as the accepted versions and
-// proposes the resolution.
+// run proposes the resolution; the custodian records the artifacts'
+// current hashes as the accepted versions (it reads them itself).
 func run(ctx context.Context, opts *Options) error {
 	app := opts.App
-	hashes, err := cmdutil.SliceHashes(ctx, app, opts.Slice)
-	if err != nil {
-		return err
-	}
 	op := asdd.Resolve{Slice: opts.Slice, Role: opts.Role, By: opts.By, Rationale: opts.Rationale, Action: opts.Action,
-		ReturnTo: opts.To, RootCause: opts.RootCause, Hashes: hashes, Favour: opts.Favour}
+		ReturnTo: opts.To, RootCause: opts.RootCause, Favour: opts.Favour}
 	out, r, err := cmdutil.ApplyOp(ctx, app, op)
 	if err != nil {
 		return err

@@ -27,12 +27,18 @@ import (
 // stateMaxInput bounds what a command reads from stdin or a file.
 const stateMaxInput = 16 << 20
 
-// NewCmd returns `custodian state` and its subcommands. Each changing
-// subcommand parses its command line into the request it sends (a
-// wire.StateRequest: the operation and its arguments, the actor) and calls
-// commitF with it (commit, through the application layer, when commitF is
-// nil).
-func NewCmd(app *cmdutil.App, commitF func(context.Context, *wire.StateRequest) error) *cobra.Command {
+// Runs are the functions state's subcommands call once their command
+// lines are parsed; a nil one runs the command. The changing subcommands
+// build the request they send (a wire.StateRequest: the operation and its
+// arguments, the actor) and call Send with it (nil: commit it through the
+// application layer and print the state); read calls Read with its options.
+type Runs struct {
+	Send func(context.Context, *wire.StateRequest) error
+	Read func(context.Context, *ReadOptions) error
+}
+
+// NewCmd returns `custodian state` and its subcommands.
+func NewCmd(app *cmdutil.App, runs *Runs) *cobra.Command {
 	var actor string
 	cmd := &cobra.Command{
 		Use:   "state",
@@ -44,11 +50,18 @@ updatedAt set; a rejected change leaves the file as it was. The commands
 print the resulting state as JSON.`,
 	}
 	cmd.PersistentFlags().StringVar(&actor, "actor", "", "who makes the change (default $CUSTODIAN_ACTOR or the OS user)")
-	s := &stateCmd{app: app, actor: &actor, commitF: commitF}
+	s := &stateCmd{app: app, actor: &actor}
+	var read func(context.Context, *ReadOptions) error
+	if runs != nil {
+		s.commitF, read = runs.Send, runs.Read
+	}
 	if s.commitF == nil {
 		s.commitF = s.commit
 	}
-	cmd.AddCommand(s.initCmd(), s.readCmd(), s.updateCmd(), s.recordOutputCmd(), s.recordFailureCmd(), s.compactCmd())
+	if read == nil {
+		read = runRead
+	}
+	cmd.AddCommand(s.initCmd(), newReadCmd(app, read), s.updateCmd(), s.recordOutputCmd(), s.recordFailureCmd(), s.compactCmd())
 	return cmd
 }
 
@@ -75,7 +88,14 @@ func (s *stateCmd) initCmd() *cobra.Command {
 	return cmd
 }
 
-func (s *stateCmd) readCmd() *cobra.Command {
+// ReadOptions is what `custodian state read` was asked to do.
+type ReadOptions struct {
+	App   *cmdutil.App
+	Field string // a dotted path into the state ("": the whole state)
+}
+
+func newReadCmd(app *cmdutil.App, runF func(context.Context, *ReadOptions) error) *cobra.Command {
+	opts := &ReadOptions{App: app}
 	return &cobra.Command{
 		Use:   "read [FIELD]",
 		Short: "Print the state (null when there is none), or one field by dotted path",
@@ -84,27 +104,37 @@ func (s *stateCmd) readCmd() *cobra.Command {
   custodian state read stages.PLAN.status`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, err := s.load(s.app.Context(cmd))
-			if errors.Is(err, errNoState) && len(args) == 0 {
-				_, err = io.WriteString(s.app.Out, "null\n")
-				return err
-			}
-			if err != nil {
-				return err
-			}
-			var v any = st
+			opts.Field = ""
 			if len(args) == 1 {
-				if v, err = agentstate.Lookup(st, args[0]); err != nil {
-					return err
-				}
-				if str, ok := v.(string); ok && !s.app.JSON {
-					_, err = fmt.Fprintln(s.app.Out, str)
-					return err
-				}
+				opts.Field = args[0]
 			}
-			return s.print(v)
+			return runF(app.Context(cmd), opts)
 		},
 	}
+}
+
+// runRead prints the state, or one field of it.
+func runRead(ctx context.Context, opts *ReadOptions) error {
+	app := opts.App
+	st, err := load(ctx, app)
+	if errors.Is(err, errNoState) && opts.Field == "" {
+		_, err = io.WriteString(app.Out, "null\n")
+		return err
+	}
+	if err != nil {
+		return err
+	}
+	var v any = st
+	if opts.Field != "" {
+		if v, err = agentstate.Lookup(st, opts.Field); err != nil {
+			return err
+		}
+		if str, ok := v.(string); ok && !app.JSON {
+			_, err = fmt.Fprintln(app.Out, str)
+			return err
+		}
+	}
+	return printState(app, v)
 }
 
 func (s *stateCmd) updateCmd() *cobra.Command {
@@ -212,8 +242,8 @@ func (s *stateCmd) compactCmd() *cobra.Command {
 
 // load reads the state through the application layer (the store applies
 // the .tmp recovery rules of the seed).
-func (s *stateCmd) load(ctx context.Context) (agentstate.Object, error) {
-	svc, err := s.app.Service()
+func load(ctx context.Context, app *cmdutil.App) (agentstate.Object, error) {
+	svc, err := app.Service()
 	if err != nil {
 		return nil, err
 	}
@@ -238,10 +268,10 @@ func (s *stateCmd) commit(ctx context.Context, req *wire.StateRequest) error {
 	if err != nil {
 		return err
 	}
-	return s.print(resp.State)
+	return printState(s.app, resp.State)
 }
 
-func (s *stateCmd) print(v any) error {
+func printState(app *cmdutil.App, v any) error {
 	b, err := agentstate.Encode(v)
 	if err != nil {
 		return err
@@ -253,7 +283,7 @@ func (s *stateCmd) print(v any) error {
 	} else {
 		b = append(b, '\n')
 	}
-	_, err = s.app.Out.Write(b)
+	_, err = app.Out.Write(b)
 	return err
 }
 

@@ -44,7 +44,7 @@ func TestStateRequests(t *testing.T) {
 		{[]string{"compact", "--summary", "kept the plan"}, "", &wire.StateRequest{Op: "compact", Summary: "kept the plan", Actor: "tester"}, 0},
 	} {
 		var got *wire.StateRequest
-		cmd := NewCmd(&cmdutil.App{In: strings.NewReader(tc.stdin)}, func(_ context.Context, r *wire.StateRequest) error { got = r; return nil })
+		cmd := NewCmd(&cmdutil.App{In: strings.NewReader(tc.stdin)}, &Runs{Send: func(_ context.Context, r *wire.StateRequest) error { got = r; return nil }})
 		err := cmdtest.Execute(cmd, tc.args...)
 		if code := cmdtest.ExitCode(err); code != tc.code {
 			t.Errorf("state %q: exit %d (%v), want %d", tc.args, code, err, tc.code)
@@ -52,6 +52,29 @@ func TestStateRequests(t *testing.T) {
 		}
 		if d := cmp.Diff(tc.want, got); d != "" {
 			t.Errorf("state %q: request differs (-want +got):\n%s", tc.args, d)
+		}
+	}
+}
+
+func TestStateReadOptions(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want *ReadOptions
+		code int
+	}{
+		{[]string{"read"}, &ReadOptions{}, 0},
+		{[]string{"read", "stages.PLAN.status"}, &ReadOptions{Field: "stages.PLAN.status"}, 0},
+		{[]string{"read", "a", "b"}, nil, reason.ExitUsage},
+	} {
+		var got *ReadOptions
+		cmd := NewCmd(&cmdutil.App{}, &Runs{Read: func(_ context.Context, o *ReadOptions) error { o.App = nil; got = o; return nil }})
+		err := cmdtest.Execute(cmd, tc.args...)
+		if code := cmdtest.ExitCode(err); code != tc.code {
+			t.Errorf("state %q: exit %d (%v), want %d", tc.args, code, err, tc.code)
+			continue
+		}
+		if d := cmp.Diff(tc.want, got); d != "" {
+			t.Errorf("state %q: options differ (-want +got):\n%s", tc.args, d)
 		}
 	}
 }

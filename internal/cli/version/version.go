@@ -1,6 +1,7 @@
 package version
 
 import (
+	"context"
 	"io"
 	"runtime"
 	"runtime/debug"
@@ -82,16 +83,36 @@ func AddVersion(a *cmdutil.App, root *cobra.Command) {
 	root.Version = ReadBuildInfo().String()
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.Flags().BoolP("version", "v", false, "print the version, commit and build date (as custodian version)")
-	root.AddCommand(&cobra.Command{
+	root.AddCommand(NewCmd(a, nil))
+}
+
+// Options is what `custodian version` was asked to do.
+type Options struct {
+	App *cmdutil.App
+}
+
+// NewCmd returns `custodian version`; it calls runF with its options
+// (run when runF is nil).
+func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra.Command {
+	if runF == nil {
+		runF = run
+	}
+	opts := &Options{App: app}
+	return &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, commit and build date of this binary",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			b := ReadBuildInfo()
-			return a.Render(b, func(w io.Writer) error {
-				_, err := io.WriteString(w, b.String()+"\n")
-				return err
-			})
+			return runF(app.Context(cmd), opts)
 		},
+	}
+}
+
+// run prints the binary's build information.
+func run(_ context.Context, opts *Options) error {
+	b := ReadBuildInfo()
+	return opts.App.Render(b, func(w io.Writer) error {
+		_, err := io.WriteString(w, b.String()+"\n")
+		return err
 	})
 }

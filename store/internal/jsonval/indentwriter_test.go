@@ -1,4 +1,4 @@
-package store_test
+package jsonval_test
 
 import (
 	"bufio"
@@ -10,14 +10,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // indentValidTo is what IndentValidTo writes for raw.
 func indentValidTo(t testing.TB, raw []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := store.IndentValidTo(bufio.NewWriter(&buf), raw); err != nil {
+	if err := jsonval.IndentValidTo(bufio.NewWriter(&buf), raw); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -27,7 +27,7 @@ func indentValidTo(t testing.TB, raw []byte) []byte {
 // size gives in turn (the rest of raw once it says -1) and closes it.
 func indentChunks(raw []byte, size func() int) ([]byte, error) {
 	var buf bytes.Buffer
-	iw := store.NewIndentWriter(&buf)
+	iw := jsonval.NewIndentWriter(&buf)
 	for len(raw) > 0 {
 		n := size()
 		if n < 0 || n > len(raw) {
@@ -143,7 +143,7 @@ func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
 // a Write after Close fails.
 func TestIndentWriterErrors(t *testing.T) {
 	boom := errors.New("disk full")
-	iw := store.NewIndentWriter(failWriter{boom})
+	iw := jsonval.NewIndentWriter(failWriter{boom})
 	_, werr := iw.Write([]byte(`[` + strings.Repeat(`"0123456789abcdef",`, 8<<10) + `0]`)) // more than the buffer
 	if !errors.Is(werr, boom) {
 		t.Fatalf("Write error %v, want %v", werr, boom)
@@ -152,7 +152,7 @@ func TestIndentWriterErrors(t *testing.T) {
 		t.Fatalf("Close error %v, want %v", err, boom)
 	}
 
-	iw = store.NewIndentWriter(failWriter{boom})
+	iw = jsonval.NewIndentWriter(failWriter{boom})
 	if _, err := iw.Write([]byte(`{}`)); err != nil {
 		t.Fatalf("buffered Write: %v", err)
 	}
@@ -160,7 +160,7 @@ func TestIndentWriterErrors(t *testing.T) {
 		t.Fatalf("Close error %v, want %v", err, boom)
 	}
 
-	iw = store.NewIndentWriter(io.Discard)
+	iw = jsonval.NewIndentWriter(io.Discard)
 	if err := iw.Close(); err == nil {
 		t.Fatal("Close of nothing: no error")
 	}
@@ -250,7 +250,7 @@ func BenchmarkIndentWriter(b *testing.B) {
 			b.SetBytes(int64(len(doc)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := store.IndentValidTo(out, doc); err != nil {
+				if err := jsonval.IndentValidTo(out, doc); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -260,7 +260,7 @@ func BenchmarkIndentWriter(b *testing.B) {
 				b.SetBytes(int64(len(doc)))
 				b.ReportAllocs()
 				for b.Loop() {
-					iw := store.NewIndentWriter(out)
+					iw := jsonval.NewIndentWriter(out)
 					for p := doc; len(p) > 0; {
 						n := min(chunk, len(p))
 						if _, err := iw.Write(p[:n]); err != nil {

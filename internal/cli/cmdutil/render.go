@@ -1,61 +1,67 @@
 package cmdutil
 
+// Output: text or --json, tables, progress, and the small formatters the
+// commands share.
+
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
 	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/spf13/cobra"
-
+	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/internal/safetext"
-	"github.com/custodian-dev/custodian/reason"
 )
+
+// Dash is s, or "-" for an empty s (a table cell).
+func Dash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// CCSText is a CCS for a table: three decimals, or "-" when not computed.
+func CCSText(v *float64) string {
+	if v == nil {
+		return "—"
+	}
+	return asdd.FormatScore(*v)
+}
+
+// Render writes v as indented JSON when --json is set, otherwise calls text.
+func (a *App) Render(v any, text func(w io.Writer) error) error {
+	if a.JSON {
+		return WriteJSON(a.Out, v)
+	}
+	// Text from the state goes to a terminal: no escape sequence, control
+	// character or bidirectional override in it is passed on
+	// (safetext.TerminalText); the output's own newlines, tabs and colours
+	// are.
+	var buf bytes.Buffer
+	err := text(&buf)
+	if _, werr := a.Out.Write(safetext.TerminalText(buf.Bytes())); err == nil {
+		err = werr
+	}
+	return err
+}
+
+// WriteJSON writes v as indented JSON followed by a newline.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
 
 // Ms is a duration in milliseconds with two decimals: "1.25ms".
 func Ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/1e6) }
-
-// ParseInts parses a comma-separated list of positive integers ("1,16,64").
-func ParseInts(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			return nil, reason.Usage("%q is not a positive number", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
-// ParseSizes parses a comma-separated list of sizes in bytes, with an
-// optional KB or MB suffix ("64KB,1MB").
-func ParseSizes(s string) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		f = strings.ToUpper(strings.TrimSpace(f))
-		mult := 1
-		switch {
-		case strings.HasSuffix(f, "MB"):
-			mult, f = 1<<20, strings.TrimSuffix(f, "MB")
-		case strings.HasSuffix(f, "KB"):
-			mult, f = 1<<10, strings.TrimSuffix(f, "KB")
-		case strings.HasSuffix(f, "B"):
-			f = strings.TrimSuffix(f, "B")
-		}
-		n, err := strconv.Atoi(f)
-		if err != nil || n <= 0 {
-			return nil, reason.Usage("%q is not a size (like 10KB or 1MB)", f)
-		}
-		out = append(out, n*mult)
-	}
-	return out, nil
-}
 
 // SortedKeys is the keys of m in order.
 func SortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
@@ -82,44 +88,6 @@ func HumanAge(d time.Duration) string {
 		return fmt.Sprintf("%dh%dm", int(d.Hours()), int(d.Minutes())%60)
 	}
 	return fmt.Sprintf("%dd%dh", int(d.Hours())/24, int(d.Hours())%24)
-}
-
-// ExactArgs and RangeArgs check the number of arguments, as usage errors
-// (exit 2).
-func ExactArgs(n int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
-			return reason.Usage("%s takes %d argument(s), got %d (usage: %s)", cmd.CommandPath(), n, len(args), cmd.UseLine())
-		}
-		return nil
-	}
-}
-
-// RangeArgs accepts lo to hi arguments (a usage error otherwise).
-func RangeArgs(lo, hi int) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if len(args) < lo || len(args) > hi {
-			return reason.Usage("%s takes %d to %d arguments, got %d (usage: %s)", cmd.CommandPath(), lo, hi, len(args), cmd.UseLine())
-		}
-		return nil
-	}
-}
-
-// MarkRequired makes flags required, checked before the command runs and
-// reported as a usage error (exit 2).
-func MarkRequired(cmd *cobra.Command, names ...string) {
-	prev := cmd.PreRunE
-	cmd.PreRunE = func(cmd *cobra.Command, args []string) error {
-		for _, n := range names {
-			if !cmd.Flags().Changed(n) {
-				return reason.Usage("%s needs --%s (usage: %s)", cmd.CommandPath(), n, cmd.UseLine())
-			}
-		}
-		if prev != nil {
-			return prev(cmd, args)
-		}
-		return nil
-	}
 }
 
 // Plural returns "1 file", "2 files", "3 entries".

@@ -1,24 +1,24 @@
-package asdd
+// Package manifestenc keeps an ASDD manifest together with the compact
+// JSON encoding of each of its parts, so that the application layer can
+// encode, validate and diff the manifest an operation produces by looking
+// only at what the operation changed (Encoded.Next), and make the whole
+// document's bytes only when someone needs them.
+package manifestenc
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"math"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
-	"github.com/custodian-dev/custodian/internal/jsonenc"
-
+	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
 )
 
 // Encoded is a manifest together with the compact JSON encoding of each of
@@ -27,20 +27,19 @@ import (
 // every slice and heartbeat it did not change with its input) is encoded,
 // validated and diffed by looking only at what changed. The whole
 // document's bytes are made only when asked for (Bytes, WriteTo), and its
-// length is known without making them (Len): an Encoded is a
-// store.LazyValue. The daemon keeps the latest one in memory. An Encoded is
+// length is known without making them (Len). The application layer keeps the latest one in memory. An Encoded is
 // never changed once made (Bytes only fills in its cache), so it may be
 // shared between goroutines; the encodings of unchanged parts are shared
 // between successive Encodeds.
 type Encoded struct {
-	Manifest *Manifest
+	Manifest *asdd.Manifest
 
 	pc        []byte   // compact JSON of Manifest.ProjectContext
 	slices    encList  // compact JSON of Manifest.Slices[i]
 	slicesLen int      // sum of len(slices.at(i))
 	hbs       []member // Manifest.AgentHeartbeats, in json.Marshal's key order
 	hbsLen    int      // sum of len(hbs[i].enc)
-	extra     []byte   // `,"key":value` for each of Manifest.Extra, in key order
+	extra     []byte   // `,"key":value` for each of Manifest.Extra, in order
 	n         int      // length of the whole document
 
 	once sync.Once
@@ -58,8 +57,6 @@ type member struct {
 
 func (m member) value() []byte { return m.enc[m.at:] }
 
-var _ store.LazyValue = (*Encoded)(nil)
-
 // The fixed text around the parts of a manifest's JSON.
 const (
 	openContext = `{"project_context":`
@@ -71,21 +68,21 @@ const (
 
 // NewEncoded encodes m in full (every part). It does not validate m: use
 // it on a manifest that came from Decode or passed Encode.
-func NewEncoded(m *Manifest) (*Encoded, error) {
+func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 	e := &Encoded{Manifest: m}
 	e.slices = e.slices.grow(len(m.Slices))
 	for i, s := range m.Slices {
 		if s == nil {
 			return nil, reason.New(reason.InvalidInput, "manifest: slices[%d] is null", i)
 		}
-		b, err := json.Marshal(s)
+		b, err := asdd.Marshal(s)
 		if err != nil {
 			return nil, fmt.Errorf("encode manifest: slice %s: %w", s.SliceID, err)
 		}
 		e.slices.set(encList{}, i, b)
 		e.slicesLen += len(b)
 	}
-	pc, err := json.Marshal(m.ProjectContext)
+	pc, err := asdd.Marshal(&m.ProjectContext)
 	if err != nil {
 		return nil, fmt.Errorf("encode manifest: project_context: %w", err)
 	}
@@ -100,19 +97,8 @@ func NewEncoded(m *Manifest) (*Encoded, error) {
 		e.hbsLen += len(mb.enc)
 	}
 	slices.SortFunc(e.hbs, func(a, b member) int { return strings.Compare(a.key, b.key) })
-	if len(m.Extra) > 0 {
-		var buf bytes.Buffer
-		for _, k := range slices.Sorted(maps.Keys(m.Extra)) {
-			// json.Marshal writes a RawMessage as the manifest's own
-			// MarshalJSON output is written: compacted, HTML-escaped.
-			mb, err := encodeMember(k, json.RawMessage(m.Extra[k]))
-			if err != nil {
-				return nil, fmt.Errorf("encode manifest: unknown member %q holds invalid JSON: %w", k, err)
-			}
-			buf.WriteByte(',')
-			buf.Write(mb.enc)
-		}
-		e.extra = buf.Bytes()
+	if e.extra, err = asdd.MarshalUnknown(m.Extra); err != nil {
+		return nil, fmt.Errorf("encode manifest: unknown members: %w", err)
 	}
 	e.n = e.length()
 	return e, nil
@@ -121,12 +107,9 @@ func NewEncoded(m *Manifest) (*Encoded, error) {
 // encodeMember encodes the object member k: v as json.Marshal writes it in
 // a map or after a struct's fields.
 func encodeMember(k string, v any) (member, error) {
-	enc := append(jsonenc.String(make([]byte, 0, len(k)+160), k), ':')
+	enc := append(appendString(make([]byte, 0, len(k)+160), k), ':')
 	at := len(enc)
-	if h, ok := v.(*Heartbeat); ok && h != nil && len(h.Extra) == 0 {
-		return member{key: k, enc: appendHeartbeat(enc, h), at: at}, nil
-	}
-	vb, err := json.Marshal(v)
+	vb, err := asdd.Marshal(v)
 	if err != nil {
 		return member{}, err
 	}
@@ -172,7 +155,7 @@ func (e *Encoded) Bytes() []byte {
 		if buf.Len() != e.n {
 			// Len has been promised to the store: a mismatch is a bug
 			// that would corrupt what it writes.
-			panic(fmt.Sprintf("asdd: encoded manifest is %d bytes, Len said %d", buf.Len(), e.n))
+			panic(fmt.Sprintf("manifestenc: encoded manifest is %d bytes, Len said %d", buf.Len(), e.n))
 		}
 		e.raw = buf.Bytes()
 		e.made.Store(true)
@@ -310,9 +293,9 @@ func (g *gatherWriter) flush() {
 // When next does not share its structure with e.Manifest the way Apply's
 // output does, it falls back to the full path: the whole manifest is
 // encoded and validated, and the patch is nil (the caller diffs).
-func (e *Encoded) Next(next *Manifest) (*Encoded, json.RawMessage, error) {
+func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 	prev := e.Manifest
-	if len(next.Slices) < len(prev.Slices) || !sameMap(prev.Extra, next.Extra) {
+	if len(next.Slices) < len(prev.Slices) || !sameExtra(prev.Extra, next.Extra) {
 		return fullEncoded(next)
 	}
 	ne := &Encoded{Manifest: next, slices: e.slices.grow(len(next.Slices)), slicesLen: e.slicesLen, extra: e.extra}
@@ -330,12 +313,14 @@ func (e *Encoded) Next(next *Manifest) (*Encoded, json.RawMessage, error) {
 		if i < len(prev.Slices) && s == prev.Slices[i] {
 			continue // shared: so is its encoding
 		}
-		b, err := json.Marshal(s)
+		b, err := asdd.Marshal(s)
 		if err != nil {
 			return nil, nil, fmt.Errorf("encode manifest: slice %s: %w", s.SliceID, err)
 		}
-		if err := validatePart(partSlice, b, "/slices/"+strconv.Itoa(i)); err != nil {
-			return nil, nil, err
+		if !asdd.SliceSurelyValid(s) {
+			if err := asdd.ValidatePart(asdd.PartSlice, b, "/slices/"+strconv.Itoa(i)); err != nil {
+				return nil, nil, err
+			}
 		}
 		ne.slices.set(e.slices, i, b)
 		ne.slicesLen += len(b)
@@ -359,12 +344,12 @@ func (e *Encoded) Next(next *Manifest) (*Encoded, json.RawMessage, error) {
 	}
 	if sameContext(&prev.ProjectContext, &next.ProjectContext) {
 		ne.pc = e.pc
-	} else if pc, err := json.Marshal(next.ProjectContext); err != nil {
+	} else if pc, err := asdd.Marshal(&next.ProjectContext); err != nil {
 		return nil, nil, fmt.Errorf("encode manifest: project_context: %w", err)
 	} else if bytes.Equal(pc, e.pc) {
 		ne.pc = e.pc
 	} else {
-		if err := validatePart(partContext, pc, "/project_context"); err != nil {
+		if err := asdd.ValidatePart(asdd.PartContext, pc, "/project_context"); err != nil {
 			return nil, nil, err
 		}
 		ne.pc = pc
@@ -401,8 +386,8 @@ func appendPatch(b []byte, ops []patchOp) []byte {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = jsonenc.String(append(b, `{"op":`...), op.Op)
-		b = jsonenc.String(append(b, `,"path":`...), op.Path)
+		b = appendString(append(b, `{"op":`...), op.Op)
+		b = appendString(append(b, `,"path":`...), op.Path)
 		if len(op.Value) > 0 {
 			b = append(append(b, `,"value":`...), op.Value...)
 		}
@@ -434,8 +419,8 @@ func (ne *Encoded) nextHeartbeats(e *Encoded) ([]patchOp, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode manifest: heartbeat %s: %w", k, err)
 		}
-		if !heartbeatSurelyValid(h) {
-			if err := validatePart(partHeartbeat, mb.value(), "/agent_heartbeats/"+k); err != nil {
+		if !asdd.HeartbeatSurelyValid(h) {
+			if err := asdd.ValidatePart(asdd.PartHeartbeat, mb.value(), "/agent_heartbeats/"+k); err != nil {
 				return nil, err
 			}
 		}
@@ -487,12 +472,12 @@ func (ne *Encoded) nextHeartbeats(e *Encoded) ([]patchOp, error) {
 }
 
 // fullEncoded is Next's fallback: everything encoded and validated.
-func fullEncoded(m *Manifest) (*Encoded, json.RawMessage, error) {
+func fullEncoded(m *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 	e, err := NewEncoded(m)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := Validate(e.Bytes()); err != nil {
+	if err := asdd.Validate(e.Bytes()); err != nil {
 		return nil, nil, fmt.Errorf("encoded manifest fails its schema: %w", err)
 	}
 	return e, nil, nil
@@ -502,13 +487,8 @@ func fullEncoded(m *Manifest) (*Encoded, json.RawMessage, error) {
 func (e *Encoded) Slice(i int) []byte { return e.slices.at(i) }
 
 // samePointers reports whether a and b (of equal length) hold the same
-// pointers. It compares their memory as bytes (memequal is vectorized),
-// several times faster than a loop: Next runs it over every slice.
-func samePointers(a, b []*Slice) bool {
-	size := len(a) * int(unsafe.Sizeof((*Slice)(nil)))
-	return bytes.Equal(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(a))), size),
-		unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b))), size))
-}
+// slices.
+func samePointers(a, b []*asdd.Slice) bool { return slices.Equal(a, b) }
 
 // encList is a list of encodings kept in chunks of a fixed size, so that
 // a list that differs from another in a few entries shares every other
@@ -558,52 +538,37 @@ func escapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
-func sameMap(a, b Extra) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
-}
-
-// validatePart checks raw, the member of the manifest at pointer at,
-// against its part of the schema.
-func validatePart(part string, raw []byte, at string) error {
-	ss, err := compiledSchema()
-	if err != nil {
-		return err
-	}
-	v, err := decodeInstance(raw)
-	if err != nil {
-		return reason.New(reason.InvalidInput, "encoded manifest fails its schema: %s is not valid JSON: %v", at, err)
-	}
-	msg, err := ss.check(part, v, at)
-	if err != nil {
-		return err
-	}
-	if msg != "" {
-		return reason.New(reason.InvalidInput, "encoded manifest fails its schema: %s", msg)
-	}
-	return nil
-}
-
-// heartbeatSurelyValid reports whether h certainly matches the heartbeat part of
-// the schema (a status, counts not negative, no unknown members), so the
-// schema need not be run on its encoding: every agent heartbeat takes this
-// path. Anything else is checked against the schema, which names the
-// problem. TestHeartbeatSurelyValidImpliesSchema holds the two together.
-func heartbeatSurelyValid(h *Heartbeat) bool {
-	nonNeg := func(p *int) bool { return p == nil || *p >= 0 }
-	return h.Status != "" && len(h.Extra) == 0 && nonNeg(h.CurrentWave) && nonNeg(h.TasksCompleted) && nonNeg(h.TasksRemaining)
+// sameExtra reports whether two manifests' unknown members are alike.
+func sameExtra(a, b asdd.Extra) bool {
+	return (a == nil) == (b == nil) && bytes.Equal(a, b)
 }
 
 // sameContext reports whether two project contexts certainly encode alike
 // (Apply copies the context on every operation, so pointers say nothing).
-func sameContext(a, b *ProjectContext) bool {
+func sameContext(a, b *asdd.ProjectContext) bool {
 	scoreEq := a.GlobalConfidenceScore == b.GlobalConfidenceScore ||
 		a.GlobalConfidenceScore != nil && b.GlobalConfidenceScore != nil &&
 			math.Float64bits(*a.GlobalConfidenceScore) == math.Float64bits(*b.GlobalConfidenceScore)
 	return scoreEq && a.CurrentSprint == b.CurrentSprint && slices.Equal(a.ProductGoals, b.ProductGoals) &&
 		slices.Equal(a.NeedsHumanReview, b.NeedsHumanReview) && (a.ProductGoals == nil) == (b.ProductGoals == nil) &&
 		(a.NeedsHumanReview == nil) == (b.NeedsHumanReview == nil) &&
-		(a.Extra == nil) == (b.Extra == nil) && maps.EqualFunc(a.Extra, b.Extra, func(x, y json.RawMessage) bool { return bytes.Equal(x, y) })
+		(a.Extra == nil) == (b.Extra == nil) && bytes.Equal(a.Extra, b.Extra)
+}
+
+// appendString appends s as json.Marshal encodes a string: printable
+// ASCII other than the characters it escapes is copied as it is; anything
+// else takes json.Marshal itself.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, err := json.Marshal(s)
+			if err != nil {
+				panic(err) // a string always encodes
+			}
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }

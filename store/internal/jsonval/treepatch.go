@@ -1,7 +1,6 @@
-package store
+package jsonval
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -16,9 +15,16 @@ import (
 // (with an error, so the caller can fall back to a full parse) other
 // operations, whole-document operations, and values over the limits.
 func PatchTree(tree any, patch []byte, lim Limits) (any, error) {
-	var ops []Op
-	if err := json.Unmarshal(patch, &ops); err != nil {
-		return nil, fmt.Errorf("patch: %w", err)
+	ops, ok := treeOpsFast(patch)
+	if !ok {
+		slow, err := decodeOps(patch)
+		if err != nil {
+			return nil, fmt.Errorf("patch: %w", err)
+		}
+		ops = make([]treeOp, len(slow))
+		for i, op := range slow {
+			ops[i] = treeOp{Op: op.Op, Path: op.Path, raw: op.Value, hasVal: op.Value != nil}
+		}
 	}
 	if tree == nil {
 		return nil, errors.New("patch: no document to patch")
@@ -32,23 +38,31 @@ func PatchTree(tree any, patch []byte, lim Limits) (any, error) {
 		}
 		segs := strings.Split(op.Path[1:], "/")
 		for i, s := range segs {
-			segs[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+			if strings.IndexByte(s, '~') >= 0 {
+				segs[i] = strings.ReplaceAll(strings.ReplaceAll(s, "~1", "/"), "~0", "~")
+			}
 		}
-		var val any
+		val := op.val
 		switch op.Op {
 		case "add", "replace":
-			if op.Value == nil {
+			if !op.hasVal {
 				return nil, fmt.Errorf("patch: %s %s without a value", op.Op, op.Path)
 			}
-			d, err := Depth(op.Value)
-			if err != nil {
-				return nil, fmt.Errorf("patch: %w", err)
+			d := op.depth
+			if !op.decoded {
+				var err error
+				if d, err = Depth(op.raw); err != nil {
+					return nil, fmt.Errorf("patch: %w", err)
+				}
 			}
 			if d+len(segs) > lim.maxDepth() {
 				return nil, fmt.Errorf("patch: JSON nested over the limit of %d at %s", lim.maxDepth(), op.Path)
 			}
-			if val, err = decode(op.Value); err != nil {
-				return nil, fmt.Errorf("patch: %s: %w", op.Path, err)
+			if !op.decoded {
+				var err error
+				if val, err = Decode(op.raw); err != nil {
+					return nil, fmt.Errorf("patch: %s: %w", op.Path, err)
+				}
 			}
 		case "remove":
 		default:

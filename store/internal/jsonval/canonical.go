@@ -1,4 +1,4 @@
-package store
+package jsonval
 
 import (
 	"bufio"
@@ -98,8 +98,8 @@ func canonicalSum(v any) (string, error) {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// canonicalJSON returns v's canonical form.
-func canonicalJSON(v any) ([]byte, error) {
+// CanonicalJSON is the canonical form of a decoded tree (see SumOf).
+func CanonicalJSON(v any) ([]byte, error) {
 	var sb strings.Builder
 	w := bufio.NewWriter(&sb)
 	if err := writeCanonical(w, v); err != nil {
@@ -142,7 +142,7 @@ func diffTrees(path string, a, b any, ops []Op) ([]Op, error) {
 		}
 		for k, bval := range bv {
 			if _, ok := av[k]; !ok {
-				v, err := canonicalJSON(bval)
+				v, err := CanonicalJSON(bval)
 				if err != nil {
 					return nil, err
 				}
@@ -170,7 +170,7 @@ func diffTrees(path string, a, b any, ops []Op) ([]Op, error) {
 			ops = append(ops, Op{Op: "remove", Path: path + "/" + strconv.Itoa(i)})
 		}
 		for i := n; i < len(bv); i++ {
-			v, err := canonicalJSON(bv[i])
+			v, err := CanonicalJSON(bv[i])
 			if err != nil {
 				return nil, err
 			}
@@ -182,7 +182,7 @@ func diffTrees(path string, a, b any, ops []Op) ([]Op, error) {
 			return ops, nil
 		}
 	}
-	v, err := canonicalJSON(b)
+	v, err := CanonicalJSON(b)
 	if err != nil {
 		return nil, err
 	}

@@ -1,16 +1,16 @@
-package store_test
+package jsonval_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"testing"
 
-	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 func treeOf(t testing.TB, raw string) any {
 	t.Helper()
-	v, err := store.ParseValue([]byte(raw), store.Limits{})
+	v, err := jsonval.ParseValue([]byte(raw), jsonval.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,9 +47,9 @@ func TestPatchTree(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tree := treeOf(t, base)
-			before, _ := store.SumTree(tree)
-			got, err := store.PatchTree(tree, []byte(tc.patch), store.Limits{})
-			if after, _ := store.SumTree(tree); after != before {
+			before, _ := jsonval.SumTree(tree)
+			got, err := jsonval.PatchTree(tree, []byte(tc.patch), jsonval.Limits{})
+			if after, _ := jsonval.SumTree(tree); after != before {
 				t.Fatal("PatchTree changed its input tree")
 			}
 			if tc.fail {
@@ -61,12 +61,12 @@ func TestPatchTree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := store.ApplyPatch([]byte(base), []byte(tc.patch))
+			want, err := jsonval.ApplyPatch([]byte(base), []byte(tc.patch))
 			if err != nil {
 				t.Fatal(err)
 			}
-			ws, _ := store.SumOf(want)
-			gs, _ := store.SumTree(got)
+			ws, _ := jsonval.SumOf(want)
+			gs, _ := jsonval.SumTree(got)
 			if gs != ws {
 				t.Fatalf("PatchTree gave sum %s, ApplyPatch %s (%s)", gs, ws, want)
 			}
@@ -77,7 +77,7 @@ func TestPatchTree(t *testing.T) {
 // A patch nested deeper than the limit is refused.
 func TestPatchTreeDepth(t *testing.T) {
 	tree := treeOf(t, `{"a":{}}`)
-	if _, err := store.PatchTree(tree, []byte(`[{"op":"add","path":"/a/b","value":[[[1]]]}]`), store.Limits{MaxDepth: 4}); err == nil {
+	if _, err := jsonval.PatchTree(tree, []byte(`[{"op":"add","path":"/a/b","value":[[[1]]]}]`), jsonval.Limits{MaxDepth: 4}); err == nil {
 		t.Fatal("a value nested past the limit was applied")
 	}
 }
@@ -87,26 +87,26 @@ func FuzzPatchTree(f *testing.F) {
 	f.Add(`{"a":[1]}`, `[{"op":"remove","path":"/a/0"},{"op":"replace","path":"/a","value":{}}]`)
 	f.Add(`[1,2]`, `[{"op":"add","path":"/-","value":3}]`)
 	f.Fuzz(func(t *testing.T, doc, patch string) {
-		v, err := store.ParseValue([]byte(doc), store.Limits{MaxBytes: 1 << 16, MaxDepth: 16})
+		v, err := jsonval.ParseValue([]byte(doc), jsonval.Limits{MaxBytes: 1 << 16, MaxDepth: 16})
 		if err != nil {
 			return
 		}
-		got, err := store.PatchTree(v.Tree, []byte(patch), store.Limits{MaxBytes: 1 << 16, MaxDepth: 16})
-		if again, _ := store.SumTree(v.Tree); again != v.Sum {
+		got, err := jsonval.PatchTree(v.Tree, []byte(patch), jsonval.Limits{MaxBytes: 1 << 16, MaxDepth: 16})
+		if again, _ := jsonval.SumTree(v.Tree); again != v.Sum {
 			t.Fatal("PatchTree changed its input tree")
 		}
 		if err != nil {
 			return
 		}
-		want, err := store.ApplyPatch([]byte(doc), []byte(patch))
+		want, err := jsonval.ApplyPatch([]byte(doc), []byte(patch))
 		if err != nil {
 			return // the libraries differ on edge cases the daemon never sends
 		}
-		ws, err := store.SumOf(want)
+		ws, err := jsonval.SumOf(want)
 		if err != nil {
 			return
 		}
-		if gs, _ := store.SumTree(got); gs != ws {
+		if gs, _ := jsonval.SumTree(got); gs != ws {
 			t.Fatalf("PatchTree and ApplyPatch disagree on %s", patch)
 		}
 	})
@@ -118,7 +118,7 @@ func FuzzIndent(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		got, err := store.Indent(raw)
+		got, err := jsonval.Indent(raw)
 		var want bytes.Buffer
 		werr := json.Indent(&want, raw, "", "  ")
 		if (err == nil) != (werr == nil) {
@@ -137,7 +137,7 @@ func FuzzIndent(f *testing.F) {
 // A SumCache gives SumTree's sums over a run of patched trees.
 func TestSumCache(t *testing.T) {
 	tree := treeOf(t, `{"slices":[{"id":"S1","n":1},{"id":"S2","n":2}],"hb":{"a":{"s":"x"},"b":[1]},"rev":1}`)
-	var c store.SumCache
+	var c jsonval.SumCache
 	for i, p := range []string{
 		`[{"op":"replace","path":"/rev","value":2}]`,
 		`[{"op":"replace","path":"/slices/1","value":{"id":"S2","n":3}}]`,
@@ -145,12 +145,12 @@ func TestSumCache(t *testing.T) {
 		`[{"op":"replace","path":"/slices/0/n","value":9},{"op":"remove","path":"/hb/b"}]`,
 		`[{"op":"add","path":"/hb/b","value":[2]}]`,
 	} {
-		next, err := store.PatchTree(tree, []byte(p), store.Limits{})
+		next, err := jsonval.PatchTree(tree, []byte(p), jsonval.Limits{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, v := range []any{tree, next} {
-			want, _ := store.SumTree(v)
+			want, _ := jsonval.SumTree(v)
 			got, err := c.Sum(v)
 			if err != nil || got != want {
 				t.Fatalf("step %d: cached sum %s (%v), want %s", i, got, err, want)

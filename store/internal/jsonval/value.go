@@ -1,4 +1,4 @@
-package store
+package jsonval
 
 import (
 	"bufio"
@@ -33,7 +33,7 @@ func ParseValue(raw []byte, lim Limits) (Value, error) {
 	} else if d > lim.maxDepth() {
 		return Value{}, reason.New(reason.InvalidInput, "JSON nested %d levels deep, over the limit of %d", d, lim.maxDepth())
 	}
-	tree, err := decode(raw)
+	tree, err := Decode(raw)
 	if err != nil {
 		return Value{}, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
 	}
@@ -44,7 +44,12 @@ func ParseValue(raw []byte, lim Limits) (Value, error) {
 	return Value{Raw: raw, Tree: tree, Sum: sum}, nil
 }
 
-func decode(raw []byte) (any, error) {
+// Decode decodes raw as ParseValue does (numbers as json.Number), without
+// the limits and the sum.
+func Decode(raw []byte) (any, error) {
+	if v, ok := decodeFast(raw); ok {
+		return v, nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -103,7 +108,7 @@ func SumOf(raw []byte) (string, error) {
 	if raw == nil {
 		return "", nil
 	}
-	tree, err := decode(raw)
+	tree, err := Decode(raw)
 	if err != nil {
 		return "", reason.New(reason.InvalidInput, "malformed JSON: %v", err)
 	}
@@ -120,7 +125,7 @@ func DiffTrees(from, to any) (json.RawMessage, error) {
 	var ops []Op
 	var err error
 	if from == nil && to != nil {
-		v, err := canonicalJSON(to)
+		v, err := CanonicalJSON(to)
 		if err != nil {
 			return nil, err
 		}
@@ -152,19 +157,20 @@ func Diff(a, b []byte) (json.RawMessage, error) {
 	var ta, tb any = nullTree, nullTree
 	var err error
 	if a != nil {
-		if ta, err = decode(a); err != nil {
+		if ta, err = Decode(a); err != nil {
 			return nil, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
 		}
 	}
 	if b != nil {
-		if tb, err = decode(b); err != nil {
+		if tb, err = Decode(b); err != nil {
 			return nil, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
 		}
 	}
 	return DiffTrees(ta, tb)
 }
 
-type rootOp struct {
+// RootOp is a patch operation decoded for its op, path and value only.
+type RootOp struct {
 	Op    string          `json:"op"`
 	Path  string          `json:"path"`
 	Value json.RawMessage `json:"value"`
@@ -174,7 +180,7 @@ type rootOp struct {
 // the new value (nil when the patch removes the whole document). Object key
 // order of doc is preserved.
 func ApplyPatch(doc []byte, patch []byte) ([]byte, error) {
-	var ops []rootOp
+	var ops []RootOp
 	if err := json.Unmarshal(patch, &ops); err != nil {
 		return nil, fmt.Errorf("apply patch: %w", err)
 	}

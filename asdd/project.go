@@ -1,0 +1,24 @@
+package asdd
+
+import "slices"
+
+// Init sets up a project's manifest (or updates its project context).
+type Init struct {
+	Sprint string
+	Goals  []string
+}
+
+// Actor is the custodian itself.
+func (Init) Actor() string { return "custodian" }
+
+func (o Init) apply(t *tx) error {
+	if o.Sprint != "" {
+		t.m.ProjectContext.CurrentSprint = o.Sprint
+	}
+	if len(o.Goals) > 0 {
+		t.m.ProjectContext.ProductGoals = slices.Clone(o.Goals)
+	}
+	t.event("initialized", "", "", nil)
+	t.summary("initialize the ASDD manifest")
+	return nil
+}

@@ -1,0 +1,73 @@
+package asdd
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/custodian-dev/custodian/reason"
+)
+
+// ClearReview clears NEEDS_HUMAN_REVIEW markers (of a slice, or of the
+// project context when Slice is "") after a human checked them.
+type ClearReview struct {
+	Slice     string
+	Role      string
+	By        string
+	Rationale string
+	// Hashes are the artifacts' hashes as the human accepted them.
+	Hashes map[string]string
+}
+
+// Actor is the reviewing role.
+func (o ClearReview) Actor() string { return o.Role }
+
+func (o ClearReview) apply(t *tx) error {
+	if err := t.needRole(o.Role); err != nil {
+		return err
+	}
+	if strings.TrimSpace(o.Rationale) == "" {
+		return reason.New(reason.InvalidInput, "a review needs a rationale")
+	}
+	if o.Slice == "" {
+		if len(t.m.ProjectContext.NeedsHumanReview) == 0 {
+			return reason.New(reason.InvalidTransition, "the project context has nothing marked %s", NeedsHumanReview)
+		}
+		t.event("review_cleared", "", "", map[string]any{"role": o.Role, "fields": t.m.ProjectContext.NeedsHumanReview, "rationale": o.Rationale})
+		t.m.ProjectContext.NeedsHumanReview = nil
+		t.summary("%s reviewed the project context", o.Role)
+		return nil
+	}
+	s, err := t.find(o.Slice)
+	if err != nil {
+		return err
+	}
+	if len(s.NeedsHumanReview) == 0 {
+		return reason.New(reason.InvalidTransition, "slice %s has nothing marked %s", s.SliceID, NeedsHumanReview)
+	}
+	if s.Status == NeedsHumanReview {
+		return reason.New(reason.InvalidTransition, "slice %s has status %s: set its status first", s.SliceID, NeedsHumanReview)
+	}
+	t.clearReview(s, o.Role, o.Rationale, o.Hashes)
+	return nil
+}
+
+func (t *tx) clearReview(s *Slice, role, rationale string, hashes map[string]string) {
+	t.event("review_cleared", s.SliceID, "", map[string]any{"role": role, "fields": s.NeedsHumanReview, "rationale": rationale})
+	s.NeedsHumanReview = nil
+	t.recordHashes(s, hashes)
+	t.touch(s)
+	t.summary("%s reviewed slice %s", role, s.SliceID)
+}
+
+// recordHashes stores the given hashes for the paths the slice names.
+func (t *tx) recordHashes(s *Slice, hashes map[string]string) {
+	named := s.Artifacts()
+	for p, h := range hashes {
+		if _, ok := slices.BinarySearch(named, p); ok && hashRE().MatchString(h) {
+			if s.ArtifactHashes == nil {
+				s.ArtifactHashes = map[string]string{}
+			}
+			s.ArtifactHashes[p] = h
+		}
+	}
+}

@@ -1,0 +1,340 @@
+package jsonval
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"slices"
+)
+
+// TreeBytes returns the bytes of tree (not nil), a value decoded as
+// ParseValue decodes and changed since by patches (PatchTree), keeping
+// the member order of anchor, the bytes (valid JSON) of an earlier version
+// whose decoded tree is anchorTree (nil anchor: none). It walks anchor and
+// tree together: a container tree shares with anchorTree (PatchTree copies
+// only the containers along a patch's paths) is copied from anchor as it
+// is, a member tree removed is left out, and a member it added is written
+// after the anchor's, in key order, in canonical form. The result is
+// compact where tree changed and as anchor was elsewhere. An anchor that
+// does not match its tree (a member named twice, a name that is not valid
+// UTF-8) gives tree's canonical form instead. The cost is a scan of anchor
+// (skipping what is shared, without decoding it) plus the encoding of what
+// changed.
+func TreeBytes(anchor []byte, anchorTree, tree any) ([]byte, error) {
+	if anchor == nil {
+		return CanonicalJSON(tree)
+	}
+	var buf bytes.Buffer
+	buf.Grow(len(anchor) + len(anchor)/8)
+	w := bufio.NewWriterSize(&buf, 32<<10)
+	sc := &scanner{b: anchor}
+	if err := merge(w, sc, anchorTree, tree); err != nil {
+		return CanonicalJSON(tree)
+	}
+	if err := w.Flush(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+var errNotAnchor = errors.New("anchor does not match its tree")
+
+// scanner reads valid JSON (the anchor) without checking it again: it
+// finds where values end, and reads member names.
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) space() {
+	for s.i < len(s.b) && isSpace(s.b[s.i]) {
+		s.i++
+	}
+}
+
+// peek returns the next byte after white space (0 at the end).
+func (s *scanner) peek() byte {
+	s.space()
+	if s.i >= len(s.b) {
+		return 0
+	}
+	return s.b[s.i]
+}
+
+// stringEnd returns the index just past the string starting at i.
+func (s *scanner) stringEnd(i int) (int, error) {
+	for j := i + 1; j < len(s.b); j++ {
+		switch s.b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
+		}
+	}
+	return 0, errNotAnchor
+}
+
+// skip moves past the next value and returns its bytes.
+func (s *scanner) skip() ([]byte, error) {
+	s.space()
+	start := s.i
+	if s.i >= len(s.b) {
+		return nil, errNotAnchor
+	}
+	switch s.b[s.i] {
+	case '"':
+		end, err := s.stringEnd(s.i)
+		if err != nil {
+			return nil, err
+		}
+		s.i = end
+	case '{', '[':
+		depth := 0
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '"':
+				end, err := s.stringEnd(s.i)
+				if err != nil {
+					return nil, err
+				}
+				s.i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+			}
+			s.i++
+			if depth == 0 {
+				return s.b[start:s.i], nil
+			}
+		}
+		return nil, errNotAnchor
+	default:
+		for s.i < len(s.b) {
+			c := s.b[s.i]
+			if c == ',' || c == '}' || c == ']' || isSpace(c) {
+				break
+			}
+			s.i++
+		}
+	}
+	return s.b[start:s.i], nil
+}
+
+// name reads a member name and its colon.
+func (s *scanner) name() (string, error) {
+	if s.peek() != '"' {
+		return "", errNotAnchor
+	}
+	end, err := s.stringEnd(s.i)
+	if err != nil {
+		return "", err
+	}
+	raw := s.b[s.i:end]
+	s.i = end
+	if s.peek() != ':' {
+		return "", errNotAnchor
+	}
+	s.i++
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	var name string
+	if err := json.Unmarshal(raw, &name); err != nil {
+		return "", errNotAnchor
+	}
+	return name, nil
+}
+
+// merge writes t, reading from sc the anchor's encoding of a, the value at
+// the same place in the anchor's tree.
+func merge(w *bufio.Writer, sc *scanner, a, t any) error {
+	if shared(a, t) {
+		v, err := sc.skip()
+		if err != nil {
+			return err
+		}
+		w.Write(v)
+		return nil
+	}
+	switch tv := t.(type) {
+	case map[string]any:
+		am, ok := a.(map[string]any)
+		if !ok || sc.peek() != '{' {
+			break
+		}
+		sc.i++
+		w.WriteByte('{')
+		n, seen, members := 0, 0, 0
+		for {
+			c := sc.peek()
+			if c == '}' {
+				sc.i++
+				break
+			}
+			if c == ',' {
+				sc.i++
+			} else if members > 0 {
+				return errNotAnchor
+			}
+			name, err := sc.name()
+			if err != nil {
+				return err
+			}
+			members++
+			child, kept := tv[name]
+			prev, had := am[name]
+			if !had {
+				return errNotAnchor
+			}
+			if !kept {
+				if _, err := sc.skip(); err != nil {
+					return err
+				}
+				continue
+			}
+			seen++
+			if n > 0 {
+				w.WriteByte(',')
+			}
+			n++
+			writeString(w, name)
+			w.WriteByte(':')
+			if err := merge(w, sc, prev, child); err != nil {
+				return err
+			}
+		}
+		if members != len(am) {
+			return errNotAnchor // a member named twice
+		}
+		if seen < len(tv) {
+			added := make([]string, 0, len(tv)-seen)
+			for k := range tv {
+				if _, had := am[k]; !had {
+					added = append(added, k)
+				}
+			}
+			slices.Sort(added)
+			for _, k := range added {
+				if n > 0 {
+					w.WriteByte(',')
+				}
+				n++
+				writeString(w, k)
+				w.WriteByte(':')
+				if err := writeCanonical(w, tv[k]); err != nil {
+					return err
+				}
+			}
+		}
+		w.WriteByte('}')
+		return nil
+	case []any:
+		aa, ok := a.([]any)
+		if !ok || sc.peek() != '[' {
+			break
+		}
+		sc.i++
+		w.WriteByte('[')
+		i := 0
+		for ; ; i++ {
+			c := sc.peek()
+			if c == ']' {
+				sc.i++
+				break
+			}
+			if c == ',' {
+				sc.i++
+			} else if i > 0 {
+				return errNotAnchor
+			}
+			if i >= len(aa) {
+				return errNotAnchor
+			}
+			if i >= len(tv) {
+				if _, err := sc.skip(); err != nil {
+					return err
+				}
+				continue
+			}
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			if err := merge(w, sc, aa[i], tv[i]); err != nil {
+				return err
+			}
+		}
+		if i != len(aa) {
+			return errNotAnchor
+		}
+		for ; i < len(tv); i++ {
+			if i > 0 {
+				w.WriteByte(',')
+			}
+			if err := writeCanonical(w, tv[i]); err != nil {
+				return err
+			}
+		}
+		w.WriteByte(']')
+		return nil
+	}
+	// A scalar that changed, or a container that replaced another kind of
+	// value: written anew.
+	if _, err := sc.skip(); err != nil {
+		return err
+	}
+	return writeCanonical(w, t)
+}
+
+// shared reports whether t is a, unchanged: the same container (trees are
+// never changed in place, so the same map or slice has the same
+// contents), or an equal scalar.
+func shared(a, t any) bool {
+	switch x := t.(type) {
+	case map[string]any:
+		y, ok := a.(map[string]any)
+		return ok && len(x) == len(y) && reflect.ValueOf(x).Pointer() == reflect.ValueOf(y).Pointer()
+	case []any:
+		y, ok := a.([]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+	}
+	switch a.(type) {
+	case map[string]any, []any:
+		return false
+	}
+	return scalarEqual(a, t)
+}
+
+// EqualTrees reports whether two decoded trees are the same value (numbers
+// compared as written, as the canonical form writes them).
+func EqualTrees(a, b any) bool {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, v := range x {
+			w, ok := y[k]
+			if !ok || !EqualTrees(v, w) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !EqualTrees(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return scalarEqual(a, b)
+}
