@@ -39,7 +39,7 @@ func orDefault(s, d string) string {
 }
 
 func (o AddSlice) apply(t *tx) error {
-	if !sliceIDRE.MatchString(o.ID) {
+	if !sliceIDRE().MatchString(o.ID) {
 		return reason.New(reason.InvalidInput, "slice id %q is not valid (letters, digits, '.', '_', '-'; at most 128)", o.ID)
 	}
 	if t.index(o.ID) >= 0 {
@@ -55,12 +55,12 @@ func (o AddSlice) apply(t *tx) error {
 		if typ == TypeQuickFix {
 			return reason.New(reason.InvalidInput, "QUICK_FIX slices are recorded with `custodian quick`")
 		}
-		if !statusWord.MatchString(typ) {
+		if !statusWord().MatchString(typ) {
 			return reason.New(reason.InvalidInput, "slice type %q is not valid (FEATURE or RETRO_SPEC)", typ)
 		}
 	}
 	gov := orDefault(o.GovernanceMode, "MANUAL")
-	if !statusWord.MatchString(gov) {
+	if !statusWord().MatchString(gov) {
 		return reason.New(reason.InvalidInput, "governance mode %q is not valid (such as MANUAL)", gov)
 	}
 	s := newSlice(o.ID, o.Name, typ, status, gov, t.ts)

@@ -21,7 +21,7 @@ func (o Beat) apply(t *tx) error {
 		return err
 	}
 	status := orDefault(o.Status, HeartbeatActive)
-	if !statusWord.MatchString(status) {
+	if !statusWord().MatchString(status) {
 		return reason.New(reason.InvalidInput, "heartbeat status %q is not valid (IDLE, ACTIVE, PAUSED)", status)
 	}
 	for _, p := range []struct {

@@ -100,7 +100,7 @@ func ModeLabel(mode string) string {
 func checkArtifacts(arts []Artifact) error {
 	names := map[string]bool{}
 	for _, a := range arts {
-		if !artNameRE.MatchString(a.Name) {
+		if !artNameRE().MatchString(a.Name) {
 			return reason.New(reason.InvalidInput, "artifact name %q is not valid (lower case letters, digits, _)", a.Name)
 		}
 		if names[a.Name] {
@@ -110,10 +110,10 @@ func checkArtifacts(arts []Artifact) error {
 		if err := CleanPath(a.Path); err != nil {
 			return err
 		}
-		if !hashRE.MatchString(a.SHA256) {
+		if !hashRE().MatchString(a.SHA256) {
 			return reason.New(reason.InvalidInput, "artifact %s: hash %q is not sha256:<64 hex>", a.Name, a.SHA256)
 		}
-		if a.MarkedSHA256 != "" && !hashRE.MatchString(a.MarkedSHA256) {
+		if a.MarkedSHA256 != "" && !hashRE().MatchString(a.MarkedSHA256) {
 			return reason.New(reason.InvalidInput, "artifact %s: marked hash %q is not sha256:<64 hex>", a.Name, a.MarkedSHA256)
 		}
 	}

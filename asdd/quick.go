@@ -32,7 +32,7 @@ func (o Quick) apply(t *tx) error {
 			}
 		}
 	}
-	if !sliceIDRE.MatchString(id) {
+	if !sliceIDRE().MatchString(id) {
 		return reason.New(reason.InvalidInput, "slice id %q is not valid", id)
 	}
 	if t.index(id) >= 0 {

@@ -88,7 +88,7 @@ func (o ReportFailure) apply(t *tx) error {
 		if err := CleanPath(p); err != nil {
 			return err
 		}
-		if !hashRE.MatchString(hs) {
+		if !hashRE().MatchString(hs) {
 			return reason.New(reason.InvalidInput, "marked hash %q of %s is not sha256:<64 hex>", hs, p)
 		}
 	}

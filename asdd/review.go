@@ -63,7 +63,7 @@ func (t *tx) clearReview(s *Slice, role, rationale string, hashes map[string]str
 func (t *tx) recordHashes(s *Slice, hashes map[string]string) {
 	named := s.Artifacts()
 	for p, h := range hashes {
-		if _, ok := slices.BinarySearch(named, p); ok && hashRE.MatchString(h) {
+		if _, ok := slices.BinarySearch(named, p); ok && hashRE().MatchString(h) {
 			if s.ArtifactHashes == nil {
 				s.ArtifactHashes = map[string]string{}
 			}

@@ -11,7 +11,7 @@ package asdd
 // against the schema, which names the problem. TestSliceSurelyValidImpliesSchema
 // holds the two together.
 func SliceSurelyValid(s *Slice) bool {
-	if s == nil || len(s.Extra) > 0 || !sliceIDRE.MatchString(s.SliceID) || !isPhase(s.Status) {
+	if s == nil || len(s.Extra) > 0 || !sliceIDRE().MatchString(s.SliceID) || !isPhase(s.Status) {
 		return false
 	}
 	for _, p := range [...]string{s.BlockedAtPhase, s.LKGPhase, s.ResumePhase} {
@@ -43,7 +43,7 @@ func SliceSurelyValid(s *Slice) bool {
 		}
 	}
 	for _, h := range s.ArtifactHashes {
-		if !hashRE.MatchString(h) {
+		if !hashRE().MatchString(h) {
 			return false
 		}
 	}

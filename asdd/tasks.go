@@ -33,7 +33,7 @@ func (o AddTask) apply(t *tx) error {
 			return err
 		}
 	}
-	if !taskIDRE.MatchString(o.ID) {
+	if !taskIDRE().MatchString(o.ID) {
 		return reason.New(reason.InvalidInput, "task id %q is not valid", o.ID)
 	}
 	if o.Wave < 1 {

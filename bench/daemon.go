@@ -273,19 +273,34 @@ func procMemory(pid int) (rss, peak uint64) {
 	return rss, peak
 }
 
-// DaemonWrites measures the daemon without the domain rules: clients
-// concurrent clients each overwrite their own field of one small document
-// (a whole value of about 1 KB, no revision check), so every write is a
-// commit of its own and concurrent ones share journal fsyncs. It shows what
-// the HTTP layer, the store and group commit cost by themselves.
+// DaemonWrites measures the daemon without the ASDD rules: clients
+// concurrent clients each overwrite the ASDD manifest with a whole value of
+// about 1 KB (one slice, no revision check), as a human's raw write does:
+// the document API checks it against the manifest's schema only, and it is
+// committed like any proposal (group commit: concurrent writes share
+// journal fsyncs; the snapshot is rewritten in the background). The
+// documents plugins read from disk (the agent state, the task manifest, the
+// cycles) would measure their snapshot rewrite at each commit instead. It
+// shows what the HTTP layer, the store and group commit cost by themselves.
+// It replaces the manifest: give it a daemon on a project of its own.
 func DaemonWrites(d *Daemon, clients int, budget time.Duration) (Result, error) {
 	ctx := context.Background()
-	const key = "bench/writes.json"
-	pad := strings.Repeat("p", 1000)
+	tmpl, err := Manifest(1, 0)
+	if err != nil {
+		return Result{}, err
+	}
+	const name = `"bench slice 0"`
+	at := bytes.Index(tmpl, []byte(name))
+	if at < 0 {
+		return Result{}, fmt.Errorf("bench: no %s in the manifest", name)
+	}
 	lat, el, err := Run(clients, budget, 2*clients, func(w, i int) error {
-		v := fmt.Sprintf(`{"writer":%d,"i":%d,"pad":%q}`, w, i, pad)
-		_, err := d.Client.Write(ctx, key, store.Change{Value: []byte(v), Actor: "bench"}, true)
+		v := make([]byte, 0, len(tmpl)+16)
+		v = append(v, tmpl[:at]...)
+		v = fmt.Appendf(v, `"raw write %d of writer %d"`, i, w)
+		v = append(v, tmpl[at+len(name):]...)
+		_, err := d.Client.Write(ctx, asdd.Key, store.Change{Value: v, Actor: "bench"}, true)
 		return err
 	})
-	return Stats(fmt.Sprintf("daemon, %d clients, 1 KB document writes (no rules)", clients), clients, 1024, lat, el), err
+	return Stats(fmt.Sprintf("daemon, %d clients, 1 KB raw manifest writes (schema only, no rules)", clients), clients, len(tmpl), lat, el), err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,8 +53,18 @@ import (
 // IO, the clock and the store openers. Callers of Run build one.
 type App = cmdutil.App
 
-// NewRoot builds the root command for app.
+// NewRoot builds the root command for app, with every command.
 func NewRoot(app *cmdutil.App) *cobra.Command {
+	root := newBareRoot(app)
+	for _, c := range rootCommands() {
+		root.AddCommand(c.new(app))
+	}
+	finishRoot(app, root)
+	return root
+}
+
+// newBareRoot is the root command without its commands.
+func newBareRoot(app *cmdutil.App) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "custodian",
 		Short:         "The keeper of a multi-agent pipeline's state",
@@ -69,33 +80,121 @@ func NewRoot(app *cmdutil.App) *cobra.Command {
 	root.SetOut(app.Out)
 	root.SetErr(app.Err)
 	root.SetFlagErrorFunc(cmdutil.FlagError)
-	root.AddCommand(
-		// ASDD: the manifest of slices, agents and gates
-		initcmd.NewCmd(app, nil), schema.NewCmd(app, nil), status.NewCmd(app, nil), slice.NewCmd(app, nil),
-		propose.NewCmd(app, nil), quick.NewCmd(app, nil), lock.NewLockCmd(app, nil), lock.NewUnlockCmd(app, nil),
-		resolve.NewCmd(app, nil), approve.NewCmd(app, nil), heartbeat.NewCmd(app, nil), tasks.NewCmd(app, nil),
-		escalations.NewCmd(app, nil), halt.NewCmd(app, nil), assumption.NewCmd(app, nil),
-		demo.NewDemoCmd(app, nil), demo.NewDemoAgentCmd(app, nil),
-		// the other documents
-		impl.NewCmd(app, nil), state.NewCmd(app, nil), cycle.NewCmd(app, nil), apply.NewCmd(app, nil),
-		// running agents and watching them
-		run.NewCmd(app, nil), watch.NewCmd(app, nil), monitor.NewCmd(app, nil), serve.NewCmd(app, nil),
-		// the store's documents and their history
-		doc.NewGetCmd(app, nil), doc.NewHistoryCmd(app, nil), doc.NewDiffCmd(app, nil), doc.NewRollbackCmd(app, nil), doc.NewDebugCmd(app, nil),
-		// integrity
-		integrity.NewCheckCmd(app, nil), integrity.NewVerifyCmd(app, nil), integrity.NewRepairCmd(app, nil), integrity.NewRebuildCmd(app, nil), integrity.NewReviewCmd(app, nil),
-		// integration with agents and other tools
-		hook.NewHookCmd(app, nil), hook.NewPluginCmd(app, nil), mcp.NewCmd(app, nil), mirror.NewCmd(app, nil),
-		migrate.NewCmd(app, nil), compat.NewCmd(app, nil),
-		newDocsCmd(app, nil), bench.NewCmd(app),
-	)
+	return root
+}
+
+// finishRoot adds what every root has after its commands: version,
+// completion and help, and the check of subcommand words.
+func finishRoot(app *cmdutil.App, root *cobra.Command) {
 	version.AddVersion(app, root)
 	// cobra adds these when it executes; added now, completion gets the
 	// same unknown-subcommand handling as every other command.
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
 	requireKnownSubcommands(root)
-	return root
+}
+
+// rootCommands are the root's commands (version aside: version.AddVersion
+// adds it with the root's --version), each with the name it has, so that a
+// process that runs one builds only that one (newRootFor): building every
+// command with its flags was 4 % of the CPU of custodian version.
+// TestRootCommandNames holds the names to the commands.
+type rootCommand struct {
+	name string
+	new  func(*cmdutil.App) *cobra.Command
+}
+
+func rootCommands() []rootCommand {
+	return []rootCommand{
+		// ASDD: the manifest of slices, agents and gates
+		{"init", func(a *App) *cobra.Command { return initcmd.NewCmd(a, nil) }},
+		{"schema", func(a *App) *cobra.Command { return schema.NewCmd(a, nil) }},
+		{"status", func(a *App) *cobra.Command { return status.NewCmd(a, nil) }},
+		{"slice", func(a *App) *cobra.Command { return slice.NewCmd(a, nil) }},
+		{"propose", func(a *App) *cobra.Command { return propose.NewCmd(a, nil) }},
+		{"quick", func(a *App) *cobra.Command { return quick.NewCmd(a, nil) }},
+		{"lock", func(a *App) *cobra.Command { return lock.NewLockCmd(a, nil) }},
+		{"unlock", func(a *App) *cobra.Command { return lock.NewUnlockCmd(a, nil) }},
+		{"resolve", func(a *App) *cobra.Command { return resolve.NewCmd(a, nil) }},
+		{"approve", func(a *App) *cobra.Command { return approve.NewCmd(a, nil) }},
+		{"heartbeat", func(a *App) *cobra.Command { return heartbeat.NewCmd(a, nil) }},
+		{"tasks", func(a *App) *cobra.Command { return tasks.NewCmd(a, nil) }},
+		{"escalations", func(a *App) *cobra.Command { return escalations.NewCmd(a, nil) }},
+		{"halt", func(a *App) *cobra.Command { return halt.NewCmd(a, nil) }},
+		{"assumption", func(a *App) *cobra.Command { return assumption.NewCmd(a, nil) }},
+		{"demo", func(a *App) *cobra.Command { return demo.NewDemoCmd(a, nil) }},
+		{"demo-agent", func(a *App) *cobra.Command { return demo.NewDemoAgentCmd(a, nil) }},
+		// the other documents
+		{"impl", func(a *App) *cobra.Command { return impl.NewCmd(a, nil) }},
+		{"state", func(a *App) *cobra.Command { return state.NewCmd(a, nil) }},
+		{"cycle", func(a *App) *cobra.Command { return cycle.NewCmd(a, nil) }},
+		{"apply", func(a *App) *cobra.Command { return apply.NewCmd(a, nil) }},
+		// running agents and watching them
+		{"run", func(a *App) *cobra.Command { return run.NewCmd(a, nil) }},
+		{"watch", func(a *App) *cobra.Command { return watch.NewCmd(a, nil) }},
+		{"monitor", func(a *App) *cobra.Command { return monitor.NewCmd(a, nil) }},
+		{"serve", func(a *App) *cobra.Command { return serve.NewCmd(a, nil) }},
+		// the store's documents and their history
+		{"get", func(a *App) *cobra.Command { return doc.NewGetCmd(a, nil) }},
+		{"history", func(a *App) *cobra.Command { return doc.NewHistoryCmd(a, nil) }},
+		{"diff", func(a *App) *cobra.Command { return doc.NewDiffCmd(a, nil) }},
+		{"rollback", func(a *App) *cobra.Command { return doc.NewRollbackCmd(a, nil) }},
+		{"debug", func(a *App) *cobra.Command { return doc.NewDebugCmd(a, nil) }},
+		// integrity
+		{"check", func(a *App) *cobra.Command { return integrity.NewCheckCmd(a, nil) }},
+		{"verify", func(a *App) *cobra.Command { return integrity.NewVerifyCmd(a, nil) }},
+		{"repair", func(a *App) *cobra.Command { return integrity.NewRepairCmd(a, nil) }},
+		{"rebuild", func(a *App) *cobra.Command { return integrity.NewRebuildCmd(a, nil) }},
+		{"review", func(a *App) *cobra.Command { return integrity.NewReviewCmd(a, nil) }},
+		// integration with agents and other tools
+		{"hook", func(a *App) *cobra.Command { return hook.NewHookCmd(a, nil) }},
+		{"plugin", func(a *App) *cobra.Command { return hook.NewPluginCmd(a, nil) }},
+		{"mcp", func(a *App) *cobra.Command { return mcp.NewCmd(a, nil) }},
+		{"mirror", func(a *App) *cobra.Command { return mirror.NewCmd(a, nil) }},
+		{"migrate", func(a *App) *cobra.Command { return migrate.NewCmd(a, nil) }},
+		{"compat", func(a *App) *cobra.Command { return compat.NewCmd(a, nil) }},
+		{"docs", func(a *App) *cobra.Command { return newDocsCmd(a, nil) }},
+		{"bench", bench.NewCmd},
+	}
+}
+
+// newRootFor is NewRoot for a process that runs args: when they name one
+// of rootCommands, the root gets only that one (and version), which is
+// all a run of it needs; anything else (help, completion, a word that is
+// no command, flags cobra would read otherwise) gets the whole tree, as
+// help, suggestions and completion list every command.
+func newRootFor(app *cmdutil.App, args []string) *cobra.Command {
+	try := func(name string, add func(*cmdutil.App) *cobra.Command) *cobra.Command {
+		if !slices.Contains(args, name) {
+			return nil
+		}
+		root := newBareRoot(app)
+		if add != nil {
+			root.AddCommand(add(app))
+		}
+		finishRoot(app, root)
+		if found, _, err := root.Find(args); err == nil && found != root && rootChild(found).Name() == name {
+			return root
+		}
+		return nil
+	}
+	if root := try("version", nil); root != nil {
+		return root
+	}
+	for _, c := range rootCommands() {
+		if root := try(c.name, c.new); root != nil {
+			return root
+		}
+	}
+	return NewRoot(app)
+}
+
+// rootChild returns the root's child that c is or is under.
+func rootChild(c *cobra.Command) *cobra.Command {
+	for c.HasParent() && c.Parent().HasParent() {
+		c = c.Parent()
+	}
+	return c
 }
 
 // requireKnownSubcommands makes every command that has subcommands (the
@@ -186,7 +285,7 @@ func execute(app *cmdutil.App, args []string, process bool) int {
 	if app.Openers == nil {
 		app.Openers = StoreOpeners()
 	}
-	root := NewRoot(app)
+	root := newRootFor(app, args)
 	root.SetArgs(args)
 	if process {
 		tuneGC(root, args)
