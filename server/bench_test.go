@@ -11,12 +11,18 @@ import (
 )
 
 // BenchmarkHeartbeat is one ASDD proposal (a heartbeat) through the daemon
-// over loopback HTTP, on a manifest of 10 and 1,000 slices, with
-// GOMAXPROCS×-parallel clients (go test -bench Heartbeat -cpu 1,16,64).
+// over loopback HTTP, on a manifest of 10 and 1,000 slices, and on 200
+// slices of 100 tasks (20,000 tasks, a 2.6 MB manifest: bench daemon's
+// memory row), with GOMAXPROCS×-parallel clients (go test -bench Heartbeat
+// -cpu 1,16,64).
 func BenchmarkHeartbeat(b *testing.B) {
-	for _, n := range []int{10, 1000} {
-		b.Run(fmt.Sprintf("slices=%d", n), func(b *testing.B) {
-			doc, err := bench.Manifest(n, 0)
+	for _, c := range []struct{ slices, tasks int }{{10, 0}, {1000, 0}, {200, 100}} {
+		name := fmt.Sprintf("slices=%d", c.slices)
+		if c.tasks > 0 {
+			name = fmt.Sprintf("tasks=%d", c.slices*c.tasks)
+		}
+		b.Run(name, func(b *testing.B) {
+			doc, err := bench.Manifest(c.slices, c.tasks)
 			if err != nil {
 				b.Fatal(err)
 			}
