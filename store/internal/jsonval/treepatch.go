@@ -3,15 +3,17 @@ package jsonval
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // PatchTree applies an RFC 6902 patch of add, replace and remove operations
 // to a decoded tree (as ParseValue makes it) and returns the new tree, with
-// its canonical sum. Containers along each path are copied, never changed,
-// so tree stays as it was and the result shares everything the patch did
-// not touch: the cost is that of the patch, not of the document. It refuses
+// its canonical sum. Containers of tree along each path are copied (once per
+// call), never changed, so tree stays as it was and the result shares
+// everything the patch did not touch: the cost is that of the patch, not of the document. It refuses
 // (with an error, so the caller can fall back to a full parse) other
 // operations, whole-document operations, and values over the limits.
 func PatchTree(tree any, patch []byte, lim Limits) (any, error) {
@@ -32,6 +34,7 @@ func PatchTree(tree any, patch []byte, lim Limits) (any, error) {
 	if len(patch) > lim.maxBytes() {
 		return nil, fmt.Errorf("patch is %d bytes, over the limit of %d bytes", len(patch), lim.maxBytes())
 	}
+	fresh := made{}
 	for _, op := range ops {
 		if op.Path == "" || op.Path[0] != '/' {
 			return nil, fmt.Errorf("patch: path %q is not a member", op.Path)
@@ -68,7 +71,7 @@ func PatchTree(tree any, patch []byte, lim Limits) (any, error) {
 		default:
 			return nil, fmt.Errorf("patch: operation %q not applied to trees", op.Op)
 		}
-		next, err := patchAt(tree, segs, op.Op, val)
+		next, err := fresh.patchAt(tree, segs, op.Op, val)
 		if err != nil {
 			return nil, fmt.Errorf("patch: %s %s: %w", op.Op, op.Path, err)
 		}
@@ -78,14 +81,32 @@ func PatchTree(tree any, patch []byte, lim Limits) (any, error) {
 }
 
 // patchAt returns a copy of node with the operation applied at segs.
-func patchAt(node any, segs []string, op string, val any) (any, error) {
+// made holds the containers one PatchTree call made (copies along its
+// operations' paths): a later operation of the same patch changes them in
+// place instead of copying them again (a heartbeat's patch replaces
+// /revision and adds /agent_heartbeats/NAME: the root is copied once, not
+// twice). Containers of the input tree or of a patch's values are never in
+// it; its keys keep the containers alive, so an address is never reused
+// during the call.
+type made map[unsafe.Pointer]struct{}
+
+func (m made) has(p unsafe.Pointer) bool {
+	_, ok := m[p]
+	return ok
+}
+
+func (m made) patchAt(node any, segs []string, op string, val any) (any, error) {
 	key, last := segs[0], len(segs) == 1
 	switch n := node.(type) {
 	case map[string]any:
 		child, ok := n[key]
-		c := make(map[string]any, len(n)+1)
-		for k, v := range n {
-			c[k] = v
+		c := n
+		if p := reflect.ValueOf(n).UnsafePointer(); !m.has(p) {
+			c = make(map[string]any, len(n)+1)
+			for k, v := range n {
+				c[k] = v
+			}
+			m[reflect.ValueOf(c).UnsafePointer()] = struct{}{}
 		}
 		if last {
 			switch {
@@ -103,7 +124,7 @@ func patchAt(node any, segs []string, op string, val any) (any, error) {
 		if !ok {
 			return nil, fmt.Errorf("no member %q", key)
 		}
-		nc, err := patchAt(child, segs[1:], op, val)
+		nc, err := m.patchAt(child, segs[1:], op, val)
 		if err != nil {
 			return nil, err
 		}
@@ -135,13 +156,17 @@ func patchAt(node any, segs []string, op string, val any) (any, error) {
 			c = append(c, n[:i]...)
 			return append(c, n[i+1:]...), nil
 		}
-		c := make([]any, len(n))
-		copy(c, n)
+		c := n
+		if p := unsafe.Pointer(unsafe.SliceData(n)); !m.has(p) {
+			c = make([]any, len(n))
+			copy(c, n)
+			m[unsafe.Pointer(unsafe.SliceData(c))] = struct{}{}
+		}
 		if last {
 			c[i] = val
 			return c, nil
 		}
-		nc, err := patchAt(n[i], segs[1:], op, val)
+		nc, err := m.patchAt(n[i], segs[1:], op, val)
 		if err != nil {
 			return nil, err
 		}
