@@ -389,6 +389,12 @@ func cliCommitCost(exe string, sub func(string) (string, error), big, minOps int
 // alternately with the plugin's script when one is given.
 func implCost(exe string, sub func(string) (string, error), script string, minOps int, budget time.Duration, rep *DaemonBenchReport) error {
 	setup := func(dir string, run func(args ...string) error) error {
+		// The .impl marker makes the scratch directory a project of its
+		// own: without it custodian impl would find the enclosing project
+		// (the one bench runs in) and write its .impl there.
+		if err := os.Mkdir(filepath.Join(dir, ".impl"), 0o755); err != nil {
+			return err
+		}
 		if err := run("--init", "--plan-path", "docs/plan.md", "--plan-number", "001", "--plan-title", "Bench"); err != nil {
 			return err
 		}

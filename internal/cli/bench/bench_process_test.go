@@ -65,4 +65,11 @@ func TestBenchDaemonRunsToTheEnd(t *testing.T) {
 	if err != nil || len(left) > 0 {
 		t.Errorf("bench daemon left its scratch files: %v %v", left, err)
 	}
+	// The project bench ran in holds only what init made: no document of
+	// a scratch project leaked into it.
+	for _, marker := range []string{".impl", ".agents", ".workflow"} {
+		if _, err := os.Stat(filepath.Join(dir, marker)); !os.IsNotExist(err) {
+			t.Errorf("bench daemon wrote %s into the project it ran in (%v)", marker, err)
+		}
+	}
 }
