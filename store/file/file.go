@@ -383,11 +383,12 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 	if err != nil {
 		return store.Result{}, err
 	}
-	if !o.Create && !d.known() {
+	if !o.Create && !d.holding() {
 		// Nothing to update where the document's directory does not exist:
 		// say so without creating the directory and its lock file. A
-		// document this store has loaded or holds is known to exist (as in
-		// lockedRead): no stat(2) per commit on the daemon's hot path.
+		// document a daemon holds (Hold mode: its lock taken for the
+		// store's lifetime) is known to exist: no stat(2) per commit on the
+		// daemon's hot path.
 		if _, err := s.root.Stat(filepath.FromSlash(d.p.dir)); errors.Is(err, fs.ErrNotExist) {
 			return store.Result{}, notFound(key)
 		}
@@ -581,16 +582,18 @@ func (d *doc) wake() <-chan struct{} {
 // lockedRead is locked for operations that only read: a document with no
 // file at all is NOT_FOUND at once, without creating its directory or lock
 // file (a read must leave the project as it was).
-// known reports whether the document is loaded or held by this store, so
-// that it is known to exist without looking at the disk.
-func (d *doc) known() bool {
+// holding reports whether this store holds the document's lock (Hold mode).
+func (d *doc) holding() bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.loaded || d.held.locked
+	return d.held.locked
 }
 
 func (d *doc) lockedRead(ctx context.Context, f func() error) error {
-	if !d.known() {
+	d.mu.Lock()
+	known := d.loaded || d.held.locked
+	d.mu.Unlock()
+	if !known {
 		exists := false
 		for _, name := range []string{d.p.snap, d.p.tmp, d.p.journal} {
 			id, err := d.stat(name)
