@@ -11,23 +11,13 @@ import (
 
 var benchNow = time.Date(2026, 4, 20, 14, 0, 0, 0, time.UTC)
 
-// sizedManifest is bench.Manifest's manifest of n slices (the daemon
-// benchmark's), read back as the daemon reads it and finalized once by
-// Apply, as the daemon's latest manifest is.
+// sizedManifest is bench.Finalized's manifest of n slices.
 func sizedManifest(b *testing.B, n int) *asdd.Manifest {
-	raw, err := bench.Manifest(n, 0)
+	m, err := bench.Finalized(n, benchNow)
 	if err != nil {
 		b.Fatal(err)
 	}
-	m, err := asdd.Decode(raw)
-	if err != nil {
-		b.Fatal(err)
-	}
-	out, err := asdd.Apply(m, asdd.Beat{Agent: "spec", Status: asdd.HeartbeatActive}, asdd.DefaultConfig(), benchNow)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return out.Manifest
+	return m
 }
 
 // BenchmarkApplyFinalizedLock measures ApplyFinalized of an operation that

@@ -19,6 +19,26 @@ import (
 	"github.com/custodian-dev/custodian/store/file"
 )
 
+// Finalized is Manifest's manifest of n slices (no tasks) read back as
+// the daemon reads it and finalized once by Apply at now (a heartbeat from
+// spec), as the daemon's latest manifest is: the starting point of the
+// benchmarks of one operation on a large manifest.
+func Finalized(n int, now time.Time) (*asdd.Manifest, error) {
+	raw, err := Manifest(n, 0)
+	if err != nil {
+		return nil, err
+	}
+	m, err := asdd.Decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	out, err := asdd.Apply(m, asdd.Beat{Agent: "spec", Status: asdd.HeartbeatActive}, asdd.DefaultConfig(), now)
+	if err != nil {
+		return nil, err
+	}
+	return out.Manifest, nil
+}
+
 // Manifest returns an ASDD manifest with n slices (a realistic mix of
 // phases, confidence chains and artifacts) and tasksPer tasks in each.
 func Manifest(n, tasksPer int) ([]byte, error) {
