@@ -128,62 +128,18 @@ type treeOp struct {
 // would also take other spellings) and hold strings (a value: any JSON);
 // ok is false otherwise.
 func treeOpsFast(patch []byte) (ops []treeOp, ok bool) {
-	dec := getDecoder(patch)
-	defer putDecoder(dec)
-	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
-		return nil, false
-	}
-	for {
-		switch dec.PeekKind() {
-		case ']':
-			if _, err := dec.ReadToken(); err != nil {
-				return nil, false
-			}
-			if _, err := dec.ReadToken(); err != io.EOF {
-				return nil, false
-			}
-			return ops, true
-		case '{':
-		default:
-			return nil, false
+	return scanOps(patch, func(dec *jsontext.Decoder, op *treeOp) (err error) {
+		op.val, op.depth, err = readTree(dec)
+		op.hasVal, op.decoded = true, true
+		return err
+	}, func(op *treeOp, member, s string) {
+		switch member {
+		case "op":
+			op.Op = s
+		case "path":
+			op.Path = s
 		}
-		if _, err := dec.ReadToken(); err != nil {
-			return nil, false
-		}
-		var op treeOp
-		for dec.PeekKind() == '"' {
-			name, err := dec.ReadToken()
-			if err != nil {
-				return nil, false
-			}
-			switch name.String() {
-			case "value":
-				if op.val, op.depth, err = readTree(dec); err != nil {
-					return nil, false
-				}
-				op.hasVal, op.decoded = true, true
-				continue
-			case "op", "path", "from":
-			default:
-				return nil, false
-			}
-			k := name.String()
-			tok, err := dec.ReadToken()
-			if err != nil || tok.Kind() != '"' {
-				return nil, false
-			}
-			switch k {
-			case "op":
-				op.Op = tok.String()
-			case "path":
-				op.Path = tok.String()
-			}
-		}
-		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
-			return nil, false
-		}
-		ops = append(ops, op)
-	}
+	})
 }
 
 // opsFast decodes a patch as json.Unmarshal into []Op does, for a patch
@@ -191,6 +147,30 @@ func treeOpsFast(patch []byte) (ops []treeOp, ok bool) {
 // (encoding/json would also take other spellings) and hold strings (a
 // value any JSON); ok is false otherwise.
 func opsFast(patch []byte) (ops []Op, ok bool) {
+	ops, ok = scanOps(patch, func(dec *jsontext.Decoder, op *Op) error {
+		v, err := dec.ReadValue()
+		op.Value = bytes.Clone(v)
+		return err
+	}, func(op *Op, member, s string) {
+		switch member {
+		case "op":
+			op.Op = s
+		case "path":
+			op.Path = s
+		case "from":
+			op.From = s
+		}
+	})
+	if ok && ops == nil {
+		ops = []Op{}
+	}
+	return ops, ok
+}
+
+// scanOps reads a patch, an array of operations whose members are spelled
+// exactly op, from, path (strings, handed to str) and value (read by
+// value); ok is false for anything else.
+func scanOps[T any](patch []byte, value func(*jsontext.Decoder, *T) error, str func(op *T, member, s string)) (ops []T, ok bool) {
 	dec := getDecoder(patch)
 	defer putDecoder(dec)
 	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '[' {
@@ -205,9 +185,6 @@ func opsFast(patch []byte) (ops []Op, ok bool) {
 			if _, err := dec.ReadToken(); err != io.EOF {
 				return nil, false
 			}
-			if ops == nil {
-				ops = []Op{}
-			}
 			return ops, true
 		case '{':
 		default:
@@ -216,37 +193,28 @@ func opsFast(patch []byte) (ops []Op, ok bool) {
 		if _, err := dec.ReadToken(); err != nil {
 			return nil, false
 		}
-		var op Op
+		var op T
 		for dec.PeekKind() == '"' {
 			name, err := dec.ReadToken()
 			if err != nil {
 				return nil, false
 			}
-			switch name.String() {
+			k := name.String()
+			switch k {
 			case "value":
-				v, err := dec.ReadValue()
-				if err != nil {
+				if value(dec, &op) != nil {
 					return nil, false
 				}
-				op.Value = bytes.Clone(v)
 				continue
 			case "op", "path", "from":
 			default:
 				return nil, false
 			}
-			k := name.String()
 			tok, err := dec.ReadToken()
 			if err != nil || tok.Kind() != '"' {
 				return nil, false
 			}
-			switch k {
-			case "op":
-				op.Op = tok.String()
-			case "path":
-				op.Path = tok.String()
-			case "from":
-				op.From = tok.String()
-			}
+			str(&op, k, tok.String())
 		}
 		if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
 			return nil, false
