@@ -113,7 +113,8 @@ func (p *project) write(t *testing.T, rel, content string) {
 }
 
 // files lists the project's files outside the custodian's state, with
-// their contents: the file effects.
+// their contents: the file effects. (A checkpoint is the store's, written
+// in direct mode only.)
 func (p *project) files(t *testing.T) []string {
 	var out []string
 	filepath.WalkDir(p.root, func(path string, d fs.DirEntry, err error) error {
@@ -122,7 +123,7 @@ func (p *project) files(t *testing.T) []string {
 		}
 		rel, _ := filepath.Rel(p.root, path)
 		rel = filepath.ToSlash(rel)
-		if strings.HasPrefix(rel, ".asdd/state/") || strings.HasPrefix(rel, ".impl/") || strings.HasPrefix(rel, ".agents/tmp/state") || strings.HasSuffix(rel, ".ndjson") || strings.Contains(rel, ".json.") || strings.HasSuffix(rel, ".lock") {
+		if strings.HasPrefix(rel, ".asdd/state/") || strings.HasPrefix(rel, ".impl/") || strings.HasPrefix(rel, ".agents/tmp/state") || strings.HasSuffix(rel, ".ndjson") || strings.Contains(rel, ".json.") || strings.HasSuffix(rel, ".lock") || strings.HasSuffix(rel, ".checkpoint") {
 			return nil
 		}
 		b, _ := os.ReadFile(path)

@@ -1,6 +1,7 @@
 package asdd
 
 import (
+	"crypto/sha256"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -349,6 +350,18 @@ func decodeInstance(raw []byte) (any, error) {
 	}
 	return v, nil
 }
+
+// validateVersion is the version of what Validate checks besides the
+// schema (the invariants it cannot say, unique slice ids): raise it with
+// any change to them.
+const validateVersion = "asdd-validate/1"
+
+// SchemaVersion names what Validate checks in this release: the SHA-256
+// of the embedded schema and the version of the invariants. Bytes that
+// passed Validate under one version must be checked again under another.
+var SchemaVersion = sync.OnceValue(func() string {
+	return validateVersion + " sha256:" + fmt.Sprintf("%x", sha256.Sum256(Schema))
+})
 
 // Validate checks raw against the manifest schema and the invariants a
 // schema cannot say (unique slice ids). A violation is an INVALID_INPUT

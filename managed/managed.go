@@ -122,13 +122,14 @@ func What(rel string) (what string, ok bool) {
 
 // ownHidden reports the store's hidden files of a document, given their
 // prefix ("." beside a manifest.json, ".<stem>." otherwise): the lock, the
-// marks and the chain's anchor (and their set-aside copies).
+// marks, the chain's anchor and the open's checkpoint (and their set-aside
+// copies).
 func ownHidden(base, prefix string) bool {
 	rest, ok := strings.CutPrefix(base, prefix)
 	if !ok {
 		return false
 	}
-	for _, f := range []string{"lock", "marks", "head"} {
+	for _, f := range []string{"lock", "marks", "head", "checkpoint"} {
 		if rest == f || strings.HasPrefix(rest, f+".") {
 			return true
 		}

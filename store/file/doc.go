@@ -57,6 +57,14 @@
 //   - A snapshot with no journal (a file made by another tool) is adopted: the
 //     first commit journals it as revision 1 and the change as revision 2.
 //
+// Outside Hold mode each commit (and an open that read everything) leaves
+// a checkpoint (<dir>/.<name>.checkpoint; checkpoint.go) naming the journal
+// file's identity, its last record and the snapshot's hash: an open that
+// finds the files exactly so reads that record and hashes the snapshot
+// instead of reading the journal and parsing the snapshot, so a command's
+// cost does not grow with the journal. Anything else takes the recovery
+// above.
+//
 // # Hold mode (the daemon)
 //
 // With Options.Hold (custodian serve) one process owns the documents for its

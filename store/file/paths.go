@@ -14,6 +14,9 @@ type paths struct {
 	// head is the chain's anchor: the journal's last revision and hash
 	// (anchor.go).
 	head string
+	// checkpoint lets a direct-mode open read only the journal's tail
+	// (checkpoint.go).
+	checkpoint string
 	// coopLock is a lock file that other tools take around their own
 	// writes of the snapshot ("" for none): the state-manager plugins
 	// hold flock(2) on .agents/tmp/state.json.lock while they rewrite
@@ -39,11 +42,13 @@ func pathsFor(key string) paths {
 		p.lock = path.Join(dir, ".lock")
 		p.marks = path.Join(dir, ".marks")
 		p.head = path.Join(dir, ".head")
+		p.checkpoint = path.Join(dir, ".checkpoint")
 	} else {
 		p.journal = path.Join(dir, stem+".journal.ndjson")
 		p.lock = path.Join(dir, "."+stem+".lock")
 		p.marks = path.Join(dir, "."+stem+".marks")
 		p.head = path.Join(dir, "."+stem+".head")
+		p.checkpoint = path.Join(dir, "."+stem+".checkpoint")
 	}
 	p.segPrefix = strings.TrimSuffix(path.Base(p.journal), "ndjson")
 	if key == ".agents/tmp/state.json" {

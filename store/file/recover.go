@@ -19,7 +19,10 @@ import (
 type parsedJournal struct {
 	recs []store.Record
 	end  int64 // offset just past the last complete, valid line
-	torn bool  // bytes after end that do not end with a newline
+	// lastOff is the offset where the last record's line starts (-1: no
+	// record).
+	lastOff int64
+	torn    bool // bytes after end that do not end with a newline
 }
 
 // parseJournal decodes journal bytes that start at offset base and continue
@@ -34,7 +37,7 @@ func parseJournal(name string, data []byte, base int64, prev *store.Record) (par
 // parseJournalUpTo is parseJournal stopping after revision maxRev.
 func parseJournalUpTo(name string, data []byte, base int64, prev *store.Record, maxRev uint64) (parsedJournal, error) {
 	var pj parsedJournal
-	pj.end = base
+	pj.end, pj.lastOff = base, -1
 	off := 0
 	for off < len(data) {
 		nl := bytes.IndexByte(data[off:], '\n')
@@ -65,6 +68,7 @@ func parseJournalUpTo(name string, data []byte, base int64, prev *store.Record, 
 		}
 		pj.recs = append(pj.recs, r)
 		prev = &pj.recs[len(pj.recs)-1]
+		pj.lastOff = base + int64(off)
 		off += nl + 1
 		pj.end = base + int64(off)
 	}
@@ -179,6 +183,9 @@ func (d *doc) setValue(v []byte) error {
 func (d *doc) load() error {
 	d.loaded = false
 	d.readOnly = nil
+	if d.loadFast() {
+		return nil
+	}
 	if err := d.recoverTmp(); err != nil {
 		return err
 	}
@@ -204,6 +211,7 @@ func (d *doc) load() error {
 	}
 	d.snapMark = ""
 	var value []byte
+	var parsed *jsonval.Value // the snapshot's parse, when value is the snapshot
 	adopted := false
 	rewrite := false
 	switch {
@@ -243,9 +251,9 @@ func (d *doc) load() error {
 					return err
 				}
 			}
-			value, adopted = snap, true
+			value, adopted, parsed = snap, true, &pv
 		case pv.Sum == last.Sum:
-			value = snap
+			value, parsed = snap, &pv
 		default:
 			// The record the snapshot holds: the last whose sum is the
 			// snapshot's, or the one a mark names (a daemon's snapshot of
@@ -285,7 +293,7 @@ func (d *doc) load() error {
 				recs = h.recs
 			}
 			if k == len(recs)-1 {
-				value = snap
+				value, parsed = snap, &pv
 			} else if k >= 0 {
 				if value, err = store.Replay(snap, recs[k+1:]); err != nil {
 					return err
@@ -305,7 +313,7 @@ func (d *doc) load() error {
 					return err
 				}
 				if sum, err := store.SumOf(value); err == nil && sum == pv.Sum {
-					value, k = snap, len(recs)-1
+					value, k, parsed = snap, len(recs)-1, &pv
 					d.logf("snapshot named by no record or mark holds the journal's latest value: kept", "revision", last.Rev)
 					if last.Sum == "" {
 						m := mark{Rev: last.Rev, Hash: last.Hash, File: store.HashBytes(snap)}
@@ -342,9 +350,11 @@ func (d *doc) load() error {
 		} else {
 			snapID = d.wroteID
 		}
-		value = b
+		value, parsed = b, nil
 	}
-	if err := d.setValue(value); err != nil {
+	if parsed != nil {
+		d.value, d.lazy, d.tree, d.sum = value, nil, parsed.Tree, parsed.Sum
+	} else if err := d.setValue(value); err != nil {
 		return err
 	}
 	d.rev = 0
@@ -366,6 +376,10 @@ func (d *doc) load() error {
 	}
 	d.loaded = true
 	d.advanceAnchor(anc, last)
+	if d.edit == nil && d.readOnly == nil && d.repair == nil && last != nil && h.lastOff >= 0 && h.liveLast == last.Rev {
+		// Read whole: the next open need not (checkpoint.go).
+		d.writeCheckpoint(last, h.lastOff, h.lastLen, snap, d.sum)
+	}
 	return nil
 }
 
@@ -379,6 +393,10 @@ type history struct {
 	tail      bool      // recs[0] is the newest segment's last record, read alone
 	unread    []segment // the segments not read in full, oldest first
 	liveFirst uint64    // the first revision of the live journal (or of the next one)
+	// lastOff and lastLen locate the live journal's last record, liveLast
+	// (lastOff -1: the live journal holds none).
+	lastOff, lastLen int64
+	liveLast         uint64
 }
 
 // loadHistory reads the live journal (repairing a torn tail) and the last
@@ -403,6 +421,10 @@ func (d *doc) loadHistory() (*history, error) {
 		return nil, err
 	}
 	h.recs = append(h.recs, pj.recs...)
+	h.lastOff = pj.lastOff
+	if n := len(pj.recs); n > 0 {
+		h.lastLen, h.liveLast = pj.end-pj.lastOff, pj.recs[n-1].Rev
+	}
 	return h, nil
 }
 
@@ -611,6 +633,16 @@ func (d *doc) ensureTree() error {
 	if d.tree != nil || !d.has() {
 		return nil
 	}
+	if d.sum != "" {
+		// The sum is known (the checkpoint named these bytes): the tree
+		// alone is needed.
+		tree, err := jsonval.Decode(d.bytes())
+		if err != nil {
+			return reason.New(reason.CorruptState, "%s: %v", d.p.key, err)
+		}
+		d.tree = tree
+		return nil
+	}
 	pv, err := jsonval.ParseValue(d.bytes(), store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
 	if err != nil {
 		return reason.New(reason.CorruptState, "%s: %v", d.p.key, err)
@@ -730,30 +762,35 @@ func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum st
 		prev = d.last.Hash
 	}
 	var lines []byte
+	var lastLen int
 	for _, r := range recs {
 		line, err := r.SealMAC(nil, prev, d.s.key)
 		if err != nil {
 			return nil, err
 		}
 		lines = append(lines, line...)
-		prev = r.Hash
+		prev, lastLen = r.Hash, len(line)
 	}
 	rec := recs[len(recs)-1]
-	if err := d.appendJournal(lines); err != nil {
+	at, err := d.appendJournal(lines)
+	if err != nil {
 		return nil, err
 	}
 	// Committed: the journal holds it durably.
 	d.writeAnchor(rec.Rev, rec.Hash)
 	d.rev, d.last = rec.Rev, rec
 	d.value, d.lazy, d.tree, d.sum, d.adopted = snap, nil, tree, sum, false
-	var err error
 	if d.jID, err = d.stat(d.p.journal); err != nil {
 		d.loaded = false
 	}
 	d.wroteID = fileID{}
 	if err := d.writeSnapshot(snap); err != nil {
 		d.logf("snapshot not rewritten; the journal holds the commit and the next open replays it", "revision", rec.Rev, "error", err)
-	} else if n := d.s.segmentBytes(); n > 0 && d.jID.exists && d.jID.size >= max(n, d.rotateAt) && d.loaded {
+	} else if n := d.s.segmentBytes(); n <= 0 || !d.jID.exists || d.jID.size < max(n, d.rotateAt) || !d.loaded {
+		if at >= 0 {
+			d.writeCheckpoint(rec, at+int64(len(lines)-lastLen), int64(lastLen), snap, sum)
+		}
+	} else {
 		// The snapshot holds every record of the live journal: seal it.
 		if err := d.rotate(d.liveFirst, rec.Rev); err != nil {
 			d.rotateAt = d.jID.size + n/4 // not again at every commit
@@ -773,8 +810,8 @@ func (d *doc) appendAndApply(recs []*store.Record, snap []byte, tree any, sum st
 
 // appendJournal writes lines at the end of the journal and fsyncs: the
 // commit point. A failed write is cut back off; a failed sync poisons the
-// document.
-func (d *doc) appendJournal(lines []byte) error {
+// document. It returns the offset the lines were written at.
+func (d *doc) appendJournal(lines []byte) (int64, error) {
 	created := !d.jID.exists
 	if created {
 		d.liveFirst = d.rev + 1
@@ -782,14 +819,14 @@ func (d *doc) appendJournal(lines []byte) error {
 	f, err := d.openRegular(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		if _, ok := reason.As(err); ok {
-			return err
+			return -1, err
 		}
-		return pathError(d.p.key, err)
+		return -1, pathError(d.p.key, err)
 	}
 	defer f.Close()
-	before := d.jID.size
+	before, at := d.jID.size, int64(-1)
 	if fi, err := f.Stat(); err == nil {
-		before = fi.Size()
+		before, at = fi.Size(), fi.Size()
 	}
 	err = d.fault("journal.write")
 	if err == nil {
@@ -799,7 +836,7 @@ func (d *doc) appendJournal(lines []byte) error {
 		if terr := f.Truncate(before); terr != nil {
 			d.broken = fmt.Errorf("write failed (%v) and could not be cut back: %w", err, terr)
 		}
-		return fmt.Errorf("append to journal %s: %w", d.p.journal, err)
+		return -1, fmt.Errorf("append to journal %s: %w", d.p.journal, err)
 	}
 	err = d.fault("journal.sync")
 	if err == nil {
@@ -811,9 +848,9 @@ func (d *doc) appendJournal(lines []byte) error {
 	if err != nil {
 		d.broken = err
 		d.loaded = false
-		return fmt.Errorf("sync journal %s (commit outcome unknown until reopened): %w", d.p.journal, err)
+		return -1, fmt.Errorf("sync journal %s (commit outcome unknown until reopened): %w", d.p.journal, err)
 	}
-	return nil
+	return at, nil
 }
 
 // writeSnapshot replaces the snapshot durably: temp file in the same

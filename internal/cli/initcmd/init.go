@@ -101,6 +101,8 @@ func run(ctx context.Context, opts *Options) error {
 const stateGitignore = `# Written by custodian init: files local to this machine.
 .lock
 .*.lock
+.checkpoint
+.valid
 statcache
 checkcache
 custodian.sock

@@ -1,0 +1,195 @@
+package file
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"syscall"
+
+	"github.com/custodian-dev/custodian/store"
+)
+
+// A document's checkpoint (<dir>/.<name>.checkpoint; .checkpoint beside
+// manifest.json) spares a direct-mode open what the last commit or open
+// of another process already verified: reading and re-hashing every
+// record of the live journal, and parsing the snapshot to compare its
+// canonical sum with the last record's. One JSON line:
+//
+//	{"rev":42,"hash":"sha256:…","off":81920,"len":650,"first":1,
+//	 "journal":"<dev>:<ino>:<size>:<mtime>:<ctime>","file":"sha256:…","sum":"sha256:…","mac":"hmac-sha256:…"}
+//
+// rev and hash name the live journal's last record, whose line starts at
+// byte off and is len bytes long (its newline included); first is the
+// live journal's first revision; journal identifies the journal file as
+// it was then (device, inode, size, modification and status-change times
+// in nanoseconds);
+// file is the SHA-256 of the snapshot file's bytes as written after that
+// record, and sum the canonical sum of its value (the record's sum). A
+// direct-mode commit rewrites it after the snapshot, and so does an open
+// that read the whole journal (temp file and rename, not fsynced: it is a
+// hint, written only once what it names is durable).
+//
+// It is checked against the files, never trusted alone: the journal must
+// be the very file it names, untouched since (same identity, size,
+// modification and status-change times: any append or edit by anyone, a
+// daemon, another release, an editor, means a full read); the line at off must be a
+// record whose own hash checks and is the checkpoint's; the anchor must
+// agree with that record; and the snapshot's bytes must hash to file.
+// Anything else — no checkpoint, one that does not parse, a torn tail, a
+// snapshot changed by a single byte, a leftover .tmp, a daemon's record
+// without a sum — takes the full open (load), which reads every record
+// of the live journal and settles what it finds as it always has. With a
+// journal key the checkpoint carries an HMAC, and one that does not
+// verify is ignored. Damage that goes around the file system (a disk's
+// bit rot) is found by custodian verify, which reads every record, as it
+// is for sealed segments.
+type checkpoint struct {
+	Rev   uint64 `json:"rev"`
+	Hash  string `json:"hash"`
+	Off   int64  `json:"off"`
+	Len   int64  `json:"len"`
+	First uint64 `json:"first"`
+	// Journal identifies the live journal file as it was when the
+	// checkpoint was written (journalVersion): any write since, by
+	// anyone, makes the next open read it whole.
+	Journal string `json:"journal"`
+	File    string `json:"file"`
+	Sum     string `json:"sum"`
+	MAC     string `json:"mac,omitempty"`
+}
+
+// checkpointMAC authenticates a checkpoint's fields.
+func checkpointMAC(key []byte, c checkpoint) string {
+	msg := "custodian-checkpoint\x00" + strconv.FormatUint(c.Rev, 10) + "\x00" + c.Hash + "\x00" +
+		strconv.FormatInt(c.Off, 10) + "\x00" + strconv.FormatInt(c.Len, 10) + "\x00" +
+		strconv.FormatUint(c.First, 10) + "\x00" + c.Journal + "\x00" + c.File + "\x00" + c.Sum
+	return store.MAC(key, []byte(msg))
+}
+
+// readCheckpoint returns the document's checkpoint, nil when there is none
+// to go by (missing, unreadable, or not authenticated by the journal key).
+func (d *doc) readCheckpoint() *checkpoint {
+	b, err := d.readFile(d.p.checkpoint)
+	if err != nil || b == nil {
+		return nil
+	}
+	var c checkpoint
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if dec.Decode(&c) != nil || c.Rev == 0 || c.Hash == "" || c.Off < 0 || c.Len < 2 || c.First == 0 || c.First > c.Rev || c.Journal == "" || c.File == "" || c.Sum == "" {
+		return nil
+	}
+	if k := d.s.key; k != nil && !hmac.Equal([]byte(c.MAC), []byte(checkpointMAC(k, c))) {
+		return nil
+	}
+	return &c
+}
+
+// writeCheckpoint records that rec, whose journal line starts at off and
+// is n bytes long, is the live journal's head, and that snap (the
+// snapshot as written after it) holds its value, whose canonical sum is
+// sum. Best effort, outside Hold mode: a failure leaves the next open the
+// full read.
+func (d *doc) writeCheckpoint(rec *store.Record, off, n int64, snap []byte, sum string) {
+	if d.s.opts.Hold || rec == nil || rec.Sum == "" || sum != rec.Sum || off < 0 || d.liveFirst == 0 || d.liveFirst > rec.Rev {
+		return
+	}
+	fi, err := d.s.root.Lstat(d.p.journal)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != off+n {
+		return
+	}
+	c := checkpoint{Rev: rec.Rev, Hash: rec.Hash, Off: off, Len: n, First: d.liveFirst, Journal: journalVersion(fi), File: store.HashBytes(snap), Sum: sum}
+	if c.Journal == "" {
+		return
+	}
+	if k := d.s.key; k != nil {
+		c.MAC = checkpointMAC(k, c)
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return
+	}
+	tmp := d.p.checkpoint + ".tmp"
+	err = d.s.root.WriteFile(tmp, append(b, '\n'), 0o644)
+	if err == nil {
+		err = d.s.root.Rename(tmp, d.p.checkpoint)
+	}
+	if err != nil {
+		_ = d.s.root.Remove(tmp)
+		d.logf("checkpoint not written; the next open reads the whole journal", "error", err)
+	}
+}
+
+// loadFast is load by the checkpoint (outside Hold mode): the journal
+// file exactly as the checkpoint saw it, its last record the checkpoint's,
+// the snapshot known by its hash. It returns false, having changed
+// nothing, whenever the full load must run instead (see checkpoint).
+func (d *doc) loadFast() bool {
+	if d.s.opts.Hold || d.repair != nil {
+		return false
+	}
+	c := d.readCheckpoint()
+	if c == nil {
+		return false
+	}
+	if id, err := d.stat(d.p.tmp); err != nil || id.exists {
+		return false // recoverTmp's case
+	}
+	f, err := d.openRegular(d.p.journal, os.O_RDONLY, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	jid := idOf(fi)
+	if v := journalVersion(fi); v == "" || v != c.Journal || jid.size != c.Off+c.Len {
+		return false // written since (another process, another tool): read it whole
+	}
+	line := make([]byte, c.Len)
+	if n, _ := f.ReadAt(line, c.Off); int64(n) != c.Len {
+		return false
+	}
+	if line[len(line)-1] != '\n' || bytes.IndexByte(line[:len(line)-1], '\n') >= 0 {
+		return false
+	}
+	last, err := store.DecodeRecord(line[:len(line)-1])
+	if err != nil || last.Rev != c.Rev || last.Hash != c.Hash || last.Sum != c.Sum {
+		return false
+	}
+	a, bad, err := d.readAnchor()
+	if err != nil || a != nil && a.Rev < c.Rev {
+		return false // an anchor behind the checkpoint is checked by the full read
+	}
+	if d.checkAnchorWith(a, bad, []store.Record{last}, true) != nil {
+		return false
+	}
+	snap, snapID, err := d.readFileID(d.p.snap)
+	if err != nil || snap == nil || store.HashBytes(snap) != c.File {
+		return false
+	}
+	d.value, d.lazy, d.tree, d.sum, d.adopted = snap, nil, nil, last.Sum, false
+	d.rev, d.last = last.Rev, &last
+	d.liveFirst = c.First
+	d.jID, d.sID = jid, snapID
+	d.snapMark, d.snapHash = "", ""
+	d.readOnly = nil
+	d.loaded = true
+	return true
+}
+
+// journalVersion identifies a version of a file: device, inode, size,
+// and the modification and status-change times in nanoseconds (the
+// latter moves with any write, and user space cannot set it back).
+func journalVersion(fi os.FileInfo) string {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return "" // no identity to go by: never fast
+	}
+	return fmt.Sprintf("%d:%d:%d:%d:%d", uint64(st.Dev), st.Ino, fi.Size(), st.Mtim.Nano(), st.Ctim.Nano())
+}
