@@ -86,7 +86,11 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 		var m *asdd.Manifest
 		var finalizedWith *asdd.Config
 		if h := uc.current(cur); h != nil {
-			e, m, finalizedWith = h.e, h.e.Manifest, h.cfg
+			var err error
+			if e, err = h.encoded(); err != nil {
+				return store.Change{}, err
+			}
+			m, finalizedWith = e.Manifest, h.cfg
 		} else if cur.Exists() {
 			h, err := l.decodeHeld(cur)
 			if err != nil {
@@ -409,8 +413,20 @@ func sliceOf(op asdd.Op, out *asdd.Outcome) string {
 // revision r, is revision r's.
 type heldManifest struct {
 	rev uint64
-	e   *manifestenc.Encoded
+	e   *manifestenc.Encoded // may be deferred (decodeHeld): see encoded
 	cfg *asdd.Config
+}
+
+// encoded returns the held manifest's encoding complete: one decoded by
+// decodeHeld has only the parts its operation changed encoded (a CLI
+// process applies one operation and exits), and is completed, once, when
+// a later operation or a reader of this process takes it up.
+func (h *heldManifest) encoded() (*manifestenc.Encoded, error) {
+	e, err := h.e.Complete()
+	if err != nil {
+		return nil, reason.New(reason.CorruptState, "%s: %w", asdd.Key, err)
+	}
+	return e, nil
 }
 
 // keep makes h the held manifest unless one of a later revision is held.
@@ -476,7 +492,7 @@ func (l *Local) decodeHeld(cur store.Document) (*heldManifest, error) {
 		return nil, corrupt(err)
 	}
 	m.Revision = cur.Revision
-	e, err := manifestenc.NewEncoded(m)
+	e, err := manifestenc.NewEncodedDeferred(m)
 	if err != nil {
 		return nil, reason.New(reason.CorruptState, "%s: %w", asdd.Key, err)
 	}
@@ -514,14 +530,18 @@ func (l *Local) Latest(ctx context.Context) (*manifestenc.Encoded, uint64, error
 	if decoded {
 		l.keep(h)
 	}
-	return h.e, h.rev, nil
+	e, err := h.encoded()
+	if err != nil {
+		return nil, 0, err
+	}
+	return e, h.rev, nil
 }
 
 // recent returns a recent manifest for observation: the held one, else
 // the store's latest.
 func (l *Local) recent(ctx context.Context) (*manifestenc.Encoded, error) {
 	if h := l.held.Load(); h != nil {
-		return h.e, nil
+		return h.encoded()
 	}
 	e, _, err := l.Latest(ctx)
 	return e, err

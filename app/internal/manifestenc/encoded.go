@@ -41,6 +41,13 @@ type Encoded struct {
 	hbsLen    int      // sum of len(hbs[i].enc)
 	extra     []byte   // `,"key":value` for each of Manifest.Extra, in order
 	n         int      // length of the whole document
+	// deferred: the slices' encodings are made only when asked for
+	// (NewEncodedDeferred): entries of slices may be nil, and slicesLen
+	// and n are unknown; complete holds the encoding made in full.
+	deferred     bool
+	completeOnce sync.Once
+	complete     *Encoded
+	completeErr  error
 
 	once sync.Once
 	made atomic.Bool // raw is set
@@ -104,6 +111,68 @@ func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 	return e, nil
 }
 
+// NewEncodedDeferred is NewEncoded leaving the slices' encodings to be
+// made when something needs them: Next encodes only the slices an
+// operation changed, and the rest are encoded once, by Complete, only if
+// the document's bytes, its length or an unchanged slice's encoding are
+// asked for. A command that decodes the manifest, applies one operation
+// and commits its patch (the CLI without a daemon) never encodes the
+// slices it did not touch.
+func NewEncodedDeferred(m *asdd.Manifest) (*Encoded, error) {
+	for i, s := range m.Slices {
+		if s == nil {
+			return nil, reason.New(reason.InvalidInput, "manifest: slices[%d] is null", i)
+		}
+	}
+	e, err := NewEncoded(&asdd.Manifest{ProjectContext: m.ProjectContext, AgentHeartbeats: m.AgentHeartbeats, Extra: m.Extra, Revision: m.Revision})
+	if err != nil {
+		return nil, err
+	}
+	e.Manifest = m
+	e.slices = encList{}.grow(len(m.Slices))
+	e.deferred = true
+	return e, nil
+}
+
+// Complete returns e with every part encoded: e itself, unless it was
+// made by NewEncodedDeferred (or derived from one by Next), in which case
+// the slices not encoded yet are encoded once.
+func (e *Encoded) Complete() (*Encoded, error) {
+	if !e.deferred {
+		return e, nil
+	}
+	e.completeOnce.Do(func() {
+		c := &Encoded{Manifest: e.Manifest, pc: e.pc, hbs: e.hbs, hbsLen: e.hbsLen, extra: e.extra}
+		c.slices = encList{}.grow(e.slices.n)
+		for i := range e.slices.n {
+			b := e.slices.at(i)
+			if b == nil {
+				s := e.Manifest.Slices[i]
+				var err error
+				if b, err = asdd.Marshal(s); err != nil {
+					e.completeErr = fmt.Errorf("encode manifest: slice %s: %w", s.SliceID, err)
+					return
+				}
+			}
+			c.slices.set(encList{}, i, b)
+			c.slicesLen += len(b)
+		}
+		c.n = c.length()
+		e.complete = c
+	})
+	return e.complete, e.completeErr
+}
+
+// completed is Complete for the methods that cannot fail: the encoding of
+// a manifest that was decoded, or built by Apply from one, does not fail.
+func (e *Encoded) completed() *Encoded {
+	c, err := e.Complete()
+	if err != nil {
+		panic(fmt.Sprintf("manifestenc: %v", err))
+	}
+	return c
+}
+
 // encodeMember encodes the object member k: v as json.Marshal writes it in
 // a map or after a struct's fields.
 func encodeMember(k string, v any) (member, error) {
@@ -140,12 +209,20 @@ func digits(v uint64) int {
 
 // Len is the length of the manifest's compact JSON (Bytes), known without
 // making it.
-func (e *Encoded) Len() int { return e.n }
+func (e *Encoded) Len() int {
+	if e.deferred {
+		return e.completed().n
+	}
+	return e.n
+}
 
 // Bytes returns the compact JSON of Manifest, byte for byte json.Marshal's.
 // It is made on the first call; every call returns the same slice, which
 // must not be modified. Safe for concurrent use.
 func (e *Encoded) Bytes() []byte {
+	if e.deferred {
+		return e.completed().Bytes()
+	}
 	e.once.Do(func() {
 		var buf bytes.Buffer
 		buf.Grow(e.n)
@@ -167,6 +244,13 @@ func (e *Encoded) Bytes() []byte {
 // (without making the whole document: small parts are gathered in a
 // buffer of a few tens of kilobytes).
 func (e *Encoded) WriteTo(w io.Writer) (int64, error) {
+	if e.deferred {
+		c, err := e.Complete()
+		if err != nil {
+			return 0, err
+		}
+		return c.WriteTo(w)
+	}
 	if e.made.Load() {
 		n, err := w.Write(e.raw)
 		if err == nil && n < len(e.raw) {
@@ -298,7 +382,7 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 	if len(next.Slices) < len(prev.Slices) || !sameExtra(prev.Extra, next.Extra) {
 		return fullEncoded(next)
 	}
-	ne := &Encoded{Manifest: next, slices: e.slices.grow(len(next.Slices)), slicesLen: e.slicesLen, extra: e.extra}
+	ne := &Encoded{Manifest: next, slices: e.slices.grow(len(next.Slices)), slicesLen: e.slicesLen, extra: e.extra, deferred: e.deferred}
 	var ops []patchOp
 	var added []int
 	for i := 0; i < len(next.Slices); i++ {
@@ -328,7 +412,7 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 		if i >= len(prev.Slices) {
 			op = "add"
 			added = append(added, i)
-		} else {
+		} else if !e.deferred {
 			ne.slicesLen -= len(e.slices.at(i))
 		}
 		ops = append(ops, patchOp{Op: op, Path: "/slices/" + strconv.Itoa(i), Value: b})
@@ -363,7 +447,9 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 	if next.Revision != prev.Revision {
 		ops = append(ops, patchOp{Op: "replace", Path: "/revision", Value: json.RawMessage(strconv.FormatUint(next.Revision, 10))})
 	}
-	ne.n = ne.length()
+	if !ne.deferred {
+		ne.n = ne.length()
+	}
 	if len(ops) == 0 {
 		return ne, json.RawMessage("[]"), nil
 	}
@@ -484,7 +570,12 @@ func fullEncoded(m *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 }
 
 // Slice returns the compact JSON of slice i, as in Bytes.
-func (e *Encoded) Slice(i int) []byte { return e.slices.at(i) }
+func (e *Encoded) Slice(i int) []byte {
+	if b := e.slices.at(i); b != nil || !e.deferred {
+		return b
+	}
+	return e.completed().slices.at(i)
+}
 
 // samePointers reports whether a and b (of equal length) hold the same
 // slices.
@@ -504,7 +595,13 @@ const encChunkSize = 64
 
 type encChunk [encChunkSize][]byte
 
-func (l encList) at(i int) []byte { return l.chunks[i/encChunkSize][i%encChunkSize] }
+func (l encList) at(i int) []byte {
+	c := l.chunks[i/encChunkSize]
+	if c == nil {
+		return nil // a deferred list's chunk not made yet
+	}
+	return c[i%encChunkSize]
+}
 
 // grow returns a list of n ≥ l.n entries whose first l.n are l's, sharing
 // its chunks.

@@ -41,11 +41,22 @@ func readSeed(f *testing.F) []byte {
 // them, lock and unlock them, add tasks to them and quick-fix; a restart
 // now and then decodes the manifest again (no shared structure).
 func TestPropertyEncodedNext(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) { propertyEncodedNext(t, NewEncoded) })
+}
+
+// A deferred encoding (the slices encoded only when asked for, as the CLI
+// decodes the manifest) makes the same documents and patches, from its
+// first Next on.
+func TestPropertyEncodedNextDeferred(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) { propertyEncodedNext(t, NewEncodedDeferred) })
+}
+
+func propertyEncodedNext(t *rapid.T, newEncoded func(*asdd.Manifest) (*Encoded, error)) {
 	cfg := asdd.DefaultConfig()
-	rapid.Check(t, func(t *rapid.T) {
+	{
 		m := asdd.New()
 		m.Extra = asdd.Extra(`{"zz_tool": { "kept" : true }}`)
-		e, err := NewEncoded(m)
+		e, err := newEncoded(m)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -60,7 +71,7 @@ func TestPropertyEncodedNext(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if e, err = NewEncoded(dm); err != nil {
+				if e, err = newEncoded(dm); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -125,7 +136,7 @@ func TestPropertyEncodedNext(t *testing.T) {
 			}
 			e = ne
 		}
-	})
+	}
 }
 
 // A heartbeat member is encoded as json.Marshal encodes it in a map.
