@@ -107,12 +107,26 @@ type CycleResponse struct {
 	// MovedAside is where "rebuild" kept a damaged document it could not
 	// recover (relative to the root), if it had to.
 	MovedAside string `json:"moved_aside,omitempty"`
+	// Log and Appended are what "append" did: the log's project-relative
+	// path and how many records it appended.
+	Log      string `json:"log,omitempty"`
+	Appended int    `json:"appended,omitempty"`
+}
+
+// CycleAppend is the Args of the "append" operation: records appended to
+// one of the cycle's NDJSON coordination logs (a path inside its .progress
+// directory), each one JSON value, in one durable write.
+type CycleAppend struct {
+	Log     string            `json:"log"`
+	Records []json.RawMessage `json:"records"`
 }
 
 // The operations of a CycleRequest that are not a cycle.Op: "create" makes
 // a cycle, "put" replaces it whole, "rebuild" restores a lost or damaged
-// one from its progress files (a human decision).
-var cycleWholeOps = []string{"create", "put", "rebuild"}
+// one from its progress files (a human decision), "sync" rewrites its
+// progress files from the committed state, "append" appends records to one
+// of its coordination logs.
+var cycleWholeOps = []string{"create", "put", "rebuild", "sync", "append"}
 
 // CycleOps lists every operation a CycleRequest may name, sorted.
 func CycleOps() []string {
