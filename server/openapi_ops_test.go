@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,23 +25,48 @@ var update = flag.Bool("update", false, "rewrite the generated parts of openapi.
 // Go types the daemon decodes them into, and the request bodies that refer
 // to them.
 type generated struct {
-	schemas   map[string]any // component name → schema
-	names     []string       // component names, in order
-	asddBody  any            // POST /v1/asdd/{op}'s body schema
-	cycleArgs any            // POST /v1/cycle's args schema
+	schemas map[string]any // component name → schema
+	names   []string       // component names, in order
+	at      []placed       // the schemas of request and response bodies
+}
+
+// placed is a generated value at a JSON pointer of the document.
+type placed struct {
+	ptr   string
+	value any
+}
+
+const schemasPtr = "/components/schemas"
+
+// bodies are the routes whose request and response bodies are wire types
+// (the others are described by hand, and checked by TestOpenAPIMatchesWire).
+var bodies = []struct {
+	path      string
+	req, resp reflect.Type
+}{
+	{"/v1/impl", reflect.TypeFor[wire.ImplRequest](), reflect.TypeFor[wire.ImplResponse]()},
+	{"/v1/state", reflect.TypeFor[wire.StateRequest](), reflect.TypeFor[wire.StateResponse]()},
+	{"/v1/cycle", reflect.TypeFor[wire.CycleRequest](), reflect.TypeFor[wire.CycleResponse]()},
+	{"/v1/rollback", reflect.TypeFor[wire.RollbackRequest](), nil},
+	{"/v1/rebuild", reflect.TypeFor[wire.RebuildRequest](), reflect.TypeFor[wire.RebuildResponse]()},
+	{"/v1/jq", reflect.TypeFor[wire.JQRequest](), reflect.TypeFor[wire.JQResponse]()},
+}
+
+func pathPtr(path string) string {
+	return "/paths/" + strings.ReplaceAll(path, "/", "~1") + "/post"
 }
 
 const (
-	asddBodyPtr  = "/paths/~1v1~1asdd~1{op}/post/requestBody/content/application~1json/schema"
-	cycleArgsPtr = "/paths/~1v1~1cycle/post/requestBody/content/application~1json/schema/properties/args"
-	schemasPtr   = "/components/schemas"
+	jsonBody = "/content/application~1json/schema"
+	reqBody  = "/requestBody" + jsonBody
+	okBody   = "/responses/200" + jsonBody
 )
 
 func generate(t *testing.T) generated {
 	t.Helper()
 	g := generated{schemas: map[string]any{}}
 	add := func(name string, typ reflect.Type) map[string]any {
-		s, err := jsonschema.ForType(typ, &jsonschema.ForOptions{})
+		s, err := jsonschema.ForType(typ, &jsonschema.ForOptions{IgnoreInvalidTypes: true})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -53,7 +79,7 @@ func generate(t *testing.T) generated {
 		typ, _ := wire.ASDDOpType(op)
 		refs = append(refs, add("asdd-"+op, typ))
 	}
-	g.asddBody = map[string]any{"description": "the body of operation OP is the schema asdd-OP", "anyOf": refs}
+	g.at = append(g.at, placed{pathPtr("/v1/asdd/{op}") + reqBody, map[string]any{"description": "the body of operation OP is the schema asdd-OP", "anyOf": refs}})
 	refs = nil
 	for _, op := range wire.CycleOps() {
 		if typ, ok := wire.CycleOpType(op); ok {
@@ -61,7 +87,15 @@ func generate(t *testing.T) generated {
 		}
 	}
 	refs = append(refs, map[string]any{"type": "object", "description": "put: the whole cycle document"})
-	g.cycleArgs = map[string]any{"description": "the args of operation OP are the schema cycle-OP (put: the whole cycle document; sync and rebuild take none)", "anyOf": refs}
+	cycleArgs := map[string]any{"description": "the args of operation OP are the schema cycle-OP (put: the whole cycle document; sync and rebuild take none)", "anyOf": refs}
+	for _, b := range bodies {
+		g.at = append(g.at, placed{pathPtr(b.path) + reqBody, add(b.req.Name(), b.req)})
+		if b.resp != nil {
+			g.at = append(g.at, placed{pathPtr(b.path) + okBody, add(b.resp.Name(), b.resp)})
+		}
+	}
+	// A cycle request's args are the operation's.
+	g.schemas["CycleRequest"].(map[string]any)["properties"].(map[string]any)["args"] = cycleArgs
 	return g
 }
 
@@ -113,16 +147,21 @@ func TestOpenAPIOperationSchemas(t *testing.T) {
 		}
 	}
 	for name := range schemas {
-		if (strings.HasPrefix(name, "asdd-") || strings.HasPrefix(name, "cycle-")) && g.schemas[name] == nil {
+		if generatedName(name) && g.schemas[name] == nil {
 			t.Errorf("openapi.json has a schema %s for no operation (%s)", name, hint)
 		}
 	}
-	if !reflect.DeepEqual(at(asddBodyPtr), g.asddBody) {
-		t.Errorf("openapi.json's POST /v1/asdd/{op} body is not the generated one (%s)", hint)
+	for _, p := range g.at {
+		if !reflect.DeepEqual(at(p.ptr), p.value) {
+			t.Errorf("openapi.json's %s is not the generated schema (%s)", p.ptr, hint)
+		}
 	}
-	if !reflect.DeepEqual(at(cycleArgsPtr), g.cycleArgs) {
-		t.Errorf("openapi.json's POST /v1/cycle args are not the generated ones (%s)", hint)
-	}
+}
+
+// generatedName reports whether a component's name is one of an
+// operation's generated schemas.
+func generatedName(name string) bool {
+	return strings.HasPrefix(name, "asdd-") || strings.HasPrefix(name, "cycle-")
 }
 
 // rewrite puts g into doc, keeping the rest of it (and its member order)
@@ -153,7 +192,7 @@ func rewrite(t *testing.T, doc []byte, g generated) []byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(s, "asdd-") && !strings.HasPrefix(s, "cycle-") {
+		if g.schemas[s] == nil && !generatedName(s) {
 			member(s, v)
 		}
 	}
@@ -163,10 +202,10 @@ func rewrite(t *testing.T, doc []byte, g generated) []byte {
 	}
 	schemas.WriteByte('}')
 	doc = splice(t, doc, schemasPtr, schemas.Bytes())
-	b, _ := json.Marshal(g.asddBody)
-	doc = splice(t, doc, asddBodyPtr, b)
-	b, _ = json.Marshal(g.cycleArgs)
-	doc = splice(t, doc, cycleArgsPtr, b)
+	for _, p := range g.at {
+		b, _ := json.Marshal(p.value)
+		doc = splice(t, doc, p.ptr, b)
+	}
 	v := jsontext.Value(doc)
 	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
 		t.Fatal(err)
@@ -211,6 +250,63 @@ func valueRange(t *testing.T, doc []byte, ptr string) (int, int) {
 				}
 				return start, end
 			}
+		}
+	}
+}
+
+// The bodies openapi.json describes by hand (with descriptions) have the
+// members of the wire types the server encodes.
+func TestOpenAPIMatchesWire(t *testing.T) {
+	type schema struct {
+		Ref        string         `json:"$ref"`
+		AllOf      []schema       `json:"allOf"`
+		Properties map[string]any `json:"properties"`
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]schema `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(server.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	// members lists a schema's members, through $ref and allOf.
+	var members func(s schema) []string
+	members = func(s schema) []string {
+		if s.Ref != "" {
+			return members(doc.Components.Schemas[strings.TrimPrefix(s.Ref, "#/components/schemas/")])
+		}
+		var out []string
+		for p := range s.Properties {
+			out = append(out, p)
+		}
+		for _, a := range s.AllOf {
+			out = append(out, members(a)...)
+		}
+		return out
+	}
+	for name, typ := range map[string]reflect.Type{
+		"PutRequest":  reflect.TypeFor[wire.PutRequest](),
+		"PutResponse": reflect.TypeFor[wire.PutResponse](),
+		"Keys":        reflect.TypeFor[wire.KeysResponse](),
+		"History":     reflect.TypeFor[wire.HistoryResponse](),
+		"Verify":      reflect.TypeFor[wire.VerifyResponse](),
+		"Error":       reflect.TypeFor[wire.ErrorBody](),
+		"OpResponse":  reflect.TypeFor[wire.OpResponse](),
+	} {
+		s, err := jsonschema.ForType(typ, &jsonschema.ForOptions{IgnoreInvalidTypes: true})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var want []string
+		for p := range s.Properties {
+			want = append(want, p)
+		}
+		got := members(doc.Components.Schemas[name])
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("openapi.json's %s has members %v, wire.%s has %v", name, got, typ.Name(), want)
 		}
 	}
 }
