@@ -19,6 +19,14 @@ import (
 // the daemon's counters, histograms with cumulative le buckets, rejections
 // by reason code, and the Go runtime's and the process's metrics.
 func TestMetricsExposition(t *testing.T) {
+	// Before anything happened (no rejection yet): parsed all the same.
+	fresh := httptest.NewRecorder()
+	server.NewMetrics().Handler().ServeHTTP(fresh, httptest.NewRequest("GET", "/metrics", nil))
+	fp := expfmt.NewTextParser(model.LegacyValidation)
+	if _, err := fp.TextToMetricFamilies(fresh.Body); err != nil {
+		t.Fatalf("Prometheus's parser refuses a fresh exposition: %v", err)
+	}
+
 	m := server.NewMetrics()
 	start := time.Now().Add(-3 * time.Millisecond)
 	m.ObserveCommit(start, true, nil)
