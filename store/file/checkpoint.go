@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"syscall"
 
 	"github.com/custodian-dev/custodian/store"
 )
@@ -187,9 +186,9 @@ func (d *doc) loadFast() bool {
 // and the modification and status-change times in nanoseconds (the
 // latter moves with any write, and user space cannot set it back).
 func journalVersion(fi os.FileInfo) string {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
+	id := idOf(fi)
+	if id.ino == 0 {
 		return "" // no identity to go by: never fast
 	}
-	return fmt.Sprintf("%d:%d:%d:%d:%d", uint64(st.Dev), st.Ino, fi.Size(), st.Mtim.Nano(), st.Ctim.Nano())
+	return fmt.Sprintf("%d:%d:%d:%d:%d", id.dev, id.ino, id.size, id.mtime, changeTime(fi))
 }
