@@ -73,4 +73,25 @@ func TestPreviousReleaseProject(t *testing.T) {
 	if len(hist) != 22 {
 		t.Errorf("manifest history has %d records, want 22 (20 written before, 2 now)", len(hist))
 	}
+	// Later commands (fresh processes) go by what this one left: the
+	// store's checkpoint and the manifest's validity mark.
+	for i := range 3 {
+		st2, err := file.Open(root, file.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		svc2 := app.NewLocal(app.Options{Store: st2, Root: root, Logger: slog.New(slog.DiscardHandler)})
+		if r, err := svc2.ASDD(ctx, asdd.Beat{Agent: "spec", Status: asdd.HeartbeatActive}); err != nil || r.Revision != uint64(23+i) {
+			t.Fatalf("command %d after: %+v %v", i, r, err)
+		}
+		if err := st2.Verify(ctx, asdd.Key); err != nil {
+			t.Fatal(err)
+		}
+		st2.Close()
+	}
+	for _, f := range []string{".checkpoint", ".valid"} {
+		if _, err := os.Stat(filepath.Join(root, ".asdd", "state", f)); err != nil {
+			t.Errorf("no %s after direct commits: %v", f, err)
+		}
+	}
 }
