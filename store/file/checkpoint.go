@@ -23,20 +23,20 @@ import (
 // rev and hash name the live journal's last record, whose line starts at
 // byte off and is len bytes long (its newline included); first is the
 // live journal's first revision; journal identifies the journal file as
-// it was then (device, inode, size, modification and status-change times
-// in nanoseconds);
-// file is the SHA-256 of the snapshot file's bytes as written after that
-// record, and sum the canonical sum of its value (the record's sum). A
-// direct-mode commit rewrites it after the snapshot, and so does an open
-// that read the whole journal (temp file and rename, not fsynced: it is a
-// hint, written only once what it names is durable).
+// it was then (device, inode, size, modification and, on Linux,
+// status-change times in nanoseconds); file is the SHA-256 of the
+// snapshot file's bytes as written after that record, and sum the
+// canonical sum of its value (the record's sum). A direct-mode commit
+// rewrites it after the snapshot, and so does an open that read the whole
+// journal (temp file and rename, not fsynced: it is a hint, written only
+// once what it names is durable).
 //
 // It is checked against the files, never trusted alone: the journal must
-// be the very file it names, untouched since (same identity, size,
-// modification and status-change times: any append or edit by anyone, a
-// daemon, another release, an editor, means a full read); the line at off must be a
-// record whose own hash checks and is the checkpoint's; the anchor must
-// agree with that record; and the snapshot's bytes must hash to file.
+// be the very file it names, untouched since (any append or edit by
+// anyone — a daemon, another release, an editor — means a full read);
+// the line at off must be a record whose own hash checks and is the
+// checkpoint's; the anchor must agree with that record; and the
+// snapshot's bytes must hash to file.
 // Anything else — no checkpoint, one that does not parse, a torn tail, a
 // snapshot changed by a single byte, a leftover .tmp, a daemon's record
 // without a sum — takes the full open (load), which reads every record
