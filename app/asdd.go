@@ -33,7 +33,7 @@ func (l *Local) Manifest(ctx context.Context) (*asdd.Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := l.decodeManifest(doc.Value)
+	m, err := l.decodeManifest(doc.Value, doc.Sum)
 	if err != nil {
 		return nil, corrupt(err)
 	}
@@ -155,11 +155,11 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 		// The last run decoded the committed revision it was given.
 		l.keep(uc.decoded)
 	}
-	if res.Changed && uc.decoded != nil && res.Value != nil {
+	if res.Changed && uc.decoded != nil && res.Record != nil && res.Record.Sum != "" {
 		// A process that read the manifest (no held copy: the CLI without
 		// a daemon) marks what it committed valid for the next one: the
 		// operation validated what it changed of a manifest that passed.
-		l.markValid(store.HashBytes(res.Value))
+		l.markValid(validMark{Sum: res.Record.Sum})
 	}
 	// out.Manifest is shared with the held manifest the next operation
 	// starts from: it is never written after the commit (its revision is
@@ -487,7 +487,7 @@ func (c *updateCache) current(cur store.Document) *heldManifest {
 // decodeHeld decodes cur's manifest. The caller keeps it as the held one
 // (Local.keep) once the store has said cur was committed: Update returned.
 func (l *Local) decodeHeld(cur store.Document) (*heldManifest, error) {
-	m, err := l.decodeManifest(cur.Value)
+	m, err := l.decodeManifest(cur.Value, cur.Sum)
 	if err != nil {
 		return nil, corrupt(err)
 	}

@@ -17,17 +17,23 @@ import (
 // the previous command committed, and those passed: every operation
 // validates what it changes of a manifest that passed before (and a
 // generic write validates the whole). So the application layer keeps
-// validity marks — the SHA-256 of manifest bytes that passed, with the
-// asdd.SchemaVersion they passed under — in validFile, and decodes bytes a
-// mark names without the schema check.
+// validity marks — the manifest values that passed, by their canonical
+// SHA-256 (the journal's sum, which the store hands over with the value
+// outside daemon mode: store.Document.Sum) or else by the SHA-256 of their
+// bytes, with the asdd.SchemaVersion they passed under — in validFile, and
+// decodes a value a mark names without the schema check. (What Validate
+// decides depends on the value only: white space, member order and a
+// member named twice read the same in the canonical form as in the
+// decoders.)
 //
-// A mark binds the exact bytes and the version: a manifest edited by a
-// single byte, written by another tool or release, or read by a release
-// whose schema or invariants differ, matches no mark and is checked in
-// full (and marked when it passes). The file is a cache: marks are true
-// statements whoever writes them and whenever (each names content, not a
-// revision), so processes write it without a lock, temp file and rename,
-// and one lost, unreadable or absent means only a full check. Forging a
+// A mark binds the exact value and the version: a manifest edited by a
+// single character, written by another tool or release, or read by a
+// release whose schema or invariants differ, matches no mark and is
+// checked in full (and marked when it passes). The file is a cache: marks
+// are true statements whoever writes them and whenever (each names
+// content, not a revision), so processes write it without a lock, temp
+// file and rename, and one lost, unreadable or absent means only a full
+// check. Forging a
 // mark takes writing the SHA-256 of a hand-made manifest into that file
 // on purpose, as forging the journal takes recomputing its hashes; the
 // store moves a snapshot edited behind its back aside before the
@@ -37,26 +43,32 @@ var validFile = path.Join(path.Dir(asdd.Key), ".valid")
 // keepValid is how many marks the file keeps.
 const keepValid = 4
 
-// validMark says that the manifest bytes whose SHA-256 is Value passed
-// asdd.Validate as Schema names it.
+// validMark says that the manifest value whose canonical SHA-256 is Sum,
+// or whose bytes' SHA-256 is Bytes, passed asdd.Validate as Schema names
+// it.
 type validMark struct {
 	Schema string `json:"schema"`
-	Value  string `json:"value"`
+	Sum    string `json:"sum,omitempty"`
+	Bytes  string `json:"bytes,omitempty"`
 }
 
-// decodeManifest is asdd.Decode, skipping the schema check of bytes a
-// validity mark names, and marking bytes that pass it.
-func (l *Local) decodeManifest(raw []byte) (*asdd.Manifest, error) {
+// decodeManifest is asdd.Decode of raw, skipping the schema check of a
+// value a validity mark names, and marking one that passes it. sum is
+// raw's canonical sum when the store handed it over ("" otherwise).
+func (l *Local) decodeManifest(raw []byte, sum string) (*asdd.Manifest, error) {
 	if !l.hasRoot() {
 		return asdd.Decode(raw)
 	}
-	m := validMark{Schema: asdd.SchemaVersion(), Value: store.HashBytes(raw)}
+	m := validMark{Schema: asdd.SchemaVersion(), Sum: sum}
+	if sum == "" {
+		m.Bytes = store.HashBytes(raw)
+	}
 	if slices.Contains(l.readValid(), m) {
 		return asdd.DecodeValid(raw)
 	}
 	out, err := asdd.Decode(raw)
 	if err == nil {
-		l.markValid(m.Value)
+		l.markValid(m)
 	}
 	return out, err
 }
@@ -74,14 +86,14 @@ func (l *Local) readValid() []validMark {
 	return ms
 }
 
-// markValid records that the manifest bytes whose SHA-256 is sum passed
-// the schema check of this release. Best effort: the directory is not
-// created, and a failure only costs the next reader a full check.
-func (l *Local) markValid(sum string) {
-	if !l.hasRoot() {
+// markValid records m (a mark of this release's schema version). Best
+// effort: the directory is not created, and a failure only costs the next
+// reader a full check.
+func (l *Local) markValid(m validMark) {
+	if !l.hasRoot() || m.Sum == "" && m.Bytes == "" {
 		return
 	}
-	m := validMark{Schema: asdd.SchemaVersion(), Value: sum}
+	m.Schema = asdd.SchemaVersion()
 	ms := slices.DeleteFunc(l.readValid(), func(x validMark) bool { return x == m || x.Schema != m.Schema })
 	ms = append(ms, m)
 	if len(ms) > keepValid {

@@ -50,6 +50,10 @@ type Document struct {
 	Key      string          `json:"key"`
 	Revision uint64          `json:"revision"`
 	Value    json.RawMessage `json:"value"` // nil when the document does not exist (revision 0), or elided for a Cache
+	// Sum is the canonical SHA-256 of Value (a journal record's sum) when
+	// the backend has it at hand without computing it (store/file outside
+	// Hold mode), "" otherwise. It is not part of the API's JSON.
+	Sum string `json:"-"`
 }
 
 // Exists reports whether the document has a value.

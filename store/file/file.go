@@ -259,13 +259,23 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		if !d.has() {
 			return notFound(key)
 		}
-		out = store.Document{Key: key, Revision: d.rev, Value: d.share(d.bytes())}
+		out = store.Document{Key: key, Revision: d.rev, Value: d.share(d.bytes()), Sum: d.sumAtHand()}
 		return nil
 	})
 	if err == nil {
 		err = d.awaitDurable(out.Revision)
 	}
 	return out, err
+}
+
+// sumAtHand is the current value's canonical sum for a Document: known
+// outside Hold mode (read with the value, or computed by its commit);
+// "" in Hold mode, where a value committed as a patch has none yet.
+func (d *doc) sumAtHand() string {
+	if d.held.locked {
+		return ""
+	}
+	return d.sum
 }
 
 func notFound(key string) error {
@@ -426,7 +436,7 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		}
 		cur := store.Document{Key: key, Revision: d.rev}
 		if d.has() && (o.Cache == nil || !o.Cache.Holds(d.rev)) {
-			cur.Value = d.share(d.bytes())
+			cur.Value, cur.Sum = d.share(d.bytes()), d.sumAtHand()
 		}
 		ch, err := fn(cur)
 		if err != nil {
@@ -446,7 +456,7 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if rec == nil {
 			return nil
 		}
-		res = store.Result{Document: store.Document{Key: key, Revision: d.rev}, Changed: true, Record: rec}
+		res = store.Result{Document: store.Document{Key: key, Revision: d.rev, Sum: d.sumAtHand()}, Changed: true, Record: rec}
 		if o.Cache != nil {
 			o.Cache.Committed(d.rev)
 			if d.value != nil {
