@@ -193,8 +193,9 @@ func Create() UpdateOption { return func(o *UpdateOptions) { o.Create = true } }
 // WithCache lets Update skip handing the update function the value of a
 // revision the caller's cache holds (cur.Value nil, see Cache), and tells
 // the cache each revision the caller commits. With it, the Result of a
-// commit may carry no Value either (store/file in Hold mode, for a change
-// given as a patch: its bytes are not made). Backends without the
+// commit may carry no Value either (store/file: outside Hold mode, where
+// it would be a copy, and in Hold mode for a change given as a patch,
+// whose bytes are not made). Backends without the
 // optimisation (store/etcd, the daemon's client) ignore it: the function
 // always gets the value.
 func WithCache(c Cache) UpdateOption { return func(o *UpdateOptions) { o.Cache = c } }

@@ -459,8 +459,10 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		res = store.Result{Document: store.Document{Key: key, Revision: d.rev, Sum: d.sumAtHand()}, Changed: true, Record: rec}
 		if o.Cache != nil {
 			o.Cache.Committed(d.rev)
-			if d.value != nil {
-				res.Value = d.share(d.value) // the bytes of a patch are not made for the cache's caller
+			if d.value != nil && d.held.locked {
+				// The bytes of a patch are not made for the cache's
+				// caller, and outside Hold mode not copied for it.
+				res.Value = d.value
 			}
 		} else {
 			res.Value = d.share(d.bytes())
