@@ -109,6 +109,9 @@ func (l *Local) markValid(m validMark) {
 		return
 	}
 	_, err = f.Write(append(b, '\n'))
+	if err == nil {
+		err = f.Chmod(0o644) // as the store's files: readable by whoever reads the project
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
