@@ -2,9 +2,13 @@ package bench
 
 import (
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -44,6 +48,11 @@ func TestProfileProposals(t *testing.T) {
 	}
 	defer d.Close()
 	pprof.Do(context.Background(), pprof.Labels("side", "client"), func(context.Context) {
+		// The daemon decodes the manifest on its first use: not a
+		// proposal's cost.
+		if _, err := d.Client.Slice(context.Background(), "SLICE-00000"); err != nil {
+			t.Fatal(err)
+		}
 		cpu0 := processCPU()
 		r, err := RealProposals(d, "real proposals", art, n, slices, 2*time.Second)
 		if err != nil {
@@ -53,6 +62,33 @@ func TestProfileProposals(t *testing.T) {
 		t.Logf("%d clients, %d slices: %.0f/s p50 %v p99 %v (%d proposals), process CPU %v per proposal (clients and daemon)",
 			n, slices, r.PerSecond, r.P50, r.P99, r.Ops, cpu/time.Duration(r.Ops))
 	})
+	// Group commit: commits per journal fsync, and the fsyncs' time.
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		return (&net.Dialer{}).DialContext(ctx, "unix", d.sock)
+	}}}
+	resp, err := hc.Get("http://daemon/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	metric := func(name string) float64 {
+		for _, l := range strings.Split(string(body), "\n") {
+			if v, ok := strings.CutPrefix(l, name+" "); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				return f
+			}
+		}
+		return 0
+	}
+	groups := metric("custodian_group_commit_batch_size_count")
+	if groups > 0 {
+		t.Logf("%.0f journal fsyncs, %.1f commits each, %v per fsync", groups, metric("custodian_group_commit_batch_size_sum")/groups,
+			time.Duration(metric("custodian_journal_fsync_duration_seconds_sum")/groups*1e9))
+	}
 }
 
 // processCPU is the CPU time (user and system) the process used so far.
