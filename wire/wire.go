@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"sort"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -19,6 +20,11 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
+
+// DefaultSocket is the unix socket the daemon API is served on, relative
+// to the project root: where custodian serve listens and where a client
+// of the project looks for it.
+const DefaultSocket = ".asdd/state/custodian.sock"
 
 // PutRequest is the body of PUT /v1/doc?key=K (a human action: it needs
 // the admin token where one is set): a whole value, or an RFC 6902 patch
@@ -138,6 +144,16 @@ var asddOps = map[string]func() asdd.Op{
 	"attach-branch":      func() asdd.Op { return new(asdd.AttachBranch) },
 }
 
+// ASDDOpType is the Go type of the body of ASDD operation name (one of the
+// asdd.Op types), for documentation generated from it.
+func ASDDOpType(name string) (reflect.Type, bool) {
+	mk, ok := asddOps[name]
+	if !ok {
+		return nil, false
+	}
+	return reflect.TypeOf(mk()).Elem(), true
+}
+
 // ASDDOps lists the ASDD operation names, sorted.
 func ASDDOps() []string {
 	names := make([]string, 0, len(asddOps))
@@ -202,7 +218,7 @@ func DecodeASDDOp(name string, body []byte) (asdd.Op, error) {
 		return nil, reason.New(reason.NotFound, "no ASDD operation %q (operations: %s)", name, joinNames(ASDDOps()))
 	}
 	p := mk()
-	if err := DecodeStrict(body, p); err != nil {
+	if err := decodeOp(body, p); err != nil {
 		return nil, err
 	}
 	return derefOp(p), nil

@@ -16,13 +16,12 @@ import (
 
 	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/asdd/effects"
 	"github.com/custodian-dev/custodian/client"
-	"github.com/custodian-dev/custodian/daemon"
 	"github.com/custodian-dev/custodian/internal/directedit"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 // ASDDConfig reads .asdd/config.yaml; a missing file means the defaults.
@@ -39,15 +38,6 @@ func ASDDConfig(app *App) (*asdd.Config, error) {
 		return nil, fmt.Errorf("read %s: %w", asdd.ConfigPath, err)
 	}
 	return asdd.ParseConfig(b)
-}
-
-// OpenProject opens the project root for reading artifacts.
-func OpenProject(app *App) (*effects.Project, error) {
-	root, err := app.Root()
-	if err != nil {
-		return nil, err
-	}
-	return effects.Open(root)
 }
 
 // withDirectEdits sets a file store's direct-edit policy and report for
@@ -149,7 +139,7 @@ func (a *App) Close() error {
 
 // DefaultSocket is where `custodian serve` listens and where the CLI looks
 // for a running daemon, relative to the project root.
-const DefaultSocket = daemon.DefaultSocket
+const DefaultSocket = wire.DefaultSocket
 
 // Service returns (once) the application layer the commands go through:
 // the daemon's (app.Remote) while one runs, else a Local one over the
