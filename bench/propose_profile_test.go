@@ -84,6 +84,23 @@ func TestProfileProposals(t *testing.T) {
 		}
 		return 0
 	}
+	// The daemon's own time per commit (arrival to durable), from its
+	// histogram: the bound of the bucket that holds the 99th percentile.
+	var p99 string
+	if n := metric("custodian_commit_duration_seconds_count"); n > 0 {
+		for _, l := range strings.Split(string(body), "\n") {
+			rest, ok := strings.CutPrefix(l, `custodian_commit_duration_seconds_bucket{le="`)
+			if !ok {
+				continue
+			}
+			le, count, _ := strings.Cut(rest, `"} `)
+			if c, _ := strconv.ParseFloat(count, 64); c >= 0.99*n {
+				p99 = le
+				break
+			}
+		}
+		t.Logf("in the daemon, commit (arrival to durable): mean %v, p99 ≤ %ss", time.Duration(metric("custodian_commit_duration_seconds_sum")/n*1e9), p99)
+	}
 	groups := metric("custodian_group_commit_batch_size_count")
 	if groups > 0 {
 		t.Logf("%.0f journal fsyncs, %.1f commits each, %v per fsync", groups, metric("custodian_group_commit_batch_size_sum")/groups,
