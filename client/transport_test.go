@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -256,5 +259,45 @@ func TestTransportEarlyAnswers(t *testing.T) {
 		if err := c.Health(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A response decodes as encoding/json decodes it (members in any case,
+// unknown members ignored: a newer daemon may add some); a malformed one is
+// an error naming it; a failed request is reported as http.Client reports
+// it (the operation and the URL) and is not a daemon's reason code.
+func TestTransportResponses(t *testing.T) {
+	mux := echoMux()
+	mux.HandleFunc("POST /v1/asdd/heartbeat", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"Revision":7,"committed":true,"outcome":"accepted","added_later":{"x":[1,2]},"events":[{"type":"heartbeat","agent":"spec","data":{"status":"ACTIVE"}}]}`+"\n")
+	})
+	mux.HandleFunc("GET /v1/keys", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"keys":["a"]} trailing`)
+	})
+	_, c, sock := clientOf(t, mux)
+	ctx := context.Background()
+	res, err := c.Heartbeat(ctx, asdd.Beat{Agent: "spec", Status: asdd.HeartbeatActive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Revision != 7 || !res.Committed || res.Outcome != "accepted" || len(res.Events) != 1 || res.Events[0].Data["status"] != "ACTIVE" {
+		t.Fatalf("heartbeat response %+v", res)
+	}
+	if _, err := c.Keys(ctx); err == nil || !strings.Contains(err.Error(), "decode response") || reason.CodeOf(err) != "" {
+		t.Fatalf("malformed response: %v, want a decode error without a reason code", err)
+	}
+	if err := os.Remove(sock); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := New("unix://"+sock, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	_, err = c2.Heartbeat(ctx, asdd.Beat{Agent: "spec", Status: asdd.HeartbeatActive})
+	var ue *url.Error
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `Post "http://custodian/v1/asdd/heartbeat"`) || reason.CodeOf(err) != "" {
+		t.Fatalf("no daemon: %v, want http.Client's error naming the request", err)
 	}
 }
