@@ -74,6 +74,10 @@ func (l *Local) UpdateCycle(ctx context.Context, req wire.CycleRequest) (*wire.C
 		return l.putCycle(ctx, req, actor)
 	case "rebuild":
 		return l.rebuildCycle(ctx, req, actor)
+	case "sync":
+		return l.syncCycleOp(ctx, req)
+	case "append":
+		return l.appendCycleLog(ctx, req)
 	}
 	if err := cycle.CheckID(req.ID); err != nil {
 		return nil, err

@@ -9,11 +9,11 @@ import (
 // AddSlice adds a slice: a FEATURE starts in DISCOVERY, a RETRO_SPEC in
 // BEHAVIOR_CAPTURE.
 type AddSlice struct {
-	ID             string
-	Name           string
-	Type           string // FEATURE (default) or RETRO_SPEC
-	GovernanceMode string // MANUAL (default)
-	By             string
+	ID             string `json:"id,omitempty"`
+	Name           string `json:"name,omitempty"`
+	Type           string `json:"type,omitempty"`            // FEATURE (default) or RETRO_SPEC
+	GovernanceMode string `json:"governance_mode,omitempty"` // MANUAL (default)
+	By             string `json:"by,omitempty"`
 }
 
 // Actor is who added the slice.

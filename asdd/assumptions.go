@@ -10,10 +10,10 @@ import (
 // assumptions (assumptions-first discovery: humans intervene only where an
 // assumption is wrong).
 type CorrectAssumption struct {
-	Slice      string
-	Index      int // 1-based, as `slice show` numbers them
-	Role       string
-	Correction string
+	Slice      string `json:"slice,omitempty"`
+	Index      int    `json:"index,omitempty"` // 1-based, as `slice show` numbers them
+	Role       string `json:"role,omitempty"`
+	Correction string `json:"correction,omitempty"`
 }
 
 // Actor is the correcting role.

@@ -135,10 +135,10 @@ func SteeringProposalText(s *Slice, e *Escalation, u *SteeringUpdate) string {
 // AttachBranch records the feature branch holding a halted agent's work
 // (the runner commits it there when the project is a git repository).
 type AttachBranch struct {
-	Slice  string
-	Agent  string
-	Branch string
-	Commit string // the commit's hash, optional
+	Slice  string `json:"slice,omitempty"`
+	Agent  string `json:"agent,omitempty"`
+	Branch string `json:"branch,omitempty"`
+	Commit string `json:"commit,omitempty"` // the commit's hash, optional
 }
 
 // Actor is the agent whose work the branch holds.

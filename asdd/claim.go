@@ -12,9 +12,9 @@ const TaskClaimed = "claimed"
 // a claim that lost the race sees the winner's). Once claimed, only its
 // claimer may complete it (CompleteTask).
 type ClaimTask struct {
-	Slice string
-	ID    string
-	Agent string
+	Slice string `json:"slice,omitempty"`
+	ID    string `json:"id,omitempty"`
+	Agent string `json:"agent,omitempty"`
 }
 
 // Actor is the claiming agent.

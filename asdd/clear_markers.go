@@ -10,7 +10,7 @@ import (
 // still silent, is an INVALID_TRANSITION and nothing changes.
 type ClearMarkers struct {
 	// Heartbeat is the heartbeat's key in agent_heartbeats.
-	Heartbeat string
+	Heartbeat string `json:"heartbeat,omitempty"`
 }
 
 // Actor is the monitor.

@@ -156,20 +156,20 @@ const (
 // rationale: the only way out of a halt. When the halt needs several roles'
 // sign-off (Security: TL + Security) it lifts at the last one.
 type Resolve struct {
-	Slice     string
-	Role      string
-	By        string // the person, optional
-	Rationale string
-	Action    string // rerun (default), resume, return
-	ReturnTo  string // with return
-	RootCause string
+	Slice     string `json:"slice,omitempty"`
+	Role      string `json:"role,omitempty"`
+	By        string `json:"by,omitempty"` // the person, optional
+	Rationale string `json:"rationale,omitempty"`
+	Action    string `json:"action,omitempty"`    // rerun (default), resume, return
+	ReturnTo  string `json:"return_to,omitempty"` // with return
+	RootCause string `json:"root_cause,omitempty"`
 	// Hashes are the current hashes of the slice's artifacts as the human
 	// accepted them (files edited while resolving are not drift).
-	Hashes map[string]string
+	Hashes map[string]string `json:"hashes,omitempty"`
 	// Favour arbitrates a conflict (with resume): the agent whose whole
 	// proposal is applied — the halted one (the default) or the one whose
 	// committed change it conflicted with.
-	Favour string
+	Favour string `json:"favour,omitempty"`
 }
 
 // Actor is the resolving role.
@@ -347,12 +347,12 @@ func (t *tx) lift(s *Slice, o Resolve, action string) {
 // NEEDS_HUMAN_REVIEW markers and, on a halted slice, accepts the halted
 // output (a manual resolution, as Resolve with ActionResume).
 type Approve struct {
-	Slice     string
-	Role      string
-	By        string
-	Rationale string
-	RootCause string
-	Hashes    map[string]string
+	Slice     string            `json:"slice,omitempty"`
+	Role      string            `json:"role,omitempty"`
+	By        string            `json:"by,omitempty"`
+	Rationale string            `json:"rationale,omitempty"`
+	RootCause string            `json:"root_cause,omitempty"`
+	Hashes    map[string]string `json:"hashes,omitempty"`
 }
 
 // Actor is the approving role.
@@ -391,8 +391,8 @@ func (o Approve) apply(t *tx) error {
 // manifest update (seed 000, state drift detection). Paths maps each
 // drifted path to its hash on disk now.
 type FlagDrift struct {
-	Slice string
-	Paths map[string]string
+	Slice string            `json:"slice,omitempty"`
+	Paths map[string]string `json:"paths,omitempty"`
 }
 
 // Actor is the custodian's own check.

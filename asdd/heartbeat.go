@@ -4,12 +4,12 @@ import "github.com/custodian-dev/custodian/reason"
 
 // Beat records an agent heartbeat (seed 000's agent_heartbeats).
 type Beat struct {
-	Agent     string
-	Status    string // IDLE, ACTIVE, PAUSED…
-	Slice     string
-	Wave      *int
-	Completed *int
-	Remaining *int
+	Agent     string `json:"agent,omitempty"`
+	Status    string `json:"status,omitempty"` // IDLE, ACTIVE, PAUSED…
+	Slice     string `json:"slice,omitempty"`
+	Wave      *int   `json:"wave,omitempty"`
+	Completed *int   `json:"completed,omitempty"`
+	Remaining *int   `json:"remaining,omitempty"`
 }
 
 // Actor is the agent.

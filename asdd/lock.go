@@ -9,10 +9,10 @@ import (
 
 // LockSlice takes (or renews) a lease on a slice.
 type LockSlice struct {
-	Slice  string
-	Holder string
-	TTL    time.Duration // 0: the configured default
-	Reason string
+	Slice  string        `json:"slice,omitempty"`
+	Holder string        `json:"holder,omitempty"`
+	TTL    time.Duration `json:"ttl,omitempty"` // 0: the configured default
+	Reason string        `json:"reason,omitempty"`
 }
 
 // Actor is the lease holder.
@@ -52,10 +52,10 @@ func (o LockSlice) apply(t *tx) error {
 
 // UnlockSlice releases a lease: by its holder, or forced by a named role.
 type UnlockSlice struct {
-	Slice  string
-	Holder string
-	Force  bool
-	Role   string // required with Force
+	Slice  string `json:"slice,omitempty"`
+	Holder string `json:"holder,omitempty"`
+	Force  bool   `json:"force,omitempty"`
+	Role   string `json:"role,omitempty"` // required with Force
 }
 
 // Actor is the holder or the forcing role.

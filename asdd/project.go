@@ -4,8 +4,8 @@ import "slices"
 
 // Init sets up a project's manifest (or updates its project context).
 type Init struct {
-	Sprint string
-	Goals  []string
+	Sprint string   `json:"sprint,omitempty"`
+	Goals  []string `json:"goals,omitempty"`
 }
 
 // Actor is the custodian itself.

@@ -15,8 +15,9 @@ import (
 type Artifact struct {
 	Name string `json:"name"` // phase_data key: intent, requirements, design…
 	Path string `json:"path"` // relative to the project root
-	// SHA256 is "sha256:<hex>" of the file's content.
-	SHA256 string `json:"sha256"`
+	// SHA256 is "sha256:<hex>" of the file's content. The custodian
+	// hashes the file itself: what a caller sends here is ignored.
+	SHA256 string `json:"sha256,omitempty"`
 	// MarkedSHA256 is the hash the file will have once marked with the
 	// agent's halt marker (see MarkContent); recorded if the proposal halts.
 	MarkedSHA256 string `json:"marked_sha256,omitempty"`
@@ -24,39 +25,39 @@ type Artifact struct {
 
 // Retro carries a retro-spec slice's validation counters.
 type Retro struct {
-	Validated *int
-	Corrected *int
-	Missing   *int
+	Validated *int `json:"validated,omitempty"`
+	Corrected *int `json:"corrected,omitempty"`
+	Missing   *int `json:"missing,omitempty"`
 }
 
 // Proposal is what an agent submits after it ran: its score, artifacts,
 // uncertainty factors and reasoning trace for one slice.
 type Proposal struct {
-	Agent       string
-	Slice       string
-	Score       float64
-	Artifacts   []Artifact
-	Uncertainty []string
-	Trace       *Artifact // the reasoning trace (Name is ignored)
+	Agent       string     `json:"agent,omitempty"`
+	Slice       string     `json:"slice,omitempty"`
+	Score       float64    `json:"score,omitempty"`
+	Artifacts   []Artifact `json:"artifacts,omitempty"`
+	Uncertainty []string   `json:"uncertainty,omitempty"`
+	Trace       *Artifact  `json:"trace,omitempty"` // the reasoning trace (Name is ignored)
 	// To is the status asked for; "" lets the rules decide (the next phase
 	// when the agent completes the current one). PARTIAL is allowed from
 	// VALIDATION, DONE from QUICK_FIX.
-	To string
+	To string `json:"to,omitempty"`
 	// BaseRevision is the manifest revision the agent read before it ran;
 	// 0 means the current one. Changes other agents committed since are
 	// merged when disjoint, settled by steering precedence, or escalated.
-	BaseRevision uint64
+	BaseRevision uint64 `json:"base_revision,omitempty"`
 	// Observed maps artifact paths the slice names to their hash on disk
 	// now ("" when missing): the consistency and drift check. nil skips it.
-	Observed map[string]string
-	Retro    *Retro
+	Observed map[string]string `json:"observed,omitempty"`
+	Retro    *Retro            `json:"retro,omitempty"`
 	// Assumptions are the agent's initial assumptions (assumptions-first
 	// discovery), recorded on the slice when the proposal is accepted.
-	Assumptions []string
+	Assumptions []string `json:"assumptions,omitempty"`
 	// FeatureBranch names the git branch holding the agent's work, for an
 	// agent whose below_action is feature_branch: recorded in the block
 	// record if the proposal halts below the minimum.
-	FeatureBranch string
+	FeatureBranch string `json:"feature_branch,omitempty"`
 }
 
 // Actor is the proposing agent.

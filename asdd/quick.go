@@ -9,10 +9,10 @@ import (
 
 // Quick records a QUICK_FIX slice (/asdd:quick): no phase gates.
 type Quick struct {
-	ID          string // optional: QUICK-<n>
-	Description string
-	Agent       string // who made the fix (default implementation)
-	Artifacts   []Artifact
+	ID          string     `json:"id,omitempty"` // optional: QUICK-<n>
+	Description string     `json:"description,omitempty"`
+	Agent       string     `json:"agent,omitempty"` // who made the fix (default implementation)
+	Artifacts   []Artifact `json:"artifacts,omitempty"`
 }
 
 // Actor is the agent that made the fix.

@@ -27,16 +27,16 @@ var Reportable = map[string]struct{ Detector, Detection, Response string }{
 // contradictory steering rules): the slice halts as for any failure mode,
 // with the seed's response as the action required.
 type ReportFailure struct {
-	Agent     string
-	Slice     string
-	Mode      string
-	Reason    string
-	Flagged   []string   // sections flagged (REQ-004, "## Settlement")
-	Artifacts []Artifact // the conflicting artifacts, listed in the notice
+	Agent     string     `json:"agent,omitempty"`
+	Slice     string     `json:"slice,omitempty"`
+	Mode      string     `json:"mode,omitempty"`
+	Reason    string     `json:"reason,omitempty"`
+	Flagged   []string   `json:"flagged,omitempty"`   // sections flagged (REQ-004, "## Settlement")
+	Artifacts []Artifact `json:"artifacts,omitempty"` // the conflicting artifacts, listed in the notice
 	// Marked maps artifact paths of the slice to the hash each will have
 	// once marked DRAFT — AGENT HALTED (MarkContent), as the door read them;
 	// the marked phase artifacts' new hashes are recorded from it.
-	Marked map[string]string
+	Marked map[string]string `json:"marked,omitempty"`
 }
 
 // Actor is the reporting agent.

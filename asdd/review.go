@@ -10,12 +10,12 @@ import (
 // ClearReview clears NEEDS_HUMAN_REVIEW markers (of a slice, or of the
 // project context when Slice is "") after a human checked them.
 type ClearReview struct {
-	Slice     string
-	Role      string
-	By        string
-	Rationale string
+	Slice     string `json:"slice,omitempty"`
+	Role      string `json:"role,omitempty"`
+	By        string `json:"by,omitempty"`
+	Rationale string `json:"rationale,omitempty"`
 	// Hashes are the artifacts' hashes as the human accepted them.
-	Hashes map[string]string
+	Hashes map[string]string `json:"hashes,omitempty"`
 }
 
 // Actor is the reviewing role.

@@ -10,14 +10,14 @@ import (
 
 // AddTask adds a task to a slice's plan.
 type AddTask struct {
-	Slice     string
-	ID        string
-	Title     string
-	Wave      int
-	DependsOn []string
+	Slice     string   `json:"slice,omitempty"`
+	ID        string   `json:"id,omitempty"`
+	Title     string   `json:"title,omitempty"`
+	Wave      int      `json:"wave,omitempty"`
+	DependsOn []string `json:"depends_on,omitempty"`
 	// Requirement is the REQ-NNN the task serves.
-	Requirement string
-	By          string
+	Requirement string `json:"requirement,omitempty"`
+	By          string `json:"by,omitempty"`
 }
 
 // Actor is who planned the task.
@@ -107,9 +107,9 @@ func taskBlocker(s *Slice, tk *Task) string {
 
 // CompleteTask marks a ready task done.
 type CompleteTask struct {
-	Slice string
-	ID    string
-	Agent string
+	Slice string `json:"slice,omitempty"`
+	ID    string `json:"id,omitempty"`
+	Agent string `json:"agent,omitempty"`
 }
 
 // Actor is the agent that did the task.

@@ -17,11 +17,11 @@ const ModeAgentTimeout = "AGENT_TIMEOUT"
 // agent was working on halts with failure mode AGENT_TIMEOUT (resolve it as
 // any halt). An agent that is not stale is an INVALID_TRANSITION.
 type AgentTimeout struct {
-	Agent string
+	Agent string `json:"agent,omitempty"`
 	// Cause, when the caller saw the failure itself (the runner: the agent
 	// crashed, or ran past its own timeout), is the block reason's account
 	// of it instead of the heartbeat's silence.
-	Cause string
+	Cause string `json:"cause,omitempty"`
 }
 
 // Actor is the monitor.

@@ -137,7 +137,7 @@ func requireRunning(s *State, what string) error {
 // "--- ITERATION n ---" line, and logged as requirement_update feedback
 // from the user to ra. Agents go back to idle and the phase to init.
 type Iterate struct {
-	Extension string
+	Extension string `json:"extension,omitempty"`
 }
 
 func (Iterate) Name() string { return "iterate" }
@@ -272,12 +272,12 @@ func (Complete) apply(s *State, now time.Time) (string, error) {
 // failed needs an error and is logged in phase_errors. When all four agents
 // have completed the iteration, the phase becomes aggregation.
 type SetAgent struct {
-	Agent         string
-	Status        string
-	Message       string
-	Error         string
-	OutputFiles   []string
-	FilesModified int
+	Agent         string   `json:"agent,omitempty"`
+	Status        string   `json:"status,omitempty"`
+	Message       string   `json:"message,omitempty"`
+	Error         string   `json:"error,omitempty"`
+	OutputFiles   []string `json:"output_files,omitempty"`
+	FilesModified int      `json:"files_modified,omitempty"`
 }
 
 func (SetAgent) Name() string { return "agent" }
@@ -372,10 +372,10 @@ func (o SetAgent) apply(s *State, now time.Time) (string, error) {
 // AppendChange appends an entry to the change log (which is append-only)
 // for the current iteration, and recounts total_files (distinct files).
 type AppendChange struct {
-	File        string
-	Action      string
-	Agent       string
-	Description string
+	File        string `json:"file,omitempty"`
+	Action      string `json:"action,omitempty"`
+	Agent       string `json:"agent,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 func (AppendChange) Name() string { return "change" }
@@ -426,10 +426,10 @@ func pastTense(action string) string {
 // RecordTests records a test run: version 1.0.0 for the first, the next
 // patch version after that; last_run is now.
 type RecordTests struct {
-	PassRate    float64
-	Coverage    float64
-	FailedTests []string
-	TotalTests  int
+	PassRate    float64  `json:"pass_rate,omitempty"`
+	Coverage    float64  `json:"coverage,omitempty"`
+	FailedTests []string `json:"failed_tests,omitempty"`
+	TotalTests  int      `json:"total_tests,omitempty"`
 }
 
 func (RecordTests) Name() string { return "test-results" }
@@ -452,8 +452,8 @@ func (o RecordTests) apply(s *State, now time.Time) (string, error) {
 // SetRequirements replaces the requirements: version 1.0.0 for the first,
 // the next patch version after that.
 type SetRequirements struct {
-	Specification string
-	EdgeCases     []string
+	Specification string   `json:"specification,omitempty"`
+	EdgeCases     []string `json:"edge_cases,omitempty"`
 }
 
 func (SetRequirements) Name() string { return "requirements" }
@@ -479,9 +479,9 @@ func (o SetRequirements) apply(s *State, now time.Time) (string, error) {
 // SetExploration replaces the exploration findings (versioned like the
 // requirements).
 type SetExploration struct {
-	ArchitectureSummary string
-	IntegrationPoints   []string
-	IdentifiedRisks     []string
+	ArchitectureSummary string   `json:"architecture_summary,omitempty"`
+	IntegrationPoints   []string `json:"integration_points,omitempty"`
+	IdentifiedRisks     []string `json:"identified_risks,omitempty"`
 }
 
 func (SetExploration) Name() string { return "exploration" }
@@ -505,9 +505,9 @@ func (o SetExploration) apply(s *State, now time.Time) (string, error) {
 // SetPlan replaces the plan (versioned like the requirements). The tasks
 // must pass CheckPlanTasks.
 type SetPlan struct {
-	Tasks                []PlanTask
-	TotalEstimatedEffort string
-	CriticalPath         []string
+	Tasks                []PlanTask `json:"tasks,omitempty"`
+	TotalEstimatedEffort string     `json:"total_estimated_effort,omitempty"`
+	CriticalPath         []string   `json:"critical_path,omitempty"`
 }
 
 func (SetPlan) Name() string { return "plan" }
@@ -547,9 +547,9 @@ func (o SetPlan) apply(s *State, now time.Time) (string, error) {
 // bumping the plan's patch version. A task may start or complete only when
 // every task it depends on is completed.
 type SetTask struct {
-	ID         string
-	Status     string
-	AssignedTo string
+	ID         string `json:"id,omitempty"`
+	Status     string `json:"status,omitempty"`
+	AssignedTo string `json:"assigned_to,omitempty"`
 }
 
 func (SetTask) Name() string { return "task" }
@@ -592,10 +592,10 @@ func (o SetTask) apply(s *State, now time.Time) (string, error) {
 // AddFeedback appends to the feedback log (append-only). The source is an
 // agent or "user"; the target is an agent or "user".
 type AddFeedback struct {
-	Source  string
-	Target  string
-	Content string
-	Type    string
+	Source  string `json:"source,omitempty"`
+	Target  string `json:"target,omitempty"`
+	Content string `json:"content,omitempty"`
+	Type    string `json:"type,omitempty"`
 }
 
 func (AddFeedback) Name() string { return "feedback" }
@@ -623,9 +623,9 @@ func (o AddFeedback) apply(s *State, now time.Time) (string, error) {
 // ProposeDecision records a pending decision. Without an id it gets the
 // next DEC-nnn.
 type ProposeDecision struct {
-	ID          string
-	Description string
-	Options     []string
+	ID          string   `json:"id,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Options     []string `json:"options,omitempty"`
 }
 
 func (ProposeDecision) Name() string { return "decide" }
@@ -662,9 +662,9 @@ func (o ProposeDecision) apply(s *State, _ time.Time) (string, error) {
 
 // MakeDecision chooses one of a pending decision's options.
 type MakeDecision struct {
-	ID     string
-	Choice string
-	MadeBy string
+	ID     string `json:"id,omitempty"`
+	Choice string `json:"choice,omitempty"`
+	MadeBy string `json:"made_by,omitempty"`
 }
 
 func (MakeDecision) Name() string { return "decide" }
@@ -688,7 +688,9 @@ func (o MakeDecision) apply(s *State, _ time.Time) (string, error) {
 }
 
 // ImplementDecision marks a made decision implemented.
-type ImplementDecision struct{ ID string }
+type ImplementDecision struct {
+	ID string `json:"id,omitempty"`
+}
 
 func (ImplementDecision) Name() string { return "decide" }
 
@@ -716,9 +718,9 @@ func decision(s *State, id string) (*Decision, error) {
 // ReportBlocker records an open blocker. Without an id it gets the next
 // BLK-nnn.
 type ReportBlocker struct {
-	ID          string
-	Description string
-	ReportedBy  string
+	ID          string `json:"id,omitempty"`
+	Description string `json:"description,omitempty"`
+	ReportedBy  string `json:"reported_by,omitempty"`
 }
 
 func (ReportBlocker) Name() string { return "block" }
@@ -748,9 +750,9 @@ func (o ReportBlocker) apply(s *State, _ time.Time) (string, error) {
 // ResolveBlocker resolves a blocker, or records a workaround for it: open →
 // resolved or workaround, workaround → resolved.
 type ResolveBlocker struct {
-	ID         string
-	Resolution string
-	Workaround bool
+	ID         string `json:"id,omitempty"`
+	Resolution string `json:"resolution,omitempty"`
+	Workaround bool   `json:"workaround,omitempty"`
 }
 
 func (ResolveBlocker) Name() string { return "block" }
@@ -781,7 +783,9 @@ func (o ResolveBlocker) apply(s *State, _ time.Time) (string, error) {
 
 // Pause pauses a running cycle: agents checking signals get "pause". The
 // reason, if any, goes to the journal.
-type Pause struct{ Reason string }
+type Pause struct {
+	Reason string `json:"reason,omitempty"`
+}
 
 func (Pause) Name() string { return "pause" }
 
@@ -794,7 +798,9 @@ func (o Pause) apply(s *State, _ time.Time) (string, error) {
 }
 
 // Resume resumes a paused cycle.
-type Resume struct{ Reason string }
+type Resume struct {
+	Reason string `json:"reason,omitempty"`
+}
 
 func (Resume) Name() string { return "resume" }
 
@@ -841,7 +847,9 @@ func notBefore(a, b string) bool {
 // Stop stops a cycle for good: status failed with the reason as
 // failure_reason; agents checking signals get "stop". A completed cycle has
 // nothing to stop.
-type Stop struct{ Reason string }
+type Stop struct {
+	Reason string `json:"reason,omitempty"`
+}
 
 func (Stop) Name() string { return "stop" }
 

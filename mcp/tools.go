@@ -690,7 +690,7 @@ type CycleResult struct {
 // CycleUpdateIn are the arguments of cycle_update.
 type CycleUpdateIn struct {
 	CycleID    string         `json:"cycle_id" jsonschema:"the cycle's id"`
-	Op         string         `json:"op" jsonschema:"the operation: create, iterate, complete, agent, change, test-results, requirements, exploration, plan, task, feedback, propose-decision, make-decision, implement-decision, report-blocker, resolve-blocker, pause, resume"`
+	Op         string         `json:"op" jsonschema:"the operation: create, put (args: the whole document; with if_revision), iterate, complete, agent, change, test-results, requirements, exploration, plan, task, feedback, propose-decision, make-decision, implement-decision, report-blocker, resolve-blocker, pause, resume, stop, sync (rewrite its progress files), append (args: log, a path inside its .progress directory ending in .ndjson, and records, JSON values appended as whole lines)"`
 	Args       map[string]any `json:"args,omitempty" jsonschema:"the operation's fields"`
 	IfRevision *uint64        `json:"if_revision,omitempty" jsonschema:"commit only if the cycle is still at this revision (else CONFLICT)"`
 }

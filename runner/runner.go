@@ -24,7 +24,8 @@ import (
 
 // State is the runner's access to the custodian: read the committed
 // manifest, commit an operation (the application layer's rules, commit and
-// file effects), hash artifacts. The CLI implements it on the project's
+// file effects; it hashes the artifacts an operation names and observes the
+// slice's files itself). The CLI implements it on the project's
 // application layer (app.Service); tests use an in-memory one.
 type State interface {
 	// Manifest returns the latest committed manifest.
@@ -33,10 +34,6 @@ type State interface {
 	// committed halt comes back as the outcome's Verdict; a rejection as a
 	// *reason.Error.
 	Apply(ctx context.Context, op asdd.Op, cfg *asdd.Config) (*asdd.Outcome, error)
-	// Artifact hashes a project file for a proposal.
-	Artifact(name, path, marker string) (asdd.Artifact, error)
-	// Observe hashes the given paths ("" for a missing one).
-	Observe(paths []string) (map[string]string, error)
 }
 
 // Options configure a Runner.
@@ -898,15 +895,9 @@ func (r *Runner) propose(ctx context.Context, s *asdd.Slice, ag *asdd.Agent, res
 		return stepOutcome{OutcomeRejected, fmt.Sprintf("the %s agent's result: %v", ag.Name, err)}
 	}
 	if res.Halt != nil {
-		// The marked hashes of the slice's artifacts: the domain marks the
-		// phase's artifact DRAFT — AGENT HALTED and records its new hash.
-		marked := map[string]string{}
-		for name, path := range s.PhaseData {
-			if a, err := r.o.State.Artifact(name, path, asdd.DefaultMarker); err == nil && a.MarkedSHA256 != "" {
-				marked[path] = a.MarkedSHA256
-			}
-		}
-		_, err := r.o.State.Apply(ctx, asdd.ReportFailure{Agent: ag.Name, Slice: s.SliceID, Mode: strings.ToUpper(res.Halt.Mode), Reason: res.Halt.Reason, Flagged: res.Halt.Flag, Marked: marked}, nil)
+		// The application layer marks the phase's artifact DRAFT — AGENT
+		// HALTED and records the hashes it sees.
+		_, err := r.o.State.Apply(ctx, asdd.ReportFailure{Agent: ag.Name, Slice: s.SliceID, Mode: strings.ToUpper(res.Halt.Mode), Reason: res.Halt.Reason, Flagged: res.Halt.Flag}, nil)
 		if err != nil {
 			return reject(err)
 		}
@@ -922,28 +913,17 @@ func (r *Runner) propose(ctx context.Context, s *asdd.Slice, ag *asdd.Agent, res
 			return reject(err)
 		}
 	}
-	marker := ag.ArtifactMarker()
+	// The artifacts and the trace are named; the application layer hashes
+	// them (marked as the agent's config says) and observes the slice's
+	// files itself.
 	p := asdd.Proposal{Agent: ag.Name, Slice: s.SliceID, Score: *res.Score, Uncertainty: res.Uncertainty,
 		To: strings.ToUpper(res.To), BaseRevision: base, Assumptions: res.Assumptions}
 	for _, name := range slices.Sorted(maps.Keys(res.Artifacts)) {
-		a, err := r.o.State.Artifact(name, res.Artifacts[name], marker)
-		if err != nil {
-			return reject(err)
-		}
-		p.Artifacts = append(p.Artifacts, a)
+		p.Artifacts = append(p.Artifacts, asdd.Artifact{Name: name, Path: filepath.ToSlash(res.Artifacts[name])})
 	}
 	if res.Trace != "" {
-		a, err := r.o.State.Artifact("trace", res.Trace, marker)
-		if err != nil {
-			return reject(err)
-		}
-		p.Trace = &a
+		p.Trace = &asdd.Artifact{Name: "trace", Path: filepath.ToSlash(res.Trace)}
 	}
-	obs, err := r.o.State.Observe(s.Artifacts())
-	if err != nil {
-		return reject(err)
-	}
-	p.Observed = obs
 	out, err := r.o.State.Apply(ctx, p, nil)
 	if err != nil {
 		return reject(err)

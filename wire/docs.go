@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"reflect"
 
 	"github.com/custodian-dev/custodian/agentstate"
 	"github.com/custodian-dev/custodian/cycle"
@@ -107,12 +108,26 @@ type CycleResponse struct {
 	// MovedAside is where "rebuild" kept a damaged document it could not
 	// recover (relative to the root), if it had to.
 	MovedAside string `json:"moved_aside,omitempty"`
+	// Log and Appended are what "append" did: the log's project-relative
+	// path and how many records it appended.
+	Log      string `json:"log,omitempty"`
+	Appended int    `json:"appended,omitempty"`
+}
+
+// CycleAppend is the Args of the "append" operation: records appended to
+// one of the cycle's NDJSON coordination logs (a path inside its .progress
+// directory), each one JSON value, in one durable write.
+type CycleAppend struct {
+	Log     string            `json:"log"`
+	Records []json.RawMessage `json:"records"`
 }
 
 // The operations of a CycleRequest that are not a cycle.Op: "create" makes
 // a cycle, "put" replaces it whole, "rebuild" restores a lost or damaged
-// one from its progress files (a human decision).
-var cycleWholeOps = []string{"create", "put", "rebuild"}
+// one from its progress files (a human decision), "sync" rewrites its
+// progress files from the committed state, "append" appends records to one
+// of its coordination logs.
+var cycleWholeOps = []string{"create", "put", "rebuild", "sync", "append"}
 
 // CycleOps lists every operation a CycleRequest may name, sorted.
 func CycleOps() []string {
@@ -121,26 +136,50 @@ func CycleOps() []string {
 	return out
 }
 
-// cycleOps maps operation names to decoders of their Args.
-var cycleOps = map[string]func([]byte) (cycle.Op, error){
-	"iterate":            decodeCycle[cycle.Iterate],
-	"complete":           decodeCycle[cycle.Complete],
-	"agent":              decodeCycle[cycle.SetAgent],
-	"change":             decodeCycle[cycle.AppendChange],
-	"test-results":       decodeCycle[cycle.RecordTests],
-	"requirements":       decodeCycle[cycle.SetRequirements],
-	"exploration":        decodeCycle[cycle.SetExploration],
-	"plan":               decodeCycle[cycle.SetPlan],
-	"task":               decodeCycle[cycle.SetTask],
-	"feedback":           decodeCycle[cycle.AddFeedback],
-	"propose-decision":   decodeCycle[cycle.ProposeDecision],
-	"make-decision":      decodeCycle[cycle.MakeDecision],
-	"implement-decision": decodeCycle[cycle.ImplementDecision],
-	"report-blocker":     decodeCycle[cycle.ReportBlocker],
-	"resolve-blocker":    decodeCycle[cycle.ResolveBlocker],
-	"pause":              decodeCycle[cycle.Pause],
-	"resume":             decodeCycle[cycle.Resume],
-	"stop":               decodeCycle[cycle.Stop],
+// cycleOps maps operation names to their Args' types and decoders.
+var cycleOps = map[string]cycleOpEntry{
+	"iterate":            cycleOp[cycle.Iterate](),
+	"complete":           cycleOp[cycle.Complete](),
+	"agent":              cycleOp[cycle.SetAgent](),
+	"change":             cycleOp[cycle.AppendChange](),
+	"test-results":       cycleOp[cycle.RecordTests](),
+	"requirements":       cycleOp[cycle.SetRequirements](),
+	"exploration":        cycleOp[cycle.SetExploration](),
+	"plan":               cycleOp[cycle.SetPlan](),
+	"task":               cycleOp[cycle.SetTask](),
+	"feedback":           cycleOp[cycle.AddFeedback](),
+	"propose-decision":   cycleOp[cycle.ProposeDecision](),
+	"make-decision":      cycleOp[cycle.MakeDecision](),
+	"implement-decision": cycleOp[cycle.ImplementDecision](),
+	"report-blocker":     cycleOp[cycle.ReportBlocker](),
+	"resolve-blocker":    cycleOp[cycle.ResolveBlocker](),
+	"pause":              cycleOp[cycle.Pause](),
+	"resume":             cycleOp[cycle.Resume](),
+	"stop":               cycleOp[cycle.Stop](),
+}
+
+type cycleOpEntry struct {
+	typ    reflect.Type
+	decode func([]byte) (cycle.Op, error)
+}
+
+func cycleOp[T cycle.Op]() cycleOpEntry {
+	return cycleOpEntry{typ: reflect.TypeFor[T](), decode: decodeCycle[T]}
+}
+
+// CycleOpType is the Go type of the Args of cycle operation name (one of
+// the cycle.Op types, CycleCreate or CycleAppend), for documentation
+// generated from it. It reports false for "put" (its Args are the whole
+// cycle document), "sync" and "rebuild" (no Args) and unknown names.
+func CycleOpType(name string) (reflect.Type, bool) {
+	switch name {
+	case "create":
+		return reflect.TypeFor[CycleCreate](), true
+	case "append":
+		return reflect.TypeFor[CycleAppend](), true
+	}
+	e, ok := cycleOps[name]
+	return e.typ, ok
 }
 
 func decodeCycle[T cycle.Op](args []byte) (cycle.Op, error) {
@@ -148,7 +187,7 @@ func decodeCycle[T cycle.Op](args []byte) (cycle.Op, error) {
 	if len(args) == 0 {
 		args = []byte("{}")
 	}
-	if err := DecodeStrict(args, &v); err != nil {
+	if err := decodeOp(args, &v); err != nil {
 		return nil, err
 	}
 	return v, nil
@@ -157,11 +196,11 @@ func decodeCycle[T cycle.Op](args []byte) (cycle.Op, error) {
 // DecodeCycleOp decodes the operation a CycleRequest names (not "create",
 // "put" or "rebuild": they make or replace the whole cycle).
 func DecodeCycleOp(name string, args []byte) (cycle.Op, error) {
-	dec, ok := cycleOps[name]
+	e, ok := cycleOps[name]
 	if !ok {
 		return nil, reason.New(reason.InvalidInput, "no cycle operation %q (operations: %s)", name, joinNames(CycleOps()))
 	}
-	return dec(args)
+	return e.decode(args)
 }
 
 // CycleRequestOf is the request of a cycle operation.

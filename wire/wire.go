@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"sort"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -139,6 +140,16 @@ var asddOps = map[string]func() asdd.Op{
 	"attach-branch":      func() asdd.Op { return new(asdd.AttachBranch) },
 }
 
+// ASDDOpType is the Go type of the body of ASDD operation name (one of the
+// asdd.Op types), for documentation generated from it.
+func ASDDOpType(name string) (reflect.Type, bool) {
+	mk, ok := asddOps[name]
+	if !ok {
+		return nil, false
+	}
+	return reflect.TypeOf(mk()).Elem(), true
+}
+
 // ASDDOps lists the ASDD operation names, sorted.
 func ASDDOps() []string {
 	names := make([]string, 0, len(asddOps))
@@ -203,7 +214,7 @@ func DecodeASDDOp(name string, body []byte) (asdd.Op, error) {
 		return nil, reason.New(reason.NotFound, "no ASDD operation %q (operations: %s)", name, joinNames(ASDDOps()))
 	}
 	p := mk()
-	if err := DecodeStrict(body, p); err != nil {
+	if err := decodeOp(body, p); err != nil {
 		return nil, err
 	}
 	return derefOp(p), nil

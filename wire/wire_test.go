@@ -85,6 +85,7 @@ func FuzzDecodeASDDOp(f *testing.F) {
 		`{"Agent":"spec_agent","Status":"ACTIVE","Slice":"","Wave":null,"Completed":12,"Remaining":null}`,
 		` { "agent" : "a" , "STATUS" : "IDLE" , "wave" : -0 } `, `{"Agent":"a","Agent":"b"}`, `{"Wave":1.5}`,
 		`{"Agent":"` + "\xff" + `"}`, `{}`, `{}}`, `{} x`, `[]`, `null`, ``, "{}\u2028", `{"Score":2}`,
+		`{"BaseRevision":1,"FeatureBranch":"f"}`, `{"BaseRevision":1} x`, `{"base_revision":1,"BaseRevision":2}`,
 	} {
 		f.Add("heartbeat", []byte(s))
 		f.Add("propose", []byte(s))

@@ -2,7 +2,6 @@ package effects
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/atomicfile"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -327,46 +327,16 @@ func UpsertRow(doc []byte, key, row string) []byte {
 	return append(out, line+"\n"...)
 }
 
-// write replaces the file at pl with data atomically, unless it already
-// holds data (old, when it exists). The temporary file is created new
+// write replaces the file at pl with data atomically and durably, unless
+// it already holds data (old, when it exists): a temporary file created new
 // (O_EXCL, so a planted symlink is never followed) beside it, in the
-// directory held open, and renamed over it.
+// directory held open, renamed over it, the directory synced.
 func (p *Project) write(pl *place, old []byte, exists bool, data []byte) error {
 	if exists && bytes.Equal(old, data) {
 		return nil
 	}
-	var f *os.File
-	var tmp string
-	for i := 0; ; i++ {
-		tmp = fmt.Sprintf("%s.custodian-tmp-%s", pl.base, rand.Text()[:12])
-		var err error
-		f, err = pl.dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) || i == 10 {
-			return pathError(pl.rel, err)
-		}
-	}
-	_, werr := f.Write(data)
-	if werr == nil {
-		werr = f.Sync()
-	}
-	if cerr := f.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		_ = pl.dir.Remove(tmp)
-		return werr
-	}
-	if err := pl.dir.Rename(tmp, pl.base); err != nil {
-		_ = pl.dir.Remove(tmp)
+	if err := atomicfile.Write(pl.dir, pl.base, data, 0o644); err != nil {
 		return pathError(pl.rel, err)
 	}
-	d, err := pl.dir.Open(".")
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return nil
 }

@@ -25,7 +25,7 @@ func Write(root *os.Root, rel string, data []byte, perm os.FileMode) error {
 	if err := root.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", rel, err)
 	}
-	tmp := fmt.Sprintf("%s.tmp-%d-%d", rel, os.Getpid(), time.Now().UnixNano())
+	tmp := TempName(rel)
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", rel, err)

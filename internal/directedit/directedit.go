@@ -21,6 +21,7 @@ import (
 
 	appl "github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/atomicfile"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store/file"
 )
@@ -134,12 +135,7 @@ func writeDirectEditNotice(root string, e file.DirectEdit) (string, error) {
 		fmt.Fprintf(&b, "\n## The edit (RFC 6902 patch from the committed value)\n\n    %s\n", e.Patch)
 	}
 	fmt.Fprintf(&b, "\n## Resolution\n\nMake the change through the custodian (its command, or `custodian rollback`), so that it is checked and journaled; then remove the file kept aside. Nothing was lost: the edited file is kept as it was written.\n")
-	tmp := name + ".tmp"
-	if err := r.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return "", err
-	}
-	if err := r.Rename(tmp, name); err != nil {
-		_ = r.Remove(tmp)
+	if err := atomicfile.Write(r, name, b.Bytes(), 0o644); err != nil {
 		return "", err
 	}
 	return name, nil

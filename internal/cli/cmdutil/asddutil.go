@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/asdd/effects"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/wire"
 )
@@ -113,19 +112,17 @@ func Finish(app *App, r *CommitResult, text func(w io.Writer) error) error {
 	return nil
 }
 
-// ParseArtifactFlags turns NAME=PATH flags into hashed artifacts.
-func ParseArtifactFlags(p *effects.Project, flags []string, marker string) ([]asdd.Artifact, error) {
+// ParseArtifactFlags turns NAME=PATH flags into the artifacts an operation
+// names. It does not read them: the application layer hashes the files
+// itself, whatever a caller sends.
+func ParseArtifactFlags(flags []string) ([]asdd.Artifact, error) {
 	var out []asdd.Artifact
 	for _, f := range flags {
 		name, path, ok := strings.Cut(f, "=")
 		if !ok || name == "" || path == "" {
 			return nil, reason.Usage("--artifact wants NAME=PATH, got %q", f)
 		}
-		a, err := p.Artifact(name, filepath.ToSlash(path), marker)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, a)
+		out = append(out, asdd.Artifact{Name: name, Path: filepath.ToSlash(path)})
 	}
 	return out, nil
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/asdd/effects"
 	"github.com/custodian-dev/custodian/client"
 	"github.com/custodian-dev/custodian/daemon"
 	"github.com/custodian-dev/custodian/internal/directedit"
@@ -39,15 +38,6 @@ func ASDDConfig(app *App) (*asdd.Config, error) {
 		return nil, fmt.Errorf("read %s: %w", asdd.ConfigPath, err)
 	}
 	return asdd.ParseConfig(b)
-}
-
-// OpenProject opens the project root for reading artifacts.
-func OpenProject(app *App) (*effects.Project, error) {
-	root, err := app.Root()
-	if err != nil {
-		return nil, err
-	}
-	return effects.Open(root)
 }
 
 // withDirectEdits sets a file store's direct-edit policy and report for

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/cycle"
-	"github.com/custodian-dev/custodian/cycle/progress"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/internal/safetext"
 	"github.com/custodian-dev/custodian/reason"
@@ -185,18 +184,6 @@ func (c *cycleCLI) run(cmd *cobra.Command, req wire.CycleRequest, text func(io.W
 	}
 	return c.app.Render(cycleResult{CycleID: r.CycleID, Revision: r.Revision, Event: r.Event, Summary: r.Summary, Cycle: r.Cycle, Synced: r.Synced}, func(w io.Writer) error {
 		return text(w, r)
-	})
-}
-
-func syncFiles(ctx context.Context, app *cmdutil.App, id string) ([]string, error) {
-	root, err := openRoot(app)
-	if err != nil {
-		return nil, err
-	}
-	defer root.Close()
-	return progress.Sync(root, id, func() (uint64, cycle.State, error) {
-		st, rev, err := load(ctx, app, id)
-		return rev, st, err
 	})
 }
 

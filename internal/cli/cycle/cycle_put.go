@@ -5,18 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path"
-	"strings"
 
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/wire"
 
-	"github.com/gofrs/flock"
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/cycle"
@@ -74,9 +68,6 @@ reapply, retry. Prints "ID revision M".`,
 	return cmd
 }
 
-// maxAppendLine bounds one appended record.
-const maxAppendLine = 1 << 20
-
 // AppendOptions is what `custodian cycle append` was asked to do.
 type AppendOptions struct {
 	App     *cmdutil.App
@@ -104,24 +95,24 @@ records appended.`,
 			if err := cycle.CheckID(opts.ID); err != nil {
 				return err
 			}
-			if _, err := appendLogPath(opts.ID, opts.Log); err != nil {
+			if _, err := cycle.LogPath(opts.ID, opts.Log); err != nil {
 				return err
 			}
 			opts.Records = nil
 			if cmd.Flags().Changed("line") {
-				r, err := compactRecord([]byte(line))
+				r, err := cycle.CompactRecord([]byte(line))
 				if err != nil {
 					return reason.New(reason.InvalidInput, "--line: %v", err)
 				}
 				opts.Records = append(opts.Records, r)
 			} else {
 				sc := bufio.NewScanner(app.In)
-				sc.Buffer(make([]byte, 64<<10), maxAppendLine)
+				sc.Buffer(make([]byte, 64<<10), cycle.MaxLogRecord)
 				for n := 1; sc.Scan(); n++ {
 					if len(bytes.TrimSpace(sc.Bytes())) == 0 {
 						continue
 					}
-					r, err := compactRecord(sc.Bytes())
+					r, err := cycle.CompactRecord(sc.Bytes())
 					if err != nil {
 						return reason.New(reason.InvalidInput, "stdin line %d: %v (nothing appended)", n, err)
 					}
@@ -143,114 +134,28 @@ records appended.`,
 	return cmd
 }
 
-// runAppend appends the records to the log of an existing cycle.
+// runAppend has the application layer (the daemon's, when one runs) append
+// the records to the log of an existing cycle.
 func runAppend(ctx context.Context, opts *AppendOptions) error {
 	app := opts.App
-	rel, err := appendLogPath(opts.ID, opts.Log)
+	records := make([]json.RawMessage, len(opts.Records))
+	for i, r := range opts.Records {
+		records[i] = r
+	}
+	args, err := json.Marshal(wire.CycleAppend{Log: opts.Log, Records: records})
 	if err != nil {
 		return err
 	}
-	if _, _, err := load(ctx, app, opts.ID); err != nil {
-		return err
-	}
-	root, err := openRoot(app)
+	svc, err := app.Service()
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	if err := appendRecords(root, app, rel, opts.Records); err != nil {
+	r, err := svc.UpdateCycle(ctx, wire.CycleRequest{ID: opts.ID, Op: "append", Args: args})
+	if err != nil {
 		return err
 	}
-	return app.Render(map[string]any{"cycle_id": opts.ID, "log": rel, "appended": len(opts.Records)}, func(w io.Writer) error {
-		_, err := fmt.Fprintf(w, "appended %s to %s\n", cmdutil.Plural(len(opts.Records), "record"), rel)
+	return app.Render(map[string]any{"cycle_id": r.CycleID, "log": r.Log, "appended": r.Appended}, func(w io.Writer) error {
+		_, err := fmt.Fprintf(w, "appended %s to %s\n", cmdutil.Plural(r.Appended, "record"), r.Log)
 		return err
 	})
-}
-
-// appendLogPath is the project-relative path of a cycle's log NAME.
-func appendLogPath(id, name string) (string, error) {
-	clean := path.Clean(name)
-	if name == "" || path.IsAbs(name) || clean == "." || clean == ".." || strings.HasPrefix(clean, "../") || strings.Contains(name, "\\") {
-		return "", reason.New(reason.InvalidInput, "--log %q: a path inside the cycle's .progress directory", name)
-	}
-	if !strings.HasSuffix(clean, ".ndjson") && !strings.HasSuffix(clean, ".jsonl") {
-		return "", reason.New(reason.InvalidInput, "--log %q: an NDJSON log ends in .ndjson or .jsonl", name)
-	}
-	return cycle.ProgressDir(id) + "/" + clean, nil
-}
-
-// compactRecord checks that b is one JSON value and returns it compact.
-func compactRecord(b []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, bytes.TrimSpace(b)); err != nil {
-		return nil, fmt.Errorf("not JSON: %v", err)
-	}
-	if !json.Valid(buf.Bytes()) || buf.Len() == 0 {
-		return nil, errors.New("not one JSON value")
-	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(buf.Bytes()))
-	if err := dec.Decode(&v); err != nil || dec.More() {
-		return nil, errors.New("not one JSON value")
-	}
-	return buf.Bytes(), nil
-}
-
-// appendRecords appends records to rel (inside root) in one write under an
-// exclusive flock on the log's lock file, and fsyncs. A log whose last
-// line was torn by a crash gets a newline first, so records stay whole.
-func appendRecords(root *os.Root, app *cmdutil.App, rel string, records [][]byte) error {
-	dir := path.Dir(rel)
-	if err := root.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	lockRel := path.Join(dir, "."+path.Base(rel)+".lock")
-	lf, err := root.OpenFile(lockRel, os.O_CREATE|os.O_RDONLY, 0o644)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", lockRel, err)
-	}
-	lf.Close()
-	rootDir, err := app.Root()
-	if err != nil {
-		return err
-	}
-	lock := flock.New(rootDir + "/" + lockRel)
-	if err := lock.Lock(); err != nil {
-		return fmt.Errorf("lock %s: %w", lockRel, err)
-	}
-	defer lock.Unlock()
-	_, statErr := root.Stat(rel)
-	created := errors.Is(statErr, fs.ErrNotExist)
-	f, err := root.OpenFile(rel, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("open %s: %w", rel, err)
-	}
-	defer f.Close()
-	var buf bytes.Buffer
-	if fi, err := f.Stat(); err == nil && fi.Size() > 0 {
-		last := make([]byte, 1)
-		if _, err := f.ReadAt(last, fi.Size()-1); err == nil && last[0] != '\n' {
-			buf.WriteByte('\n')
-		}
-	}
-	for _, r := range records {
-		buf.Write(r)
-		buf.WriteByte('\n')
-	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("append to %s: %w", rel, err)
-	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", rel, err)
-	}
-	if created {
-		if d, err := root.Open(dir); err == nil {
-			err = d.Sync()
-			d.Close()
-			if err != nil {
-				return fmt.Errorf("sync %s: %w", dir, err)
-			}
-		}
-	}
-	return nil
 }

@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	appl "github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 // The commands that read a cycle (show, list, signal) or write what is
@@ -280,27 +280,22 @@ func newSyncCmd(app *cmdutil.App, runF func(context.Context, *SyncOptions) error
 	}
 }
 
-// runSync has the application layer write the progress files from the
-// latest committed state (without it, while a daemon runs: from the
-// daemon's state, which it syncs after every commit already).
+// runSync has the application layer (the daemon's, when one runs) write
+// the progress files from the latest committed state.
 func runSync(ctx context.Context, opts *SyncOptions) error {
 	app, id := opts.App, opts.ID
-	if _, _, err := load(ctx, app, id); err != nil {
+	if err := cycle.CheckID(id); err != nil {
 		return err
 	}
 	svc, err := app.Service()
 	if err != nil {
 		return err
 	}
-	var wrote []string
-	if l, ok := svc.(*appl.Local); ok {
-		wrote, err = l.SyncCycle(ctx, id)
-	} else {
-		wrote, err = syncFiles(ctx, app, id)
-	}
+	r, err := svc.UpdateCycle(ctx, wire.CycleRequest{ID: id, Op: "sync"})
 	if err != nil {
 		return err
 	}
+	wrote := r.Synced
 	if wrote == nil {
 		wrote = []string{}
 	}

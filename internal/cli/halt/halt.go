@@ -62,15 +62,10 @@ notice and a failure-log row, like any halt.`,
 	return cmd
 }
 
-// run hashes the artifacts named and proposes the halt.
+// run proposes the halt (the application layer hashes the artifacts named).
 func run(ctx context.Context, opts *Options) error {
 	app := opts.App
-	p, err := cmdutil.OpenProject(app)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	artifacts, err := cmdutil.ParseArtifactFlags(p, opts.Artifacts, asdd.DefaultMarker)
+	artifacts, err := cmdutil.ParseArtifactFlags(opts.Artifacts)
 	if err != nil {
 		return err
 	}

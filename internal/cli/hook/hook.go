@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/internal/atomicfile"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -186,12 +187,7 @@ func installHook(app *cmdutil.App, binary string, force bool) (*HookResult, erro
 	if err := os.MkdirAll(hooks, 0o755); err != nil {
 		return nil, fmt.Errorf("create %s: %w", hooks, err)
 	}
-	tmp := path + ".custodian-tmp"
-	if err := os.WriteFile(tmp, []byte(script), 0o755); err != nil {
-		return nil, fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	if err := atomicfile.WritePath(path, []byte(script), 0o755); err != nil {
 		return nil, fmt.Errorf("write %s: %w", path, err)
 	}
 	return &HookResult{Path: path, Binary: binary, Project: filepath.ToSlash(rel)}, nil

@@ -2,6 +2,7 @@ package propose
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -83,42 +84,20 @@ slice (exit 3; 4 for an escalated conflict; 5 for drift) with the reason.`,
 	return cmd
 }
 
-// run hashes the artifacts and the trace (marked as the agent's config
-// says), observes the slice's files, and proposes the result.
+// run proposes the agent's result. It names the artifacts and the trace;
+// the application layer hashes them (marked as the agent's config says)
+// and observes the slice's files itself, whatever door the proposal came
+// through.
 func run(ctx context.Context, opts *Options) error {
 	app := opts.App
-	cfg, err := cmdutil.ASDDConfig(app)
-	if err != nil {
-		return err
-	}
-	marker := asdd.DefaultMarker
-	if a, ok := cfg.Agent(opts.Agent); ok {
-		marker = a.ArtifactMarker()
-	}
-	p, err := cmdutil.OpenProject(app)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	artifacts, err := cmdutil.ParseArtifactFlags(p, opts.Artifacts, marker)
+	artifacts, err := cmdutil.ParseArtifactFlags(opts.Artifacts)
 	if err != nil {
 		return err
 	}
 	prop := asdd.Proposal{Agent: opts.Agent, Slice: opts.Slice, Score: opts.Score, Artifacts: artifacts, Uncertainty: opts.Uncertainty,
 		To: opts.To, BaseRevision: opts.BaseRevision, Assumptions: opts.Assumptions, FeatureBranch: opts.FeatureBranch, Retro: opts.Retro}
 	if opts.Trace != "" {
-		t, err := p.Artifact("trace", opts.Trace, marker)
-		if err != nil {
-			return err
-		}
-		prop.Trace = &t
-	}
-	if m, err := cmdutil.LoadManifest(ctx, app); err == nil {
-		if s := m.Slice(opts.Slice); s != nil {
-			if prop.Observed, err = p.Observe(s.Artifacts()); err != nil {
-				return err
-			}
-		}
+		prop.Trace = &asdd.Artifact{Name: "trace", Path: filepath.ToSlash(opts.Trace)}
 	}
 	out, r, err := cmdutil.ApplyOp(ctx, app, prop)
 	if err != nil {

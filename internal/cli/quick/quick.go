@@ -40,15 +40,10 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra
 	return cmd
 }
 
-// run hashes the artifacts and proposes the quick fix.
+// run proposes the quick fix (the application layer hashes the artifacts).
 func run(ctx context.Context, opts *Options) error {
 	app := opts.App
-	p, err := cmdutil.OpenProject(app)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
-	artifacts, err := cmdutil.ParseArtifactFlags(p, opts.Artifacts, asdd.DefaultMarker)
+	artifacts, err := cmdutil.ParseArtifactFlags(opts.Artifacts)
 	if err != nil {
 		return err
 	}

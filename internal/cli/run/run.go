@@ -17,7 +17,6 @@ import (
 
 	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/asdd/effects"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/runner"
@@ -107,11 +106,10 @@ func run(ctx context.Context, o *Options) error {
 	if _, err := cmdutil.LoadManifest(ctx, app); err != nil {
 		return err
 	}
-	state, err := newRunState(app, root, cfg)
+	state, err := newRunState(app, cfg)
 	if err != nil {
 		return err
 	}
-	defer state.close()
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if o.DryRun {
@@ -322,25 +320,18 @@ func writeRunSummary(w io.Writer, s *runner.Summary) error {
 // path as every ASDD command. The runner's heartbeat policy travels with
 // an operation only to a Local layer; a daemon applies its own.
 type runState struct {
-	app  *cmdutil.App
-	svc  app.Service
-	cfg  *asdd.Config
-	proj *effects.Project
+	app *cmdutil.App
+	svc app.Service
+	cfg *asdd.Config
 }
 
-func newRunState(cli *cmdutil.App, root string, cfg *asdd.Config) (*runState, error) {
+func newRunState(cli *cmdutil.App, cfg *asdd.Config) (*runState, error) {
 	svc, err := cli.Service()
 	if err != nil {
 		return nil, err
 	}
-	p, err := effects.Open(root)
-	if err != nil {
-		return nil, err
-	}
-	return &runState{app: cli, svc: svc, cfg: cfg, proj: p}, nil
+	return &runState{app: cli, svc: svc, cfg: cfg}, nil
 }
-
-func (s *runState) close() { s.proj.Close() }
 
 func (s *runState) Manifest(ctx context.Context) (*asdd.Manifest, error) {
 	return s.svc.Manifest(ctx)
@@ -360,12 +351,6 @@ func (s *runState) Apply(ctx context.Context, op asdd.Op, cfg *asdd.Config) (*as
 	}
 	return &asdd.Outcome{Summary: resp.Summary, Events: resp.Events, Verdict: resp.Verdict}, nil
 }
-
-func (s *runState) Artifact(name, path, marker string) (asdd.Artifact, error) {
-	return s.proj.Artifact(name, filepath.ToSlash(path), marker)
-}
-
-func (s *runState) Observe(paths []string) (map[string]string, error) { return s.proj.Observe(paths) }
 
 // nOf is "1 retry", "2 retries", "0 retries".
 func nOf(n int, one, many string) string {

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/custodian-dev/custodian/internal/atomicfile"
 	"github.com/custodian-dev/custodian/mirror"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
@@ -193,34 +194,7 @@ func (f FileTarget) Import(ctx context.Context, key string, recs []store.Record,
 // replace writes name durably: temporary file in the same directory,
 // fsync, rename, directory fsync.
 func replace(r *os.Root, name string, data []byte) error {
-	tmp := name + ".migrate.tmp"
-	f, err := r.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = r.Rename(tmp, name)
-	}
-	if err != nil {
-		_ = r.Remove(tmp)
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	d, err := r.Open(path.Dir(name))
-	if err != nil {
-		return fmt.Errorf("sync directory of %s: %w", name, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync directory of %s: %w", name, err)
-	}
-	return nil
+	return atomicfile.Write(r, name, data, 0o644)
 }
 
 // Verify opens the file store and verifies the document.
