@@ -30,7 +30,7 @@ type testDaemon struct {
 	done  chan struct{}
 }
 
-func startTestDaemon(t *testing.T, sock string, h http.Handler) *testDaemon {
+func startTestDaemon(t testing.TB, sock string, h http.Handler) *testDaemon {
 	t.Helper()
 	l, err := net.Listen("unix", sock)
 	if err != nil {
@@ -58,7 +58,7 @@ func (d *testDaemon) stop() {
 
 // clientOf starts a test daemon serving h and returns it, a client of it
 // and its socket.
-func clientOf(t *testing.T, h http.Handler) (*testDaemon, *Client, string) {
+func clientOf(t testing.TB, h http.Handler) (*testDaemon, *Client, string) {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "d.sock")
 	d := startTestDaemon(t, sock, h)
@@ -300,4 +300,31 @@ func TestTransportResponses(t *testing.T) {
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `Post "http://custodian/v1/asdd/heartbeat"`) || reason.CodeOf(err) != "" {
 		t.Fatalf("no daemon: %v, want http.Client's error naming the request", err)
 	}
+}
+
+// BenchmarkHeartbeatClient is the client's share of a heartbeat: the
+// request made, sent on the Transport, the answer read and decoded, from
+// GOMAXPROCS×-parallel callers against a daemon that answers at once
+// (go test ./client -bench HeartbeatClient -benchmem -cpuprofile …).
+func BenchmarkHeartbeatClient(b *testing.B) {
+	answer := []byte(`{"revision":2,"committed":true,"outcome":"accepted","summary":"heartbeat from spec_agent (ACTIVE)","events":[{"type":"heartbeat","agent":"spec","data":{"status":"ACTIVE"}}]}` + "\n")
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/asdd/heartbeat", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answer)
+	})
+	_, c, _ := clientOf(b, mux)
+	ctx := context.Background()
+	var seq atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			n := int(seq.Add(1))
+			if _, err := c.Heartbeat(ctx, asdd.Beat{Agent: "spec", Status: asdd.HeartbeatActive, Completed: &n}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
