@@ -8,11 +8,12 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 // DefaultSocket is where the daemon listens and where the CLI looks for a
 // running daemon, relative to the project root.
-const DefaultSocket = ".asdd/state/custodian.sock"
+const DefaultSocket = wire.DefaultSocket
 
 // DefaultMemoryLimit is `custodian serve`'s soft memory limit (160 MB).
 const DefaultMemoryLimit = 160 << 20

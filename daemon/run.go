@@ -6,8 +6,6 @@ import (
 	"net"
 	"os"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/server"
 )
@@ -53,7 +51,7 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	}
 	cfg = cfg.withDefaults()
 	TuneRuntime(cfg.MemoryLimit)
-	d := &Daemon{cfg: cfg, metrics: server.NewMetrics(prometheus.NewRegistry()), served: make(chan error, 1)}
+	d := &Daemon{cfg: cfg, metrics: server.NewMetrics(), served: make(chan error, 1)}
 	if err := d.assemble(); err != nil {
 		d.release()
 		return nil, err

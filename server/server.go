@@ -11,9 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-
 	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/store"
@@ -121,7 +118,7 @@ func (o *Options) defaults() {
 		o.ASDDConfig = func() (*asdd.Config, error) { return def, nil }
 	}
 	if o.Metrics == nil {
-		o.Metrics = NewMetrics(prometheus.NewRegistry())
+		o.Metrics = NewMetrics()
 	}
 }
 
@@ -196,7 +193,7 @@ func (s *Server) routes() {
 	s.route("POST /v1/rebuild", http.HandlerFunc(s.rebuild))
 	s.route("POST /v1/jq", http.HandlerFunc(s.applyJQ))
 	s.route("GET /v1/asdd/slices/{id}", http.HandlerFunc(s.getSlice))
-	s.route("GET /metrics", promhttp.HandlerFor(s.m.reg, promhttp.HandlerOpts{}))
+	s.route("GET /metrics", s.m.Handler())
 	if s.o.MCP != nil {
 		// Not a route of the JSON API (openapi.json): another protocol.
 		h := s.o.MCP(s.app)

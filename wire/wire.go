@@ -22,6 +22,11 @@ import (
 	"github.com/custodian-dev/custodian/store"
 )
 
+// DefaultSocket is the unix socket the daemon API is served on, relative
+// to the project root: where custodian serve listens and where a client
+// of the project looks for it.
+const DefaultSocket = ".asdd/state/custodian.sock"
+
 // PutRequest is the body of PUT /v1/doc?key=K (a human action: it needs
 // the admin token where one is set): a whole value, or an RFC 6902 patch
 // from the revision named by If-Match.

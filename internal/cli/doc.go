@@ -8,3 +8,5 @@
 // The tests here drive the whole CLI end to end: in process through Run
 // (golden transcripts under testdata/) and as separate processes.
 package cli
+
+//go:generate go run ./gendocs -out ../../docs/commands

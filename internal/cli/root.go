@@ -153,7 +153,6 @@ func rootCommands() []rootCommand {
 		{"mirror", func(a *App) *cobra.Command { return mirror.NewCmd(a, nil) }},
 		{"migrate", func(a *App) *cobra.Command { return migrate.NewCmd(a, nil) }},
 		{"compat", func(a *App) *cobra.Command { return compat.NewCmd(a, nil) }},
-		{"docs", func(a *App) *cobra.Command { return newDocsCmd(a, nil) }},
 		{"bench", bench.NewCmd},
 	}
 }

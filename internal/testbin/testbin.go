@@ -48,6 +48,8 @@ func Path(t testing.TB) string {
 		path = filepath.Join(dir, "custodian")
 		cmd := exec.Command("go", "build", "-o", path, "github.com/custodian-dev/custodian/cmd/custodian")
 		cmd.Dir = moduleRoot()
+		// The documented build (README): static, no cgo.
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		out, e := cmd.CombinedOutput()
 		if e != nil {
 			err = &buildError{out: string(out), err: e}

@@ -17,11 +17,11 @@ import (
 	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/client"
-	"github.com/custodian-dev/custodian/daemon"
 	"github.com/custodian-dev/custodian/internal/directedit"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
+	"github.com/custodian-dev/custodian/wire"
 )
 
 // ASDDConfig reads .asdd/config.yaml; a missing file means the defaults.
@@ -139,7 +139,7 @@ func (a *App) Close() error {
 
 // DefaultSocket is where `custodian serve` listens and where the CLI looks
 // for a running daemon, relative to the project root.
-const DefaultSocket = daemon.DefaultSocket
+const DefaultSocket = wire.DefaultSocket
 
 // Service returns (once) the application layer the commands go through:
 // the daemon's (app.Remote) while one runs, else a Local one over the
