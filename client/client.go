@@ -100,7 +100,7 @@ func New(addr string, o Options) (*Client, error) {
 	return c, nil
 }
 
-// pooled is an HTTP client on a connTransport to one address (a socket's
+// pooled is an HTTP client on net/http's Transport to one address (a socket's
 // path when network is "unix", at any depth: see package unixsock).
 func pooled(network, addr string) *http.Client {
 	var d net.Dialer
