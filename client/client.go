@@ -44,10 +44,11 @@ type Client struct {
 	base string // scheme://host, no trailing slash
 	o    Options
 	hc   *http.Client
-	// rt is hc's transport when the client made it: requests go to it
-	// directly (no redirects, cookies or client timeouts to apply; an
-	// http.Client's bookkeeping was a twentieth of a heartbeat's cost in
-	// the client). Nil with Options.HTTPClient: requests go through it.
+	// rt is hc's transport on a unix socket the client dialled itself:
+	// requests go to it directly, as nothing between the client and the
+	// daemon redirects or sets cookies (an http.Client's bookkeeping was a
+	// twentieth of a heartbeat's cost in the client). Nil over TCP (a proxy
+	// may redirect) and with Options.HTTPClient: requests go through hc.
 	rt http.RoundTripper
 }
 
@@ -90,12 +91,10 @@ func New(addr string, o Options) (*Client, error) {
 		c.base = "http://custodian"
 		if c.hc == nil {
 			c.hc = pooled("unix", sock)
+			c.rt = c.hc.Transport
 		}
 	default:
 		return nil, fmt.Errorf("daemon address %q: want http://, https:// or unix://", addr)
-	}
-	if o.HTTPClient == nil {
-		c.rt = c.hc.Transport
 	}
 	return c, nil
 }

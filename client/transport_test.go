@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -327,4 +328,27 @@ func BenchmarkHeartbeatClient(b *testing.B) {
 			}
 		}
 	})
+}
+
+// Over TCP a proxy in front of the daemon may redirect: the client follows
+// as http.Client does (a unix socket reaches the daemon itself, whose API
+// never redirects).
+func TestTransportFollowsRedirectOverTCP(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/daemon/v1/health", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("GET /daemon/v1/health", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"ok":true}`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c, err := New(srv.URL, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Health(context.Background()); err != nil {
+		t.Fatalf("health behind a redirect: %v", err)
+	}
 }
