@@ -8,7 +8,6 @@ import (
 
 	"github.com/custodian-dev/custodian/app/internal/manifestenc"
 	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/asdd/effects"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/wire"
@@ -184,11 +183,10 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 }
 
 func (l *Local) applyEffects(effs []asdd.Effect) error {
-	p, err := effects.Open(l.o.Root)
+	p, err := l.project()
 	if err != nil {
 		return err
 	}
-	defer p.Close()
 	l.fx.Lock()
 	defer l.fx.Unlock()
 	return p.Apply(effs)
@@ -208,11 +206,10 @@ func (l *Local) observe(ctx context.Context, op asdd.Op, cfg *asdd.Config) (asdd
 	if !l.hasRoot() {
 		return nil, reason.New(reason.InvalidInput, "this custodian has no project directory to read artifacts from")
 	}
-	proj, err := effects.Open(l.o.Root)
+	proj, err := l.project()
 	if err != nil {
 		return nil, err
 	}
-	defer proj.Close()
 	hashAll := func(as []asdd.Artifact, marker string) ([]asdd.Artifact, error) {
 		if as == nil {
 			return nil, nil

@@ -14,6 +14,8 @@ func FuzzSealMatchesMarshal(f *testing.F) {
 	f.Add(uint64(1), int64(0), "spec", "spec agent finished <SLICE-001> & more", `[{"op":"replace","path":"/a","value":1}]`, "slice.advanced", `{"slice":"S"}`, "sha256:x", "sha256:y")
 	f.Add(uint64(7), int64(1763769600123456789), "", "", `[ {"op" : "add", "path":"/é\u2028", "value":"<&>"} ]`, "", "", "", "")
 	f.Add(uint64(9), int64(42), "a\"b\\c\x01", "\xff\xfe", `[]`, "t\u2029", `null`, "", "p")
+	f.Add(uint64(3), int64(5), "spec", "r", `[{"op":"replace","path":"/slices/0","value":{"name":"bench slice","q":"a \" b \\","t":"\t x"}}]`, "e", `{"to":"a b","x":" "}`, "", "")
+	f.Add(uint64(4), int64(6), "", "", `[{"path":"/a b","value":"x\u2028y\u2029 z"}, "a\u00e2"]`, "", `"\\"`, "", "")
 	f.Fuzz(func(t *testing.T, rev uint64, ns int64, actor, reason, patch, typ, data, sum, prev string) {
 		if rev == 0 || !json.Valid([]byte(patch)) || (data != "" && !json.Valid([]byte(data))) {
 			t.Skip()

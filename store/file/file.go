@@ -583,16 +583,27 @@ func (d *doc) wake() <-chan struct{} {
 // file at all is NOT_FOUND at once, without creating its directory or lock
 // file (a read must leave the project as it was).
 // holding reports whether this store holds the document's lock (Hold mode).
+// A document loaded in Hold mode (held.active: its lock is held until
+// Close) is answered without taking d.mu: in the daemon every commit asked
+// first, and waited behind the commit holding d.mu only to read a flag.
 func (d *doc) holding() bool {
+	if d.held.active.Load() {
+		return true
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.held.locked
 }
 
 func (d *doc) lockedRead(ctx context.Context, f func() error) error {
-	d.mu.Lock()
-	known := d.loaded || d.held.locked
-	d.mu.Unlock()
+	// A document held in Hold mode exists; locked says so if Close came
+	// meanwhile.
+	known := d.held.active.Load()
+	if !known {
+		d.mu.Lock()
+		known = d.loaded || d.held.locked
+		d.mu.Unlock()
+	}
 	if !known {
 		exists := false
 		for _, name := range []string{d.p.snap, d.p.tmp, d.p.journal} {

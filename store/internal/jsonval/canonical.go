@@ -58,6 +58,19 @@ func writeCanonical(w *bufio.Writer, v any) error {
 			}
 		}
 		w.WriteByte(']')
+	case *bigArray:
+		w.WriteByte('[')
+		for i, c := range x.chunks {
+			for j, e := range c {
+				if i > 0 || j > 0 {
+					w.WriteByte(',')
+				}
+				if err := writeCanonical(w, e); err != nil {
+					return err
+				}
+			}
+		}
+		w.WriteByte(']')
 	default:
 		b, err := json.Marshal(x)
 		if err != nil {
@@ -154,23 +167,24 @@ func diffTrees(path string, a, b any, ops []Op) ([]Op, error) {
 			ops = append(ops, g.ops...)
 		}
 		return ops, nil
-	case []any:
-		bv, ok := b.([]any)
+	case []any, *bigArray:
+		aa, _ := arrayOf(a)
+		ba, ok := arrayOf(b)
 		if !ok {
 			break
 		}
-		n := min(len(av), len(bv))
+		n := min(aa.len(), ba.len())
 		var err error
 		for i := 0; i < n; i++ {
-			if ops, err = diffTrees(path+"/"+strconv.Itoa(i), av[i], bv[i], ops); err != nil {
+			if ops, err = diffTrees(path+"/"+strconv.Itoa(i), aa.at(i), ba.at(i), ops); err != nil {
 				return nil, err
 			}
 		}
-		for i := len(av) - 1; i >= n; i-- {
+		for i := aa.len() - 1; i >= n; i-- {
 			ops = append(ops, Op{Op: "remove", Path: path + "/" + strconv.Itoa(i)})
 		}
-		for i := n; i < len(bv); i++ {
-			v, err := CanonicalJSON(bv[i])
+		for i := n; i < ba.len(); i++ {
+			v, err := CanonicalJSON(ba.at(i))
 			if err != nil {
 				return nil, err
 			}
@@ -293,6 +307,23 @@ func (c *SumCache) write(w *bufio.Writer, v any, depth int, next map[memoKey]mem
 			}
 			if err := c.write(w, e, depth+1, next); err != nil {
 				return err
+			}
+		}
+		w.WriteByte(']')
+		return nil
+	case *bigArray:
+		if depth == 2 {
+			return c.memoized(w, x, memoKey{unsafe.Pointer(x), x.n}, next)
+		}
+		w.WriteByte('[')
+		for i, ch := range x.chunks {
+			for j, e := range ch {
+				if i > 0 || j > 0 {
+					w.WriteByte(',')
+				}
+				if err := c.write(w, e, depth+1, next); err != nil {
+					return err
+				}
 			}
 		}
 		w.WriteByte(']')

@@ -232,11 +232,12 @@ func merge(w *bufio.Writer, sc *scanner, a, t any) error {
 		}
 		w.WriteByte('}')
 		return nil
-	case []any:
-		aa, ok := a.([]any)
+	case []any, *bigArray:
+		aa, ok := arrayOf(a)
 		if !ok || sc.peek() != '[' {
 			break
 		}
+		ta, _ := arrayOf(t)
 		sc.i++
 		w.WriteByte('[')
 		i := 0
@@ -251,10 +252,10 @@ func merge(w *bufio.Writer, sc *scanner, a, t any) error {
 			} else if i > 0 {
 				return errNotAnchor
 			}
-			if i >= len(aa) {
+			if i >= aa.len() {
 				return errNotAnchor
 			}
-			if i >= len(tv) {
+			if i >= ta.len() {
 				if _, err := sc.skip(); err != nil {
 					return err
 				}
@@ -263,18 +264,18 @@ func merge(w *bufio.Writer, sc *scanner, a, t any) error {
 			if i > 0 {
 				w.WriteByte(',')
 			}
-			if err := merge(w, sc, aa[i], tv[i]); err != nil {
+			if err := merge(w, sc, aa.at(i), ta.at(i)); err != nil {
 				return err
 			}
 		}
-		if i != len(aa) {
+		if i != aa.len() {
 			return errNotAnchor
 		}
-		for ; i < len(tv); i++ {
+		for ; i < ta.len(); i++ {
 			if i > 0 {
 				w.WriteByte(',')
 			}
-			if err := writeCanonical(w, tv[i]); err != nil {
+			if err := writeCanonical(w, ta.at(i)); err != nil {
 				return err
 			}
 		}
@@ -297,12 +298,13 @@ func shared(a, t any) bool {
 	case map[string]any:
 		y, ok := a.(map[string]any)
 		return ok && len(x) == len(y) && reflect.ValueOf(x).Pointer() == reflect.ValueOf(y).Pointer()
-	case []any:
-		y, ok := a.([]any)
-		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
+	case []any, *bigArray:
+		xa, _ := arrayOf(t)
+		ya, ok := arrayOf(a)
+		return ok && xa.same(ya)
 	}
 	switch a.(type) {
-	case map[string]any, []any:
+	case map[string]any, []any, *bigArray:
 		return false
 	}
 	return scalarEqual(a, t)
@@ -324,13 +326,14 @@ func EqualTrees(a, b any) bool {
 			}
 		}
 		return true
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
+	case []any, *bigArray:
+		xa, _ := arrayOf(a)
+		ya, ok := arrayOf(b)
+		if !ok || xa.len() != ya.len() {
 			return false
 		}
-		for i := range x {
-			if !EqualTrees(x[i], y[i]) {
+		for i := range xa.len() {
+			if !EqualTrees(xa.at(i), ya.at(i)) {
 				return false
 			}
 		}

@@ -40,40 +40,46 @@ func FuzzTreeBytes(f *testing.F) {
 	f.Add([]byte(`[1,[2,3],{"x":"\u00e9"}]`), []byte(`[{"op":"remove","path":"/1/0"},{"op":"add","path":"/-","value":7}]`))
 	f.Add([]byte(`{"":{"":0}}`), []byte(`[{"op":"replace","path":"//","value":[]}]`))
 	f.Fuzz(func(t *testing.T, base, patch []byte) {
-		v, err := jsonval.ParseValue(base, jsonval.Limits{MaxBytes: 1 << 16, MaxDepth: 32})
-		if err != nil {
-			return
-		}
-		tree, err := jsonval.PatchTree(v.Tree, patch, jsonval.Limits{MaxBytes: 1 << 16, MaxDepth: 32})
-		if err != nil {
-			return
-		}
-		out, err := jsonval.TreeBytes(base, v.Tree, tree)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := jsonval.Decode(out)
-		if err != nil || !jsonval.EqualTrees(got, tree) {
-			t.Fatalf("TreeBytes gave %s (%v), not the patched tree", out, err)
-		}
-		if !json.Valid(out) || len(out) > 0 && (out[0] == ' ' || out[len(out)-1] == ' ') {
-			t.Fatalf("not compact JSON: %q", out)
-		}
-		sum, _ := jsonval.SumOf(out)
-		if want, _ := jsonval.SumTree(tree); sum != want {
-			t.Fatalf("sum %s, tree's %s", sum, want)
-		}
-		before, after := topKeys(base), topKeys(out)
-		if m, ok := tree.(map[string]any); ok && before != nil && len(slices.Compact(slices.Sorted(slices.Values(before)))) == len(before) {
-			var kept []string
-			for _, k := range before {
-				if _, ok := m[k]; ok {
-					kept = append(kept, k)
-				}
-			}
-			if len(after) < len(kept) || !slices.Equal(after[:len(kept)], kept) {
-				t.Fatalf("members %v, want %v first (anchor %s)", after, kept, base)
-			}
-		}
+		fuzzTreeBytes(t, base, patch)
+		jsonval.SmallChunks(t) // arrays of three or more in chunks of two
+		fuzzTreeBytes(t, base, patch)
 	})
+}
+
+func fuzzTreeBytes(t *testing.T, base, patch []byte) {
+	v, err := jsonval.ParseValue(base, jsonval.Limits{MaxBytes: 1 << 16, MaxDepth: 32})
+	if err != nil {
+		return
+	}
+	tree, err := jsonval.PatchTree(v.Tree, patch, jsonval.Limits{MaxBytes: 1 << 16, MaxDepth: 32})
+	if err != nil {
+		return
+	}
+	out, err := jsonval.TreeBytes(base, v.Tree, tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := jsonval.Decode(out)
+	if err != nil || !jsonval.EqualTrees(got, tree) {
+		t.Fatalf("TreeBytes gave %s (%v), not the patched tree", out, err)
+	}
+	if !json.Valid(out) || len(out) > 0 && (out[0] == ' ' || out[len(out)-1] == ' ') {
+		t.Fatalf("not compact JSON: %q", out)
+	}
+	sum, _ := jsonval.SumOf(out)
+	if want, _ := jsonval.SumTree(tree); sum != want {
+		t.Fatalf("sum %s, tree's %s", sum, want)
+	}
+	before, after := topKeys(base), topKeys(out)
+	if m, ok := tree.(map[string]any); ok && before != nil && len(slices.Compact(slices.Sorted(slices.Values(before)))) == len(before) {
+		var kept []string
+		for _, k := range before {
+			if _, ok := m[k]; ok {
+				kept = append(kept, k)
+			}
+		}
+		if len(after) < len(kept) || !slices.Equal(after[:len(kept)], kept) {
+			t.Fatalf("members %v, want %v first (anchor %s)", after, kept, base)
+		}
+	}
 }

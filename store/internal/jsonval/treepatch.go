@@ -130,18 +130,26 @@ func (m made) patchAt(node any, segs []string, op string, val any) (any, error) 
 		}
 		c[key] = nc
 		return c, nil
+	case *bigArray:
+		i, err := arrayIndex(key, n.n)
+		if err != nil {
+			return nil, err
+		}
+		if i > n.n || i == n.n && !(last && op == "add") {
+			return nil, fmt.Errorf("index %d past the end (%d)", i, n.n)
+		}
+		return m.patchBig(n, i, segs, op, val)
 	case []any:
-		i := len(n)
-		if key != "-" {
-			v, err := strconv.Atoi(key)
-			if err != nil || v < 0 || (key != "0" && key[0] == '0') {
-				return nil, fmt.Errorf("bad array index %q", key)
-			}
-			i = v
+		i, err := arrayIndex(key, len(n))
+		if err != nil {
+			return nil, err
 		}
 		if last && op == "add" {
 			if i > len(n) {
 				return nil, fmt.Errorf("index %d past the end (%d)", i, len(n))
+			}
+			if i == len(n) && len(n) >= bigArrayMin {
+				return m.patchBig(newBigArray(n), i, segs, op, val)
 			}
 			c := make([]any, 0, len(n)+1)
 			c = append(c, n[:i]...)
@@ -158,6 +166,9 @@ func (m made) patchAt(node any, segs []string, op string, val any) (any, error) 
 		}
 		c := n
 		if p := unsafe.Pointer(unsafe.SliceData(n)); !m.has(p) {
+			if len(n) >= bigArrayMin {
+				return m.patchBig(newBigArray(n), i, segs, op, val)
+			}
 			c = make([]any, len(n))
 			copy(c, n)
 			m[unsafe.Pointer(unsafe.SliceData(c))] = struct{}{}
@@ -174,6 +185,19 @@ func (m made) patchAt(node any, segs []string, op string, val any) (any, error) 
 		return c, nil
 	}
 	return nil, fmt.Errorf("%q is not in an object or array", key)
+}
+
+// arrayIndex reads an array index of a patch's path in an array of n
+// elements ("-": n).
+func arrayIndex(key string, n int) (int, error) {
+	if key == "-" {
+		return n, nil
+	}
+	v, err := strconv.Atoi(key)
+	if err != nil || v < 0 || (key != "0" && key[0] == '0') {
+		return 0, fmt.Errorf("bad array index %q", key)
+	}
+	return v, nil
 }
 
 // SumTree returns the canonical sum of a decoded tree ("sha256:<hex>").

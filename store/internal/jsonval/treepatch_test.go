@@ -49,31 +49,41 @@ func TestPatchTree(t *testing.T) {
 		{"not a patch", `{"op":"add"}`, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tree := treeOf(t, base)
-			before, _ := jsonval.SumTree(tree)
-			got, err := jsonval.PatchTree(tree, []byte(tc.patch), jsonval.Limits{})
-			if after, _ := jsonval.SumTree(tree); after != before {
-				t.Fatal("PatchTree changed its input tree")
-			}
-			if tc.fail {
-				if err == nil {
-					t.Fatalf("patch %s applied", tc.patch)
+			for _, small := range []bool{false, true} {
+				if small {
+					jsonval.SmallChunks(t) // base's arrays of 3 in chunks of 2
 				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			want, err := jsonval.ApplyPatch([]byte(base), []byte(tc.patch))
-			if err != nil {
-				t.Fatal(err)
-			}
-			ws, _ := jsonval.SumOf(want)
-			gs, _ := jsonval.SumTree(got)
-			if gs != ws {
-				t.Fatalf("PatchTree gave sum %s, ApplyPatch %s (%s)", gs, ws, want)
+				patchTreeCase(t, base, tc.patch, tc.fail)
 			}
 		})
+	}
+}
+
+func patchTreeCase(t *testing.T, base, patch string, fail bool) {
+	t.Helper()
+	tree := treeOf(t, base)
+	before, _ := jsonval.SumTree(tree)
+	got, err := jsonval.PatchTree(tree, []byte(patch), jsonval.Limits{})
+	if after, _ := jsonval.SumTree(tree); after != before {
+		t.Fatal("PatchTree changed its input tree")
+	}
+	if fail {
+		if err == nil {
+			t.Fatalf("patch %s applied", patch)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := jsonval.ApplyPatch([]byte(base), []byte(patch))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, _ := jsonval.SumOf(want)
+	gs, _ := jsonval.SumTree(got)
+	if gs != ws {
+		t.Fatalf("PatchTree gave sum %s, ApplyPatch %s (%s)", gs, ws, want)
 	}
 }
 
@@ -90,29 +100,35 @@ func FuzzPatchTree(f *testing.F) {
 	f.Add(`{"a":[1]}`, `[{"op":"remove","path":"/a/0"},{"op":"replace","path":"/a","value":{}}]`)
 	f.Add(`[1,2]`, `[{"op":"add","path":"/-","value":3}]`)
 	f.Fuzz(func(t *testing.T, doc, patch string) {
-		v, err := jsonval.ParseValue([]byte(doc), jsonval.Limits{MaxBytes: 1 << 16, MaxDepth: 16})
-		if err != nil {
-			return
-		}
-		got, err := jsonval.PatchTree(v.Tree, []byte(patch), jsonval.Limits{MaxBytes: 1 << 16, MaxDepth: 16})
-		if again, _ := jsonval.SumTree(v.Tree); again != v.Sum {
-			t.Fatal("PatchTree changed its input tree")
-		}
-		if err != nil {
-			return
-		}
-		want, err := jsonval.ApplyPatch([]byte(doc), []byte(patch))
-		if err != nil {
-			return // the libraries differ on edge cases the daemon never sends
-		}
-		ws, err := jsonval.SumOf(want)
-		if err != nil {
-			return
-		}
-		if gs, _ := jsonval.SumTree(got); gs != ws {
-			t.Fatalf("PatchTree and ApplyPatch disagree on %s", patch)
-		}
+		fuzzPatchTree(t, doc, patch)
+		jsonval.SmallChunks(t) // arrays of three or more in chunks of two
+		fuzzPatchTree(t, doc, patch)
 	})
+}
+
+func fuzzPatchTree(t *testing.T, doc, patch string) {
+	v, err := jsonval.ParseValue([]byte(doc), jsonval.Limits{MaxBytes: 1 << 16, MaxDepth: 16})
+	if err != nil {
+		return
+	}
+	got, err := jsonval.PatchTree(v.Tree, []byte(patch), jsonval.Limits{MaxBytes: 1 << 16, MaxDepth: 16})
+	if again, _ := jsonval.SumTree(v.Tree); again != v.Sum {
+		t.Fatal("PatchTree changed its input tree")
+	}
+	if err != nil {
+		return
+	}
+	want, err := jsonval.ApplyPatch([]byte(doc), []byte(patch))
+	if err != nil {
+		return // the libraries differ on edge cases the daemon never sends
+	}
+	ws, err := jsonval.SumOf(want)
+	if err != nil {
+		return
+	}
+	if gs, _ := jsonval.SumTree(got); gs != ws {
+		t.Fatalf("PatchTree and ApplyPatch disagree on %s", patch)
+	}
 }
 
 // Indent writes exactly what encoding/json.Indent writes.
@@ -139,6 +155,14 @@ func FuzzIndent(f *testing.F) {
 
 // A SumCache gives SumTree's sums over a run of patched trees.
 func TestSumCache(t *testing.T) {
+	t.Run("small-chunks", func(t *testing.T) {
+		jsonval.SmallChunks(t)
+		sumCacheRun(t)
+	})
+	sumCacheRun(t)
+}
+
+func sumCacheRun(t *testing.T) {
 	tree := treeOf(t, `{"slices":[{"id":"S1","n":1},{"id":"S2","n":2}],"hb":{"a":{"s":"x"},"b":[1]},"rev":1}`)
 	var c jsonval.SumCache
 	for i, p := range []string{

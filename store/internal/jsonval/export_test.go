@@ -1,0 +1,22 @@
+package jsonval
+
+import "testing"
+
+// SmallChunks makes PatchTree keep arrays of three elements or more in
+// chunks of two for the rest of the test, so that small documents cross
+// chunk boundaries.
+func SmallChunks(tb testing.TB) {
+	c, m := chunkLen, bigArrayMin
+	chunkLen, bigArrayMin = 2, 3
+	tb.Cleanup(func() { chunkLen, bigArrayMin = c, m })
+}
+
+// MustDecode decodes raw as a tree.
+func MustDecode(tb testing.TB, raw []byte) any {
+	tb.Helper()
+	v, err := Decode(raw)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
