@@ -44,6 +44,12 @@ type Client struct {
 	base string // scheme://host, no trailing slash
 	o    Options
 	hc   *http.Client
+	// rt is hc's transport on a unix socket the client dialled itself:
+	// requests go to it directly, as nothing between the client and the
+	// daemon redirects or sets cookies (an http.Client's bookkeeping was a
+	// twentieth of a heartbeat's cost in the client). Nil over TCP (a proxy
+	// may redirect) and with Options.HTTPClient: requests go through hc.
+	rt http.RoundTripper
 }
 
 var _ store.Store = (*Client)(nil)
@@ -85,6 +91,7 @@ func New(addr string, o Options) (*Client, error) {
 		c.base = "http://custodian"
 		if c.hc == nil {
 			c.hc = pooled("unix", sock)
+			c.rt = c.hc.Transport
 		}
 	default:
 		return nil, fmt.Errorf("daemon address %q: want http://, https:// or unix://", addr)
@@ -92,7 +99,7 @@ func New(addr string, o Options) (*Client, error) {
 	return c, nil
 }
 
-// pooled is an HTTP client on a connTransport to one address (a socket's
+// pooled is an HTTP client on net/http's Transport to one address (a socket's
 // path when network is "unix", at any depth: see package unixsock).
 func pooled(network, addr string) *http.Client {
 	var d net.Dialer
@@ -141,25 +148,53 @@ func (c *Client) do(ctx context.Context, method, path string, hdr http.Header, b
 	if c.o.Token != "" {
 		req.Header.Set("Authorization", "Bearer "+c.o.Token)
 	}
-	resp, err := c.hc.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
 		return fmt.Errorf("daemon: %w", err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if err != nil {
-		return fmt.Errorf("daemon: read response: %w", err)
-	}
+	rbody := io.LimitReader(resp.Body, maxResponse)
 	if resp.StatusCode >= 300 {
+		data, err := io.ReadAll(rbody)
+		if err != nil {
+			return fmt.Errorf("daemon: read response: %w", err)
+		}
 		return decodeError(resp.StatusCode, data)
 	}
 	if out == nil {
+		// Read to the end: the connection is reused only then.
+		if _, err := io.Copy(io.Discard, rbody); err != nil {
+			return fmt.Errorf("daemon: read response: %w", err)
+		}
 		return nil
 	}
-	if err := json.Unmarshal(data, out); err != nil {
+	if err := wire.DecodeRead(rbody, out); err != nil {
 		return fmt.Errorf("daemon: decode response: %w", err)
 	}
 	return nil
+}
+
+// send sends req: on the client's own transport directly, or through
+// Options.HTTPClient.
+func (c *Client) send(req *http.Request) (*http.Response, error) {
+	if c.rt == nil {
+		return c.hc.Do(req)
+	}
+	resp, err := c.rt.RoundTrip(req)
+	if err != nil {
+		// As http.Client reports it: the operation and the URL.
+		return nil, &url.Error{Op: urlErrorOp(req.Method), URL: req.URL.String(), Err: err}
+	}
+	return resp, nil
+}
+
+// urlErrorOp is how http.Client names a method in its errors ("Get",
+// "Put", "Post").
+func urlErrorOp(method string) string {
+	if method == "" {
+		return "Get"
+	}
+	return method[:1] + strings.ToLower(method[1:])
 }
 
 // maxResponse bounds what the client reads of a response (a document is
@@ -169,7 +204,7 @@ const maxResponse = 256 << 20
 // decodeError turns an error response back into the daemon's error.
 func decodeError(status int, data []byte) error {
 	var er wire.ErrorBody
-	if json.Unmarshal(data, &er) == nil && er.Error != nil && er.Error.Code != "" {
+	if wire.Decode(data, &er) == nil && er.Error != nil && er.Error.Code != "" {
 		if er.Error.Code == "INTERNAL" {
 			return fmt.Errorf("daemon: %s", er.Error.Message)
 		}
@@ -503,7 +538,7 @@ func (c *Client) watchOnce(ctx context.Context, key string, last *uint64, yield 
 		switch ev.Type {
 		case "commit":
 			var cm store.Commit
-			if err := json.Unmarshal(ev.Data, &cm); err != nil {
+			if err := wire.Decode(ev.Data, &cm); err != nil {
 				return delivered, fmt.Errorf("watch: bad event: %w", err)
 			}
 			if cm.Rev <= *last {

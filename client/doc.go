@@ -11,12 +11,10 @@
 // reason.ExitCode work exactly as on errors of the local store and rules.
 // Transport failures are ordinary errors (exit 1).
 //
-// Over a unix socket or http:// the client keeps its own pool of keep-alive
-// connections and writes each request and reads its response on the
-// calling goroutine (net/http's Transport costs two goroutine hand-offs per
-// request, as much CPU as the daemon's own work on a heartbeat); an idle
-// connection the daemon closed is dropped before reuse, and only a GET is
-// retried after a failure. https:// uses net/http's Transport.
+// Requests go out on net/http's Transport (over a unix socket through
+// package unixsock's dialer, so a socket path of any length works), with a
+// pool of keep-alive connections; responses are decoded with
+// encoding/json's semantics by github.com/go-json-experiment/json.
 //
 // *Client implements store.Store: Update reads the document, runs the
 // function locally, and commits with If-Match (compare-and-swap), retrying

@@ -7,6 +7,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -27,7 +31,7 @@ type testDaemon struct {
 	done  chan struct{}
 }
 
-func startTestDaemon(t *testing.T, sock string, h http.Handler) *testDaemon {
+func startTestDaemon(t testing.TB, sock string, h http.Handler) *testDaemon {
 	t.Helper()
 	l, err := net.Listen("unix", sock)
 	if err != nil {
@@ -55,7 +59,7 @@ func (d *testDaemon) stop() {
 
 // clientOf starts a test daemon serving h and returns it, a client of it
 // and its socket.
-func clientOf(t *testing.T, h http.Handler) (*testDaemon, *Client, string) {
+func clientOf(t testing.TB, h http.Handler) (*testDaemon, *Client, string) {
 	t.Helper()
 	sock := filepath.Join(t.TempDir(), "d.sock")
 	d := startTestDaemon(t, sock, h)
@@ -256,5 +260,95 @@ func TestTransportEarlyAnswers(t *testing.T) {
 		if err := c.Health(ctx); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// A response decodes as encoding/json decodes it (members in any case,
+// unknown members ignored: a newer daemon may add some); a malformed one is
+// an error naming it; a failed request is reported as http.Client reports
+// it (the operation and the URL) and is not a daemon's reason code.
+func TestTransportResponses(t *testing.T) {
+	mux := echoMux()
+	mux.HandleFunc("POST /v1/asdd/heartbeat", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"Revision":7,"committed":true,"outcome":"accepted","added_later":{"x":[1,2]},"events":[{"type":"heartbeat","agent":"spec","data":{"status":"ACTIVE"}}]}`+"\n")
+	})
+	mux.HandleFunc("GET /v1/keys", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"keys":["a"]} trailing`)
+	})
+	_, c, sock := clientOf(t, mux)
+	ctx := context.Background()
+	res, err := c.Heartbeat(ctx, asdd.Beat{Agent: "spec", Status: asdd.HeartbeatActive})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Revision != 7 || !res.Committed || res.Outcome != "accepted" || len(res.Events) != 1 || res.Events[0].Data["status"] != "ACTIVE" {
+		t.Fatalf("heartbeat response %+v", res)
+	}
+	if _, err := c.Keys(ctx); err == nil || !strings.Contains(err.Error(), "decode response") || reason.CodeOf(err) != "" {
+		t.Fatalf("malformed response: %v, want a decode error without a reason code", err)
+	}
+	if err := os.Remove(sock); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := New("unix://"+sock, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c2.Close()
+	_, err = c2.Heartbeat(ctx, asdd.Beat{Agent: "spec", Status: asdd.HeartbeatActive})
+	var ue *url.Error
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `Post "http://custodian/v1/asdd/heartbeat"`) || reason.CodeOf(err) != "" {
+		t.Fatalf("no daemon: %v, want http.Client's error naming the request", err)
+	}
+}
+
+// BenchmarkHeartbeatClient is the client's share of a heartbeat: the
+// request made, sent on the Transport, the answer read and decoded, from
+// GOMAXPROCS×-parallel callers against a daemon that answers at once
+// (go test ./client -bench HeartbeatClient -benchmem -cpuprofile …).
+func BenchmarkHeartbeatClient(b *testing.B) {
+	answer := []byte(`{"revision":2,"committed":true,"outcome":"accepted","summary":"heartbeat from spec_agent (ACTIVE)","events":[{"type":"heartbeat","agent":"spec","data":{"status":"ACTIVE"}}]}` + "\n")
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/asdd/heartbeat", func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(answer)
+	})
+	_, c, _ := clientOf(b, mux)
+	ctx := context.Background()
+	var seq atomic.Int64
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			n := int(seq.Add(1))
+			if _, err := c.Heartbeat(ctx, asdd.Beat{Agent: "spec", Status: asdd.HeartbeatActive, Completed: &n}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// Over TCP a proxy in front of the daemon may redirect: the client follows
+// as http.Client does (a unix socket reaches the daemon itself, whose API
+// never redirects).
+func TestTransportFollowsRedirectOverTCP(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/health", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/daemon/v1/health", http.StatusTemporaryRedirect)
+	})
+	mux.HandleFunc("GET /daemon/v1/health", func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"ok":true}`)
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c, err := New(srv.URL, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Health(context.Background()); err != nil {
+		t.Fatalf("health behind a redirect: %v", err)
 	}
 }

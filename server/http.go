@@ -73,11 +73,10 @@ func writeErrorStatus(w http.ResponseWriter, status int, code, msg string) {
 // readBody reads a JSON request body within the size and depth caps.
 func (s *Server) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.o.MaxBodyBytes))
-	var tooBig *http.MaxBytesError
-	if errors.As(err, &tooBig) {
-		return nil, reason.New(reason.InvalidInput, "request body over the limit of %d bytes", s.o.MaxBodyBytes)
-	}
 	if err != nil {
+		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+			return nil, reason.New(reason.InvalidInput, "request body over the limit of %d bytes", s.o.MaxBodyBytes)
+		}
 		return nil, reason.New(reason.InvalidInput, "read request body: %v", err)
 	}
 	if err := safetext.CheckJSON("request body", body); err != nil {

@@ -267,8 +267,14 @@ func (s *Server) Stop() {
 // middleware adds the token check, the request log and panic safety.
 func (s *Server) middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		// The request log line (debug level) needs the status: the
+		// writer is wrapped to see it only then.
+		var sw *statusWriter
+		rw := w
+		if s.o.Logger.Enabled(r.Context(), slog.LevelDebug) {
+			sw = &statusWriter{ResponseWriter: w, status: http.StatusOK, start: time.Now()}
+			rw = sw
+		}
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {
@@ -277,8 +283,8 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 				s.o.Logger.Error("panic in handler", "path", r.URL.Path, "panic", fmt.Sprint(p))
 				writeError(rw, fmt.Errorf("internal error"))
 			}
-			if s.o.Logger.Enabled(r.Context(), slog.LevelDebug) {
-				s.o.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", rw.status, "duration", time.Since(start))
+			if sw != nil {
+				s.o.Logger.Debug("request", "method", r.Method, "path", r.URL.Path, "status", sw.status, "duration", time.Since(sw.start))
 			}
 		}()
 		if s.needsToken(r) && !(s.o.Token != "" && tokenOK(r, s.o.Token)) && !s.adminOK(r) {
@@ -305,6 +311,7 @@ func (s *Server) middleware(next http.Handler) http.Handler {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	start  time.Time
 }
 
 func (w *statusWriter) WriteHeader(code int) {

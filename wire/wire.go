@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"sort"
 
@@ -290,6 +291,17 @@ func DecodeStrict(body []byte, v any) error {
 	}
 	return nil
 }
+
+// Decode decodes one JSON value into v with encoding/json's semantics:
+// how a client reads the daemon's responses (which may carry members a
+// newer daemon added).
+func Decode(data []byte, v any) error { return jsonv2.Unmarshal(data, v, lenient) }
+
+// DecodeRead is Decode of everything r reads.
+func DecodeRead(r io.Reader, v any) error { return jsonv2.UnmarshalRead(r, v, lenient) }
+
+// lenient is encoding/json's semantics.
+var lenient = jsonv1.DefaultOptionsV1()
 
 // strict is encoding/json's semantics (the types were written for it),
 // without what it lets through.
