@@ -52,12 +52,7 @@ func (t *tx) update() *aggregate {
 		agg.ids = nil // no operation removes a slice; if one did, the positions changed
 	}
 	copied := false
-	common := min(len(t.m.Slices), len(t.in))
-	for i := 0; i < max(len(t.m.Slices), len(t.in)); i++ {
-		if i%encChunkSize == 0 && i+encChunkSize <= common && samePointers(t.m.Slices[i:i+encChunkSize], t.in[i:i+encChunkSize]) {
-			i += encChunkSize - 1
-			continue // a run of shared slices, compared as memory
-		}
+	visit := func(i int) {
 		var old, s *Slice
 		if i < len(t.in) {
 			old = t.in[i]
@@ -66,7 +61,7 @@ func (t *tx) update() *aggregate {
 			s = t.m.Slices[i]
 		}
 		if s == old {
-			continue // shared: finalized and counted when it was made
+			return // shared: finalized and counted when it was made
 		}
 		if s != nil {
 			s = t.finalizeSlice(i)
@@ -84,6 +79,22 @@ func (t *tx) update() *aggregate {
 			agg.conf.add(s, 1)
 		}
 		agg.review += needsReview(s) - needsReview(old)
+	}
+	if len(t.m.Slices) >= len(t.in) {
+		// Only the slices the transaction copied or added differ from
+		// the input's (finalizeSlice copies only those it was given).
+		for _, i := range t.changed() {
+			visit(i)
+		}
+	} else {
+		common := min(len(t.m.Slices), len(t.in))
+		for i := 0; i < max(len(t.m.Slices), len(t.in)); i++ {
+			if i%encChunkSize == 0 && i+encChunkSize <= common && samePointers(t.m.Slices[i:i+encChunkSize], t.in[i:i+encChunkSize]) {
+				i += encChunkSize - 1
+				continue // a run of shared slices, compared as memory
+			}
+			visit(i)
+		}
 	}
 	agg.list = t.m.Slices
 	if agg.conf != base.conf {

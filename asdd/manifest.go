@@ -35,6 +35,9 @@ type Manifest struct {
 	// agg is kept by Apply and ApplyFinalized for the next ApplyFinalized;
 	// nil on a manifest they did not make. Never serialized.
 	agg *aggregate
+	// delta is kept by Apply and ApplyFinalized: how the slice list
+	// differs from the input's (SlicesChanged). Never serialized.
+	delta *sliceDelta
 }
 
 // ProjectContext is the manifest's project_context.

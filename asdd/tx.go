@@ -20,6 +20,7 @@ type tx struct {
 	out     *Outcome
 	in      []*Slice            // the input manifest's slices
 	owned   map[*Slice]bool     // slices copied in this transaction
+	touched []int               // positions of the slices copied or added, in that order
 	ownedHB map[*Heartbeat]bool // heartbeats copied in this transaction
 	// base is the input's aggregate (ApplyFinalized), nil to finalize
 	// and count every slice (Apply).
@@ -43,6 +44,7 @@ func (t *tx) own(i int) *Slice {
 		s = deepCopy(reflect.ValueOf(s)).Interface().(*Slice)
 		t.m.Slices[i] = s
 		t.owned[s] = true
+		t.touched = append(t.touched, i)
 	}
 	return s
 }
@@ -53,6 +55,7 @@ func (t *tx) addSlice(s *Slice) {
 	// writes into the input's array.
 	t.m.Slices = append(t.m.Slices, s)
 	t.owned[s] = true
+	t.touched = append(t.touched, len(t.m.Slices)-1)
 }
 
 // sameList reports whether a and b are the same list (same array, same
@@ -218,8 +221,38 @@ func apply(m *Manifest, op Op, cfg *Config, now time.Time, finalized bool) (*Out
 	}
 	next.Revision = t.rev
 	t.finalize()
+	next.delta = &sliceDelta{from: t.in, to: next.Slices, changed: t.changed()}
 	t.out.Manifest = next
 	return t.out, nil
+}
+
+// changed returns the positions of the slices the transaction copied or
+// added, in increasing order: where its list differs from the input's.
+func (t *tx) changed() []int {
+	c := slices.Clone(t.touched)
+	slices.Sort(c)
+	return c
+}
+
+// sliceDelta is what Apply keeps about how a manifest's slice list differs
+// from its input's (SlicesChanged). Never changed once made.
+type sliceDelta struct {
+	from, to []*Slice // the input's list and the output's
+	changed  []int    // positions in to of the slices not shared with from
+}
+
+// SlicesChanged returns, for a manifest that Apply or ApplyFinalized made
+// from prev, the positions of its slices that are not prev's (changed or
+// added), in increasing order, so that a caller need not compare every
+// slice's pointer: every other position holds prev's slice. ok is false
+// when m was not made from prev that way (decoded, cloned, its list
+// replaced since): then compare.
+func (m *Manifest) SlicesChanged(prev *Manifest) (changed []int, ok bool) {
+	d := m.delta
+	if d == nil || prev == nil || !sameList(d.to, m.Slices) || !sameList(d.from, prev.Slices) || len(m.Slices) < len(prev.Slices) {
+		return nil, false
+	}
+	return d.changed, true
 }
 
 // Timestamp formats a time as the manifest stores it (RFC 3339, UTC).

@@ -53,10 +53,13 @@ func (r *Record) SealMAC(b []byte, prev string, key []byte) ([]byte, error) {
 		return nil, fmt.Errorf("encode journal record %d: %w", r.Rev, err)
 	}
 	if key != nil {
+		// The MAC covers the line without it; the line with it is that
+		// line with "mac" inserted before "hash", its last member, as
+		// encode writes it: the patch and events are encoded (and
+		// checked) once.
 		r.MAC = MAC(key, b[start:])
-		if b, err = r.encode(b[:start]); err != nil {
-			return nil, fmt.Errorf("encode journal record %d: %w", r.Rev, err)
-		}
+		b = append(b[:len(b)-len(`,"hash":""}`)], `,"mac":`...)
+		b = append(jsonenc.String(b, r.MAC), `,"hash":""}`...)
 	}
 	r.Hash = HashBytes(b[start:])
 	b = append(b[:len(b)-len(`""}`)], '"')

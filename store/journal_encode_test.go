@@ -49,5 +49,30 @@ func FuzzSealMatchesMarshal(f *testing.F) {
 		if back.Hash != r.Hash || back.Prev != r.Prev {
 			t.Fatalf("decoded hash %s prev %s, want %s %s", back.Hash, back.Prev, r.Hash, prev)
 		}
+		// Sealed with a key: the line is json.Marshal's encoding of the
+		// record with its MAC, and the MAC checks.
+		key := []byte("journal key")
+		line, err = r.SealMAC(nil, prev, key)
+		if err != nil {
+			t.Fatalf("SealMAC failed where Seal did not: %v", err)
+		}
+		if want, err = json.Marshal(r); err != nil {
+			t.Fatal(err)
+		}
+		if r.MAC == "" || string(line) != string(want)+"\n" {
+			t.Fatalf("line sealed with a key differs from json.Marshal:\n got %s\nwant %s", line, want)
+		}
+		if back, err = store.DecodeRecord(line[:len(line)-1]); err != nil {
+			t.Fatalf("line sealed with a key does not decode: %v", err)
+		}
+		if back.Hash != r.Hash || back.MAC != r.MAC {
+			t.Fatalf("decoded hash %s mac %s, want %s %s", back.Hash, back.MAC, r.Hash, r.MAC)
+		}
+		if err := back.CheckMAC(key); err != nil {
+			t.Fatal(err)
+		}
+		if err := back.CheckMAC([]byte("another key")); err == nil {
+			t.Fatal("MAC checks under another key")
+		}
 	})
 }

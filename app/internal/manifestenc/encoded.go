@@ -385,25 +385,23 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 	ne := &Encoded{Manifest: next, slices: e.slices.grow(len(next.Slices)), slicesLen: e.slicesLen, extra: e.extra, deferred: e.deferred}
 	var ops []patchOp
 	var added []int
-	for i := 0; i < len(next.Slices); i++ {
-		if i%encChunkSize == 0 && i+encChunkSize <= len(prev.Slices) && samePointers(next.Slices[i:i+encChunkSize], prev.Slices[i:i+encChunkSize]) {
-			i += encChunkSize - 1
-			continue // all shared (and not nil: prev's were not), so are their encodings
-		}
+	// encode encodes slice i unless it is prev's (shared: so is its
+	// encoding), and adds it to the patch.
+	encode := func(i int) error {
 		s := next.Slices[i]
 		if s == nil {
-			return nil, nil, reason.New(reason.InvalidInput, "encoded manifest fails its schema: slices[%d] is null", i)
+			return reason.New(reason.InvalidInput, "encoded manifest fails its schema: slices[%d] is null", i)
 		}
 		if i < len(prev.Slices) && s == prev.Slices[i] {
-			continue // shared: so is its encoding
+			return nil
 		}
 		b, err := asdd.Marshal(s)
 		if err != nil {
-			return nil, nil, fmt.Errorf("encode manifest: slice %s: %w", s.SliceID, err)
+			return fmt.Errorf("encode manifest: slice %s: %w", s.SliceID, err)
 		}
 		if !asdd.SliceSurelyValid(s) {
 			if err := asdd.ValidatePart(asdd.PartSlice, b, "/slices/"+strconv.Itoa(i)); err != nil {
-				return nil, nil, err
+				return err
 			}
 		}
 		ne.slices.set(e.slices, i, b)
@@ -416,6 +414,26 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 			ne.slicesLen -= len(e.slices.at(i))
 		}
 		ops = append(ops, patchOp{Op: op, Path: "/slices/" + strconv.Itoa(i), Value: b})
+		return nil
+	}
+	if changed, ok := next.SlicesChanged(prev); ok {
+		// Apply says which slices are not prev's: no comparison of the
+		// others' pointers.
+		for _, i := range changed {
+			if err := encode(i); err != nil {
+				return nil, nil, err
+			}
+		}
+	} else {
+		for i := 0; i < len(next.Slices); i++ {
+			if i%encChunkSize == 0 && i+encChunkSize <= len(prev.Slices) && samePointers(next.Slices[i:i+encChunkSize], prev.Slices[i:i+encChunkSize]) {
+				i += encChunkSize - 1
+				continue // all shared (and not nil: prev's were not), so are their encodings
+			}
+			if err := encode(i); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	if len(added) > 0 {
 		seen := make(map[string]bool, len(next.Slices))
