@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -46,30 +47,40 @@ func versionOf(path string) fileVersion {
 // every operation that starts configRecheck or more after it (a CLI
 // process takes longer than that to start).
 func cachedConfig(root string) func() (*asdd.Config, error) {
-	var (
-		mu      sync.Mutex
+	// The last look, read without a lock by every operation; a stale one
+	// is renewed under mu by one of them while the others go on with it
+	// (they started within configRecheck of it).
+	type look struct {
 		key     fileVersion
-		last    *asdd.Config
+		cfg     *asdd.Config
 		checked time.Time
+	}
+	var (
+		mu   sync.Mutex
+		last atomic.Pointer[look]
 	)
 	path := filepath.Join(root, filepath.FromSlash(asdd.ConfigPath))
 	return func() (*asdd.Config, error) {
+		if l := last.Load(); l != nil && time.Since(l.checked) < configRecheck {
+			return l.cfg, nil
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		now := time.Now()
-		if last != nil && now.Sub(checked) < configRecheck {
-			return last, nil
+		l := last.Load()
+		if l != nil && now.Sub(l.checked) < configRecheck {
+			return l.cfg, nil
 		}
 		k := versionOf(path)
-		if last != nil && k == key {
-			checked = now
-			return last, nil
+		if l != nil && k == l.key {
+			last.Store(&look{key: k, cfg: l.cfg, checked: now})
+			return l.cfg, nil
 		}
 		cfg, err := readConfig(path)
 		if err != nil {
 			return nil, err
 		}
-		key, last, checked = k, cfg, now
+		last.Store(&look{key: k, cfg: cfg, checked: now})
 		return cfg, nil
 	}
 }

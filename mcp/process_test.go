@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/syncbuf"
 	"github.com/custodian-dev/custodian/internal/testbin"
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -48,11 +48,11 @@ func initProject(t *testing.T) string {
 
 // stdioSession starts `custodian -C dir mcp` and connects to it with the
 // SDK's command transport, as a coding agent's client does.
-func stdioSession(t *testing.T, dir string, env ...string) (*sdk.ClientSession, *lockedBuffer) {
+func stdioSession(t *testing.T, dir string, env ...string) (*sdk.ClientSession, *syncbuf.Buffer) {
 	t.Helper()
 	cmd := exec.Command(testbin.Path(t), "-C", dir, "mcp")
 	cmd.Env = append(os.Environ(), env...)
-	stderr := &lockedBuffer{}
+	stderr := &syncbuf.Buffer{}
 	cmd.Stderr = stderr
 	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -63,23 +63,6 @@ func stdioSession(t *testing.T, dir string, env ...string) (*sdk.ClientSession, 
 	}
 	t.Cleanup(func() { cs.Close() })
 	return cs, stderr
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestStdioProcess drives the built binary over stdio with the SDK's
@@ -159,7 +142,7 @@ func TestStdioFollowsDaemon(t *testing.T) {
 // daemon is `custodian serve` as a separate process.
 type daemon struct {
 	cmd  *exec.Cmd
-	out  *lockedBuffer
+	out  *syncbuf.Buffer
 	done chan error
 }
 
@@ -167,7 +150,7 @@ type daemon struct {
 // its TCP address, given as --addr).
 func startServe(t *testing.T, dir string, args ...string) *daemon {
 	t.Helper()
-	out := &lockedBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd := exec.Command(testbin.Path(t), append([]string{"-C", dir, "serve", "--monitor-every", "0", "--log-level", "warn"}, args...)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.Env = append(os.Environ(), "CUSTODIAN_TOKEN=", "CUSTODIAN_ADMIN_TOKEN=")

@@ -1,35 +1,16 @@
 package server_test
 
 import (
-	"bytes"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/custodian-dev/custodian/internal/syncbuf"
 	"github.com/custodian-dev/custodian/server"
 )
-
-// lockedBuffer is a log sink shared by the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // At debug level each request is logged with its status; at info level
 // nothing is, and answers are the same either way. A panicking handler
@@ -42,7 +23,7 @@ func TestRequestLog(t *testing.T) {
 		http.NotFound(w, r)
 	})
 	for _, level := range []slog.Level{slog.LevelDebug, slog.LevelInfo} {
-		var log lockedBuffer
+		var log syncbuf.Buffer
 		srv := server.New(nil, server.Options{UI: ui, Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: level}))})
 		get := func(path string) (int, string) {
 			rec := httptest.NewRecorder()

@@ -303,6 +303,22 @@ func DecodeRead(r io.Reader, v any) error { return jsonv2.UnmarshalRead(r, v, le
 // lenient is encoding/json's semantics.
 var lenient = jsonv1.DefaultOptionsV1()
 
+// Encode writes v as encoding/json's Encoder writes it with HTML escaping
+// off (the bytes, then a newline; invalid UTF-8 becomes U+FFFD written as
+// it is, not escaped), through go-json-experiment/json: a type with a
+// MarshalJSONTo method (a manifest slice) is written by it, not encoded
+// and then scanned again.
+func Encode(w io.Writer, v any) error {
+	b, err := jsonv2.Marshal(v, encodeOpts)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+var encodeOpts = jsonv2.JoinOptions(jsonv1.DefaultOptionsV1(), jsontext.EscapeForHTML(false))
+
 // strict is encoding/json's semantics (the types were written for it),
 // without what it lets through.
 var strict = jsonv2.JoinOptions(

@@ -15,6 +15,7 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/internal/syncbuf"
 	"github.com/custodian-dev/custodian/internal/testbin"
 )
 
@@ -36,7 +37,7 @@ func TestIssue18Item14SocketlessDaemonIsNamed(t *testing.T) {
 	p := &proc{t: t, bin: testbin.Path(t), dir: t.TempDir()}
 	p.want(0, "init")
 	p.want(0, "slice", "add", "S-1")
-	out := &lockedBuffer{}
+	out := &syncbuf.Buffer{}
 	cmd := exec.Command(p.bin, "-C", p.dir, "serve", "--socket", "", "--addr", addr, "--monitor-every", "0", "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {

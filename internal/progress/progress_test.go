@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/custodian-dev/custodian/internal/syncbuf"
 )
 
 // Off a terminal nothing is drawn, whatever the writer.
@@ -40,7 +42,7 @@ func TestStartDrawsNothingOffATerminal(t *testing.T) {
 // A shown bar draws its description and count, and clears its line at the
 // end; Add is safe from many goroutines; nothing is drawn after Finish.
 func TestShownBar(t *testing.T) {
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	b := New(&buf, 40, "checking artifacts", true)
 	if !b.Shown() {
 		t.Fatal("not shown")
@@ -77,34 +79,11 @@ func TestShownBar(t *testing.T) {
 
 // A bar of unknown length is a spinner.
 func TestSpinner(t *testing.T) {
-	var buf syncBuffer
+	var buf syncbuf.Buffer
 	b := New(&buf, 0, "rebuilding", true)
 	b.Add(3)
 	b.Finish()
 	if !strings.Contains(buf.String(), "rebuilding") {
 		t.Errorf("spinner output %q", buf.String())
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func (s *syncBuffer) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Len()
 }

@@ -2,18 +2,17 @@ package fleettest
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/custodian-dev/custodian/internal/syncbuf"
 	"github.com/custodian-dev/custodian/internal/testbin"
 	"github.com/custodian-dev/custodian/store/etcd/etcdtest"
 )
@@ -26,27 +25,9 @@ type proc struct {
 	cmd  *exec.Cmd
 	dir  string
 	addr string // http://host:port
-	log  *syncBuffer
+	log  *syncbuf.Buffer
 	done chan struct{} // closed when the process exited
 	err  error         // its exit status, once done
-}
-
-// syncBuffer collects a daemon's log for failure messages.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 var servingAddr = regexp.MustCompile(`msg="custodian daemon serving".*\btcp=(\S+)`)
@@ -80,7 +61,7 @@ func startDaemon(t testing.TB, srv *etcdtest.Server, prefix string) *proc {
 // restarted where one ran before).
 func startDaemonIn(t testing.TB, srv *etcdtest.Server, prefix, dir string) *proc {
 	t.Helper()
-	p := &proc{dir: dir, log: &syncBuffer{}, done: make(chan struct{})}
+	p := &proc{dir: dir, log: &syncbuf.Buffer{}, done: make(chan struct{})}
 	p.cmd = serveCmd(t, p.dir, storeURL(srv, prefix))
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
