@@ -373,7 +373,9 @@ func (g *gatherWriter) flush() {
 // e.Manifest, and checks those against the manifest schema (the rest passed
 // when e was made). It returns next encoded and the RFC 6902 patch from
 // e.Bytes() to its Bytes(), without making either. Its cost is that of
-// the changed parts plus a pointer comparison per slice and heartbeat.
+// the changed parts plus a pointer comparison per heartbeat, and per slice
+// only when Apply did not say which slices it changed
+// (asdd.Manifest.SlicesChanged).
 // When next does not share its structure with e.Manifest the way Apply's
 // output does, it falls back to the full path: the whole manifest is
 // encoded and validated, and the patch is nil (the caller diffs).
