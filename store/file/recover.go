@@ -728,7 +728,9 @@ func (d *doc) commitPatchDirect(ch store.Change) (*store.Record, bool, error) {
 	if err != nil {
 		return nil, false, nil // the byte path names the problem
 	}
-	raw, err := jsonval.TreeBytes(d.bytes(), d.tree, tree)
+	// The snapshot's indented form, written as such (what is shared with
+	// the current snapshot copied from it, not indented again).
+	snap, err := jsonval.TreeBytesIndented(d.bytes(), d.tree, tree)
 	if err != nil {
 		return nil, false, nil
 	}
@@ -736,8 +738,16 @@ func (d *doc) commitPatchDirect(ch store.Change) (*store.Record, bool, error) {
 	if max <= 0 {
 		max = store.DefaultMaxBytes
 	}
-	if len(raw) > max {
-		return nil, true, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(raw), max)
+	if len(snap) > max {
+		// The limit is on the value as TreeBytes writes it, which the
+		// indented form is never shorter than.
+		raw, err := jsonval.TreeBytes(d.bytes(), d.tree, tree)
+		if err != nil {
+			return nil, false, nil
+		}
+		if len(raw) > max {
+			return nil, true, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(raw), max)
+		}
 	}
 	sum, err := jsonval.SumTree(tree)
 	if err != nil {
@@ -747,7 +757,7 @@ func (d *doc) commitPatchDirect(ch store.Change) (*store.Record, bool, error) {
 		return nil, true, nil // the same value: nothing to commit
 	}
 	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events, Sum: sum}
-	r, err := d.appendAndApply([]*store.Record{rec}, jsonval.IndentValid(raw), tree, sum)
+	r, err := d.appendAndApply([]*store.Record{rec}, snap, tree, sum)
 	return r, true, err
 }
 

@@ -26,17 +26,168 @@ func TreeBytes(anchor []byte, anchorTree, tree any) ([]byte, error) {
 	if anchor == nil {
 		return CanonicalJSON(tree)
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(anchor) + len(anchor)/8)
-	w := bufio.NewWriterSize(&buf, 32<<10)
-	sc := &scanner{b: anchor}
-	if err := merge(w, sc, anchorTree, tree); err != nil {
+	b, err := treeBytes(anchor, anchorTree, tree, false)
+	if err != nil {
 		return CanonicalJSON(tree)
 	}
-	if err := w.Flush(); err != nil {
+	return b, nil
+}
+
+// TreeBytesIndented returns IndentValid(TreeBytes(anchor, anchorTree,
+// tree)), the snapshot file's form, written indented as it goes instead
+// of compact and re-indented afterwards: a container shared with the
+// anchor is copied as it is when the anchor has it in that form already
+// (checked as it is copied: a snapshot this package indented), so the cost
+// is a scan of anchor plus the encoding of what changed. An anchor in
+// another form (white space of its own, compact) falls back to indenting
+// the whole of TreeBytes' result.
+func TreeBytesIndented(anchor []byte, anchorTree, tree any) ([]byte, error) {
+	if anchor != nil {
+		if b, err := treeBytes(anchor, anchorTree, tree, true); err == nil {
+			return b, nil
+		}
+	}
+	raw, err := TreeBytes(anchor, anchorTree, tree)
+	if err != nil {
+		return nil, err
+	}
+	return indentValid(raw), nil
+}
+
+// treeBytes is TreeBytes' merge, indented (with the final newline) when
+// indent is set.
+func treeBytes(anchor []byte, anchorTree, tree any, indent bool) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(len(anchor) + len(anchor)/8)
+	tw := &treeWriter{w: bufio.NewWriterSize(&buf, 32<<10), indent: indent}
+	sc := &scanner{b: anchor}
+	if err := merge(tw, sc, anchorTree, tree, 0); err != nil {
+		return nil, err
+	}
+	if indent {
+		tw.w.WriteByte('\n')
+	}
+	if err := tw.w.Flush(); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// treeWriter is where merge writes: compact, or indented as IndentValid
+// indents.
+type treeWriter struct {
+	w       *bufio.Writer
+	indent  bool
+	scratch bytes.Buffer // a changed value's canonical form, before it is indented
+}
+
+// newline starts a line depth containers deep (indented only).
+func (tw *treeWriter) newline(depth int) {
+	if tw.indent {
+		writeNewline(tw.w, depth)
+	}
+}
+
+// colon ends a member name.
+func (tw *treeWriter) colon() {
+	if tw.indent {
+		tw.w.WriteString(": ")
+	} else {
+		tw.w.WriteByte(':')
+	}
+}
+
+// canonical writes v in canonical form, indented for depth when indenting.
+func (tw *treeWriter) canonical(v any, depth int) error {
+	if !tw.indent {
+		return writeCanonical(tw.w, v)
+	}
+	tw.scratch.Reset()
+	bw := bufio.NewWriterSize(&tw.scratch, 4<<10)
+	if err := writeCanonical(bw, v); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	indentBody(tw.w, tw.scratch.Bytes(), depth)
+	return nil
+}
+
+var errNotIndented = errors.New("anchor is not in the indented form")
+
+// indentedAt reports whether v, a valid JSON value found depth containers
+// deep, is exactly as IndentValid writes it there: a newline and two
+// spaces a level after every '{' or '[' of a container that is not empty,
+// after every ',' and before the closing bracket, one space after every
+// ':', and no other white space outside strings.
+func indentedAt(v []byte, depth int) bool {
+	for i := 0; i < len(v); {
+		switch v[i] {
+		case '"':
+			j := i + 1
+			for ; j < len(v) && v[j] != '"'; j++ {
+				if v[j] == '\\' {
+					j++
+				}
+			}
+			i = j + 1
+		case '{', '[':
+			i++
+			if i < len(v) && (v[i] == '}' || v[i] == ']') {
+				i++
+				continue
+			}
+			depth++
+			if i = indentEnd(v, i, depth); i < 0 {
+				return false
+			}
+		case ',':
+			if i = indentEnd(v, i+1, depth); i < 0 {
+				return false
+			}
+		case ':':
+			i++
+			if i+1 >= len(v) || v[i] != ' ' || isSpace(v[i+1]) {
+				return false
+			}
+			i++
+		case '\n':
+			depth--
+			if i = indentEnd(v, i, depth); i < 0 || v[i] != '}' && v[i] != ']' {
+				return false
+			}
+			i++
+		case ' ', '\t', '\r', '}', ']':
+			return false // white space out of place, or a bracket not on a line of its own
+		default:
+			i++
+		}
+	}
+	return true
+}
+
+// indentEnd checks that v[i:] starts with a newline and the indent of
+// depth, followed by something other than white space, and returns the
+// index past the indent (-1: it does not).
+func indentEnd(v []byte, i, depth int) int {
+	if i >= len(v) || v[i] != '\n' {
+		return -1
+	}
+	i++
+	end := i + 2*depth
+	if end >= len(v) {
+		return -1
+	}
+	for ; i < end; i++ {
+		if v[i] != ' ' {
+			return -1
+		}
+	}
+	if isSpace(v[i]) {
+		return -1
+	}
+	return i
 }
 
 var errNotAnchor = errors.New("anchor does not match its tree")
@@ -150,12 +301,16 @@ func (s *scanner) name() (string, error) {
 }
 
 // merge writes t, reading from sc the anchor's encoding of a, the value at
-// the same place in the anchor's tree.
-func merge(w *bufio.Writer, sc *scanner, a, t any) error {
+// the same place in the anchor's tree, depth containers deep.
+func merge(tw *treeWriter, sc *scanner, a, t any, depth int) error {
+	w := tw.w
 	if shared(a, t) {
 		v, err := sc.skip()
 		if err != nil {
 			return err
+		}
+		if tw.indent && !indentedAt(v, depth) {
+			return errNotIndented
 		}
 		w.Write(v)
 		return nil
@@ -201,9 +356,10 @@ func merge(w *bufio.Writer, sc *scanner, a, t any) error {
 				w.WriteByte(',')
 			}
 			n++
+			tw.newline(depth + 1)
 			writeString(w, name)
-			w.WriteByte(':')
-			if err := merge(w, sc, prev, child); err != nil {
+			tw.colon()
+			if err := merge(tw, sc, prev, child, depth+1); err != nil {
 				return err
 			}
 		}
@@ -223,12 +379,16 @@ func merge(w *bufio.Writer, sc *scanner, a, t any) error {
 					w.WriteByte(',')
 				}
 				n++
+				tw.newline(depth + 1)
 				writeString(w, k)
-				w.WriteByte(':')
-				if err := writeCanonical(w, tv[k]); err != nil {
+				tw.colon()
+				if err := tw.canonical(tv[k], depth+1); err != nil {
 					return err
 				}
 			}
+		}
+		if n > 0 {
+			tw.newline(depth)
 		}
 		w.WriteByte('}')
 		return nil
@@ -264,7 +424,8 @@ func merge(w *bufio.Writer, sc *scanner, a, t any) error {
 			if i > 0 {
 				w.WriteByte(',')
 			}
-			if err := merge(w, sc, aa.at(i), ta.at(i)); err != nil {
+			tw.newline(depth + 1)
+			if err := merge(tw, sc, aa.at(i), ta.at(i), depth+1); err != nil {
 				return err
 			}
 		}
@@ -275,9 +436,13 @@ func merge(w *bufio.Writer, sc *scanner, a, t any) error {
 			if i > 0 {
 				w.WriteByte(',')
 			}
-			if err := writeCanonical(w, ta.at(i)); err != nil {
+			tw.newline(depth + 1)
+			if err := tw.canonical(ta.at(i), depth+1); err != nil {
 				return err
 			}
+		}
+		if ta.len() > 0 {
+			tw.newline(depth)
 		}
 		w.WriteByte(']')
 		return nil
@@ -287,7 +452,7 @@ func merge(w *bufio.Writer, sc *scanner, a, t any) error {
 	if _, err := sc.skip(); err != nil {
 		return err
 	}
-	return writeCanonical(w, t)
+	return tw.canonical(t, depth)
 }
 
 // shared reports whether t is a, unchanged: the same container (trees are

@@ -70,6 +70,24 @@ func fuzzTreeBytes(t *testing.T, base, patch []byte) {
 	if want, _ := jsonval.SumTree(tree); sum != want {
 		t.Fatalf("sum %s, tree's %s", sum, want)
 	}
+	// TreeBytesIndented is the snapshot form of the same bytes, whatever
+	// the anchor's white space; from an anchor in that form already (a
+	// snapshot), it copies what is shared instead of indenting it again.
+	if ind, err := jsonval.TreeBytesIndented(base, v.Tree, tree); err != nil || string(ind) != string(jsonval.IndentValid(out)) {
+		t.Fatalf("TreeBytesIndented gave %q (%v), want %q", ind, err, jsonval.IndentValid(out))
+	}
+	snap := jsonval.IndentValid(base)
+	if sv, err := jsonval.ParseValue(snap, jsonval.Limits{MaxBytes: 1 << 20, MaxDepth: 32}); err == nil {
+		if st, err := jsonval.PatchTree(sv.Tree, patch, jsonval.Limits{MaxBytes: 1 << 20, MaxDepth: 32}); err == nil {
+			raw, err := jsonval.TreeBytes(snap, sv.Tree, st)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ind, err := jsonval.TreeBytesIndented(snap, sv.Tree, st); err != nil || string(ind) != string(jsonval.IndentValid(raw)) {
+				t.Fatalf("TreeBytesIndented of snapshot %q gave %q (%v), want %q", snap, ind, err, jsonval.IndentValid(raw))
+			}
+		}
+	}
 	before, after := topKeys(base), topKeys(out)
 	if m, ok := tree.(map[string]any); ok && before != nil && len(slices.Compact(slices.Sorted(slices.Values(before)))) == len(before) {
 		var kept []string

@@ -259,18 +259,29 @@ func indentValid(raw []byte) []byte {
 // IndentValidTo writes IndentValid(raw) to w and flushes it, without
 // holding the indented copy in memory (the daemon's snapshots).
 func IndentValidTo(w *bufio.Writer, raw []byte) error {
-	depth := 0
-	newline := func() {
-		w.WriteByte('\n')
-		for range depth {
-			w.WriteString("  ")
-		}
-	}
 	// Trailing white space is kept, as encoding/json.Indent keeps it.
 	end := len(raw)
 	for end > 0 && isSpace(raw[end-1]) {
 		end--
 	}
+	indentBody(w, raw[:end], 0)
+	w.Write(raw[end:])
+	w.WriteByte('\n')
+	return w.Flush()
+}
+
+// writeNewline writes a newline and the indent of depth.
+func writeNewline(w *bufio.Writer, depth int) {
+	w.WriteByte('\n')
+	for range depth {
+		w.WriteString("  ")
+	}
+}
+
+// indentBody writes raw, valid JSON without trailing white space, indented
+// as the value found depth containers deep.
+func indentBody(w *bufio.Writer, raw []byte, depth int) {
+	end := len(raw)
 	for i := 0; i < end; i++ {
 		c := raw[i]
 		switch c {
@@ -298,23 +309,20 @@ func IndentValidTo(w *bufio.Writer, raw []byte) error {
 				continue
 			}
 			depth++
-			newline()
+			writeNewline(w, depth)
 		case '}', ']':
 			depth--
-			newline()
+			writeNewline(w, depth)
 			w.WriteByte(c)
 		case ',':
 			w.WriteByte(c)
-			newline()
+			writeNewline(w, depth)
 		case ':':
 			w.WriteString(": ")
 		default:
 			w.WriteByte(c)
 		}
 	}
-	w.Write(raw[end:])
-	w.WriteByte('\n')
-	return w.Flush()
 }
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
