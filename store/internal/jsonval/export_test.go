@@ -20,3 +20,11 @@ func MustDecode(tb testing.TB, raw []byte) any {
 	}
 	return v
 }
+
+// IndentedCopyRefused reports whether TreeBytesIndented would fall back to
+// indenting the whole value because anchor is not in the indented form
+// (rather than copying what is shared from it).
+func IndentedCopyRefused(anchor []byte, anchorTree, tree any) bool {
+	_, err := treeBytes(anchor, anchorTree, tree, true)
+	return err == errNotIndented
+}

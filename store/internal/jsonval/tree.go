@@ -116,55 +116,70 @@ func (tw *treeWriter) canonical(v any, depth int) error {
 
 var errNotIndented = errors.New("anchor is not in the indented form")
 
-// indentedAt reports whether v, a valid JSON value found depth containers
-// deep, is exactly as IndentValid writes it there: a newline and two
-// spaces a level after every '{' or '[' of a container that is not empty,
-// after every ',' and before the closing bracket, one space after every
-// ':', and no other white space outside strings.
-func indentedAt(v []byte, depth int) bool {
-	for i := 0; i < len(v); {
+// skipIndented is skip for a value depth containers deep that the anchor
+// must have exactly as IndentValid writes it there (errNotIndented when
+// not): a newline and two spaces a level after every '{' or '[' of a
+// container that is not empty, after every ',' and before the closing
+// bracket, one space after every ':', and no other white space outside
+// strings. It checks as it scans: one pass over the bytes it returns.
+func (s *scanner) skipIndented(depth int) ([]byte, error) {
+	s.space()
+	if s.i >= len(s.b) {
+		return nil, errNotAnchor
+	}
+	if c := s.b[s.i]; c != '{' && c != '[' {
+		return s.skip()
+	}
+	v, start, base := s.b, s.i, depth
+	for i := s.i; i < len(v); {
 		switch v[i] {
 		case '"':
-			j := i + 1
-			for ; j < len(v) && v[j] != '"'; j++ {
-				if v[j] == '\\' {
-					j++
-				}
+			end, err := s.stringEnd(i)
+			if err != nil {
+				return nil, err
 			}
-			i = j + 1
+			i = end
 		case '{', '[':
 			i++
 			if i < len(v) && (v[i] == '}' || v[i] == ']') {
 				i++
+				if depth == base {
+					s.i = i
+					return v[start:i], nil
+				}
 				continue
 			}
 			depth++
 			if i = indentEnd(v, i, depth); i < 0 {
-				return false
+				return nil, errNotIndented
 			}
 		case ',':
 			if i = indentEnd(v, i+1, depth); i < 0 {
-				return false
+				return nil, errNotIndented
 			}
 		case ':':
 			i++
 			if i+1 >= len(v) || v[i] != ' ' || isSpace(v[i+1]) {
-				return false
+				return nil, errNotIndented
 			}
 			i++
 		case '\n':
 			depth--
 			if i = indentEnd(v, i, depth); i < 0 || v[i] != '}' && v[i] != ']' {
-				return false
+				return nil, errNotIndented
 			}
 			i++
+			if depth == base {
+				s.i = i
+				return v[start:i], nil
+			}
 		case ' ', '\t', '\r', '}', ']':
-			return false // white space out of place, or a bracket not on a line of its own
+			return nil, errNotIndented // white space out of place, or a bracket not on a line of its own
 		default:
 			i++
 		}
 	}
-	return true
+	return nil, errNotAnchor
 }
 
 // indentEnd checks that v[i:] starts with a newline and the indent of
@@ -305,12 +320,15 @@ func (s *scanner) name() (string, error) {
 func merge(tw *treeWriter, sc *scanner, a, t any, depth int) error {
 	w := tw.w
 	if shared(a, t) {
-		v, err := sc.skip()
+		var v []byte
+		var err error
+		if tw.indent {
+			v, err = sc.skipIndented(depth)
+		} else {
+			v, err = sc.skip()
+		}
 		if err != nil {
 			return err
-		}
-		if tw.indent && !indentedAt(v, depth) {
-			return errNotIndented
 		}
 		w.Write(v)
 		return nil

@@ -86,6 +86,9 @@ func fuzzTreeBytes(t *testing.T, base, patch []byte) {
 			if ind, err := jsonval.TreeBytesIndented(snap, sv.Tree, st); err != nil || string(ind) != string(jsonval.IndentValid(raw)) {
 				t.Fatalf("TreeBytesIndented of snapshot %q gave %q (%v), want %q", snap, ind, err, jsonval.IndentValid(raw))
 			}
+			if jsonval.IndentedCopyRefused(snap, sv.Tree, st) {
+				t.Fatalf("snapshot %q not taken as indented", snap)
+			}
 		}
 	}
 	before, after := topKeys(base), topKeys(out)
