@@ -20,6 +20,20 @@ import (
 // sorted, byte for byte what encoding/json.Marshal writes for the same tree,
 // without its reflection.
 func writeCanonical(w *bufio.Writer, v any) error {
+	c := canonWriter{w: w}
+	return c.write(v)
+}
+
+// canonWriter is writeCanonical's state: the member names of the objects
+// being written, outermost first, each object's sorted, in one slice reused
+// from object to object (not a slice allocated per object).
+type canonWriter struct {
+	w    *bufio.Writer
+	keys []string
+}
+
+func (c *canonWriter) write(v any) error {
+	w := c.w
 	switch x := v.(type) {
 	case nil:
 		w.WriteString("null")
@@ -30,22 +44,24 @@ func writeCanonical(w *bufio.Writer, v any) error {
 	case string:
 		writeString(w, x)
 	case map[string]any:
-		keys := make([]string, 0, len(x))
+		base := len(c.keys)
 		for k := range x {
-			keys = append(keys, k)
+			c.keys = append(c.keys, k)
 		}
-		slices.Sort(keys)
+		slices.Sort(c.keys[base:])
 		w.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
+		for i := base; i < base+len(x); i++ {
+			if i > base {
 				w.WriteByte(',')
 			}
+			k := c.keys[i] // by index: writing a member's value may grow the slice
 			writeString(w, k)
 			w.WriteByte(':')
-			if err := writeCanonical(w, x[k]); err != nil {
+			if err := c.write(x[k]); err != nil {
 				return err
 			}
 		}
+		c.keys = c.keys[:base]
 		w.WriteByte('}')
 	case []any:
 		w.WriteByte('[')
@@ -53,19 +69,19 @@ func writeCanonical(w *bufio.Writer, v any) error {
 			if i > 0 {
 				w.WriteByte(',')
 			}
-			if err := writeCanonical(w, e); err != nil {
+			if err := c.write(e); err != nil {
 				return err
 			}
 		}
 		w.WriteByte(']')
 	case *bigArray:
 		w.WriteByte('[')
-		for i, c := range x.chunks {
-			for j, e := range c {
+		for i, ch := range x.chunks {
+			for j, e := range ch {
 				if i > 0 || j > 0 {
 					w.WriteByte(',')
 				}
-				if err := writeCanonical(w, e); err != nil {
+				if err := c.write(e); err != nil {
 					return err
 				}
 			}

@@ -17,6 +17,20 @@ func FuzzParseValue(f *testing.F) {
 		if err != nil {
 			return
 		}
+		// The canonical form is what encoding/json.Marshal writes of the
+		// same value decoded by encoding/json (numbers as written).
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var std any
+		if dec.Decode(&std) == nil {
+			want, err := json.Marshal(std)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := jsonval.CanonicalJSON(v.Tree); err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("canonical form of %q is %q (%v), encoding/json's %q", raw, got, err, want)
+			}
+		}
 		// Any valid value diffs from nothing and replays to the same sum.
 		patch, err := jsonval.Diff(nil, raw)
 		if err != nil {
