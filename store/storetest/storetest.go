@@ -380,7 +380,11 @@ func testKeys(t *testing.T, s store.Store) {
 	}
 }
 
-func testConcurrent(t *testing.T, s store.Store) {
+// concurrentWriters has 16 writers commit 20 changes each to key
+// (initialised with one field), change(w, i) adding field w<w>-<i>, and
+// checks that no commit was lost: every field there, one revision each.
+func concurrentWriters(t *testing.T, s store.Store, change func(w, i int) store.UpdateFunc) {
+	t.Helper()
 	ctx := context.Background()
 	if _, err := s.Update(ctx, key, set("init", true), store.Create()); err != nil {
 		t.Fatal(err)
@@ -389,15 +393,13 @@ func testConcurrent(t *testing.T, s store.Store) {
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each)
 	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range each {
-				if _, err := s.Update(ctx, key, set(fmt.Sprintf("w%d-%d", w, i), i)); err != nil {
+				if _, err := s.Update(ctx, key, change(w, i)); err != nil {
 					errs <- err
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
@@ -408,10 +410,14 @@ func testConcurrent(t *testing.T, s store.Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := decode(t, doc.Value)
-	if len(m) != writers*each+1 || doc.Revision != writers*each+1 {
+	if m := decode(t, doc.Value); len(m) != writers*each+1 || doc.Revision != writers*each+1 {
 		t.Fatalf("%d fields at revision %d, want %d", len(m), doc.Revision, writers*each+1)
 	}
+}
+
+func testConcurrent(t *testing.T, s store.Store) {
+	ctx := context.Background()
+	concurrentWriters(t, s, func(w, i int) store.UpdateFunc { return set(fmt.Sprintf("w%d-%d", w, i), i) })
 	recs, err := s.History(ctx, key, 0, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -640,34 +646,9 @@ func testPatchRefused(t *testing.T, s store.Store) {
 
 // Concurrent writers proposing patches lose no commit.
 func testPatchConcurrent(t *testing.T, s store.Store) {
-	ctx := context.Background()
-	if _, err := s.Update(ctx, key, set("init", true), store.Create()); err != nil {
-		t.Fatal(err)
-	}
-	const writers, each = 16, 20
-	var wg sync.WaitGroup
-	errs := make(chan error, writers*each)
-	for w := range writers {
-		wg.Go(func() {
-			for i := range each {
-				if _, err := s.Update(ctx, key, patch(fmt.Sprintf(`[{"op":"add","path":"/w%d-%d","value":%d}]`, w, i, i))); err != nil {
-					errs <- err
-				}
-			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	doc, err := s.Get(ctx, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m := decode(t, doc.Value); len(m) != writers*each+1 || doc.Revision != writers*each+1 {
-		t.Fatalf("%d fields at revision %d, want %d", len(m), doc.Revision, writers*each+1)
-	}
+	concurrentWriters(t, s, func(w, i int) store.UpdateFunc {
+		return patch(fmt.Sprintf(`[{"op":"add","path":"/w%d-%d","value":%d}]`, w, i, i))
+	})
 }
 
 // cache is a store.Cache holding the values of the revisions it was told
