@@ -118,23 +118,30 @@ func TestRebuildForce(t *testing.T) {
 	}
 }
 
+// writeProgress writes the progress files of a new cycle id (what a
+// rebuild reads).
+func (p *project) writeProgress(t *testing.T, id, description string) {
+	t.Helper()
+	st, err := cycle.New(id, "OAuth", description, 3, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := progress.Render(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range files {
+		p.write(t, path.Join(cycle.ProgressDir(id), name), string(b))
+	}
+}
+
 // A cycle rebuilt from its progress files (which the custodian reads
 // itself): a human decision, the same outcome, reason codes and files
 // either way; a valid cycle is never replaced.
 func TestCycleRebuildSameEverywhere(t *testing.T) {
 	const id = "cycle-v1-20261125T120000-abcdef"
 	both(t, func(t *testing.T, p *project) []string {
-		st, err := cycle.New(id, "OAuth", "Add OAuth", 3, clock)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files, err := progress.Render(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, b := range files {
-			p.write(t, path.Join(cycle.ProgressDir(id), name), string(b))
-		}
+		p.writeProgress(t, id, "Add OAuth")
 		var got []string
 		add := func(r *wire.CycleResponse, err error) {
 			if err != nil {
@@ -203,17 +210,7 @@ func TestReviewHashesAreTheCustodians(t *testing.T) {
 func TestCycleRebuildMovesADamagedDocumentAside(t *testing.T) {
 	const id = "cycle-v1-20261125T120000-bcdefg"
 	both(t, func(t *testing.T, p *project) []string {
-		st, err := cycle.New(id, "OAuth", "", 3, clock)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files, err := progress.Render(st)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for name, b := range files {
-			p.write(t, path.Join(cycle.ProgressDir(id), name), string(b))
-		}
+		p.writeProgress(t, id, "")
 		p.write(t, cycle.Key(id), "{not json")
 		if _, _, err := p.svc.Cycle(p.ctx(false), id); reason.CodeOf(err) != reason.CorruptState {
 			t.Fatalf("damaged cycle: %v, want CORRUPT_STATE", err)
