@@ -302,7 +302,9 @@ func writeRunSummary(w io.Writer, s *runner.Summary) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SLICE\tSTATUS\tOUTCOME\tRUNS\tTIME\tWHY")
 	for _, x := range s.Slices {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", x.Slice, x.Status, x.Outcome, x.Runs, x.Elapsed.Round(time.Millisecond), x.Why)
+		// One decimal, always: the column's width then depends only on
+		// the magnitude (6.1s, not 6.09s beside 6.092s).
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1fs\t%s\n", x.Slice, x.Status, x.Outcome, x.Runs, x.Elapsed.Seconds(), x.Why)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
