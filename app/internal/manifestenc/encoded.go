@@ -77,8 +77,8 @@ const (
 // it on a manifest that came from Decode or passed Encode.
 func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 	e := &Encoded{Manifest: m}
-	e.slices = e.slices.grow(len(m.Slices))
-	for i, s := range m.Slices {
+	e.slices = e.slices.grow(m.Slices.Len())
+	for i, s := range m.Slices.All() {
 		if s == nil {
 			return nil, reason.New(reason.InvalidInput, "manifest: slices[%d] is null", i)
 		}
@@ -119,7 +119,7 @@ func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 // and commits its patch (the CLI without a daemon) never encodes the
 // slices it did not touch.
 func NewEncodedDeferred(m *asdd.Manifest) (*Encoded, error) {
-	for i, s := range m.Slices {
+	for i, s := range m.Slices.All() {
 		if s == nil {
 			return nil, reason.New(reason.InvalidInput, "manifest: slices[%d] is null", i)
 		}
@@ -129,7 +129,7 @@ func NewEncodedDeferred(m *asdd.Manifest) (*Encoded, error) {
 		return nil, err
 	}
 	e.Manifest = m
-	e.slices = encList{}.grow(len(m.Slices))
+	e.slices = encList{}.grow(m.Slices.Len())
 	e.deferred = true
 	return e, nil
 }
@@ -147,7 +147,7 @@ func (e *Encoded) Complete() (*Encoded, error) {
 		for i := range e.slices.n {
 			b := e.slices.at(i)
 			if b == nil {
-				s := e.Manifest.Slices[i]
+				s := e.Manifest.Slices.At(i)
 				var err error
 				if b, err = asdd.Marshal(s); err != nil {
 					e.completeErr = fmt.Errorf("encode manifest: slice %s: %w", s.SliceID, err)
@@ -381,20 +381,21 @@ func (g *gatherWriter) flush() {
 // encoded and validated, and the patch is nil (the caller diffs).
 func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 	prev := e.Manifest
-	if len(next.Slices) < len(prev.Slices) || !sameExtra(prev.Extra, next.Extra) {
+	nextLen, prevLen := next.Slices.Len(), prev.Slices.Len()
+	if nextLen < prevLen || !sameExtra(prev.Extra, next.Extra) {
 		return fullEncoded(next)
 	}
-	ne := &Encoded{Manifest: next, slices: e.slices.grow(len(next.Slices)), slicesLen: e.slicesLen, extra: e.extra, deferred: e.deferred}
+	ne := &Encoded{Manifest: next, slices: e.slices.grow(nextLen), slicesLen: e.slicesLen, extra: e.extra, deferred: e.deferred}
 	var ops []patchOp
 	var added []int
 	// encode encodes slice i unless it is prev's (shared: so is its
 	// encoding), and adds it to the patch.
 	encode := func(i int) error {
-		s := next.Slices[i]
+		s := next.Slices.At(i)
 		if s == nil {
 			return reason.New(reason.InvalidInput, "encoded manifest fails its schema: slices[%d] is null", i)
 		}
-		if i < len(prev.Slices) && s == prev.Slices[i] {
+		if i < prevLen && s == prev.Slices.At(i) {
 			return nil
 		}
 		b, err := asdd.Marshal(s)
@@ -409,7 +410,7 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 		ne.slices.set(e.slices, i, b)
 		ne.slicesLen += len(b)
 		op := "replace"
-		if i >= len(prev.Slices) {
+		if i >= prevLen {
 			op = "add"
 			added = append(added, i)
 		} else if !e.deferred {
@@ -427,19 +428,16 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 			}
 		}
 	} else {
-		for i := 0; i < len(next.Slices); i++ {
-			if i%encChunkSize == 0 && i+encChunkSize <= len(prev.Slices) && samePointers(next.Slices[i:i+encChunkSize], prev.Slices[i:i+encChunkSize]) {
-				i += encChunkSize - 1
-				continue // all shared (and not nil: prev's were not), so are their encodings
-			}
+		// Compare every slice's pointer (encode skips prev's).
+		for i := range nextLen {
 			if err := encode(i); err != nil {
 				return nil, nil, err
 			}
 		}
 	}
 	if len(added) > 0 {
-		seen := make(map[string]bool, len(next.Slices))
-		for i, s := range next.Slices {
+		seen := make(map[string]bool, nextLen)
+		for i, s := range next.Slices.All() {
 			if seen[s.SliceID] {
 				return nil, nil, reason.New(reason.InvalidInput, "encoded manifest fails its schema: slices[%d]: duplicate slice_id %q", i, s.SliceID)
 			}
@@ -596,10 +594,6 @@ func (e *Encoded) Slice(i int) []byte {
 	}
 	return e.completed().slices.at(i)
 }
-
-// samePointers reports whether a and b (of equal length) hold the same
-// slices.
-func samePointers(a, b []*asdd.Slice) bool { return slices.Equal(a, b) }
 
 // encList is a list of encodings kept in chunks of a fixed size, so that
 // a list that differs from another in a few entries shares every other
