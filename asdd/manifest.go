@@ -612,14 +612,21 @@ func Encode(m *Manifest) ([]byte, error) {
 
 // Slice returns the slice with the given id, or nil.
 func (m *Manifest) Slice(id string) *Slice {
+	if i := m.SliceIndex(id); i >= 0 {
+		return m.Slices.At(i)
+	}
+	return nil
+}
+
+// SliceIndex returns the position of the slice with the given id in
+// m.Slices, or -1: on a manifest ApplyFinalized made, from its index of
+// the slices' ids, without reading every id.
+func (m *Manifest) SliceIndex(id string) int {
 	var ids *sliceIndex
 	if a := m.agg; a != nil && a.list.same(m.Slices) {
 		ids = a.ids // the daemon's manifest: no reading of every id
 	}
-	if i := ids.find(m.Slices, id); i >= 0 {
-		return m.Slices.At(i)
-	}
-	return nil
+	return ids.find(m.Slices, id)
 }
 
 // Find returns the slice with the given id or a NOT_FOUND error.

@@ -73,17 +73,6 @@ func (l SliceList) Collect() []*Slice {
 	return out
 }
 
-// Index returns the position of the first slice with the given id, or -1
-// (reading every id: the rules keep an index of their own).
-func (l SliceList) Index(id string) int {
-	for i, s := range l.All() {
-		if s != nil && s.SliceID == id {
-			return i
-		}
-	}
-	return -1
-}
-
 // Set replaces the slice at position i (which must be in range) with s,
 // copying the chunk that holds it and the chunk index: every other list
 // that shared them keeps its slice.

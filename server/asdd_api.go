@@ -91,7 +91,7 @@ func (s *Server) getSlice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	i := e.Manifest.Slices.Index(id)
+	i := e.Manifest.SliceIndex(id)
 	if i < 0 {
 		_, err := e.Manifest.Find(id)
 		writeError(w, err)
