@@ -90,7 +90,7 @@ func (t *tx) update() *aggregate {
 	} else {
 		common := min(n, in)
 		for i := 0; i < max(n, in); i++ {
-			if i%sliceChunkSize == 0 && i+sliceChunkSize <= common && t.m.Slices.sameChunk(t.in, i/sliceChunkSize) {
+			if i%sliceChunkSize == 0 && i+sliceChunkSize <= common && t.m.Slices.sameChunk(t.in, i) {
 				i += sliceChunkSize - 1
 				continue // a shared chunk: the same slices
 			}

@@ -33,13 +33,13 @@ type tx struct {
 }
 
 // own returns slice i of the next manifest, copied first if it is still
-// shared with the input (the list's Set copies only the chunk that holds
-// it: the input's list is never written).
+// shared with the input (the list copies only the chunks on the way to
+// it, once per transaction: the input's list is never written).
 func (t *tx) own(i int) *Slice {
 	s := t.m.Slices.At(i)
 	if !t.owned[s] {
 		s = deepCopy(reflect.ValueOf(s)).Interface().(*Slice)
-		t.m.Slices.Set(i, s)
+		t.m.Slices.setFrom(t.in, i, s)
 		t.owned[s] = true
 		t.touched = append(t.touched, i)
 	}

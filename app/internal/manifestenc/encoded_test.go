@@ -16,6 +16,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/chunked"
 	"github.com/custodian-dev/custodian/store"
 )
 
@@ -478,7 +479,7 @@ func TestPropertyEncodedNextManySlices(t *testing.T) {
 				}
 				i := rapid.IntRange(0, next.Slices.Len()-1).Draw(t, "index")
 				if rapid.Bool().Draw(t, "edge") { // next to a chunk boundary
-					i = min(next.Slices.Len()-1, encChunkSize*rapid.IntRange(1, 4).Draw(t, "chunk")+rapid.IntRange(-1, 1).Draw(t, "offset"))
+					i = min(next.Slices.Len()-1, chunked.LeafLen*rapid.IntRange(1, 4).Draw(t, "chunk")+rapid.IntRange(-1, 1).Draw(t, "offset"))
 				}
 				c := *next.Slices.At(i)
 				c.Name = fmt.Sprintf("step %d <%d>", step, i)
