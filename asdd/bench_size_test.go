@@ -23,9 +23,8 @@ func sizedManifest(b *testing.B, n int) *asdd.Manifest {
 // BenchmarkApplyFinalizedLock measures ApplyFinalized of an operation that
 // names and changes a slice (a lease renewed on the last slice): the slice
 // is found through the aggregate's index, and the slice list copies only
-// the chunk that holds it and its chunk index (one pointer per
-// sliceChunkSize slices), so the cost stays nearly flat in the number of
-// slices.
+// the chunks on the way to it (internal/chunked: a root of one pointer per
+// 4,096 slices), so the cost stays nearly flat in the number of slices.
 func BenchmarkApplyFinalizedLock(b *testing.B) {
 	for _, n := range []int{1000, 10000, 40000} {
 		b.Run(fmt.Sprintf("slices=%d", n), func(b *testing.B) {

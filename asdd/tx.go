@@ -157,8 +157,8 @@ func Apply(m *Manifest, op Op, cfg *Config, now time.Time) (*Outcome, error) {
 // bound of the lock expiries): only the slices the operation touches are
 // finalized and re-counted, and locks are scanned for expiry only once
 // that bound has passed, so the cost does not grow with the number of
-// slices beyond a copy of the slice list's chunk index (SliceList) when
-// the operation changes a slice. The outcome is exactly
+// slices beyond a copy of the slice list's root (SliceList: one pointer
+// per 4,096 slices) when the operation changes a slice. The outcome is exactly
 // Apply's. On a manifest without the aggregate (decoded, cloned, built by
 // hand) it is Apply.
 func ApplyFinalized(m *Manifest, op Op, cfg *Config, now time.Time) (*Outcome, error) {
