@@ -31,8 +31,10 @@ type canonWriter struct {
 	w    *bufio.Writer
 	keys []string
 	// canonValue's: the members of the objects being written, outermost
-	// first, and a copy of an object's members to sort them.
+	// first, their names that were escaped, and a copy of an object's
+	// members to sort them.
 	members []rawMember
+	escaped [][]byte
 	tmp     []byte
 }
 

@@ -192,12 +192,14 @@ func (ld *lazyDecoder) member() (any, error) {
 	return v, err
 }
 
-// rawMember is a member of an object canonValue is writing: its name as
-// read (a part of the input, or unescaped) for sorting, and its bytes in
-// the output (name, colon and value) from start to end.
+// rawMember is a member of an object canonValue is writing: its bytes in
+// the output (name, colon and value) from start to end, and its name as
+// read, for sorting: raw[key:key+keyLen] (the name as it is in the
+// input), or unescaped in canonWriter.escaped[-key-1]. No pointers: the
+// sort moves them without write barriers.
 type rawMember struct {
-	key        []byte
-	start, end int
+	start, end  int
+	key, keyLen int
 }
 
 // canonValue appends to out the canonical form of the next value dec
@@ -227,13 +229,16 @@ func (c *canonWriter) canonValue(dec *jsontext.Decoder, raw, out []byte) ([]byte
 					if end > len(raw) || end < len(name) {
 						return nil, errNotFast
 					}
-					m.key = raw[end-len(name)+1 : end-1]
+					m.key, m.keyLen = end-len(name)+1, len(name)-2
 					out = append(out, name...)
 				} else {
-					if m.key, err = jsontext.AppendUnquote(nil, name); err != nil {
+					k, err := jsontext.AppendUnquote(nil, name)
+					if err != nil {
 						return nil, err
 					}
-					if out, err = appendString(out, m.key); err != nil {
+					c.escaped = append(c.escaped, k)
+					m.key = -len(c.escaped)
+					if out, err = appendString(out, k); err != nil {
 						return nil, err
 					}
 				}
@@ -253,8 +258,11 @@ func (c *canonWriter) canonValue(dec *jsontext.Decoder, raw, out []byte) ([]byte
 			}
 			break
 		}
-		out, err := c.sortMembers(out, obj, c.members[base:])
+		out, err := c.sortMembers(raw, out, obj, c.members[base:])
 		c.members = c.members[:base]
+		if base == 0 {
+			c.escaped = c.escaped[:0] // no object is being written
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -314,13 +322,19 @@ func (c *canonWriter) canonValue(dec *jsontext.Decoder, raw, out []byte) ([]byte
 // sortMembers puts the members of the object written from out[obj] (its
 // '{', then each member followed by a comma) in the order of their names,
 // without the last comma. A name given twice is an error.
-func (c *canonWriter) sortMembers(out []byte, obj int, ms []rawMember) ([]byte, error) {
+func (c *canonWriter) sortMembers(raw, out []byte, obj int, ms []rawMember) ([]byte, error) {
 	if len(ms) == 0 {
 		return out, nil
 	}
+	key := func(m *rawMember) []byte {
+		if m.key < 0 {
+			return c.escaped[-m.key-1]
+		}
+		return raw[m.key : m.key+m.keyLen]
+	}
 	sorted := true
 	for i := 1; i < len(ms); i++ {
-		switch bytes.Compare(ms[i-1].key, ms[i].key) {
+		switch bytes.Compare(key(&ms[i-1]), key(&ms[i])) {
 		case 0:
 			return nil, errNotFast
 		case 1:
@@ -330,9 +344,19 @@ func (c *canonWriter) sortMembers(out []byte, obj int, ms []rawMember) ([]byte, 
 	if sorted {
 		return out[:len(out)-1], nil
 	}
-	slices.SortFunc(ms, func(a, b rawMember) int { return bytes.Compare(a.key, b.key) })
+	if len(ms) <= 16 {
+		// An insertion sort: the members of the objects of a manifest
+		// are a few each.
+		for i := 1; i < len(ms); i++ {
+			for j := i; j > 0 && bytes.Compare(key(&ms[j-1]), key(&ms[j])) > 0; j-- {
+				ms[j-1], ms[j] = ms[j], ms[j-1]
+			}
+		}
+	} else {
+		slices.SortFunc(ms, func(a, b rawMember) int { return bytes.Compare(key(&a), key(&b)) })
+	}
 	for i := 1; i < len(ms); i++ {
-		if bytes.Equal(ms[i-1].key, ms[i].key) {
+		if bytes.Equal(key(&ms[i-1]), key(&ms[i])) {
 			return nil, errNotFast
 		}
 	}
