@@ -1,10 +1,13 @@
 package file
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,14 +27,23 @@ func TestDirectPatchLazy(t *testing.T) {
 		`[{"op":"replace","path":"/slices/1/status","value":"C"},{"op":"add","path":"/slices/0/phase/a","value":[0]},{"op":"remove","path":"/z/b/1/x"},{"op":"replace","path":"/revision","value":3}]`,
 		`[{"op":"add","path":"/slices/-","value":{"id":"S3"}},{"op":"replace","path":"/z","value":{"c":1}}]`,
 	}
+	// Large enough to be decoded while the update's function runs.
+	var big strings.Builder
+	big.WriteString(`{"z":{"b":[1,{"y":"<é>","x":null}],"a":"\u0041"},"slices":[{"id":"S1","status":"A","phase":{"k":1,"j":2}},{"id":"S2","status":"B"}`)
+	for big.Len() < 2*earlyMin {
+		fmt.Fprintf(&big, `,{"id":"S%d","status":"A","phase":{"k":1,"j":[2,{"\u00e9":"é","a":null}]}}`, big.Len())
+	}
+	big.WriteString(`],"beats":{},"revision":1}`)
 	now := func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 	for _, tc := range []struct {
 		name  string
+		value string                   // "": value
 		edit  func(snap []byte) []byte // the snapshot as the checkpoint names it
 		lazy  bool                     // the commits go by the lazy tree
 		fails reason.Code              // of the commit by the checkpoint
 	}{
 		{name: "as written", lazy: true},
+		{name: "large", value: big.String(), lazy: true},
 		{name: "a member named twice", edit: func(b []byte) []byte {
 			return []byte(`{"z":{"a":"A","a":"A","b":[1,{"x":null,"y":"<é>"}]},"slices":[{"id":"S1","status":"A","phase":{"k":1,"j":2}},{"id":"S2","status":"B"}],"beats":{},"revision":1}`)
 		}},
@@ -47,8 +59,9 @@ func TestDirectPatchLazy(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				v := cmp.Or(tc.value, value)
 				if _, err := s.Update(context.Background(), cpKey, func(store.Document) (store.Change, error) {
-					return store.Change{Value: []byte(value), Actor: "t", Reason: "set"}, nil
+					return store.Change{Value: []byte(v), Actor: "t", Reason: "set"}, nil
 				}, store.Create()); err != nil {
 					t.Fatal(err)
 				}
@@ -84,6 +97,9 @@ func TestDirectPatchLazy(t *testing.T) {
 				}
 				for _, p := range patches {
 					_, err := s.Update(context.Background(), cpKey, func(store.Document) (store.Change, error) {
+						if early := d.early != nil; early != (tc.lazy && i == 0 && tc.value != "") {
+							t.Errorf("store %d: lazy tree decoded while the function runs: %v", i, early)
+						}
 						return store.Change{Patch: json.RawMessage(p), Actor: "t", Reason: "patch"}, nil
 					})
 					if err != nil {
@@ -92,6 +108,9 @@ func TestDirectPatchLazy(t *testing.T) {
 					}
 					if got := i == 0 && d.tree == nil; got != (tc.lazy && i == 0) {
 						t.Fatalf("store %d: commit by the lazy tree: %v, want %v", i, got, tc.lazy)
+					}
+					if d.early != nil {
+						t.Fatalf("store %d: the early tree was not taken by the commit", i)
 					}
 				}
 				s.Close()

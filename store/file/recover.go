@@ -726,7 +726,7 @@ func (d *doc) commitPatchDirect(ch store.Change) (*store.Record, bool, error) {
 		// lazy tree does not take (a value jsontext refuses where Decode
 		// would not, a patch the tree applier refuses) goes the way of a
 		// decoded value below, which names the problem.
-		if lazy, err := jsonval.DecodeLazy(d.bytes()); err == nil {
+		if lazy, err := d.lazyTree(); err == nil {
 			if snap, tree, sum, err := d.patchDirect(lazy, ch); err == nil {
 				// The lazy tree is not kept: the next commit of this
 				// process decodes the new value again, lazily.
