@@ -550,6 +550,9 @@ type doc struct {
 	// early is value's lazy tree being decoded while the update's
 	// function runs (outside Hold mode; lazy.go).
 	early *earlyTree
+	// snapSum is the hash of the snapshot a direct commit is writing,
+	// being computed (lazy.go).
+	snapSum *fileHash
 	// snapMark is the file hash of the snapshot on disk when a mark names
 	// it ("" when its record's sum does); writeMark never drops that
 	// mark. Set by load (under mu) and, in Hold mode, by the snapshot

@@ -1,6 +1,9 @@
 package file
 
-import "github.com/custodian-dev/custodian/store/internal/jsonval"
+import (
+	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
+)
 
 // A direct-mode commit on a value opened by its checkpoint patches the
 // value's lazy tree (jsonval.DecodeLazy: the canonical form of what the
@@ -62,4 +65,41 @@ func (d *doc) lazyTree() (any, error) {
 // sameBytes reports whether a and b are the same bytes in memory.
 func sameBytes(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
+}
+
+// fileHash is the SHA-256 of the snapshot a direct commit is about to
+// write (the checkpoint's file), computed on another goroutine while the
+// journal line is appended and synced.
+type fileHash struct {
+	src  []byte
+	done chan struct{}
+	sum  string
+}
+
+// hashSnapshot starts hashing snap, the bytes of a large snapshot about to
+// be written (under mu, outside Hold mode).
+func (d *doc) hashSnapshot(snap []byte) {
+	d.snapSum = nil
+	if d.held.locked || len(snap) < earlyMin {
+		return
+	}
+	h := &fileHash{src: snap, done: make(chan struct{})}
+	go func() {
+		h.sum = store.HashBytes(h.src)
+		close(h.done)
+	}()
+	d.snapSum = h
+}
+
+// snapshotHash returns store.HashBytes(snap): hashSnapshot's result when
+// it hashed these bytes.
+func (d *doc) snapshotHash(snap []byte) string {
+	if h := d.snapSum; h != nil {
+		d.snapSum = nil
+		if sameBytes(h.src, snap) {
+			<-h.done
+			return h.sum
+		}
+	}
+	return store.HashBytes(snap)
 }

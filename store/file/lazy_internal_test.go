@@ -121,6 +121,9 @@ func TestDirectPatchLazy(t *testing.T) {
 			if tc.fails != "" {
 				return // the full open moved the file aside instead, as it does
 			}
+			if !cpFast(t, dirs[0], opts) {
+				t.Fatal("the next open does not go by the checkpoint the commits wrote")
+			}
 			for _, name := range []string{"manifest.json", "journal.ndjson"} {
 				if a, b := readT(t, cpFile(dirs[0], name)), readT(t, cpFile(dirs[1], name)); string(a) != string(b) {
 					out, _ := exec.Command("diff", cpFile(dirs[0], name), cpFile(dirs[1], name)).CombinedOutput()

@@ -759,6 +759,21 @@ func (d *doc) patchDirect(from any, ch store.Change) ([]byte, any, string, error
 	if err != nil {
 		return nil, nil, "", err
 	}
+	// The new value's canonical sum, on another goroutine for a large
+	// value while the snapshot's bytes are made (both only read the
+	// trees).
+	var sum string
+	var sumErr error
+	sumTree := func() { sum, sumErr = jsonval.SumTree(tree) }
+	var sumDone chan struct{}
+	if len(d.bytes()) >= earlyMin {
+		sumDone = make(chan struct{})
+		go func() {
+			defer close(sumDone)
+			sumTree()
+		}()
+		defer func() { <-sumDone }() // on every return: it reads the trees
+	}
 	// The snapshot's indented form, written as such (what is shared with
 	// the current snapshot copied from it, not indented again).
 	snap, err := jsonval.TreeBytesIndented(d.bytes(), from, tree)
@@ -780,10 +795,15 @@ func (d *doc) patchDirect(from any, ch store.Change) ([]byte, any, string, error
 			return nil, tree, "", reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(raw), max)
 		}
 	}
-	sum, err := jsonval.SumTree(tree)
-	if err != nil {
-		return nil, nil, "", err
+	if sumDone != nil {
+		<-sumDone
+	} else {
+		sumTree()
 	}
+	if sumErr != nil {
+		return nil, nil, "", sumErr
+	}
+	d.hashSnapshot(snap)
 	return snap, tree, sum, nil
 }
 
