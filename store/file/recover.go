@@ -708,11 +708,12 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 }
 
 // commitPatchDirect is commit for a change given as a patch outside Hold
-// mode: the patch is applied to the value's tree (read with the
-// snapshot), the new bytes are made from the snapshot's, copying what the
-// patch did not touch (jsonval.TreeBytes), and the record is the patch as
-// given: no parse of the new value, no diff, no byte-level patch of the
-// whole document. The record keeps its canonical sum (the next process
+// mode: the patch is applied to the value's tree (read with the snapshot
+// by a full open; decoded only where the patch goes after the
+// checkpoint's open: lazy.go), the new bytes are made from the
+// snapshot's, copying what the patch did not touch (jsonval.TreeBytes),
+// and the record is the patch as given: no parse of the new value, no
+// diff, no byte-level patch of the whole document. The record keeps its canonical sum (the next process
 // checks the snapshot against it). ok is false when the change must take
 // the byte path (no current value, an adopted file, or a patch the tree
 // applier refuses).
