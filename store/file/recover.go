@@ -713,10 +713,10 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 // checkpoint's open: lazy.go), the new bytes are made from the
 // snapshot's, copying what the patch did not touch (jsonval.TreeBytes),
 // and the record is the patch as given: no parse of the new value, no
-// diff, no byte-level patch of the whole document. The record keeps its canonical sum (the next process
-// checks the snapshot against it). ok is false when the change must take
-// the byte path (no current value, an adopted file, or a patch the tree
-// applier refuses).
+// diff, no byte-level patch of the whole document. The record keeps its
+// canonical sum (the next process checks the snapshot against it). ok is
+// false when the change must take the byte path (no current value, an
+// adopted file, or a patch the tree applier refuses).
 func (d *doc) commitPatchDirect(ch store.Change) (*store.Record, bool, error) {
 	if d.held.locked || !d.has() || d.adopted {
 		return nil, false, nil
@@ -812,6 +812,7 @@ func (d *doc) patchDirect(from any, ch store.Change) ([]byte, any, string, error
 // not kept) unless it is the current one.
 func (d *doc) commitDirect(ch store.Change, snap []byte, tree any, sum string) (*store.Record, bool, error) {
 	if sum == d.currentSum() {
+		d.snapSum = nil
 		return nil, true, nil // the same value: nothing to commit
 	}
 	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events, Sum: sum}
