@@ -17,16 +17,17 @@ import (
 // of such a process on a 1,000-slice manifest, and writing the canonical
 // form from that tree another tenth. DecodeLazy decodes only what a patch
 // reaches: a container stays its bytes (a *lazyNode) until a patch goes
-// into it, and the canonical form of one never decoded is written from its
-// bytes (canonRaw), checked by jsontext as it goes, without a tree.
+// into it, with its canonical form written from its bytes as jsontext
+// checks them (canonValue), without a tree.
 
 // lazyNode is a container of a value read by DecodeLazy, not decoded yet:
 // its bytes (raw, as in the value read), its canonical form (canon, made
 // as it was read: one pass checks it and writes it), and, once something
 // needed its members (PatchTree going into it, TreeBytes merging it),
 // those members decoded one level (v: a map[string]any or []any whose
-// containers are *lazyNode in turn). A lazy tree belongs to one goroutine:
-// decoding on first need writes v.
+// containers are *lazyNode in turn). Decoding on first need writes v, so
+// a lazy tree is PatchTree's and TreeBytes' on one goroutine at a time;
+// SumTree reads only canon and may run beside them.
 type lazyNode struct {
 	raw   []byte
 	canon []byte
@@ -65,8 +66,8 @@ func resolve(v any) (any, error) {
 
 // lazyDecoder decodes one level of a lazy tree: the containers it meets
 // become *lazyNode, their canonical forms written one after the other in
-// arena (sized for all of them, so that each node's is a stable part of
-// it) by canon, whose duplicate-name check replaces jsontext's.
+// arena by c (whose duplicate-name check replaces jsontext's), each
+// node's sliced from it once the level is read.
 type lazyDecoder struct {
 	dec   *jsontext.Decoder
 	raw   []byte
