@@ -380,12 +380,20 @@ func plainString(q []byte) bool {
 		return false
 	}
 	for _, c := range q[1 : len(q)-1] {
-		if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c >= utf8.RuneSelf {
+		if !plainByte[c] {
 			return false
 		}
 	}
 	return true
 }
+
+// plainByte tells the bytes writeString writes as they are.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
 
 // appendString appends s as writeString writes it.
 func appendString(out, s []byte) ([]byte, error) {
