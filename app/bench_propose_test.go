@@ -16,7 +16,7 @@ import (
 
 // BenchmarkLocalOps measures operations through the application layer as
 // the daemon runs them (a Hold-mode file store, group commit), from 32
-// goroutines at once, on manifests of 1,000 and 10,000 slices: real
+// goroutines at once, on manifests of 1,000, 10,000 and 40,000 slices: real
 // proposals (each on a slice of its own, the artifact hashed from its file)
 // and agent heartbeats. Besides the time, it reports the process's CPU time
 // per operation (the store's goroutines included), which fsync waits and a
@@ -25,7 +25,7 @@ import (
 // slices.
 func BenchmarkLocalOps(b *testing.B) {
 	for _, kind := range []string{"proposal", "heartbeat"} {
-		for _, n := range []int{1000, 10000} {
+		for _, n := range []int{1000, 10000, 40000} {
 			b.Run(fmt.Sprintf("%s/slices=%d", kind, n), func(b *testing.B) {
 				svc, art := benchProject(b, n)
 				ctx := context.Background()

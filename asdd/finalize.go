@@ -16,7 +16,7 @@ func (t *tx) finalize() {
 	var agg *aggregate
 	if t.base == nil {
 		agg = &aggregate{conf: new(ccsSum)}
-		for i := range t.m.Slices {
+		for i := range t.m.Slices.Len() {
 			s := t.finalizeSlice(i)
 			agg.count(s, 1)
 			agg.locks.include(s)
@@ -40,25 +40,26 @@ func (t *tx) finalize() {
 // changed).
 func (t *tx) update() *aggregate {
 	base := t.base
-	if sameList(t.m.Slices, t.in) && t.locks.equal(base.locks) && t.ids == base.ids {
+	if t.m.Slices.same(t.in) && t.locks.equal(base.locks) && t.ids == base.ids {
 		return base // no slice changed or added
 	}
 	agg := *base
 	agg.list, agg.locks, agg.ids = t.m.Slices, t.locks, t.ids
-	if sameList(t.m.Slices, t.in) {
+	if t.m.Slices.same(t.in) {
 		return &agg // only the lock bound or the index changed
 	}
-	if len(t.m.Slices) < len(t.in) {
+	n, in := t.m.Slices.Len(), t.in.Len()
+	if n < in {
 		agg.ids = nil // no operation removes a slice; if one did, the positions changed
 	}
 	copied := false
 	visit := func(i int) {
 		var old, s *Slice
-		if i < len(t.in) {
-			old = t.in[i]
+		if i < in {
+			old = t.in.At(i)
 		}
-		if i < len(t.m.Slices) {
-			s = t.m.Slices[i]
+		if i < n {
+			s = t.m.Slices.At(i)
 		}
 		if s == old {
 			return // shared: finalized and counted when it was made
@@ -80,18 +81,18 @@ func (t *tx) update() *aggregate {
 		}
 		agg.review += needsReview(s) - needsReview(old)
 	}
-	if len(t.m.Slices) >= len(t.in) {
+	if n >= in {
 		// Only the slices the transaction copied or added differ from
 		// the input's (finalizeSlice copies only those it was given).
 		for _, i := range t.changed() {
 			visit(i)
 		}
 	} else {
-		common := min(len(t.m.Slices), len(t.in))
-		for i := 0; i < max(len(t.m.Slices), len(t.in)); i++ {
-			if i%encChunkSize == 0 && i+encChunkSize <= common && samePointers(t.m.Slices[i:i+encChunkSize], t.in[i:i+encChunkSize]) {
-				i += encChunkSize - 1
-				continue // a run of shared slices, compared as memory
+		common := min(n, in)
+		for i := 0; i < max(n, in); i++ {
+			if i%sliceChunkSize == 0 && i+sliceChunkSize <= common && t.m.Slices.sameChunk(t.in, i) {
+				i += sliceChunkSize - 1
+				continue // a shared chunk: the same slices
 			}
 			visit(i)
 		}
@@ -106,7 +107,7 @@ func (t *tx) update() *aggregate {
 // finalizeSlice recomputes slice i's CCS and drops hashes of paths it no
 // longer names, copying it first if that changes it; it returns the slice.
 func (t *tx) finalizeSlice(i int) *Slice {
-	s := t.m.Slices[i]
+	s := t.m.Slices.At(i)
 	v, ok := ComputeCCS(s.ConfidenceChain, t.cfg)
 	if ok != (s.CCS != nil) || (ok && *s.CCS != v) {
 		s = t.own(i)
@@ -147,7 +148,7 @@ func (t *tx) finalizeSlice(i int) *Slice {
 type aggregate struct {
 	// list is the slice list it describes: ApplyFinalized uses it only on
 	// a manifest with that very list.
-	list      []*Slice
+	list      SliceList
 	conf      *ccsSum // the active slices' CCS; shared while they do not change
 	global    float64 // conf.mean(), before rounding
 	hasGlobal bool

@@ -88,8 +88,7 @@ func (o UnlockSlice) apply(t *tx) error {
 // bound of the leases left.
 func (t *tx) expireLocks() lockBound {
 	var b lockBound
-	for i := range t.m.Slices {
-		s := t.m.Slices[i]
+	for i, s := range t.m.Slices.All() {
 		if s.Lock == nil {
 			continue
 		}

@@ -55,18 +55,3 @@ func heartbeatSurelyValid(h *Heartbeat) bool {
 // HeartbeatSurelyValid reports whether h certainly matches the heartbeat
 // part of the schema without running it (see heartbeatSurelyValid).
 func HeartbeatSurelyValid(h *Heartbeat) bool { return heartbeatSurelyValid(h) }
-
-// encChunkSize is how many slices samePointers compares at a time when
-// ApplyFinalized looks for the slices an operation changed.
-const encChunkSize = 64
-
-// samePointers reports whether a and b (of equal length) hold the same
-// pointers.
-func samePointers(a, b []*Slice) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}

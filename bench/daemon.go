@@ -45,6 +45,7 @@ func Manifest(n, tasksPer int) ([]byte, error) {
 	m := asdd.New()
 	m.ProjectContext.CurrentSprint = "BENCH"
 	phases := asdd.Lifecycle
+	list := make([]*asdd.Slice, 0, n)
 	for i := range n {
 		id := fmt.Sprintf("SLICE-%05d", i)
 		s := &asdd.Slice{
@@ -67,8 +68,9 @@ func Manifest(n, tasksPer int) ([]byte, error) {
 		for t := range tasksPer {
 			s.Tasks = append(s.Tasks, asdd.Task{ID: fmt.Sprintf("T%03d", t), Title: "task " + strconv.Itoa(t), Wave: 1 + t/10, Status: "pending"})
 		}
-		m.Slices = append(m.Slices, s)
+		list = append(list, s)
 	}
+	m.Slices = asdd.SliceListOf(list...)
 	m.Revision = 1 // as after `custodian init`: Seed makes it revision 1
 	return asdd.Encode(m)
 }

@@ -20,12 +20,14 @@ var ErrExhausted = errors.New("every seeded slice has been proposed")
 func ProposalManifest(n int) ([]byte, error) {
 	m := asdd.New()
 	m.ProjectContext.CurrentSprint = "BENCH"
+	list := make([]*asdd.Slice, 0, n)
 	for i := range n {
-		m.Slices = append(m.Slices, &asdd.Slice{
+		list = append(list, &asdd.Slice{
 			SliceID: fmt.Sprintf("SLICE-%05d", i), Name: "bench slice", Type: "FEATURE", Status: "DISCOVERY",
 			GovernanceMode: "MANUAL", CreatedAt: "2026-11-01T00:00:00Z", UpdatedAt: "2026-11-01T00:00:00Z",
 		})
 	}
+	m.Slices = asdd.SliceListOf(list...)
 	m.Revision = 1
 	return asdd.Encode(m)
 }

@@ -423,7 +423,7 @@ func (s *Server) addASDDTools() {
 				}
 			}
 			list := []asdd.EscalationView{}
-			for _, sl := range m.Slices {
+			for _, sl := range m.Slices.All() {
 				if in.Slice != "" && sl.SliceID != in.Slice {
 					continue
 				}

@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
-	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/wire"
 )
 
@@ -93,7 +91,7 @@ func (s *Server) getSlice(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id := r.PathValue("id")
-	i := slices.IndexFunc(e.Manifest.Slices, func(sl *asdd.Slice) bool { return sl.SliceID == id })
+	i := e.Manifest.SliceIndex(id)
 	if i < 0 {
 		_, err := e.Manifest.Find(id)
 		writeError(w, err)

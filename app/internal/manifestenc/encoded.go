@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/chunked"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -35,7 +36,7 @@ type Encoded struct {
 	Manifest *asdd.Manifest
 
 	pc        []byte   // compact JSON of Manifest.ProjectContext
-	slices    encList  // compact JSON of Manifest.Slices[i]
+	slices    encList  // compact JSON of Manifest.Slices.At(i); nil: not made yet (deferred)
 	slicesLen int      // sum of len(slices.at(i))
 	hbs       []member // Manifest.AgentHeartbeats, in json.Marshal's key order
 	hbsLen    int      // sum of len(hbs[i].enc)
@@ -77,8 +78,8 @@ const (
 // it on a manifest that came from Decode or passed Encode.
 func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 	e := &Encoded{Manifest: m}
-	e.slices = e.slices.grow(len(m.Slices))
-	for i, s := range m.Slices {
+	e.slices = encList{}.Grow(m.Slices.Len())
+	for i, s := range m.Slices.All() {
 		if s == nil {
 			return nil, reason.New(reason.InvalidInput, "manifest: slices[%d] is null", i)
 		}
@@ -86,7 +87,7 @@ func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode manifest: slice %s: %w", s.SliceID, err)
 		}
-		e.slices.set(encList{}, i, b)
+		e.slices.SetFrom(encList{}, i, b)
 		e.slicesLen += len(b)
 	}
 	pc, err := asdd.Marshal(&m.ProjectContext)
@@ -119,7 +120,7 @@ func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 // and commits its patch (the CLI without a daemon) never encodes the
 // slices it did not touch.
 func NewEncodedDeferred(m *asdd.Manifest) (*Encoded, error) {
-	for i, s := range m.Slices {
+	for i, s := range m.Slices.All() {
 		if s == nil {
 			return nil, reason.New(reason.InvalidInput, "manifest: slices[%d] is null", i)
 		}
@@ -129,7 +130,7 @@ func NewEncodedDeferred(m *asdd.Manifest) (*Encoded, error) {
 		return nil, err
 	}
 	e.Manifest = m
-	e.slices = encList{}.grow(len(m.Slices))
+	e.slices = encList{}.Grow(m.Slices.Len())
 	e.deferred = true
 	return e, nil
 }
@@ -143,18 +144,17 @@ func (e *Encoded) Complete() (*Encoded, error) {
 	}
 	e.completeOnce.Do(func() {
 		c := &Encoded{Manifest: e.Manifest, pc: e.pc, hbs: e.hbs, hbsLen: e.hbsLen, extra: e.extra}
-		c.slices = encList{}.grow(e.slices.n)
-		for i := range e.slices.n {
-			b := e.slices.at(i)
+		c.slices = encList{}.Grow(e.slices.Len())
+		for i, b := range e.slices.All() {
 			if b == nil {
-				s := e.Manifest.Slices[i]
+				s := e.Manifest.Slices.At(i)
 				var err error
 				if b, err = asdd.Marshal(s); err != nil {
 					e.completeErr = fmt.Errorf("encode manifest: slice %s: %w", s.SliceID, err)
 					return
 				}
 			}
-			c.slices.set(encList{}, i, b)
+			c.slices.SetFrom(encList{}, i, b)
 			c.slicesLen += len(b)
 		}
 		c.n = c.length()
@@ -189,8 +189,8 @@ func encodeMember(k string, v any) (member, error) {
 func (e *Encoded) length() int {
 	n := len(openContext) + len(e.pc) + len(openSlices) + e.slicesLen + len(openHBs) + e.hbsLen +
 		len(openRev) + digits(e.Manifest.Revision) + len(e.extra) + len(closeDoc)
-	if e.slices.n > 1 {
-		n += e.slices.n - 1 // commas
+	if e.slices.Len() > 1 {
+		n += e.slices.Len() - 1 // commas
 	}
 	if len(e.hbs) > 1 {
 		n += len(e.hbs) - 1
@@ -285,13 +285,13 @@ func (e *Encoded) writeParts(w io.Writer) (int64, error) {
 			return n, err
 		}
 	}
-	for i := range e.slices.n {
+	for i, b := range e.slices.All() {
 		if i > 0 {
 			if err := write(comma); err != nil {
 				return n, err
 			}
 		}
-		if err := write(e.slices.at(i)); err != nil {
+		if err := write(b); err != nil {
 			return n, err
 		}
 	}
@@ -381,20 +381,21 @@ func (g *gatherWriter) flush() {
 // encoded and validated, and the patch is nil (the caller diffs).
 func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 	prev := e.Manifest
-	if len(next.Slices) < len(prev.Slices) || !sameExtra(prev.Extra, next.Extra) {
+	nextLen, prevLen := next.Slices.Len(), prev.Slices.Len()
+	if nextLen < prevLen || !sameExtra(prev.Extra, next.Extra) {
 		return fullEncoded(next)
 	}
-	ne := &Encoded{Manifest: next, slices: e.slices.grow(len(next.Slices)), slicesLen: e.slicesLen, extra: e.extra, deferred: e.deferred}
+	ne := &Encoded{Manifest: next, slices: e.slices.Grow(nextLen), slicesLen: e.slicesLen, extra: e.extra, deferred: e.deferred}
 	var ops []patchOp
 	var added []int
 	// encode encodes slice i unless it is prev's (shared: so is its
 	// encoding), and adds it to the patch.
 	encode := func(i int) error {
-		s := next.Slices[i]
+		s := next.Slices.At(i)
 		if s == nil {
 			return reason.New(reason.InvalidInput, "encoded manifest fails its schema: slices[%d] is null", i)
 		}
-		if i < len(prev.Slices) && s == prev.Slices[i] {
+		if i < prevLen && s == prev.Slices.At(i) {
 			return nil
 		}
 		b, err := asdd.Marshal(s)
@@ -406,14 +407,14 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 				return err
 			}
 		}
-		ne.slices.set(e.slices, i, b)
+		ne.slices.SetFrom(e.slices, i, b)
 		ne.slicesLen += len(b)
 		op := "replace"
-		if i >= len(prev.Slices) {
+		if i >= prevLen {
 			op = "add"
 			added = append(added, i)
 		} else if !e.deferred {
-			ne.slicesLen -= len(e.slices.at(i))
+			ne.slicesLen -= len(e.slices.At(i))
 		}
 		ops = append(ops, patchOp{Op: op, Path: "/slices/" + strconv.Itoa(i), Value: b})
 		return nil
@@ -427,19 +428,16 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 			}
 		}
 	} else {
-		for i := 0; i < len(next.Slices); i++ {
-			if i%encChunkSize == 0 && i+encChunkSize <= len(prev.Slices) && samePointers(next.Slices[i:i+encChunkSize], prev.Slices[i:i+encChunkSize]) {
-				i += encChunkSize - 1
-				continue // all shared (and not nil: prev's were not), so are their encodings
-			}
+		// Compare every slice's pointer (encode skips prev's).
+		for i := range nextLen {
 			if err := encode(i); err != nil {
 				return nil, nil, err
 			}
 		}
 	}
 	if len(added) > 0 {
-		seen := make(map[string]bool, len(next.Slices))
-		for i, s := range next.Slices {
+		seen := make(map[string]bool, nextLen)
+		for i, s := range next.Slices.All() {
 			if seen[s.SliceID] {
 				return nil, nil, reason.New(reason.InvalidInput, "encoded manifest fails its schema: slices[%d]: duplicate slice_id %q", i, s.SliceID)
 			}
@@ -591,59 +589,18 @@ func fullEncoded(m *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 
 // Slice returns the compact JSON of slice i, as in Bytes.
 func (e *Encoded) Slice(i int) []byte {
-	if b := e.slices.at(i); b != nil || !e.deferred {
+	if b := e.slices.At(i); b != nil || !e.deferred {
 		return b
 	}
-	return e.completed().slices.at(i)
+	return e.completed().slices.At(i)
 }
 
-// samePointers reports whether a and b (of equal length) hold the same
-// slices.
-func samePointers(a, b []*asdd.Slice) bool { return slices.Equal(a, b) }
-
-// encList is a list of encodings kept in chunks of a fixed size, so that
-// a list that differs from another in a few entries shares every other
-// chunk with it: deriving one with k entries changed costs
-// O(len/encChunkSize + k·encChunkSize) pointer copies, not O(len). A
-// list is never changed once its Encoded is made.
-type encList struct {
-	chunks []*encChunk
-	n      int
-}
-
-const encChunkSize = 64
-
-type encChunk [encChunkSize][]byte
-
-func (l encList) at(i int) []byte {
-	c := l.chunks[i/encChunkSize]
-	if c == nil {
-		return nil // a deferred list's chunk not made yet
-	}
-	return c[i%encChunkSize]
-}
-
-// grow returns a list of n ≥ l.n entries whose first l.n are l's, sharing
-// its chunks.
-func (l encList) grow(n int) encList {
-	chunks := make([]*encChunk, (n+encChunkSize-1)/encChunkSize)
-	copy(chunks, l.chunks)
-	return encList{chunks: chunks, n: n}
-}
-
-// set sets entry i of l, a list grown from prev, copying its chunk first
-// if l still shares it with prev.
-func (l *encList) set(prev encList, i int, b []byte) {
-	c := i / encChunkSize
-	switch {
-	case l.chunks[c] == nil:
-		l.chunks[c] = new(encChunk)
-	case c < len(prev.chunks) && l.chunks[c] == prev.chunks[c]:
-		cp := *prev.chunks[c]
-		l.chunks[c] = &cp
-	}
-	l.chunks[c][i%encChunkSize] = b
-}
+// encList is the slices' encodings, kept in chunks: a list that differs
+// from another in k entries shares every other chunk with it, and
+// deriving it (Grow, then SetFrom for the changed entries) costs
+// O(k·chunk + len/4096) pointer copies, not O(len). A list is never
+// changed once its Encoded is made.
+type encList = chunked.List[[]byte]
 
 type patchOp struct {
 	Op    string          `json:"op"`

@@ -47,7 +47,7 @@ func run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	list := []asdd.EscalationView{}
-	for _, s := range m.Slices {
+	for _, s := range m.Slices.All() {
 		if opts.Slice != "" && s.SliceID != opts.Slice {
 			continue
 		}

@@ -133,7 +133,7 @@ func runList(ctx context.Context, o *ListOptions) error {
 		return err
 	}
 	list := []*asdd.Slice{}
-	for _, s := range m.Slices {
+	for _, s := range m.Slices.All() {
 		if o.Status == "" || s.Status == o.Status {
 			list = append(list, s)
 		}
