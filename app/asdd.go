@@ -128,7 +128,7 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 		}
 		events := make([]store.Event, 0, len(o.Events))
 		for _, e := range o.Events {
-			data, err := e.MarshalJSON()
+			data, err := json.Marshal(e) // encoding/json: the journal's form of an event
 			if err != nil {
 				return store.Change{}, fmt.Errorf("encode event: %w", err)
 			}

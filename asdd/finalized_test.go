@@ -420,25 +420,3 @@ func FuzzHeartbeatMatchesMarshal(f *testing.F) {
 		}
 	})
 }
-
-// Events are encoded by hand, byte for byte as encoding/json encodes the
-// struct.
-func FuzzEventMatchesMarshal(f *testing.F) {
-	f.Add("heartbeat", "", "spec", "status", "ACTIVE", 3, true)
-	f.Add("halt", "SLICE-001", "", "<why>", "a\u2028b", -1, false)
-	f.Fuzz(func(t *testing.T, typ, slice, agent, k, v string, n int, withData bool) {
-		e := Event{Type: typ, Slice: slice, Agent: agent}
-		if withData {
-			e.Data = map[string]any{k: v, k + "_n": n, k + "_f": float64(n) / 3, k + "_l": []any{v, nil, true}, k + "_m": map[string]any{v: n}}
-		}
-		type plain Event
-		want, err := json.Marshal(plain(e))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := e.MarshalJSON()
-		if err != nil || string(got) != string(want) {
-			t.Fatalf("MarshalJSON = %s, %v\nwant %s", got, err, want)
-		}
-	})
-}

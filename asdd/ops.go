@@ -1,8 +1,6 @@
 package asdd
 
 import (
-	"encoding/json"
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -27,18 +25,6 @@ type Event struct {
 	Slice string         `json:"slice,omitempty"`
 	Agent string         `json:"agent,omitempty"`
 	Data  map[string]any `json:"data,omitempty"`
-}
-
-type plainEvent Event
-
-// MarshalJSON encodes an event as encoding/json encodes the struct (data
-// members in key order): an event has no unknown members to keep.
-func (e Event) MarshalJSON() ([]byte, error) {
-	b, err := json.Marshal(plainEvent(e))
-	if err != nil {
-		return nil, fmt.Errorf("event %s: %w", e.Type, err)
-	}
-	return b, nil
 }
 
 // Outcome is what Apply returns: the next manifest, the events, the side

@@ -708,31 +708,78 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 }
 
 // commitPatchDirect is commit for a change given as a patch outside Hold
-// mode: the patch is applied to the value's tree (read with the
-// snapshot), the new bytes are made from the snapshot's, copying what the
-// patch did not touch (jsonval.TreeBytes), and the record is the patch as
-// given: no parse of the new value, no diff, no byte-level patch of the
-// whole document. The record keeps its canonical sum (the next process
-// checks the snapshot against it). ok is false when the change must take
-// the byte path (no current value, an adopted file, or a patch the tree
-// applier refuses).
+// mode: the patch is applied to the value's tree (read with the snapshot
+// by a full open; decoded only where the patch goes after the
+// checkpoint's open: lazy.go), the new bytes are made from the
+// snapshot's, copying what the patch did not touch (jsonval.TreeBytes),
+// and the record is the patch as given: no parse of the new value, no
+// diff, no byte-level patch of the whole document. The record keeps its
+// canonical sum (the next process checks the snapshot against it). ok is
+// false when the change must take the byte path (no current value, an
+// adopted file, or a patch the tree applier refuses).
 func (d *doc) commitPatchDirect(ch store.Change) (*store.Record, bool, error) {
 	if d.held.locked || !d.has() || d.adopted {
 		return nil, false, nil
 	}
+	if d.tree == nil && d.sum != "" {
+		// The value as the checkpoint found it: decoded only where the
+		// patch goes (jsonval.DecodeLazy), its sum known. Anything the
+		// lazy tree does not take (a value jsontext refuses where Decode
+		// would not, a patch the tree applier refuses) goes the way of a
+		// decoded value below, which names the problem.
+		if lazy, err := d.lazyTree(); err == nil {
+			if snap, tree, sum, err := d.patchDirect(lazy, ch); err == nil {
+				// The lazy tree is not kept: the next commit of this
+				// process decodes the new value again, lazily.
+				return d.commitDirect(ch, snap, nil, sum)
+			} else if tree != nil {
+				return nil, true, err // over the limit
+			}
+		}
+	}
 	if err := d.ensureTree(); err != nil {
 		return nil, true, err
 	}
-	lim := d.s.opts.Limits
-	tree, err := jsonval.PatchTree(d.tree, ch.Patch, lim)
+	snap, tree, sum, err := d.patchDirect(d.tree, ch)
 	if err != nil {
+		if tree != nil {
+			return nil, true, err
+		}
 		return nil, false, nil // the byte path names the problem
+	}
+	return d.commitDirect(ch, snap, tree, sum)
+}
+
+// patchDirect applies ch's patch to from, the current value's tree, and
+// returns the new value's snapshot bytes, tree and sum. An error with a
+// tree is the new value's (over the size limit); without one, the patch
+// or the tree could not be applied or written.
+func (d *doc) patchDirect(from any, ch store.Change) ([]byte, any, string, error) {
+	lim := d.s.opts.Limits
+	tree, err := jsonval.PatchTree(from, ch.Patch, lim)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	// The new value's canonical sum, on another goroutine for a large
+	// value while the snapshot's bytes are made (both only read the
+	// trees).
+	var sum string
+	var sumErr error
+	sumTree := func() { sum, sumErr = jsonval.SumTree(tree) }
+	var sumDone chan struct{}
+	if len(d.bytes()) >= earlyMin {
+		sumDone = make(chan struct{})
+		go func() {
+			defer close(sumDone)
+			sumTree()
+		}()
+		defer func() { <-sumDone }() // on every return: it reads the trees
 	}
 	// The snapshot's indented form, written as such (what is shared with
 	// the current snapshot copied from it, not indented again).
-	snap, err := jsonval.TreeBytesIndented(d.bytes(), d.tree, tree)
+	snap, err := jsonval.TreeBytesIndented(d.bytes(), from, tree)
 	if err != nil {
-		return nil, false, nil
+		return nil, nil, "", err
 	}
 	max := lim.MaxBytes
 	if max <= 0 {
@@ -741,19 +788,31 @@ func (d *doc) commitPatchDirect(ch store.Change) (*store.Record, bool, error) {
 	if len(snap) > max {
 		// The limit is on the value as TreeBytes writes it, which the
 		// indented form is never shorter than.
-		raw, err := jsonval.TreeBytes(d.bytes(), d.tree, tree)
+		raw, err := jsonval.TreeBytes(d.bytes(), from, tree)
 		if err != nil {
-			return nil, false, nil
+			return nil, nil, "", err
 		}
 		if len(raw) > max {
-			return nil, true, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(raw), max)
+			return nil, tree, "", reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(raw), max)
 		}
 	}
-	sum, err := jsonval.SumTree(tree)
-	if err != nil {
-		return nil, true, err
+	if sumDone != nil {
+		<-sumDone
+	} else {
+		sumTree()
 	}
+	if sumErr != nil {
+		return nil, nil, "", sumErr
+	}
+	d.hashSnapshot(snap)
+	return snap, tree, sum, nil
+}
+
+// commitDirect commits the value patchDirect made (tree nil: a lazy one,
+// not kept) unless it is the current one.
+func (d *doc) commitDirect(ch store.Change, snap []byte, tree any, sum string) (*store.Record, bool, error) {
 	if sum == d.currentSum() {
+		d.snapSum = nil
 		return nil, true, nil // the same value: nothing to commit
 	}
 	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events, Sum: sum}

@@ -89,11 +89,35 @@ func (d *doc) readFileID(name string) ([]byte, fileID, error) {
 	if err != nil {
 		return nil, fileID{}, fmt.Errorf("read %s: %w", name, err)
 	}
-	b, err := io.ReadAll(f)
+	b, err := readSized(f, fi.Size())
 	if err != nil {
 		return nil, fileID{}, fmt.Errorf("read %s: %w", name, err)
 	}
 	return b, idOf(fi), nil
+}
+
+// readSized reads f to its end into a buffer of its size as stat gave it
+// (as os.ReadFile does): a snapshot of a megabyte is read into one buffer,
+// not copied from buffer to buffer as io.ReadAll grows its own.
+func readSized(f io.Reader, size int64) ([]byte, error) {
+	n := 512
+	if size > 0 && size < 1<<40 {
+		n = int(size) + 1 // one more, to see the end without growing
+	}
+	b := make([]byte, 0, n)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // grown (the file grew since)
+		}
+		k, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+k]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // readRegular reads a file outside the store's root (a key file), at most

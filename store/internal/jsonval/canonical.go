@@ -30,6 +30,12 @@ func writeCanonical(w *bufio.Writer, v any) error {
 type canonWriter struct {
 	w    *bufio.Writer
 	keys []string
+	// canonValue's: the members of the objects being written, outermost
+	// first, their names that were escaped, and a copy of an object's
+	// members to sort them.
+	members []rawMember
+	escaped [][]byte
+	tmp     []byte
 }
 
 func (c *canonWriter) write(v any) error {
@@ -74,6 +80,8 @@ func (c *canonWriter) write(v any) error {
 			}
 		}
 		w.WriteByte(']')
+	case *lazyNode:
+		w.Write(x.canon) // made when it was read; its value never changes
 	case *bigArray:
 		w.WriteByte('[')
 		for i, ch := range x.chunks {

@@ -29,3 +29,7 @@ func IndentedCopyRefused(anchor []byte, anchorTree, tree any) bool {
 	_, err := treeBytes(anchor, anchorTree, tree, true)
 	return err == errNotIndented
 }
+
+// DecodeStrict is the fast decoder alone: ok is false for what only
+// encoding/json takes (a member named twice, invalid UTF-8).
+func DecodeStrict(raw []byte) (any, bool) { return decodeFast(raw) }

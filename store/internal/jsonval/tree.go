@@ -333,6 +333,14 @@ func merge(tw *treeWriter, sc *scanner, a, t any, depth int) error {
 		w.Write(v)
 		return nil
 	}
+	// A container of a lazy tree (DecodeLazy) that changed: its members.
+	a, err := resolve(a)
+	if err != nil {
+		return err
+	}
+	if t, err = resolve(t); err != nil {
+		return err
+	}
 	switch tv := t.(type) {
 	case map[string]any:
 		am, ok := a.(map[string]any)
@@ -485,9 +493,11 @@ func shared(a, t any) bool {
 		xa, _ := arrayOf(t)
 		ya, ok := arrayOf(a)
 		return ok && xa.same(ya)
+	case *lazyNode:
+		return a == t
 	}
 	switch a.(type) {
-	case map[string]any, []any, *bigArray:
+	case map[string]any, []any, *bigArray, *lazyNode:
 		return false
 	}
 	return scalarEqual(a, t)

@@ -97,6 +97,14 @@ func (m made) has(p unsafe.Pointer) bool {
 
 func (m made) patchAt(node any, segs []string, op string, val any) (any, error) {
 	key, last := segs[0], len(segs) == 1
+	if l, ok := node.(*lazyNode); ok {
+		// Decoded one level (kept in the node, which the tree given
+		// still holds: it is copied below as any container of it).
+		var err error
+		if node, err = resolve(l); err != nil {
+			return nil, err
+		}
+	}
 	switch n := node.(type) {
 	case map[string]any:
 		child, ok := n[key]
