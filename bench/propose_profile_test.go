@@ -22,45 +22,20 @@ import (
 // PROPOSAL_SLICES sets the manifest's slices (default 5000). The clients
 // run with the pprof label side=client, the daemon without.
 func TestProfileProposals(t *testing.T) {
-	n, _ := strconv.Atoi(os.Getenv("PROPOSAL_PROFILE"))
-	if n == 0 {
-		t.Skip("PROPOSAL_PROFILE=<clients> unset")
-	}
-	slices := 5000
-	if s, _ := strconv.Atoi(os.Getenv("PROPOSAL_SLICES")); s > 0 {
-		slices = s
-	}
-	dir := t.TempDir()
-	doc, err := ProposalManifest(slices)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := Seed(dir, doc); err != nil {
-		t.Fatal(err)
-	}
+	d, dir, n, slices := profiledDaemon(t, "PROPOSAL", 5000, ProposalManifest)
 	art, err := SeedArtifact(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := StartDaemon(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
 	pprof.Do(context.Background(), pprof.Labels("side", "client"), func(context.Context) {
 		// The daemon decodes the manifest on its first use: not a
 		// proposal's cost.
 		if _, err := d.Client.Slice(context.Background(), "SLICE-00000"); err != nil {
 			t.Fatal(err)
 		}
-		cpu0 := processCPU()
-		r, err := RealProposals(d, "real proposals", art, n, slices, 2*time.Second)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cpu := time.Duration(processCPU() - cpu0)
-		t.Logf("%d clients, %d slices: %.0f/s p50 %v p99 %v (%d proposals), process CPU %v per proposal (clients and daemon)",
-			n, slices, r.PerSecond, r.P50, r.P99, r.Ops, cpu/time.Duration(r.Ops))
+		measureCPU(t, n, slices, "proposal", func() (Result, error) {
+			return RealProposals(d, "real proposals", art, n, slices, 2*time.Second)
+		})
 	})
 	// Group commit: commits per journal fsync, and the fsyncs' time.
 	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
@@ -115,4 +90,46 @@ func processCPU() int64 {
 		return 0
 	}
 	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// profiledDaemon starts a daemon in this process on a project seeded with
+// manifest(slices), for the profiling tests: $<what>_PROFILE clients (the
+// test is skipped when unset), $<what>_SLICES slices (default slices).
+func profiledDaemon(t *testing.T, what string, slices int, manifest func(int) ([]byte, error)) (d *Daemon, dir string, clients, n int) {
+	t.Helper()
+	clients, _ = strconv.Atoi(os.Getenv(what + "_PROFILE"))
+	if clients == 0 {
+		t.Skip(what + "_PROFILE=<clients> unset")
+	}
+	n = slices
+	if s, _ := strconv.Atoi(os.Getenv(what + "_SLICES")); s > 0 {
+		n = s
+	}
+	dir = t.TempDir()
+	doc, err := manifest(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Seed(dir, doc); err != nil {
+		t.Fatal(err)
+	}
+	if d, err = StartDaemon(dir); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d, dir, clients, n
+}
+
+// measureCPU runs run and logs its rate, latencies and the process's CPU
+// time (clients and daemon) per operation.
+func measureCPU(t *testing.T, clients, slices int, op string, run func() (Result, error)) {
+	t.Helper()
+	cpu0 := processCPU()
+	r, err := run()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := time.Duration(processCPU() - cpu0)
+	t.Logf("%d clients, %d slices: %.0f/s p50 %v p99 %v (%d %ss), process CPU %v per %s (clients and daemon)",
+		clients, slices, r.PerSecond, r.P50, r.P99, r.Ops, op, cpu/time.Duration(r.Ops), op)
 }
