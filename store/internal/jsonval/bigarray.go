@@ -127,3 +127,33 @@ func (m made) patchBig(n *bigArray, i int, segs []string, op string, val any) (a
 	c.l.SetFrom(c.from, i, nc)
 	return c, nil
 }
+
+// DecodeHeld is DecodeLazy for a value kept to take commits (store/file's
+// Hold mode): the top level's long arrays (the manifest's slices) are
+// decoded one level further now, as big arrays of lazy elements, rather
+// than by the first patch that goes into them, under the commit lock
+// (≈ 25 ms at 40,000 slices, while every commit waited). Its tree is for
+// the functions DecodeLazy's is for, and DiffTrees.
+func DecodeHeld(raw []byte) (any, error) {
+	t, err := DecodeLazy(raw)
+	if err != nil {
+		return nil, err
+	}
+	m, ok := t.(map[string]any)
+	if !ok {
+		return t, nil
+	}
+	for k, v := range m { // m is new: no one else holds it yet
+		if _, ok := v.(*lazyNode); !ok {
+			continue
+		}
+		r, err := resolve(v)
+		if err != nil {
+			return nil, err
+		}
+		if a, ok := r.([]any); ok && len(a) >= bigArrayMin {
+			m[k] = newBigArray(a)
+		}
+	}
+	return m, nil
+}

@@ -10,16 +10,17 @@ import (
 	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
-// store/file's Hold mode keeps a large value as a lazy tree: a commit by
-// value diffs from it. The diff from a lazy tree is the diff from the
-// decoded one, before and after patches went into it.
+// store/file's Hold mode keeps a large value as a lazy tree (DecodeHeld:
+// DecodeLazy's, its top-level arrays decoded one level further): its sum,
+// the diff from it (a commit by value), and the bytes made from it after
+// a patch are the decoded tree's, before and after patches went into it.
 func FuzzDiffTreesFromLazy(f *testing.F) {
 	f.Add([]byte(`{"z":1,"a":{"y":[1,2,{"q":null}],"b":"<é>"},"m":true}`), []byte(`{"z":1,"a":{"y":[1,{"q":0}],"b":"<é>","c":[]}}`), []byte(`[{"op":"add","path":"/a/c","value":4}]`))
-	f.Add([]byte(`{"s":[{"b":1,"a":{"d":[1],"c":2}},{"b":2}],"h":{}}`), []byte(`{"s":[{"b":1,"a":{"d":[1,2],"c":2}}],"h":{"x":1}}`), []byte(`[{"op":"replace","path":"/s/1/b","value":3}]`))
+	f.Add([]byte(`{"s":[{"b":1,"a":{"d":[1],"c":2}},{"b":2},{"c":[3]}],"h":{}}`), []byte(`{"s":[{"b":1,"a":{"d":[1,2],"c":2}}],"h":{"x":1}}`), []byte(`[{"op":"replace","path":"/s/1/b","value":3},{"op":"add","path":"/s/-","value":{"n":1}}]`))
 	f.Add([]byte(`[1,[2,3],{"x":"\u00e9"}]`), []byte(`{"x":[2,3]}`), []byte(`[{"op":"remove","path":"/1/0"}]`))
 	f.Fuzz(func(t *testing.T, base, other, patch []byte) {
 		diffFromLazy(t, base, other, patch)
-		jsonval.SmallChunks(t)
+		jsonval.SmallChunks(t) // arrays of three or more held as big arrays
 		diffFromLazy(t, base, other, patch)
 	})
 }
@@ -34,22 +35,36 @@ func diffFromLazy(t *testing.T, base, other, patch []byte) {
 	if err != nil {
 		return
 	}
-	lazy, err := jsonval.DecodeLazy(base)
-	if err != nil {
-		return
-	}
-	check := func(what string, decoded, lazy any) {
-		want, werr := jsonval.DiffTrees(decoded, o.Tree)
-		got, gerr := jsonval.DiffTrees(lazy, o.Tree)
-		if (werr == nil) != (gerr == nil) || !bytes.Equal(want, got) {
-			t.Fatalf("DiffTrees from %s of %q to %q: %s (%v) from the lazy tree, %s (%v) from the decoded one", what, base, other, got, gerr, want, werr)
+	for name, decode := range map[string]func([]byte) (any, error){"DecodeLazy": jsonval.DecodeLazy, "DecodeHeld": jsonval.DecodeHeld} {
+		lazy, err := decode(base)
+		if err != nil {
+			continue // stricter than Decode: the caller keeps the decoded tree
 		}
-	}
-	check("the value", v.Tree, lazy)
-	pd, derr := jsonval.PatchTree(v.Tree, patch, lim)
-	pl, lerr := jsonval.PatchTree(lazy, patch, lim)
-	if derr == nil && lerr == nil {
-		check("the patched value", pd, pl)
+		if sum, err := jsonval.SumTree(lazy); err != nil || sum != v.Sum {
+			t.Fatalf("%s(%q): sum %s (%v), want %s", name, base, sum, err, v.Sum)
+		}
+		check := func(what string, decoded, lazy any) {
+			want, werr := jsonval.DiffTrees(decoded, o.Tree)
+			got, gerr := jsonval.DiffTrees(lazy, o.Tree)
+			if (werr == nil) != (gerr == nil) || !bytes.Equal(want, got) {
+				t.Fatalf("DiffTrees from %s's %s of %q to %q: %s (%v), from the decoded tree %s (%v)", name, what, base, other, got, gerr, want, werr)
+			}
+		}
+		check("value", v.Tree, lazy)
+		pd, derr := jsonval.PatchTree(v.Tree, patch, lim)
+		pl, lerr := jsonval.PatchTree(lazy, patch, lim)
+		if (derr == nil) != (lerr == nil) {
+			t.Fatalf("%s: PatchTree %s: %v, on the decoded tree %v", name, patch, lerr, derr)
+		}
+		if derr != nil {
+			continue
+		}
+		wb, werr := jsonval.TreeBytes(base, v.Tree, pd)
+		gb, gerr := jsonval.TreeBytes(base, lazy, pl)
+		if werr != nil || gerr != nil || !bytes.Equal(wb, gb) {
+			t.Fatalf("%s: TreeBytes of %q after %s: %q (%v), from the decoded tree %q (%v)", name, base, patch, gb, gerr, wb, werr)
+		}
+		check("patched value", pd, pl)
 	}
 }
 
@@ -82,8 +97,12 @@ func TestLazyTreeConcurrentReaders(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 5 {
-		lazy, err := jsonval.DecodeLazy(raw)
+	for i := range 6 {
+		decode := jsonval.DecodeLazy
+		if i%2 == 1 {
+			decode = jsonval.DecodeHeld
+		}
+		lazy, err := decode(raw)
 		if err != nil {
 			t.Fatal(err)
 		}
