@@ -88,6 +88,25 @@ func (l List[T]) All() iter.Seq2[int, T] {
 	}
 }
 
+// Leaves returns an iterator over the leaves in order: leaf k holds the
+// elements from k*LeafLen, and the last one only those below Len. The
+// slices are the list's own memory (a leaf never set is a zero one), to
+// read and not keep: a list that holds the leaf alone may write it.
+func (l List[T]) Leaves() iter.Seq2[int, []T] {
+	return func(yield func(int, []T) bool) {
+		var zero leaf[T]
+		for i := 0; i < l.n; i += LeafLen {
+			lf := l.leaf(i)
+			if lf == nil {
+				lf = &zero
+			}
+			if !yield(i/LeafLen, lf[:min(LeafLen, l.n-i)]) {
+				return
+			}
+		}
+	}
+}
+
 // Collect returns the elements in a new Go slice (not nil).
 func (l List[T]) Collect() []T {
 	out := make([]T, 0, l.n)

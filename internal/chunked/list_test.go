@@ -8,7 +8,7 @@ import (
 )
 
 // A List behaves as a plain Go slice under any sequence of Set, SetFrom,
-// Append, Grow, At, All and Collect, across leaf and group boundaries,
+// Append, Grow, At, All, Leaves and Collect, across leaf and group boundaries,
 // and every version made along the way — later versions being made from
 // any of them — keeps its elements.
 func TestPropertyListIsAPersistentSlice(t *testing.T) {
@@ -56,6 +56,16 @@ func TestPropertyListIsAPersistentSlice(t *testing.T) {
 			}
 			if n != len(v.want) {
 				t.Fatalf("All yields %d elements, want %d", n, len(v.want))
+			}
+			var leaves []int
+			for k, lf := range v.l.Leaves() {
+				if k*LeafLen != len(leaves) || len(lf) == 0 || len(lf) > LeafLen {
+					t.Fatalf("Leaves yields leaf %d of %d elements after %d elements", k, len(lf), len(leaves))
+				}
+				leaves = append(leaves, lf...)
+			}
+			if !slices.Equal(leaves, v.want) {
+				t.Fatalf("Leaves yields %d elements that differ from the model (%d elements)", len(leaves), len(v.want))
 			}
 			for range 20 {
 				if len(v.want) == 0 {

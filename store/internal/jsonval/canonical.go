@@ -150,6 +150,13 @@ func CanonicalJSON(v any) ([]byte, error) {
 
 // diffTrees appends to ops the operations turning a into b at path.
 func diffTrees(path string, a, b any, ops []Op) ([]Op, error) {
+	// The tree diffed from may be lazy (store/file's Hold mode keeps its
+	// value as DecodeLazy made it): its containers are decoded as the
+	// diff reaches them.
+	a, err := resolve(a)
+	if err != nil {
+		return nil, err
+	}
 	switch av := a.(type) {
 	case map[string]any:
 		bv, ok := b.(map[string]any)

@@ -2,13 +2,14 @@ package jsonval
 
 import "testing"
 
-// SmallChunks makes PatchTree keep arrays of three elements or more in
-// chunks of two for the rest of the test, so that small documents cross
-// chunk boundaries.
+// SmallChunks makes PatchTree keep arrays of three elements or more as big
+// arrays (chunked lists) for the rest of the test, so that small documents
+// take that path. (Leaf boundaries are internal/chunked's, tested there
+// and by the long-array tests here.)
 func SmallChunks(tb testing.TB) {
-	c, m := chunkLen, bigArrayMin
-	chunkLen, bigArrayMin = 2, 3
-	tb.Cleanup(func() { chunkLen, bigArrayMin = c, m })
+	m := bigArrayMin
+	bigArrayMin = 3
+	tb.Cleanup(func() { bigArrayMin = m })
 }
 
 // MustDecode decodes raw as a tree.

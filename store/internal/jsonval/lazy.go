@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"slices"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -25,13 +26,15 @@ import (
 // as it was read: one pass checks it and writes it), and, once something
 // needed its members (PatchTree going into it, TreeBytes merging it),
 // those members decoded one level (v: a map[string]any or []any whose
-// containers are *lazyNode in turn). Decoding on first need writes v, so
-// a lazy tree is PatchTree's and TreeBytes' on one goroutine at a time;
-// SumTree reads only canon and may run beside them.
+// containers are *lazyNode in turn). Decoding on first need sets v once
+// (atomically: store/file's Hold mode keeps a lazy tree, which PatchTree
+// under the commit lock, and TreeBytes on the snapshot writer and on
+// readers, may resolve at the same time; one decoding is kept, and every
+// caller uses it); SumTree reads only canon.
 type lazyNode struct {
 	raw   []byte
 	canon []byte
-	v     any
+	v     atomic.Pointer[any]
 }
 
 // DecodeLazy decodes raw (one JSON value) as Decode does, except that the
@@ -54,14 +57,15 @@ func resolve(v any) (any, error) {
 	if !ok {
 		return v, nil
 	}
-	if n.v == nil {
-		d, err := decodeLevel(n.raw)
-		if err != nil {
-			return nil, err
-		}
-		n.v = d
+	if p := n.v.Load(); p != nil {
+		return *p, nil
 	}
-	return n.v, nil
+	d, err := decodeLevel(n.raw)
+	if err != nil {
+		return nil, err
+	}
+	n.v.CompareAndSwap(nil, &d) // or another caller's decoding was kept first
+	return *n.v.Load(), nil
 }
 
 // lazyDecoder decodes one level of a lazy tree: the containers it meets

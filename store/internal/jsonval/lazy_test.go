@@ -66,7 +66,7 @@ func FuzzDecodeLazy(f *testing.F) {
 	f.Fuzz(func(t *testing.T, base, patch []byte) {
 		fuzzDecodeLazy(t, base, patch)
 		fuzzDecodeLazy(t, jsonval.IndentValid(base), patch) // a snapshot
-		jsonval.SmallChunks(t)                              // arrays of three or more in chunks of two
+		jsonval.SmallChunks(t)                              // arrays of three or more as big arrays
 		fuzzDecodeLazy(t, base, patch)
 	})
 }

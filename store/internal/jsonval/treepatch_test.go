@@ -51,7 +51,7 @@ func TestPatchTree(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			for _, small := range []bool{false, true} {
 				if small {
-					jsonval.SmallChunks(t) // base's arrays of 3 in chunks of 2
+					jsonval.SmallChunks(t) // base's arrays of 3 as big arrays
 				}
 				patchTreeCase(t, base, tc.patch, tc.fail)
 			}
@@ -101,7 +101,7 @@ func FuzzPatchTree(f *testing.F) {
 	f.Add(`[1,2]`, `[{"op":"add","path":"/-","value":3}]`)
 	f.Fuzz(func(t *testing.T, doc, patch string) {
 		fuzzPatchTree(t, doc, patch)
-		jsonval.SmallChunks(t) // arrays of three or more in chunks of two
+		jsonval.SmallChunks(t) // arrays of three or more as big arrays
 		fuzzPatchTree(t, doc, patch)
 	})
 }
