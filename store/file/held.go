@@ -432,7 +432,7 @@ func (d *doc) heldInit() {
 // goes). A value DecodeLazy refuses (stricter than Decode) keeps the
 // decoded tree; so does a small one (the decoded tree is cheap).
 func (d *doc) holdLazy() {
-	if d.value == nil || len(d.value) < earlyMin || d.adopted {
+	if len(d.value) < earlyMin || d.adopted {
 		return
 	}
 	if t, err := jsonval.DecodeHeld(d.value); err == nil {
