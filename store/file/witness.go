@@ -289,3 +289,20 @@ func (s *Store) witnessedKeys() []string {
 	}
 	return keys
 }
+
+// checkLiveJournal is the daemon's check, after a group's fsync and before
+// it is acknowledged, that the journal it appends to is still the file at
+// the journal's path: git (stash, reset, checkout) and a restored backup
+// replace files by unlinking them, and a daemon appending to the old file
+// would acknowledge commits no one can read. One stat per group.
+func (d *doc) checkLiveJournal() error {
+	open, err := d.held.jf.Stat()
+	if err != nil {
+		return err
+	}
+	now, err := d.s.root.Lstat(d.p.journal)
+	if err == nil && os.SameFile(open, now) {
+		return nil
+	}
+	return reason.New(reason.CorruptState, "%s: rewound: its journal %s was replaced or removed while the daemon held it (git stash, reset or checkout, a restored backup); the commits in flight are not acknowledged and the daemon refuses writes to it: stop the daemon, then restore the files or run %s", d.p.key, d.p.journal, d.repairCommand())
+}
