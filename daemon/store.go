@@ -48,6 +48,11 @@ func (d *Daemon) openFile() error {
 	if err := directedit.Configure(&o, d.cfg.Root, d.cfg.Stdout); err != nil {
 		return err
 	}
+	w, err := file.WitnessDir(d.cfg.Root)
+	if err != nil {
+		return err
+	}
+	o.Witness = w
 	st, err := file.Open(d.cfg.Root, o)
 	if err != nil {
 		return err

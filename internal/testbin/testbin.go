@@ -22,6 +22,13 @@ var (
 //	func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
 func Main(m *testing.M) int {
 	defer Remove()
+	// A project outside git keeps its witnesses (store/file's witness.go)
+	// in the user's state directory: the tests' projects, and the
+	// binaries they start, keep theirs in one of their own.
+	if state, err := os.MkdirTemp("", "custodian-test-state-"); err == nil {
+		os.Setenv("XDG_STATE_HOME", state)
+		defer os.RemoveAll(state)
+	}
 	return m.Run()
 }
 

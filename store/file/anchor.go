@@ -95,13 +95,22 @@ func (d *doc) readAnchor() (a *anchor, bad string, err error) {
 	if err != nil || b == nil {
 		return nil, "", err
 	}
+	x, ok := parseAnchor(b)
+	if !ok {
+		return nil, fmt.Sprintf("%s does not parse", d.p.head), nil
+	}
+	return x, "", nil
+}
+
+// parseAnchor decodes an anchor's line (an anchor file, a witness).
+func parseAnchor(b []byte) (*anchor, bool) {
 	var x anchor
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&x); err != nil || x.Rev == 0 || x.Hash == "" {
-		return nil, fmt.Sprintf("%s does not parse", d.p.head), nil
+		return nil, false
 	}
-	return &x, "", nil
+	return &x, true
 }
 
 // anchorLen is the length of an anchor line, padded with spaces before
@@ -157,6 +166,7 @@ func (d *doc) writeAnchor(rev uint64, hash string) {
 		a.MAC = anchorMAC(k, rev, hash)
 	}
 	line := anchorLine(a)
+	d.writeWitness(line)
 	if err := d.fault("anchor.write"); err != nil {
 		d.logf("anchor not written; verify reports it behind the journal", "error", err)
 		return
@@ -208,8 +218,29 @@ func (d *doc) checkAnchor(recs []store.Record, snapExists bool) (*anchor, error)
 	if err != nil {
 		return nil, err
 	}
-	err = d.checkAnchorWith(a, bad, recs, snapExists)
-	return a, err
+	// The witness first: a rewind is what it is for, and checkAnchorWith
+	// moves the anchor of a document that is gone aside.
+	w, err := d.readWitness()
+	if err != nil {
+		return a, err
+	}
+	var head *store.Record
+	if len(recs) > 0 {
+		head = &recs[len(recs)-1]
+	}
+	if err := d.checkWitness(w, head, hashesOf(recs), snapExists); err != nil {
+		return a, err
+	}
+	if err = d.checkAnchorWith(a, bad, recs, snapExists); err != nil {
+		return a, err
+	}
+	if head != nil && (w == nil || w.Rev < head.Rev) && (a == nil || a.Rev >= head.Rev) {
+		// The anchor is current but the witness is not (a project from
+		// before witnesses, a fresh clone, a crash before its write):
+		// advanceAnchor does not run, so bring the witness forward here.
+		d.writeWitness(anchorLine(anchor{Rev: head.Rev, Hash: head.Hash}))
+	}
+	return a, nil
 }
 
 func (d *doc) checkAnchorWith(a *anchor, bad string, recs []store.Record, snapExists bool) error {

@@ -168,6 +168,11 @@ func (d *doc) loadFast() bool {
 	if d.checkAnchorWith(a, bad, []store.Record{last}, true) != nil {
 		return false
 	}
+	if d.s.opts.Witness != "" {
+		if w, err := d.readWitness(); err != nil || w == nil || w.Rev > last.Rev || w.Rev == last.Rev && w.Hash != last.Hash {
+			return false // a witness to bring forward, or a rewind: the full read settles it
+		}
+	}
 	snap, snapID, err := d.readFileID(d.p.snap)
 	if err != nil || snap == nil || store.HashBytes(snap) != c.File {
 		return false

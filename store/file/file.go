@@ -99,6 +99,12 @@ type Options struct {
 	// OnDirectEdit, when set, is told of every direct edit found and what
 	// became of it.
 	OnDirectEdit func(DirectEdit)
+	// Witness is a directory outside the project's work tree where the
+	// store keeps a copy of each document's anchor, so that a state put
+	// back with its anchor (git stash, reset, checkout, clean; a restored
+	// backup) is detected (witness.go). "" keeps none; WitnessDir gives
+	// the project's.
+	Witness string
 }
 
 // DefaultPidFile is the daemon lock file of Hold mode.
@@ -381,6 +387,7 @@ func (s *Store) Keys(ctx context.Context) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list documents: %w", err)
 	}
+	keys = append(keys, s.witnessedKeys()...) // a witness whose files are gone: verify reports it
 	sort.Strings(keys)
 	return slices.Compact(keys), nil // a journal's segments name its key too
 }
@@ -646,6 +653,14 @@ func (d *doc) lockedRead(ctx context.Context, f func() error) error {
 				return err
 			}
 			exists = len(segs) > 0
+		}
+		if !exists {
+			// Gone, but committed here once: the locked path reports it.
+			w, err := d.readWitness()
+			if err != nil {
+				return err
+			}
+			exists = w != nil
 		}
 		if !exists {
 			return notFound(d.p.key)

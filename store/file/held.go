@@ -665,6 +665,9 @@ func (d *doc) syncGroup(batch []pendingRec, lines []byte) error {
 	if err := h.jf.Sync(); err != nil {
 		return err
 	}
+	if err := d.checkLiveJournal(); err != nil {
+		return err
+	}
 	before := h.durable.Load()
 	h.durable.Store(target)
 	d.notify()

@@ -116,7 +116,9 @@ func (s *Store) Repair(ctx context.Context, key string, keep RepairKeep, actor, 
 			rs.committed = rec != nil
 		}
 		if d.last != nil {
-			d.writeAnchor(d.last.Rev, d.last.Hash)
+			d.writeAnchor(d.last.Rev, d.last.Hash) // and the witness
+		} else {
+			d.clearWitness() // no journal kept: the next commit starts one
 		}
 		res.Revision, res.Committed, res.Aside = d.rev, rs.committed, rs.aside
 		return nil

@@ -41,6 +41,8 @@ type VerifyReport struct {
 	// Authenticated, that a journal key checked the anchor and every MAC.
 	Anchored      uint64 `json:"anchored"`
 	Authenticated bool   `json:"authenticated"`
+	// Witnessed is the revision the witness names (0: none; witness.go).
+	Witnessed uint64 `json:"witnessed,omitempty"`
 }
 
 // VerifyDocument is Verify returning what it found.
@@ -136,6 +138,17 @@ func (d *doc) verify(ctx context.Context, rep *VerifyReport) error {
 	}
 	if macErr != nil {
 		return macErr
+	}
+	// The witness: the state must not have gone back (witness.go).
+	w, err := d.readWitness()
+	if err != nil {
+		return err
+	}
+	if err := d.checkWitness(w, last, func(rev uint64) (string, bool) { h, ok := hashes[rev]; return h, ok }, snap != nil); err != nil {
+		return err
+	}
+	if w != nil {
+		rep.Witnessed = w.Rev
 	}
 	if last == nil {
 		// No record: no journal, an empty one, or one holding only a torn

@@ -122,6 +122,9 @@ func (a *App) OpenFileStore() (*file.Store, error) {
 	if err := withDirectEdits(&opts, root, out); err != nil {
 		return nil, err
 	}
+	if opts.Witness, err = file.WitnessDir(root); err != nil {
+		return nil, err
+	}
 	return file.Open(root, opts)
 }
 
