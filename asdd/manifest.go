@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/chromedp/cdproto/cdp/jsonv2"
 	"github.com/custodian-dev/custodian/reason"
+	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 )
 
