@@ -98,7 +98,7 @@ usual paths current from the etcd watch, for plugins that read the files
 	f.DurationVar(&o.MonitorEvery, "monitor-every", time.Minute, "heartbeat monitor interval (0 disables it)")
 	cmdutil.EnumFlag(cmd, f, &o.LogLevel, "log-level", "info", []string{"debug", "info", "warn", "error"}, "log level")
 	f.IntVar(&o.MaxWatchers, "max-watchers", server.DefaultMaxWatchers, "most watch streams open at once; one more is refused with 503 and Retry-After")
-	f.StringVar(&o.MemoryLimit, "memory-limit", "160MB", "soft memory `limit` for the daemon's garbage collector, raised to twice the live heap when that is more (0: none; $GOMEMLIMIT wins)")
+	f.StringVar(&o.MemoryLimit, "memory-limit", "160MB", "soft memory `limit` for the daemon's garbage collector (0: none; $GOMEMLIMIT wins)")
 	f.StringVar(&o.SegmentSize, "journal-segment-size", "", "`size` past which a journal is sealed into a segment file (default $CUSTODIAN_JOURNAL_SEGMENT_BYTES, else 64MB)")
 	return cmd
 }
