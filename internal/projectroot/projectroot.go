@@ -128,14 +128,47 @@ func mainCheckout(top, gitEntry string) string {
 	if err != nil || fi.IsDir() {
 		return ""
 	}
-	b, err := os.ReadFile(gitEntry)
+	common, linked := commonDir(top, gitEntry)
+	if !linked || filepath.Base(common) != ".git" {
+		return "" // a submodule, or a bare repository: no main checkout
+	}
+	main := filepath.Dir(common)
+	if fi, err := os.Stat(main); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return main
+}
+
+// CommonDir returns the common git directory of the work tree whose top
+// level is top ("" when top holds no .git entry): .git itself, or, where
+// .git is a file (a linked worktree, a submodule), the git directory it
+// names, or that one's commondir when it has one. Read from the files: no
+// git process is spawned.
+func CommonDir(top string) string {
+	entry := filepath.Join(top, ".git")
+	fi, err := os.Lstat(entry)
 	if err != nil {
 		return ""
+	}
+	if fi.IsDir() {
+		return entry
+	}
+	common, _ := commonDir(top, entry)
+	return common
+}
+
+// commonDir reads a .git file (gitEntry) of the work tree top: the git
+// directory it names, or that directory's commondir, and whether it had
+// one (a linked worktree's git dir does; a submodule's does not).
+func commonDir(top, gitEntry string) (string, bool) {
+	b, err := os.ReadFile(gitEntry)
+	if err != nil {
+		return "", false
 	}
 	line, _, _ := bytes.Cut(b, []byte("\n"))
 	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(line)), "gitdir:")
 	if !ok {
-		return ""
+		return "", false
 	}
 	gitdir = strings.TrimSpace(gitdir)
 	if !filepath.IsAbs(gitdir) {
@@ -143,19 +176,11 @@ func mainCheckout(top, gitEntry string) string {
 	}
 	cd, err := os.ReadFile(filepath.Join(gitdir, "commondir"))
 	if err != nil {
-		return "" // a submodule's git dir has no commondir
+		return filepath.Clean(gitdir), false
 	}
 	common := strings.TrimSpace(string(cd))
 	if !filepath.IsAbs(common) {
 		common = filepath.Join(gitdir, common)
 	}
-	common = filepath.Clean(common)
-	if filepath.Base(common) != ".git" {
-		return "" // a bare repository: no main checkout
-	}
-	main := filepath.Dir(common)
-	if fi, err := os.Stat(main); err != nil || !fi.IsDir() {
-		return ""
-	}
-	return main
+	return filepath.Clean(common), true
 }

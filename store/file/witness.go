@@ -1,7 +1,6 @@
 package file
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -13,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/custodian-dev/custodian/internal/projectroot"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -73,7 +73,7 @@ func WitnessDir(root string) (string, error) {
 		}
 		return w, nil
 	}
-	if common := gitCommonDir(abs); common != "" {
+	if common := projectroot.CommonDir(abs); common != "" {
 		return filepath.Join(common, "custodian"), nil
 	}
 	base := os.Getenv("XDG_STATE_HOME")
@@ -89,42 +89,6 @@ func WitnessDir(root string) (string, error) {
 	}
 	sum := sha256.Sum256([]byte(abs))
 	return filepath.Join(base, "custodian", "projects", hex.EncodeToString(sum[:8])), nil
-}
-
-// gitCommonDir returns the common git directory of the repository whose
-// top level is root ("" when root holds no .git): .git itself, or, where
-// .git is a file (a linked worktree, a submodule), the git dir it names
-// and that one's commondir. Read from the files, as projectroot does.
-func gitCommonDir(root string) string {
-	entry := filepath.Join(root, ".git")
-	fi, err := os.Lstat(entry)
-	if err != nil {
-		return ""
-	}
-	if fi.IsDir() {
-		return entry
-	}
-	b, err := readRegular(entry, 4096)
-	if err != nil {
-		return ""
-	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	gitdir, ok := strings.CutPrefix(strings.TrimSpace(string(line)), "gitdir:")
-	if !ok {
-		return ""
-	}
-	gitdir = strings.TrimSpace(gitdir)
-	if !filepath.IsAbs(gitdir) {
-		gitdir = filepath.Join(root, gitdir)
-	}
-	if cd, err := readRegular(filepath.Join(gitdir, "commondir"), 4096); err == nil {
-		common := strings.TrimSpace(string(cd))
-		if !filepath.IsAbs(common) {
-			common = filepath.Join(gitdir, common)
-		}
-		return filepath.Clean(common)
-	}
-	return filepath.Clean(gitdir)
 }
 
 // inside reports whether path is root or below it.
