@@ -200,6 +200,9 @@ func TestServeKill9UnderLoad(t *testing.T) {
 	}
 	t.Parallel()
 	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, ".asdd"), 0o755); err != nil { // a project
+		t.Fatal(err)
+	}
 	// Small journal segments: the daemon is killed while it seals them.
 	const segments = "--journal-segment-size=8KB"
 	d := startServe(t, dir, segments)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/internal/projectroot"
+	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
 
@@ -80,6 +83,27 @@ func (a *App) findRoot() (projectroot.Result, error) {
 	}
 	a.root, a.rootFor = r, dir
 	return r, nil
+}
+
+// RequireProject is NOT_FOUND, with the init hint, when no custodian
+// project is found from the current directory (or -C DIR): none of the
+// directories projectroot looks for is at or above it. Commands that would
+// otherwise report "nothing there" and succeed (check, verify) or create
+// files (serve) call it, so that a CI job or a daemon started in the wrong
+// directory fails instead of passing.
+func (a *App) RequireProject() error {
+	r, err := a.findRoot()
+	if err != nil || r.Marker != "" {
+		return err
+	}
+	dir := a.Dir
+	if dir == "" {
+		dir = "."
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return reason.New(reason.NotFound, "no custodian project at or above %s (none of %s): run `custodian init` there, or name the project with -C DIR", dir, strings.Join(projectroot.Markers, ", "))
 }
 
 // Context returns the context commands run under.
