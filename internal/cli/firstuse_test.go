@@ -76,3 +76,26 @@ func TestServeOnATakenAddressSaysWhoHoldsIt(t *testing.T) {
 		t.Fatalf("a socket was left behind: %v", err)
 	}
 }
+
+// check and verify in a directory that is no project fail with NOT_FOUND
+// (exit 3) and the init hint, instead of passing having checked nothing: a
+// CI job pointed at the wrong directory goes red. They write nothing there.
+func TestCheckAndVerifyOutsideAProjectFail(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"check"}, {"check", "--full"}, {"check", "--read-only"}, {"verify"}, {"--json", "verify"}} {
+		stdout, stderr, code := runCLI(dir, "", firstUseNow, args...)
+		if code != 3 || !strings.Contains(stdout+stderr, "NOT_FOUND") || !strings.Contains(stdout+stderr, "no custodian project at or above "+dir) || !strings.Contains(stdout+stderr, "custodian init") {
+			t.Errorf("custodian %s outside a project: exit %d\n%s%s\nwant exit 3, NOT_FOUND naming %s and the init hint", strings.Join(args, " "), code, stdout, stderr, dir)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("check or verify created %v", entries)
+	}
+	// In a project without documents verify has nothing to say, and says so.
+	if stdout, stderr, code := runCLI(dir, "", firstUseNow, "init"); code != 0 {
+		t.Fatal(stdout, stderr)
+	}
+	if stdout, stderr, code := runCLI(dir, "", firstUseNow, "verify"); code != 0 || !strings.Contains(stdout, "ok") {
+		t.Fatalf("verify in a project: exit %d\n%s%s", code, stdout, stderr)
+	}
+}

@@ -464,8 +464,14 @@ func (p *ip) heartbeat(key string) asdd.Heartbeat {
 	return *h
 }
 
+// A project of the other documents only (here .impl) has no ASDD state to
+// check: a warning, exit 0. With no project at all, see
+// TestCheckAndVerifyOutsideAProjectFail.
 func TestCheckWithoutASDDState(t *testing.T) {
 	p := newIP(t)
+	if err := os.Mkdir(filepath.Join(p.dir, ".impl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	out, _, code := p.run("check")
 	if code != 0 || !strings.Contains(out, "nothing to check") {
 		t.Fatalf("exit %d: %s", code, out)

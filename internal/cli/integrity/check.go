@@ -146,6 +146,11 @@ func runCheck(ctx context.Context, o *CheckOptions) (*CheckReport, error) {
 			rep.Findings = append(rep.Findings, f)
 			return rep, nil
 		}
+		// No project here at all: a CI job pointed at the wrong
+		// directory must fail, not pass having checked nothing.
+		if err := app.RequireProject(); err != nil {
+			return nil, err
+		}
 		rep.Clean = true
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no ASDD state under %s: nothing to check", rootDir))
 		return rep, nil
