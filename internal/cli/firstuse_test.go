@@ -13,6 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/internal/testbin"
 )
 
@@ -97,5 +101,70 @@ func TestCheckAndVerifyOutsideAProjectFail(t *testing.T) {
 	}
 	if stdout, stderr, code := runCLI(dir, "", firstUseNow, "verify"); code != 0 || !strings.Contains(stdout, "ok") {
 		t.Fatalf("verify in a project: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// check only reports: a drifted slice stays as it is, with no escalation
+// notice, unless --halt; --no-halt, from when check halted by default, is
+// still accepted and changes nothing.
+func TestCheckOnlyReportsUnlessHalt(t *testing.T) {
+	p := newIP(t)
+	p.must("init")
+	p.must("slice", "add", "S-1")
+	p.write(".asdd/specs/S-1/intent.md", "# S — intent\n")
+	p.must("propose", "--agent", "discovery", "--slice", "S-1", "--score", "0.96", "--artifact", "intent=.asdd/specs/S-1/intent.md")
+	p.write(".asdd/specs/S-1/intent.md", "# S — intent, edited by hand\n")
+	before := p.statuses()["S-1"]
+	for _, args := range [][]string{{"check"}, {"check", "--full"}, {"check", "--no-halt"}, {"check", "--full", "--no-halt"}, {"check", "--read-only"}} {
+		out, errOut, code := p.run(args...)
+		if code != 5 || !strings.Contains(out, "STATE_DRIFT") || strings.Contains(out, "halted") {
+			t.Fatalf("custodian %s: exit %d\n%s%s\nwant exit 5 reporting STATE_DRIFT, halting nothing", strings.Join(args, " "), code, out, errOut)
+		}
+		if got := p.statuses()["S-1"]; got != before {
+			t.Fatalf("custodian %s moved S-1 from %s to %s", strings.Join(args, " "), before, got)
+		}
+		if entries, _ := os.ReadDir(p.path(".asdd/escalations")); len(entries) != 0 {
+			t.Fatalf("custodian %s wrote escalation notices %v", strings.Join(args, " "), entries)
+		}
+	}
+	out, _, code := p.run("check", "--halt")
+	if code != 5 || !strings.Contains(out, "halted S-1") || p.statuses()["S-1"] != "BLOCKED" {
+		t.Fatalf("check --halt: exit %d, S-1 %s\n%s", code, p.statuses()["S-1"], out)
+	}
+	if _, _, code := p.run("check", "--halt", "--read-only"); code != 2 {
+		t.Fatalf("check --halt --read-only: exit %d, want 2", code)
+	}
+	if help, _, _ := p.run("check", "--help"); strings.Contains(help, "  --no-halt") || !strings.Contains(help, "  --halt ") {
+		t.Fatalf("check --help lists --no-halt among its flags or lacks --halt:\n%s", help)
+	}
+}
+
+// A yes/no flag's help never shows a value after it: pflag takes the first
+// backquoted word of a usage as the value's name, so `hook install --help`
+// once read "--claude custodian hook claude".
+func TestYesNoFlagsShowNoValueInHelp(t *testing.T) {
+	var walk func(c *cobra.Command)
+	seen := 0
+	walk = func(c *cobra.Command) {
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if f.Value.Type() != "bool" {
+				return
+			}
+			seen++
+			if name, _ := pflag.UnquoteUsage(f); name != "" {
+				t.Errorf("%s --%s: help shows a value %q after a yes/no flag (usage %q)", c.CommandPath(), f.Name, name, f.Usage)
+			}
+		})
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(NewRoot(&cmdutil.App{Now: time.Now}))
+	if seen < 20 {
+		t.Fatalf("only %d yes/no flags found", seen)
+	}
+	stdout, _, _ := runCLI(t.TempDir(), "", firstUseNow, "hook", "install", "--help")
+	if !strings.Contains(stdout, "--claude ") || strings.Contains(stdout, "--claude custodian") {
+		t.Errorf("hook install --help:\n%s", stdout)
 	}
 }

@@ -91,7 +91,7 @@ to .mcp.json. ` + "`custodian hook uninstall --claude`" + ` removes only those e
 	}
 	installCmd.Flags().BoolVar(&opts.Force, "force", false, "replace a pre-commit hook custodian did not write")
 	installCmd.Flags().StringVar(&opts.Binary, "binary", "", "the custodian binary the hook runs (default: custodian on PATH when the hook runs)")
-	installCmd.Flags().BoolVar(&opts.Claude, "claude", false, "install the Claude Code hook (`custodian hook claude`) into the Claude Code settings instead")
+	installCmd.Flags().BoolVar(&opts.Claude, "claude", false, "install the Claude Code hook (custodian hook claude) into the Claude Code settings instead")
 	cmdutil.EnumFlag(installCmd, installCmd.Flags(), &opts.Scope, "scope", "project", []string{"project", "local", "user"}, "with --claude: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
 	installCmd.Flags().BoolVar(&opts.MCP, "mcp", false, "with --claude: also add the custodian MCP server to .mcp.json")
 	installCmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "with --claude: print what would be written, write nothing")
