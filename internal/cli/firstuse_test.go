@@ -7,6 +7,7 @@ package cli
 import (
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -166,5 +167,58 @@ func TestYesNoFlagsShowNoValueInHelp(t *testing.T) {
 	stdout, _, _ := runCLI(t.TempDir(), "", firstUseNow, "hook", "install", "--help")
 	if !strings.Contains(stdout, "--claude ") || strings.Contains(stdout, "--claude custodian") {
 		t.Errorf("hook install --help:\n%s", stdout)
+	}
+}
+
+// Wherever an install hint names the module's go install …@latest (which
+// works only once the module is published), the clone's go install
+// ./cmd/… (which works today) comes first: the README, the docs and the
+// pre-commit hook's message when custodian is not on PATH. (The demo's
+// hint: internal/cli/demo's TestCommandName.)
+func TestInstallHintsNameTheCloneFirst(t *testing.T) {
+	texts := map[string]string{}
+	docs, _ := filepath.Glob("../../docs/*.md")
+	for _, p := range append(docs, "../../README.md") {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[p] = string(b)
+	}
+	if _, err := exec.LookPath("git"); err == nil {
+		dir := t.TempDir()
+		if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v\n%s", err, out)
+		}
+		if _, stderr, code := runCLI(dir, "", firstUseNow, "hook", "install"); code != 0 {
+			t.Fatalf("hook install: %s", stderr)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, ".git", "hooks", "pre-commit"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts["the pre-commit hook"] = string(b)
+	}
+	hints := 0
+	for name, text := range texts {
+		for i := 0; ; {
+			j := strings.Index(text[i:], "/cmd/custodian")
+			if j < 0 {
+				break
+			}
+			i += j + len("/cmd/custodian")
+			rest := text[i:]
+			if !strings.HasPrefix(rest, "@latest") && !strings.HasPrefix(rest, "-hook@latest") {
+				continue
+			}
+			hints++
+			before := text[max(0, i-400):i]
+			if !strings.Contains(before, "go install ./cmd/custodian") {
+				t.Errorf("%s: %q names the module's install without the clone's go install ./cmd/… before it", name, strings.TrimSpace(text[max(0, i-120):min(len(text), i+20)]))
+			}
+		}
+	}
+	if hints < 3 {
+		t.Fatalf("only %d install hints found", hints)
 	}
 }

@@ -200,7 +200,8 @@ func installHook(app *cmdutil.App, binary string, force bool) (*HookResult, erro
 func hookScript(binary, rel string) string {
 	find := `bin=$(command -v custodian) || {
 	echo "custodian pre-commit hook: custodian is not on PATH, so the ASDD state was not checked." >&2
-	echo "  install it (go install github.com/custodian-dev/custodian/cmd/custodian@latest), or commit once with git commit --no-verify" >&2
+	echo "  install it (in a clone of custodian: go install ./cmd/custodian; once the module is published: go install github.com/custodian-dev/custodian/cmd/custodian@latest)," >&2
+	echo "  or commit once with git commit --no-verify" >&2
 	exit 1
 }`
 	if binary != "" {
