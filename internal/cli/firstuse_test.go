@@ -222,3 +222,70 @@ func TestInstallHintsNameTheCloneFirst(t *testing.T) {
 		t.Fatalf("only %d install hints found", hints)
 	}
 }
+
+// The document commands say what went wrong in words a user can act on: a
+// revision before the first commit gives the valid range; an unknown key
+// lists the keys there are (and suggests the one it is the end of); a
+// missing KEY says what is expected; the short names asdd, impl, state and
+// cycle/<id> work in get, history, diff, rollback, watch and verify alike;
+// apply on a document with operations names them.
+func TestDocumentCommandsExplainKeysAndRevisions(t *testing.T) {
+	e := newASDDEnv(t)
+	e.must("init")
+	e.must("slice", "add", "S-1")
+	e.must("impl", "--init", "--plan-path", "plans/p.md", "--plan-number", "1", "--plan-title", "P")
+	e.must("state", "init", "the task")
+
+	for _, tc := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"get", ".asdd/state/manifest.json", "--at", "0"}, 3, []string{"before its first commit", "revisions are 1–2", "custodian history"}},
+		{[]string{"get", "asdd", "--at", "0"}, 3, []string{"revisions are 1–2"}},
+		{[]string{"history", "manifest.json"}, 3, []string{"no document manifest.json", "did you mean .asdd/state/manifest.json or .impl/manifest.json?", ".agents/tmp/state.json", "short names: asdd, impl, state, cycle/<id>"}},
+		{[]string{"get", "nope.json"}, 3, []string{"no document nope.json;", "the documents here: .agents/tmp/state.json, .asdd/state/manifest.json, .impl/manifest.json"}},
+		{[]string{"history"}, 2, []string{"history needs the document's KEY: custodian history KEY", ".impl/manifest.json", "short names"}},
+		{[]string{"get"}, 2, []string{"get needs the document's KEY"}},
+		{[]string{"diff", "asdd", "1"}, 2, []string{"diff needs REV2 after the KEY: custodian diff KEY REV1 REV2"}},
+		{[]string{"rollback", "--to", "1", "--reason", "x"}, 2, []string{"rollback needs the document's KEY"}},
+		{[]string{"watch", "--key", "cycle/c-1"}, 3, []string{"no document cycle/c-1 (.workflow/.cycle/c-1.json) to watch", "the documents here:"}},
+		{[]string{"apply", "--key", "asdd", "--jq", ".x = 1"}, 2, []string{"custodian slice add, propose", "not a jq program"}},
+		{[]string{"apply", "--key", ".impl/manifest.json", "--jq", ".x = 1"}, 2, []string{"custodian impl --init, --add-task, --update-status"}},
+	} {
+		stdout, stderr, code := e.run(tc.args...)
+		for _, w := range tc.want {
+			if code != tc.code || !strings.Contains(stderr, w) {
+				t.Errorf("custodian %s: exit %d\n%s%s\nwant exit %d and %q", strings.Join(tc.args, " "), code, stdout, stderr, tc.code, w)
+				break
+			}
+		}
+		if strings.Contains(stderr, "accepts 1 arg(s)") || strings.Contains(stderr, "indent:") {
+			t.Errorf("custodian %s: %s", strings.Join(tc.args, " "), stderr)
+		}
+	}
+
+	// The short names read the same documents as the keys.
+	for short, key := range map[string]string{"asdd": ".asdd/state/manifest.json", "impl": ".impl/manifest.json", "state": ".agents/tmp/state.json"} {
+		for _, args := range [][]string{{"get", "%s"}, {"get", "%s", "--at", "1"}, {"history", "%s"}, {"diff", "%s", "1", "1"}, {"verify", "%s"}} {
+			byKey, byShort := make([]string, len(args)), make([]string, len(args))
+			for i, a := range args {
+				byKey[i], byShort[i] = strings.ReplaceAll(a, "%s", key), strings.ReplaceAll(a, "%s", short)
+			}
+			want := e.must(byKey...)
+			if got := e.must(byShort...); got != want {
+				t.Errorf("custodian %s differs from custodian %s:\n%s\n---\n%s", strings.Join(byShort, " "), strings.Join(byKey, " "), got, want)
+			}
+		}
+	}
+	e.must("cycle", "create", "Do it", "--id", "c-1")
+	if got, want := e.must("history", "cycle/c-1"), e.must("history", ".workflow/.cycle/c-1.json"); got != want {
+		t.Errorf("history cycle/c-1:\n%s\nwant\n%s", got, want)
+	}
+	e.must("slice", "add", "S-2")
+	out := e.must("rollback", "asdd", "--to", "2", "--reason", "undo S-2")
+	if !strings.Contains(out, ".asdd/state/manifest.json rolled back to revision 2") {
+		t.Errorf("rollback asdd: %s", out)
+	}
+	e.want(0, "watch", "--key", "asdd", "--from", "0", "--count", "1")
+}

@@ -19,6 +19,11 @@ import (
 	"github.com/custodian-dev/custodian/store"
 )
 
+// keyHelp ends the help of the commands that take a document's KEY.
+const keyHelp = `KEY is a document's path from the project root (.asdd/state/manifest.json,
+.impl/manifest.json, .agents/tmp/state.json, .workflow/.cycle/<id>.json) or
+its short name: ` + cmdutil.ShortNames + `.`
+
 // GetOptions is what `custodian get` was asked to print.
 type GetOptions struct {
 	App *cmdutil.App
@@ -33,9 +38,10 @@ func NewGetCmd(app *cmdutil.App, runF func(context.Context, *GetOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "get KEY",
 		Short: "Print a document (its latest revision, or --at a past one)",
+		Long:  "Print a document: its latest revision, or --at a past one. " + keyHelp,
 		Example: `  custodian get .asdd/state/manifest.json
-  custodian get .impl/manifest.json --at 3 --json`,
-		Args: cobra.ExactArgs(1),
+  custodian get impl --at 3 --json`,
+		Args: cmdutil.KeyArgs(app),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Key = args[0]
 			if runF == nil {
@@ -55,18 +61,23 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
-	var doc store.Document
+	key := cmdutil.ResolveKey(opts.Key)
+	doc, err := s.Get(ctx, key)
+	if err != nil {
+		return app.NoDocument(ctx, opts.Key, key, err)
+	}
 	if opts.At != "" {
 		rev, err := cmdutil.ParseRev(opts.At)
 		if err != nil {
 			return err
 		}
-		doc, err = s.GetAt(ctx, opts.Key, rev)
-		if err != nil {
+		head := doc.Revision
+		if doc, err = s.GetAt(ctx, key, rev); err != nil {
 			return err
 		}
-	} else if doc, err = s.Get(ctx, opts.Key); err != nil {
-		return err
+		if !doc.Exists() {
+			return reason.New(reason.NotFound, "%s at revision %d: that is before its first commit; its revisions are 1–%d (custodian history %s)", key, rev, head, opts.Key)
+		}
 	}
 	return app.Render(doc, func(w io.Writer) error {
 		b, err := store.Indent(doc.Value)
@@ -93,7 +104,10 @@ func NewHistoryCmd(app *cmdutil.App, runF func(context.Context, *HistoryOptions)
 	cmd := &cobra.Command{
 		Use:   "history KEY",
 		Short: "List a document's commits: revision, time, actor, reason",
-		Args:  cobra.ExactArgs(1),
+		Long:  "List a document's commits: revision, time, actor, the number of changes, reason. " + keyHelp,
+		Example: `  custodian history asdd
+  custodian history .impl/manifest.json --from 3`,
+		Args: cmdutil.KeyArgs(app),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Key = args[0]
 			if runF == nil {
@@ -114,9 +128,10 @@ func runHistory(ctx context.Context, opts *HistoryOptions) error {
 	if err != nil {
 		return err
 	}
-	recs, err := s.History(ctx, opts.Key, opts.From, opts.To)
+	key := cmdutil.ResolveKey(opts.Key)
+	recs, err := s.History(ctx, key, opts.From, opts.To)
 	if err != nil {
-		return err
+		return app.NoDocument(ctx, opts.Key, key, err)
 	}
 	if recs == nil {
 		recs = []store.Record{}
@@ -158,7 +173,9 @@ func NewDiffCmd(app *cmdutil.App, runF func(context.Context, *DiffOptions) error
 	return &cobra.Command{
 		Use:   "diff KEY REV1 REV2",
 		Short: "Show what changed in a document between two revisions (RFC 6902)",
-		Args:  cobra.ExactArgs(3),
+		Long:  "Show what changed in a document between two revisions, as an RFC 6902 patch. " + keyHelp,
+		Example: `  custodian diff asdd 3 5`,
+		Args: cmdutil.KeyArgs(app, "REV1", "REV2"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := cmdutil.ParseRev(args[1])
 			if err != nil {
@@ -184,9 +201,10 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	patch, err := store.DiffRevisions(ctx, s, opts.Key, opts.From, opts.To)
+	key := cmdutil.ResolveKey(opts.Key)
+	patch, err := store.DiffRevisions(ctx, s, key, opts.From, opts.To)
 	if err != nil {
-		return err
+		return app.NoDocument(ctx, opts.Key, key, err)
 	}
 	var ops []patchOp
 	if err := json.Unmarshal(patch, &ops); err != nil {
@@ -236,7 +254,8 @@ func NewRollbackCmd(app *cmdutil.App, runF func(context.Context, *RollbackOption
 	cmd := &cobra.Command{
 		Use:   "rollback KEY --to REV --reason TEXT",
 		Short: "Restore a document's value at a past revision, as a new commit",
-		Args:  cobra.ExactArgs(1),
+		Long:  "Restore a document's value at a past revision, as a new commit. " + keyHelp,
+		Args:  cmdutil.KeyArgs(app),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rev, err := cmdutil.ParseRev(to)
 			if err != nil {
@@ -268,9 +287,10 @@ func runRollback(ctx context.Context, opts *RollbackOptions) error {
 		return err
 	}
 	rev := opts.To
-	res, err := svc.Rollback(ctx, wire.RollbackRequest{Key: opts.Key, To: rev, Reason: opts.Reason, Actor: cmdutil.Actor(opts.Actor)})
+	key := cmdutil.ResolveKey(opts.Key)
+	res, err := svc.Rollback(ctx, wire.RollbackRequest{Key: key, To: rev, Reason: opts.Reason, Actor: cmdutil.Actor(opts.Actor)})
 	if err != nil {
-		return err
+		return app.NoDocument(ctx, opts.Key, key, err)
 	}
 	return app.Render(map[string]any{"key": res.Key, "revision": res.Revision, "restored": rev, "changed": res.Changed}, func(w io.Writer) error {
 		if !res.Changed {

@@ -102,7 +102,10 @@ func runVerify(ctx context.Context, opts *VerifyOptions) error {
 	if err != nil {
 		return err
 	}
-	keys := opts.Keys
+	keys := make([]string, len(opts.Keys))
+	for i, k := range opts.Keys {
+		keys[i] = cmdutil.ResolveKey(k)
+	}
 	if len(keys) == 0 {
 		if keys, err = s.Keys(ctx); err != nil {
 			return err
