@@ -171,11 +171,11 @@ type DiffOptions struct {
 func NewDiffCmd(app *cmdutil.App, runF func(context.Context, *DiffOptions) error) *cobra.Command {
 	opts := &DiffOptions{App: app}
 	return &cobra.Command{
-		Use:   "diff KEY REV1 REV2",
-		Short: "Show what changed in a document between two revisions (RFC 6902)",
-		Long:  "Show what changed in a document between two revisions, as an RFC 6902 patch. " + keyHelp,
+		Use:     "diff KEY REV1 REV2",
+		Short:   "Show what changed in a document between two revisions (RFC 6902)",
+		Long:    "Show what changed in a document between two revisions, as an RFC 6902 patch. " + keyHelp,
 		Example: `  custodian diff asdd 3 5`,
-		Args: cmdutil.KeyArgs(app, "REV1", "REV2"),
+		Args:    cmdutil.KeyArgs(app, "REV1", "REV2"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := cmdutil.ParseRev(args[1])
 			if err != nil {
