@@ -289,3 +289,50 @@ func TestDocumentCommandsExplainKeysAndRevisions(t *testing.T) {
 	}
 	e.want(0, "watch", "--key", "asdd", "--from", "0", "--count", "1")
 }
+
+// Artifact and trace paths are taken from the current directory, as git
+// takes paths: intent.md given in docs/ is docs/intent.md in the manifest,
+// and an error names the path it resolved to.
+func TestArtifactPathsAreTakenFromTheCurrentDirectory(t *testing.T) {
+	e := newASDDEnv(t)
+	e.must("init")
+	e.must("slice", "add", "S-1")
+	e.must("slice", "add", "S-2")
+	e.write("docs/intent.md", "# intent\n")
+	e.write("docs/traces/S-1.md", "# trace\n")
+	e.write("README.md", "# top\n")
+	docs := filepath.Join(e.dir, "docs")
+	run := func(args ...string) (string, string, int) {
+		var out, errb strings.Builder
+		code := Run(&cmdutil.App{Out: &out, Err: &errb, Now: func() time.Time { return firstUseNow }}, append([]string{"-C", docs}, args...))
+		return out.String(), errb.String(), code
+	}
+	_, stderr, code := run("propose", "--agent", "discovery", "--slice", "S-1", "--score", "0.96", "--artifact", "intent=missing.md")
+	if code != 5 || !strings.Contains(stderr, "docs/missing.md does not exist") {
+		t.Fatalf("a missing artifact from docs/: exit %d, %q; want the resolved path docs/missing.md", code, stderr)
+	}
+	if _, stderr, code := run("propose", "--agent", "discovery", "--slice", "S-1", "--score", "0.96", "--artifact", "intent=intent.md", "--trace", "traces/S-1.md"); code != 0 {
+		t.Fatalf("propose from docs/: exit %d, %s", code, stderr)
+	}
+	// From docs/, ../README.md and the absolute path of a file in the
+	// project are inside it; ../../x is not, and is refused naming ../x.
+	if _, stderr, code := run("propose", "--agent", "discovery", "--slice", "S-2", "--score", "0.96", "--artifact", "intent=../README.md", "--artifact", "notes="+filepath.Join(docs, "intent.md")); code != 0 {
+		t.Fatalf("propose ../README.md and an absolute path: exit %d, %s", code, stderr)
+	}
+	m := e.manifest()
+	s1, s2 := m.Slice("S-1"), m.Slice("S-2")
+	if s1.PhaseData["intent"] != "docs/intent.md" || s2.PhaseData["intent"] != "README.md" || s2.PhaseData["notes"] != "docs/intent.md" {
+		t.Errorf("phase data: S-1 %v, S-2 %v; want docs/intent.md, README.md and docs/intent.md", s1.PhaseData, s2.PhaseData)
+	}
+	if traces := e.read(".asdd/state/manifest.json"); !strings.Contains(traces, `"docs/traces/S-1.md"`) {
+		t.Errorf("the trace is not recorded as docs/traces/S-1.md")
+	}
+	_, stderr, code = run("quick", "a fix", "--artifact", "x=../../outside.md")
+	if code == 0 || !strings.Contains(stderr, "../outside.md") {
+		t.Errorf("an artifact outside the project: exit %d, %q; want a refusal naming ../outside.md", code, stderr)
+	}
+	out, stderr, code := run("--json", "halt", "S-2", "--agent", "design", "--mode", "CONFLICTING_AGENT_OUTPUTS", "--reason", "contradicts the contract", "--artifact", "design=intent.md")
+	if code != 0 || !strings.Contains(out, `"docs/intent.md"`) {
+		t.Errorf("halt from docs/: exit %d\n%s%s\nwant the artifact as docs/intent.md", code, out, stderr)
+	}
+}
