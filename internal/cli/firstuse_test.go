@@ -5,6 +5,7 @@ package cli
 // path given from a subdirectory.
 
 import (
+	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -334,5 +335,45 @@ func TestArtifactPathsAreTakenFromTheCurrentDirectory(t *testing.T) {
 	out, stderr, code := run("--json", "halt", "S-2", "--agent", "design", "--mode", "CONFLICTING_AGENT_OUTPUTS", "--reason", "contradicts the contract", "--artifact", "design=intent.md")
 	if code != 0 || !strings.Contains(out, `"docs/intent.md"`) {
 		t.Errorf("halt from docs/: exit %d\n%s%s\nwant the artifact as docs/intent.md", code, out, stderr)
+	}
+}
+
+// A rollback of the ASDD manifest changes only the manifest: the
+// escalation notice and the failure-log row of a rolled-back halt stay (the
+// record of what happened), and the rollback lists them, in text and JSON;
+// its help says so.
+func TestRollbackListsTheEscalationNoticesItLeaves(t *testing.T) {
+	e := newASDDEnv(t)
+	e.must("init")
+	e.must("slice", "add", "S-1")
+	e.write("specs/i.md", "# intent\n")
+	e.want(3, "propose", "--agent", "discovery", "--slice", "S-1", "--score", "0.5", "--artifact", "intent=specs/i.md")
+	notices, _ := filepath.Glob(filepath.Join(e.dir, ".asdd", "escalations", "*.md"))
+	if len(notices) != 1 {
+		t.Fatalf("escalation notices: %v", notices)
+	}
+	notice := ".asdd/escalations/" + filepath.Base(notices[0])
+	before, failureLog := e.read(notice), e.read("docs/agent-failure-log.md")
+	out := e.must("rollback", "asdd", "--to", "2", "--reason", "undo the halt")
+	if !strings.Contains(out, "left in place: 1 escalation notice and its row in docs/agent-failure-log.md") || !strings.Contains(out, notice+"  OPEN, no longer in the manifest") {
+		t.Errorf("rollback output:\n%s", out)
+	}
+	if e.read(notice) != before || e.read("docs/agent-failure-log.md") != failureLog {
+		t.Error("the rollback changed the notice or the failure log")
+	}
+	if len(e.manifest().Slice("S-1").Escalations) != 0 {
+		t.Error("the manifest still names the escalation")
+	}
+	// Rolled forward again, through --json: the escalation is back in the
+	// manifest, nothing is listed.
+	out = e.must("--json", "rollback", "asdd", "--to", "3", "--reason", "redo")
+	var res struct {
+		Left []map[string]string `json:"escalations_left"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Left == nil || len(res.Left) != 0 {
+		t.Errorf("rollback --json: %v %s", err, out)
+	}
+	if help := e.must("rollback", "--help"); !strings.Contains(help, "escalation notices") || !strings.Contains(help, "agent-failure-log.md") {
+		t.Errorf("rollback --help does not say what stays:\n%s", help)
 	}
 }

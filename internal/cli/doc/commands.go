@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/wire"
 
@@ -254,8 +255,21 @@ func NewRollbackCmd(app *cmdutil.App, runF func(context.Context, *RollbackOption
 	cmd := &cobra.Command{
 		Use:   "rollback KEY --to REV --reason TEXT",
 		Short: "Restore a document's value at a past revision, as a new commit",
-		Long:  "Restore a document's value at a past revision, as a new commit. " + keyHelp,
-		Args:  cmdutil.KeyArgs(app),
+		Long: `Restore a document's value at a past revision, as a new commit: the
+history keeps every revision, the rollback included (custodian history KEY).
+The document's rules check the restored value. ` + keyHelp + `
+
+Only the document changes. For the ASDD manifest, the files its operations
+wrote stay as they are: the escalation notices under .asdd/escalations/ and
+the rows of docs/agent-failure-log.md of the rolled-back revisions are the
+record of what happened, and no operation rewrites them; a notice's status
+(OPEN, RESOLVED) may no longer be the manifest's. rollback lists those
+notices ("left in place", and escalations_left in --json) so that a human
+can resolve or archive them; custodian rebuild reads OPEN notices, so
+archive the ones that no longer apply before a rebuild.`,
+		Example: `  custodian history asdd
+  custodian rollback asdd --to 12 --reason "undo the bad import"`,
+		Args: cmdutil.KeyArgs(app),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rev, err := cmdutil.ParseRev(to)
 			if err != nil {
@@ -288,18 +302,90 @@ func runRollback(ctx context.Context, opts *RollbackOptions) error {
 	}
 	rev := opts.To
 	key := cmdutil.ResolveKey(opts.Key)
+	var left []leftNotice
+	if key == asdd.Key {
+		left = escalationsLeft(ctx, app, rev)
+	}
 	res, err := svc.Rollback(ctx, wire.RollbackRequest{Key: key, To: rev, Reason: opts.Reason, Actor: cmdutil.Actor(opts.Actor)})
 	if err != nil {
 		return app.NoDocument(ctx, opts.Key, key, err)
 	}
-	return app.Render(map[string]any{"key": res.Key, "revision": res.Revision, "restored": rev, "changed": res.Changed}, func(w io.Writer) error {
+	if !res.Changed || left == nil {
+		left = []leftNotice{}
+	}
+	return app.Render(map[string]any{"key": res.Key, "revision": res.Revision, "restored": rev, "changed": res.Changed, "escalations_left": left}, func(w io.Writer) error {
 		if !res.Changed {
 			_, err := fmt.Fprintf(w, "%s already equals revision %d; nothing committed\n", res.Key, rev)
 			return err
 		}
-		_, err := fmt.Fprintf(w, "%s rolled back to revision %d as revision %d\n", res.Key, rev, res.Revision)
-		return err
+		fmt.Fprintf(w, "%s rolled back to revision %d as revision %d\n", res.Key, rev, res.Revision)
+		if len(left) > 0 {
+			fmt.Fprintf(w, "left in place: %d escalation %s and %s in %s (the record of what happened; resolve or archive them by hand):\n",
+				len(left), cmdutil.IntegrityPlural(len(left), "notice", "notices"), cmdutil.IntegrityPlural(len(left), "its row", "their rows"), asdd.FailureLogPath)
+			for _, n := range left {
+				fmt.Fprintf(w, "  %s  %s\n", n.Path, n.Why)
+			}
+		}
+		return nil
 	})
+}
+
+// leftNotice is an escalation notice a rollback of the ASDD manifest leaves
+// as it is while the manifest no longer agrees with it.
+type leftNotice struct {
+	ID    string `json:"id"`
+	Path  string `json:"path"`
+	Slice string `json:"slice_id"`
+	Why   string `json:"why"`
+}
+
+// escalationsLeft compares the latest manifest with the one at revision
+// to: the escalations the rollback takes out of the manifest, or whose
+// status it changes, keep their notice files and failure-log rows. Best
+// effort: what cannot be read lists nothing (the rollback reports its own
+// errors).
+func escalationsLeft(ctx context.Context, app *cmdutil.App, to uint64) []leftNotice {
+	s, err := app.Store()
+	if err != nil {
+		return nil
+	}
+	head, err := s.Get(ctx, asdd.Key)
+	if err != nil || !head.Exists() {
+		return nil
+	}
+	past, err := s.GetAt(ctx, asdd.Key, to)
+	if err != nil {
+		return nil
+	}
+	now, err := asdd.Decode(head.Value)
+	if err != nil {
+		return nil
+	}
+	then := &asdd.Manifest{}
+	if past.Exists() {
+		if then, err = asdd.Decode(past.Value); err != nil {
+			return nil
+		}
+	}
+	status := map[string]string{}
+	for _, sl := range then.Slices.All() {
+		for _, e := range sl.Escalations {
+			status[e.ID] = e.Status
+		}
+	}
+	var out []leftNotice
+	for _, sl := range now.Slices.All() {
+		for _, e := range sl.Escalations {
+			was, named := status[e.ID]
+			switch {
+			case !named:
+				out = append(out, leftNotice{ID: e.ID, Path: e.Path, Slice: sl.SliceID, Why: fmt.Sprintf("%s, no longer in the manifest", e.Status)})
+			case was != e.Status:
+				out = append(out, leftNotice{ID: e.ID, Path: e.Path, Slice: sl.SliceID, Why: fmt.Sprintf("the notice says %s, the manifest now %s", e.Status, was)})
+			}
+		}
+	}
+	return out
 }
 
 // DebugWriteOptions is what `custodian debug write` was asked to do.
