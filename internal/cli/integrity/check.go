@@ -88,10 +88,10 @@ the wrong directory fails.
 
 check only reports. --halt also halts each drifted slice (BLOCKED, with an
 escalation notice and a failure-log row) until the artifact is re-proposed or
-a named role approves it.
---read-only writes no file at all (no stat cache): the git pre-commit hook
-runs it, so a commit never changes the state. (--no-halt, which check once
-needed in order only to report, is still accepted and does nothing.)
+a named role approves it. --read-only writes no file at all (no stat cache):
+the git pre-commit hook runs it, so a commit never changes the state.
+(--no-halt, which check once needed in order only to report, is still
+accepted and does nothing.)
 
 Files are hashed in parallel; a file whose size, mtime, ctime and inode are
 unchanged since it was last hashed is not read again (the stat cache in
