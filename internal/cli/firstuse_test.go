@@ -213,7 +213,7 @@ func TestInstallHintsNameTheCloneFirst(t *testing.T) {
 				continue
 			}
 			hints++
-			before := text[max(0, i-400):i]
+			before := text[max(0, i-800):i] // the same paragraph or the one before
 			if !strings.Contains(before, "go install ./cmd/custodian") {
 				t.Errorf("%s: %q names the module's install without the clone's go install ./cmd/… before it", name, strings.TrimSpace(text[max(0, i-120):min(len(text), i+20)]))
 			}
