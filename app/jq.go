@@ -24,8 +24,11 @@ func (l *Local) ApplyJQ(ctx context.Context, req wire.JQRequest) (*wire.JQRespon
 	if err := store.CheckKey(req.Key); err != nil {
 		return nil, err
 	}
-	if req.Key == asdd.Key || req.Key == impl.Key {
-		return nil, reason.New(reason.InvalidInput, "%s changes only through its operations (custodian propose, custodian impl …), not a jq program", req.Key)
+	switch req.Key {
+	case asdd.Key:
+		return nil, reason.New(reason.InvalidInput, "%s changes only through its operations (custodian slice add, propose, lock, approve …: custodian --help lists them), not a jq program", req.Key)
+	case impl.Key:
+		return nil, reason.New(reason.InvalidInput, "%s changes only through its operations (custodian impl --init, --add-task, --update-status …: custodian impl --help), not a jq program", req.Key)
 	}
 	program, args, err := jqProgram(req, l.o.Now())
 	if err != nil {

@@ -2,9 +2,10 @@
 // same decision (package hook/claude) without the rest of the custodian
 // linked in, so that Claude Code's every Write, Edit and Bash call pays a
 // process start of about a millisecond instead of the full binary's ~10 ms
-// of package initialisation. Install it with
+// of package initialisation. Install it from a clone (or, once the module
+// is published, with github.com/custodian-dev/custodian/cmd/custodian-hook@latest)
 //
-//	go install github.com/custodian-dev/custodian/cmd/custodian-hook@latest
+//	go install ./cmd/custodian-hook
 //	custodian hook install --claude --binary "$(command -v custodian-hook)"
 //
 // It takes the same arguments as the full command (`hook claude`, -C DIR),

@@ -335,8 +335,8 @@ func TestCheckFindings(t *testing.T) {
 	if err := os.Symlink(outside, p.path(".asdd/specs/SLICE-004/intent.md")); err != nil {
 		t.Fatal(err)
 	}
-	p.step(reason.ExitIntegrity, "check", "--no-halt")
-	out := p.step(reason.ExitIntegrity, "check", "--json")
+	p.step(reason.ExitIntegrity, "check")
+	out := p.step(reason.ExitIntegrity, "check", "--halt", "--json")
 	var rep integrity.CheckReport
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
@@ -357,8 +357,8 @@ func TestCheckFindings(t *testing.T) {
 	if p.statuses()["SLICE-002"] != asdd.Blocked {
 		t.Error("drifted SLICE-002 not halted")
 	}
-	p.note("the halted slice stays halted; a second check does not halt it again")
-	p.step(reason.ExitIntegrity, "check")
+	p.note("the halted slice stays halted; a second check --halt does not halt it again")
+	p.step(reason.ExitIntegrity, "check", "--halt")
 
 	p.note("the Tech Lead approves the edit; the files are repaired")
 	p.step(0, "approve", "SLICE-002", "--role", "TL", "--rationale", "the edit clarifies REQ-002")
@@ -464,8 +464,14 @@ func (p *ip) heartbeat(key string) asdd.Heartbeat {
 	return *h
 }
 
+// A project of the other documents only (here .impl) has no ASDD state to
+// check: a warning, exit 0. With no project at all, see
+// TestCheckAndVerifyOutsideAProjectFail.
 func TestCheckWithoutASDDState(t *testing.T) {
 	p := newIP(t)
+	if err := os.Mkdir(filepath.Join(p.dir, ".impl"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	out, _, code := p.run("check")
 	if code != 0 || !strings.Contains(out, "nothing to check") {
 		t.Fatalf("exit %d: %s", code, out)
@@ -604,7 +610,7 @@ func checkCacheFollowsCommits(t *testing.T) {
 	if err := os.Remove(p.path(".asdd/specs/S-1/requirements.md")); err != nil {
 		t.Fatal(err)
 	}
-	out, _, code := p.run("check", "--no-halt")
+	out, _, code := p.run("check")
 	if code != reason.ExitIntegrity || !strings.Contains(out, "S-1 (VALIDATION)") || !strings.Contains(out, "requirements") {
 		t.Fatalf("the check did not see the new commit (exit %d):\n%s", code, out)
 	}
@@ -612,7 +618,7 @@ func checkCacheFollowsCommits(t *testing.T) {
 	if err := os.WriteFile(p.path(integrity.CheckCachePath), []byte("garbage"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, code := p.run("check", "--no-halt"); code != reason.ExitIntegrity {
+	if _, _, code := p.run("check"); code != reason.ExitIntegrity {
 		t.Fatalf("with a damaged cache: exit %d", code)
 	}
 }

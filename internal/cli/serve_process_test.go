@@ -102,6 +102,13 @@ func TestServeSameResultsAsDirect(t *testing.T) {
 	bin := testbin.Path(t)
 	direct := &proc{t: t, bin: bin, dir: t.TempDir()}
 	served := &proc{t: t, bin: bin, dir: t.TempDir()}
+	// serve needs a project directory (it refuses elsewhere, creating
+	// nothing); init then goes through the daemon.
+	for _, p := range []*proc{direct, served} {
+		if err := os.Mkdir(filepath.Join(p.dir, ".asdd"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	d := startServe(t, served.dir)
 
 	steps := [][]string{
@@ -200,6 +207,9 @@ func TestServeKill9UnderLoad(t *testing.T) {
 	}
 	t.Parallel()
 	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, ".asdd"), 0o755); err != nil { // a project
+		t.Fatal(err)
+	}
 	// Small journal segments: the daemon is killed while it seals them.
 	const segments = "--journal-segment-size=8KB"
 	d := startServe(t, dir, segments)

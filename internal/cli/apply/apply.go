@@ -158,6 +158,7 @@ func parseArgs(app *cmdutil.App, argv []string) (*Options, error) {
 	if a.Key == "" || a.Program == "" {
 		return nil, usage("apply needs --key KEY and --jq PROGRAM")
 	}
+	a.Key = cmdutil.ResolveKey(a.Key) // state, cycle/<id>
 	if err := store.CheckKey(a.Key); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 
 	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/internal/projectroot"
+	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
 
@@ -80,6 +83,63 @@ func (a *App) findRoot() (projectroot.Result, error) {
 	}
 	a.root, a.rootFor = r, dir
 	return r, nil
+}
+
+// ProjectPath turns a file path as the user typed it — relative to the
+// current directory (or -C DIR), or absolute — into the path from the
+// project root that the operations take, as git takes paths: intent.md
+// typed in docs/ is docs/intent.md. Only the CLI knows the current
+// directory, so the conversion happens here, in the door. A path that
+// leads out of the project stays out of it ("../x"), for the application
+// layer to refuse naming it.
+func (a *App) ProjectPath(typed string) (string, error) {
+	r, err := a.findRoot()
+	if err != nil {
+		return "", err
+	}
+	dir := a.Dir
+	if dir == "" {
+		dir = "."
+	}
+	cwd, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	p := filepath.FromSlash(typed)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(cwd, p)
+	}
+	// In a linked git worktree the current directory is in the worktree,
+	// whose layout mirrors the project root's (WorkRoot).
+	rel, err := filepath.Rel(r.WorkRoot, p)
+	if err != nil {
+		return typed, nil
+	}
+	if filepath.IsAbs(typed) && (rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator))) {
+		return typed, nil // absolute and outside: refused as typed
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// RequireProject is NOT_FOUND, with the init hint, when no custodian
+// project is found from the current directory (or -C DIR): none of the
+// directories projectroot looks for is at or above it. Commands that would
+// otherwise report "nothing there" and succeed (check, verify) or create
+// files (serve) call it, so that a CI job or a daemon started in the wrong
+// directory fails instead of passing.
+func (a *App) RequireProject() error {
+	r, err := a.findRoot()
+	if err != nil || r.Marker != "" {
+		return err
+	}
+	dir := a.Dir
+	if dir == "" {
+		dir = "."
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return reason.New(reason.NotFound, "no custodian project at or above %s (none of %s): run `custodian init` there, or name the project with -C DIR", dir, strings.Join(projectroot.Markers, ", "))
 }
 
 // Context returns the context commands run under.

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/custodian-dev/custodian/asdd"
@@ -113,16 +112,22 @@ func Finish(app *App, r *CommitResult, text func(w io.Writer) error) error {
 }
 
 // ParseArtifactFlags turns NAME=PATH flags into the artifacts an operation
-// names. It does not read them: the application layer hashes the files
-// itself, whatever a caller sends.
-func ParseArtifactFlags(flags []string) ([]asdd.Artifact, error) {
+// names, each PATH taken from the current directory and given to the
+// operation from the project root (App.ProjectPath). It does not read them:
+// the application layer hashes the files itself, whatever a caller sends,
+// and its errors name the resolved path.
+func ParseArtifactFlags(app *App, flags []string) ([]asdd.Artifact, error) {
 	var out []asdd.Artifact
 	for _, f := range flags {
 		name, path, ok := strings.Cut(f, "=")
 		if !ok || name == "" || path == "" {
 			return nil, reason.Usage("--artifact wants NAME=PATH, got %q", f)
 		}
-		out = append(out, asdd.Artifact{Name: name, Path: filepath.ToSlash(path)})
+		rel, err := app.ProjectPath(path)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, asdd.Artifact{Name: name, Path: rel})
 	}
 	return out, nil
 }

@@ -165,10 +165,16 @@ func commandName(self string) (name, note string) {
 		return "custodian", ""
 	}
 	if strings.Contains(filepath.ToSlash(self), "/go-build") {
-		return "custodian", "custodian is not on your PATH: go install github.com/custodian-dev/custodian/cmd/custodian@latest, or go build -o custodian ./cmd/custodian in the clone; until then, go run ./cmd/custodian works from the clone in its place"
+		return "custodian", installHint
 	}
 	return shellWord(self), ""
 }
+
+// installHint is what the demo says when it ran from go run: the clone's
+// install first (it works before the module is published), then the
+// module's.
+const installHint = "custodian is not on your PATH: in the clone, go install ./cmd/custodian (or go build -o ~/.local/bin/custodian ./cmd/custodian); " +
+	"once the module is published, go install github.com/custodian-dev/custodian/cmd/custodian@latest from anywhere; until then, go run ./cmd/custodian works from the clone in its place"
 
 // same reports whether two paths name the same file.
 func same(a, b string) bool {

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/wire"
 
@@ -18,6 +19,11 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
+
+// keyHelp ends the help of the commands that take a document's KEY.
+const keyHelp = `KEY is a document's path from the project root (.asdd/state/manifest.json,
+.impl/manifest.json, .agents/tmp/state.json, .workflow/.cycle/<id>.json) or
+its short name: ` + cmdutil.ShortNames + `.`
 
 // GetOptions is what `custodian get` was asked to print.
 type GetOptions struct {
@@ -33,9 +39,10 @@ func NewGetCmd(app *cmdutil.App, runF func(context.Context, *GetOptions) error) 
 	cmd := &cobra.Command{
 		Use:   "get KEY",
 		Short: "Print a document (its latest revision, or --at a past one)",
+		Long:  "Print a document: its latest revision, or --at a past one. " + keyHelp,
 		Example: `  custodian get .asdd/state/manifest.json
-  custodian get .impl/manifest.json --at 3 --json`,
-		Args: cobra.ExactArgs(1),
+  custodian get impl --at 3 --json`,
+		Args: cmdutil.KeyArgs(app),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Key = args[0]
 			if runF == nil {
@@ -55,18 +62,23 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 	if err != nil {
 		return err
 	}
-	var doc store.Document
+	key := cmdutil.ResolveKey(opts.Key)
+	doc, err := s.Get(ctx, key)
+	if err != nil {
+		return app.NoDocument(ctx, opts.Key, key, err)
+	}
 	if opts.At != "" {
 		rev, err := cmdutil.ParseRev(opts.At)
 		if err != nil {
 			return err
 		}
-		doc, err = s.GetAt(ctx, opts.Key, rev)
-		if err != nil {
+		head := doc.Revision
+		if doc, err = s.GetAt(ctx, key, rev); err != nil {
 			return err
 		}
-	} else if doc, err = s.Get(ctx, opts.Key); err != nil {
-		return err
+		if !doc.Exists() {
+			return reason.New(reason.NotFound, "%s at revision %d: that is before its first commit; its revisions are 1–%d (custodian history %s)", key, rev, head, opts.Key)
+		}
 	}
 	return app.Render(doc, func(w io.Writer) error {
 		b, err := store.Indent(doc.Value)
@@ -93,7 +105,10 @@ func NewHistoryCmd(app *cmdutil.App, runF func(context.Context, *HistoryOptions)
 	cmd := &cobra.Command{
 		Use:   "history KEY",
 		Short: "List a document's commits: revision, time, actor, reason",
-		Args:  cobra.ExactArgs(1),
+		Long:  "List a document's commits: revision, time, actor, the number of changes, reason. " + keyHelp,
+		Example: `  custodian history asdd
+  custodian history .impl/manifest.json --from 3`,
+		Args: cmdutil.KeyArgs(app),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Key = args[0]
 			if runF == nil {
@@ -114,9 +129,10 @@ func runHistory(ctx context.Context, opts *HistoryOptions) error {
 	if err != nil {
 		return err
 	}
-	recs, err := s.History(ctx, opts.Key, opts.From, opts.To)
+	key := cmdutil.ResolveKey(opts.Key)
+	recs, err := s.History(ctx, key, opts.From, opts.To)
 	if err != nil {
-		return err
+		return app.NoDocument(ctx, opts.Key, key, err)
 	}
 	if recs == nil {
 		recs = []store.Record{}
@@ -156,9 +172,11 @@ type DiffOptions struct {
 func NewDiffCmd(app *cmdutil.App, runF func(context.Context, *DiffOptions) error) *cobra.Command {
 	opts := &DiffOptions{App: app}
 	return &cobra.Command{
-		Use:   "diff KEY REV1 REV2",
-		Short: "Show what changed in a document between two revisions (RFC 6902)",
-		Args:  cobra.ExactArgs(3),
+		Use:     "diff KEY REV1 REV2",
+		Short:   "Show what changed in a document between two revisions (RFC 6902)",
+		Long:    "Show what changed in a document between two revisions, as an RFC 6902 patch. " + keyHelp,
+		Example: `  custodian diff asdd 3 5`,
+		Args:    cmdutil.KeyArgs(app, "REV1", "REV2"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			a, err := cmdutil.ParseRev(args[1])
 			if err != nil {
@@ -184,9 +202,10 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	patch, err := store.DiffRevisions(ctx, s, opts.Key, opts.From, opts.To)
+	key := cmdutil.ResolveKey(opts.Key)
+	patch, err := store.DiffRevisions(ctx, s, key, opts.From, opts.To)
 	if err != nil {
-		return err
+		return app.NoDocument(ctx, opts.Key, key, err)
 	}
 	var ops []patchOp
 	if err := json.Unmarshal(patch, &ops); err != nil {
@@ -236,7 +255,21 @@ func NewRollbackCmd(app *cmdutil.App, runF func(context.Context, *RollbackOption
 	cmd := &cobra.Command{
 		Use:   "rollback KEY --to REV --reason TEXT",
 		Short: "Restore a document's value at a past revision, as a new commit",
-		Args:  cobra.ExactArgs(1),
+		Long: `Restore a document's value at a past revision, as a new commit: the
+history keeps every revision, the rollback included (custodian history KEY).
+The document's rules check the restored value. ` + keyHelp + `
+
+Only the document changes. For the ASDD manifest, the files its operations
+wrote stay as they are: the escalation notices under .asdd/escalations/ and
+the rows of docs/agent-failure-log.md of the rolled-back revisions are the
+record of what happened, and no operation rewrites them; a notice's status
+(OPEN, RESOLVED) may no longer be the manifest's. rollback lists those
+notices ("left in place", and escalations_left in --json) so that a human
+can resolve or archive them; custodian rebuild reads OPEN notices, so
+archive the ones that no longer apply before a rebuild.`,
+		Example: `  custodian history asdd
+  custodian rollback asdd --to 12 --reason "undo the bad import"`,
+		Args: cmdutil.KeyArgs(app),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rev, err := cmdutil.ParseRev(to)
 			if err != nil {
@@ -268,18 +301,91 @@ func runRollback(ctx context.Context, opts *RollbackOptions) error {
 		return err
 	}
 	rev := opts.To
-	res, err := svc.Rollback(ctx, wire.RollbackRequest{Key: opts.Key, To: rev, Reason: opts.Reason, Actor: cmdutil.Actor(opts.Actor)})
-	if err != nil {
-		return err
+	key := cmdutil.ResolveKey(opts.Key)
+	var left []leftNotice
+	if key == asdd.Key {
+		left = escalationsLeft(ctx, app, rev)
 	}
-	return app.Render(map[string]any{"key": res.Key, "revision": res.Revision, "restored": rev, "changed": res.Changed}, func(w io.Writer) error {
+	res, err := svc.Rollback(ctx, wire.RollbackRequest{Key: key, To: rev, Reason: opts.Reason, Actor: cmdutil.Actor(opts.Actor)})
+	if err != nil {
+		return app.NoDocument(ctx, opts.Key, key, err)
+	}
+	if !res.Changed || left == nil {
+		left = []leftNotice{}
+	}
+	return app.Render(map[string]any{"key": res.Key, "revision": res.Revision, "restored": rev, "changed": res.Changed, "escalations_left": left}, func(w io.Writer) error {
 		if !res.Changed {
 			_, err := fmt.Fprintf(w, "%s already equals revision %d; nothing committed\n", res.Key, rev)
 			return err
 		}
-		_, err := fmt.Fprintf(w, "%s rolled back to revision %d as revision %d\n", res.Key, rev, res.Revision)
-		return err
+		fmt.Fprintf(w, "%s rolled back to revision %d as revision %d\n", res.Key, rev, res.Revision)
+		if len(left) > 0 {
+			fmt.Fprintf(w, "left in place: %d escalation %s and %s in %s (the record of what happened; resolve or archive them by hand):\n",
+				len(left), cmdutil.IntegrityPlural(len(left), "notice", "notices"), cmdutil.IntegrityPlural(len(left), "its row", "their rows"), asdd.FailureLogPath)
+			for _, n := range left {
+				fmt.Fprintf(w, "  %s  %s\n", n.Path, n.Why)
+			}
+		}
+		return nil
 	})
+}
+
+// leftNotice is an escalation notice a rollback of the ASDD manifest leaves
+// as it is while the manifest no longer agrees with it.
+type leftNotice struct {
+	ID    string `json:"id"`
+	Path  string `json:"path"`
+	Slice string `json:"slice_id"`
+	Why   string `json:"why"`
+}
+
+// escalationsLeft compares the latest manifest with the one at revision
+// to: the escalations the rollback takes out of the manifest, or whose
+// status it changes, keep their notice files and failure-log rows. Best
+// effort: what cannot be read lists nothing (the rollback reports its own
+// errors).
+func escalationsLeft(ctx context.Context, app *cmdutil.App, to uint64) []leftNotice {
+	s, err := app.Store()
+	if err != nil {
+		return nil
+	}
+	head, err := s.Get(ctx, asdd.Key)
+	if err != nil || !head.Exists() {
+		return nil
+	}
+	past, err := s.GetAt(ctx, asdd.Key, to)
+	if err != nil {
+		return nil
+	}
+	now, err := asdd.Decode(head.Value)
+	if err != nil {
+		return nil
+	}
+	then := &asdd.Manifest{}
+	if past.Exists() {
+		if then, err = asdd.Decode(past.Value); err != nil {
+			return nil
+		}
+	}
+	status := map[string]string{}
+	for _, sl := range then.Slices.All() {
+		for _, e := range sl.Escalations {
+			status[e.ID] = e.Status
+		}
+	}
+	var out []leftNotice
+	for _, sl := range now.Slices.All() {
+		for _, e := range sl.Escalations {
+			was, named := status[e.ID]
+			switch {
+			case !named:
+				out = append(out, leftNotice{ID: e.ID, Path: e.Path, Slice: sl.SliceID, Why: fmt.Sprintf("%s, no longer in the manifest", e.Status)})
+			case was != e.Status:
+				out = append(out, leftNotice{ID: e.ID, Path: e.Path, Slice: sl.SliceID, Why: fmt.Sprintf("the notice says %s, the manifest now %s", e.Status, was)})
+			}
+		}
+	}
+	return out
 }
 
 // DebugWriteOptions is what `custodian debug write` was asked to do.

@@ -58,14 +58,14 @@ notice and a failure-log row, like any halt.`,
 	cmdutil.EnumFlag(cmd, cmd.Flags(), &opts.Mode, "mode", "", []string{asdd.ModeHallucinatedSpec, asdd.ModeConflict, asdd.ModeContradictorySteering}, "the failure mode")
 	cmd.Flags().StringVar(&opts.Reason, "reason", "", "what the agent found")
 	cmd.Flags().StringArrayVar(&opts.Flagged, "flag", nil, "a section to flag (repeatable)")
-	cmd.Flags().StringArrayVar(&opts.Artifacts, "artifact", nil, "a conflicting artifact as NAME=PATH (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.Artifacts, "artifact", nil, "a conflicting artifact as NAME=PATH, PATH relative to the current directory (repeatable)")
 	return cmd
 }
 
 // run proposes the halt (the application layer hashes the artifacts named).
 func run(ctx context.Context, opts *Options) error {
 	app := opts.App
-	artifacts, err := cmdutil.ParseArtifactFlags(opts.Artifacts)
+	artifacts, err := cmdutil.ParseArtifactFlags(app, opts.Artifacts)
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ to .mcp.json. ` + "`custodian hook uninstall --claude`" + ` removes only those e
 	}
 	installCmd.Flags().BoolVar(&opts.Force, "force", false, "replace a pre-commit hook custodian did not write")
 	installCmd.Flags().StringVar(&opts.Binary, "binary", "", "the custodian binary the hook runs (default: custodian on PATH when the hook runs)")
-	installCmd.Flags().BoolVar(&opts.Claude, "claude", false, "install the Claude Code hook (`custodian hook claude`) into the Claude Code settings instead")
+	installCmd.Flags().BoolVar(&opts.Claude, "claude", false, "install the Claude Code hook (custodian hook claude) into the Claude Code settings instead")
 	cmdutil.EnumFlag(installCmd, installCmd.Flags(), &opts.Scope, "scope", "project", []string{"project", "local", "user"}, "with --claude: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
 	installCmd.Flags().BoolVar(&opts.MCP, "mcp", false, "with --claude: also add the custodian MCP server to .mcp.json")
 	installCmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "with --claude: print what would be written, write nothing")
@@ -200,7 +200,8 @@ func installHook(app *cmdutil.App, binary string, force bool) (*HookResult, erro
 func hookScript(binary, rel string) string {
 	find := `bin=$(command -v custodian) || {
 	echo "custodian pre-commit hook: custodian is not on PATH, so the ASDD state was not checked." >&2
-	echo "  install it (go install github.com/custodian-dev/custodian/cmd/custodian@latest), or commit once with git commit --no-verify" >&2
+	echo "  install it (in a clone of custodian: go install ./cmd/custodian; once the module is published: go install github.com/custodian-dev/custodian/cmd/custodian@latest)," >&2
+	echo "  or commit once with git commit --no-verify" >&2
 	exit 1
 }`
 	if binary != "" {

@@ -70,7 +70,7 @@ func NewCheckCmd(app *cmdutil.App, runF func(context.Context, *CheckOptions) err
 	opts := &CheckOptions{App: app}
 	var noHalt bool
 	cmd := &cobra.Command{
-		Use:   "check [--full] [--no-halt | --read-only]",
+		Use:   "check [--full] [--halt | --read-only]",
 		Short: "Check that every artifact the manifest names exists and is unchanged (exit 5 on findings)",
 		Long: `Check the ASDD manifest against the files (seed 000's custodial rules):
 
@@ -82,18 +82,26 @@ func NewCheckCmd(app *cmdutil.App, runF func(context.Context, *CheckOptions) err
   NEEDS_HUMAN_REVIEW   fields a rebuild guessed still await a human review
 
 Findings are listed per slice and the exit code is 5; a clean check exits 0.
-A drifted slice is halted (BLOCKED, with an escalation notice) until the
-artifact is re-proposed or a named role approves it; --no-halt only reports.
---read-only reports too and writes no file at all (no stat cache): the git
-pre-commit hook runs it, so a commit never changes the state.
+In a directory that is no project (no .asdd, .impl, .agents/tmp or
+.workflow/.cycle at or above it) check exits 3 (NOT_FOUND): a CI job run in
+the wrong directory fails.
+
+check only reports. --halt also halts each drifted slice (BLOCKED, with an
+escalation notice and a failure-log row) until the artifact is re-proposed or
+a named role approves it. --read-only writes no file at all (no stat cache):
+the git pre-commit hook runs it, so a commit never changes the state.
+(--no-halt, which check once needed in order only to report, is still
+accepted and does nothing.)
 
 Files are hashed in parallel; a file whose size, mtime, ctime and inode are
 unchanged since it was last hashed is not read again (the stat cache in
 .asdd/state/statcache), unless --full. Install as a git pre-commit hook with
 ` + "`custodian hook install`" + `; in CI run ` + "`custodian check --full`" + `.`,
+		Example: `  custodian check --full          # CI: report, exit 5 on findings
+  custodian check --read-only     # the pre-commit hook: report, write nothing
+  custodian check --halt          # report, and halt the drifted slices`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Halt = !noHalt && !opts.ReadOnly
 			if runF == nil {
 				runF = check
 			}
@@ -101,8 +109,13 @@ unchanged since it was last hashed is not read again (the stat cache in
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Full, "full", false, "hash every file, ignoring the stat cache")
-	cmd.Flags().BoolVar(&noHalt, "no-halt", false, "report drift without halting the slice")
-	cmd.Flags().BoolVar(&opts.ReadOnly, "read-only", false, "report only: halt nothing, write no file (what the pre-commit hook runs)")
+	cmd.Flags().BoolVar(&opts.Halt, "halt", false, "also halt each drifted slice (BLOCKED, escalation notice, failure-log row)")
+	cmd.Flags().BoolVar(&opts.ReadOnly, "read-only", false, "write no file: no stat cache, no halt (what the pre-commit hook runs)")
+	cmd.MarkFlagsMutuallyExclusive("halt", "read-only")
+	// Hooks and CI scripts written when check halted by default pass
+	// --no-halt: accepted, hidden, a no-op.
+	cmd.Flags().BoolVar(&noHalt, "no-halt", false, "report only (the default now)")
+	_ = cmd.Flags().MarkDeprecated("no-halt", "check only reports unless --halt")
 	return cmd
 }
 
@@ -145,6 +158,11 @@ func runCheck(ctx context.Context, o *CheckOptions) (*CheckReport, error) {
 			rep.Slices = append(rep.Slices, CheckSlice{Findings: []reconcile.Finding{f}})
 			rep.Findings = append(rep.Findings, f)
 			return rep, nil
+		}
+		// No project here at all: a CI job pointed at the wrong
+		// directory must fail, not pass having checked nothing.
+		if err := app.RequireProject(); err != nil {
+			return nil, err
 		}
 		rep.Clean = true
 		rep.Warnings = append(rep.Warnings, fmt.Sprintf("no ASDD state under %s: nothing to check", rootDir))

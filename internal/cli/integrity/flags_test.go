@@ -18,10 +18,14 @@ func TestCheckFlags(t *testing.T) {
 		want *CheckOptions
 		code int
 	}{
-		{nil, &CheckOptions{Halt: true}, 0},
-		{[]string{"--full"}, &CheckOptions{Full: true, Halt: true}, 0},
-		{[]string{"--no-halt"}, &CheckOptions{}, 0},
+		{nil, &CheckOptions{}, 0}, // check only reports
+		{[]string{"--full"}, &CheckOptions{Full: true}, 0},
+		{[]string{"--halt"}, &CheckOptions{Halt: true}, 0},
+		{[]string{"--full", "--halt"}, &CheckOptions{Full: true, Halt: true}, 0},
+		{[]string{"--no-halt"}, &CheckOptions{}, 0}, // deprecated, a no-op: old hooks still run
+		{[]string{"--full", "--no-halt"}, &CheckOptions{Full: true}, 0},
 		{[]string{"--read-only"}, &CheckOptions{ReadOnly: true}, 0}, // the pre-commit hook's: halts nothing
+		{[]string{"--halt", "--read-only"}, nil, reason.ExitUsage},
 		{[]string{"SLICE-1"}, nil, reason.ExitUsage},
 	} {
 		var got *CheckOptions

@@ -80,7 +80,9 @@ interrupted rewrite's .tmp beside it, a torn last record, an empty journal
 from a crash in a document's first commit — is not corruption: verify says
 what the next command's recovery will do and exits 0. Anything else exits 5
 (CORRUPT_STATE), naming the file and the revision; docs/store.md says what
-is and is not detected.`,
+is and is not detected. In a directory that is no project (no .asdd, .impl,
+.agents/tmp or .workflow/.cycle at or above it) verify exits 3 (NOT_FOUND),
+so that a CI job run in the wrong directory fails.`,
 		Example: `  custodian verify
   custodian verify .asdd/state/manifest.json --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -100,7 +102,10 @@ func runVerify(ctx context.Context, opts *VerifyOptions) error {
 	if err != nil {
 		return err
 	}
-	keys := opts.Keys
+	keys := make([]string, len(opts.Keys))
+	for i, k := range opts.Keys {
+		keys[i] = cmdutil.ResolveKey(k)
+	}
 	if len(keys) == 0 {
 		if keys, err = s.Keys(ctx); err != nil {
 			return err
@@ -110,6 +115,15 @@ func runVerify(ctx context.Context, opts *VerifyOptions) error {
 				keys = append(keys, wellKnownKeys(root)...)
 				slices.Sort(keys)
 				keys = slices.Compact(keys)
+			}
+		}
+	}
+	if len(keys) == 0 && len(opts.Keys) == 0 {
+		if _, ok := s.(*file.Store); ok {
+			// Nothing to verify because there is no project here:
+			// fail, as a CI job in the wrong directory should.
+			if err := app.RequireProject(); err != nil {
+				return err
 			}
 		}
 	}

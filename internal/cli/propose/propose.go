@@ -2,7 +2,6 @@ package propose
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,7 +16,7 @@ type Options struct {
 	Agent         string
 	Slice         string
 	Score         float64
-	Artifacts     []string // NAME=PATH, relative to the project root
+	Artifacts     []string // NAME=PATH, PATH relative to the current directory
 	Uncertainty   []string // uncertainty factors
 	Trace         string   // the reasoning trace file
 	Assumptions   []string // initial assumptions (assumptions-first discovery)
@@ -71,9 +70,9 @@ slice (exit 3; 4 for an escalated conflict; 5 for drift) with the reason.`,
 	f.StringVar(&opts.Agent, "agent", "", "the proposing agent (discovery, spec, validation, …)")
 	f.StringVar(&opts.Slice, "slice", "", "the slice id")
 	f.StringVar(&score, "score", "", "the agent's confidence score in [0, 1]")
-	f.StringArrayVar(&opts.Artifacts, "artifact", nil, "an artifact as NAME=PATH, relative to the project root (repeatable)")
+	f.StringArrayVar(&opts.Artifacts, "artifact", nil, "an artifact as NAME=PATH, PATH relative to the current directory as in git (repeatable)")
 	f.StringArrayVar(&opts.Uncertainty, "uncertainty", nil, "an uncertainty factor (repeatable; required below 0.95)")
-	f.StringVar(&opts.Trace, "trace", "", "the reasoning trace file")
+	f.StringVar(&opts.Trace, "trace", "", "the reasoning trace file (relative to the current directory)")
 	f.StringArrayVar(&opts.Assumptions, "assumption", nil, "an initial assumption for PO/TL to correct if wrong (assumptions-first discovery; repeatable)")
 	f.StringVar(&opts.To, "to", "", "the status asked for (PARTIAL from validation, DONE for a quick fix; default: the next phase)")
 	f.Uint64Var(&opts.BaseRevision, "base-revision", 0, "the manifest revision the agent read before it ran (concurrent changes since are merged or escalated)")
@@ -90,14 +89,18 @@ slice (exit 3; 4 for an escalated conflict; 5 for drift) with the reason.`,
 // through.
 func run(ctx context.Context, opts *Options) error {
 	app := opts.App
-	artifacts, err := cmdutil.ParseArtifactFlags(opts.Artifacts)
+	artifacts, err := cmdutil.ParseArtifactFlags(app, opts.Artifacts)
 	if err != nil {
 		return err
 	}
 	prop := asdd.Proposal{Agent: opts.Agent, Slice: opts.Slice, Score: opts.Score, Artifacts: artifacts, Uncertainty: opts.Uncertainty,
 		To: opts.To, BaseRevision: opts.BaseRevision, Assumptions: opts.Assumptions, FeatureBranch: opts.FeatureBranch, Retro: opts.Retro}
 	if opts.Trace != "" {
-		prop.Trace = &asdd.Artifact{Name: "trace", Path: filepath.ToSlash(opts.Trace)}
+		trace, err := app.ProjectPath(opts.Trace)
+		if err != nil {
+			return err
+		}
+		prop.Trace = &asdd.Artifact{Name: "trace", Path: trace}
 	}
 	out, r, err := cmdutil.ApplyOp(ctx, app, prop)
 	if err != nil {

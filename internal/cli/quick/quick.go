@@ -36,14 +36,14 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra
 	}
 	cmd.Flags().StringVar(&opts.ID, "id", "", "the slice id (default QUICK-<n>)")
 	cmd.Flags().StringVar(&opts.Agent, "agent", "implementation", "the agent that made the fix")
-	cmd.Flags().StringArrayVar(&opts.Artifacts, "artifact", nil, "a changed file as NAME=PATH (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.Artifacts, "artifact", nil, "a changed file as NAME=PATH, PATH relative to the current directory (repeatable)")
 	return cmd
 }
 
 // run proposes the quick fix (the application layer hashes the artifacts).
 func run(ctx context.Context, opts *Options) error {
 	app := opts.App
-	artifacts, err := cmdutil.ParseArtifactFlags(opts.Artifacts)
+	artifacts, err := cmdutil.ParseArtifactFlags(app, opts.Artifacts)
 	if err != nil {
 		return err
 	}

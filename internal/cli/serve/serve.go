@@ -1,8 +1,14 @@
 package serve
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -112,7 +118,51 @@ func run(ctx context.Context, o *Options) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	return daemon.Run(ctx, cfg)
+	err = daemon.Run(ctx, cfg)
+	if errors.Is(err, syscall.EADDRINUSE) && cfg.Addr != "" {
+		return addrInUse(ctx, cfg.Addr, err)
+	}
+	return err
+}
+
+// addrInUse explains a TCP address another process listens on: which
+// address, that --addr chooses another, and whether a custodian daemon
+// answers there (its health check), with the project it names if it does.
+func addrInUse(ctx context.Context, addr string, err error) error {
+	who := "another process listens there"
+	if project, ok := custodianAt(ctx, addr); ok {
+		who = "a custodian daemon already answers there (GET /v1/health)"
+		if project != "" {
+			who = "a custodian daemon for " + project + " already answers there"
+		}
+	}
+	msg := fmt.Sprintf("cannot listen on %s, the address is in use: %s; serve on another address with --addr 127.0.0.1:PORT, or on the unix socket only with --addr \"\"", addr, who)
+	return &reason.Error{Code: reason.Conflict, Message: msg, Err: err}
+}
+
+// custodianAt reports whether a custodian daemon answers GET /v1/health at
+// addr, and the project its answer names, if any.
+func custodianAt(ctx context.Context, addr string) (project string, ok bool) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/v1/health", nil)
+	if err != nil {
+		return "", false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", false
+	}
+	defer resp.Body.Close()
+	var health struct {
+		OK      bool   `json:"ok"`
+		Root    string `json:"root"`
+		Project string `json:"project"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<16)).Decode(&health) != nil || !health.OK {
+		return "", false
+	}
+	return cmp.Or(health.Project, health.Root), true
 }
 
 // serveConfig translates the flags, the environment and the project's
@@ -139,10 +189,18 @@ func serveConfig(app *cmdutil.App, o *Options) (daemon.Config, error) {
 	if cfg.Root, err = app.Root(); err != nil {
 		return cfg, err
 	}
-	if cfg.Store, err = storeopen.ConfiguredStoreURL(app); err == nil && cfg.Store == "" {
-		err = storeopen.RefuseMirrors(app)
+	if cfg.Store, err = storeopen.ConfiguredStoreURL(app); err != nil {
+		return cfg, err
 	}
-	return cfg, err
+	if cfg.Store != "" {
+		return cfg, nil // the state is on etcd; this directory may hold nothing yet
+	}
+	// The file store keeps the state here: a directory that is no project
+	// gets the init hint and no pid file, as every other command refuses.
+	if err := app.RequireProject(); err != nil {
+		return cfg, err
+	}
+	return cfg, storeopen.RefuseMirrors(app)
 }
 
 // memoryLimit parses --memory-limit ("0" or "": none).

@@ -2,6 +2,8 @@ package serve
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,6 +20,9 @@ func TestServeConfig(t *testing.T) {
 	t.Setenv("CUSTODIAN_STORE", "")
 	t.Setenv("CUSTODIAN_MAX_DOCUMENT_BYTES", "")
 	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, ".asdd"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	parse := func(args ...string) (*Options, error) {
 		var got *Options
 		err := cmdtest.Execute(NewCmd(&cmdutil.App{Dir: dir}, func(_ context.Context, o *Options) error { got = o; return nil }), args...)
@@ -55,5 +60,24 @@ func TestServeConfig(t *testing.T) {
 	}
 	if _, err := parse("--log-level", "chatty"); cmdtest.ExitCode(err) != reason.ExitUsage {
 		t.Errorf("--log-level chatty: %v", err)
+	}
+}
+
+// Outside a project (no .asdd, .impl, .agents/tmp or .workflow/.cycle at or
+// above the directory) serve on the file store is NOT_FOUND with the init
+// hint, before anything is created; on etcd the directory may be empty.
+func TestServeConfigNeedsAProjectOnTheFileStore(t *testing.T) {
+	t.Setenv("CUSTODIAN_STORE", "")
+	dir := t.TempDir()
+	o := &Options{App: &cmdutil.App{Dir: dir}, LogLevel: "info"}
+	if _, err := serveConfig(o.App, o); reason.CodeOf(err) != reason.NotFound {
+		t.Fatalf("serve outside a project: %v, want NOT_FOUND", err)
+	}
+	o.App.StoreURL = "etcd://127.0.0.1:1/p"
+	if _, err := serveConfig(o.App, o); err != nil {
+		t.Fatalf("serve on etcd in an empty directory: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("serveConfig created %v", entries)
 	}
 }

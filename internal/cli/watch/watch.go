@@ -60,7 +60,7 @@ with its key).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Key, "key", asdd.Key, "the document to follow")
+	f.StringVar(&opts.Key, "key", asdd.Key, "the document to follow: its key or its short name ("+cmdutil.ShortNames+")")
 	f.Uint64Var(&from, "from", 0, "print the history after revision `REV` first (default: only new commits)")
 	f.IntVar(&opts.Count, "count", 0, "stop after this many commits (0: follow until interrupted)")
 	return cmd
@@ -73,12 +73,18 @@ func run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	typed := opts.Key
+	opts.Key = cmdutil.ResolveKey(typed)
 	doc, err := st.Get(ctx, opts.Key)
 	if err == nil && !doc.Exists() {
 		err = reason.New(reason.NotFound, "no document %s", opts.Key)
 	}
 	if reason.CodeOf(err) == reason.NotFound {
-		return reason.New(reason.NotFound, "no document %s to watch (nothing committed yet; the ASDD manifest is %s)", opts.Key, asdd.Key)
+		name := typed
+		if opts.Key != typed {
+			name += " (" + opts.Key + ")"
+		}
+		return reason.New(reason.NotFound, "no document %s to watch (nothing committed yet); %s", name, app.DocumentList(ctx))
 	}
 	if err != nil {
 		return err
