@@ -1,7 +1,6 @@
 package app
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -138,5 +137,3 @@ func (l *Local) warn(rev uint64, err error) string {
 
 // root opens nothing: it reports whether the service has a project root.
 func (l *Local) hasRoot() bool { return l.o.Root != "" }
-
-var _ = context.Background

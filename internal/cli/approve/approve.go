@@ -70,10 +70,9 @@ func run(ctx context.Context, opts *Options) error {
 	}
 	// The custodian records the artifacts' current hashes as the accepted
 	// versions (it reads them itself).
-	out, r, err := cmdutil.ApplyOp(ctx, app, asdd.Approve{Slice: opts.Slice, Role: opts.Role, By: opts.By, Rationale: opts.Rationale, RootCause: opts.RootCause})
+	_, r, err := cmdutil.ApplyOp(ctx, app, asdd.Approve{Slice: opts.Slice, Role: opts.Role, By: opts.By, Rationale: opts.Rationale, RootCause: opts.RootCause})
 	if err != nil {
 		return err
 	}
-	cmdutil.SliceResult(out, r, opts.Slice)
 	return cmdutil.Finish(app, r, nil)
 }

@@ -53,10 +53,9 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *CorrectOptions) error)
 
 // runCorrect proposes the correction.
 func runCorrect(ctx context.Context, opts *CorrectOptions) error {
-	out, r, err := cmdutil.ApplyOp(ctx, opts.App, asdd.CorrectAssumption{Slice: opts.Slice, Index: opts.Index, Role: opts.Role, Correction: opts.Text})
+	_, r, err := cmdutil.ApplyOp(ctx, opts.App, asdd.CorrectAssumption{Slice: opts.Slice, Index: opts.Index, Role: opts.Role, Correction: opts.Text})
 	if err != nil {
 		return err
 	}
-	cmdutil.SliceResult(out, r, opts.Slice)
 	return cmdutil.Finish(opts.App, r, nil)
 }

@@ -131,10 +131,3 @@ func ParseArtifactFlags(app *App, flags []string) ([]asdd.Artifact, error) {
 	}
 	return out, nil
 }
-
-// SliceResult adds the slice's committed state to a result.
-func SliceResult(out *asdd.Outcome, r *CommitResult, id string) {
-	if out != nil && out.Manifest != nil {
-		r.Slice = out.Manifest.Slice(id)
-	}
-}

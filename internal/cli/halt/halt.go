@@ -72,10 +72,9 @@ func run(ctx context.Context, opts *Options) error {
 	// The application layer hashes the slice's artifacts as marked: the
 	// phase's artifact is marked DRAFT — AGENT HALTED.
 	op := asdd.ReportFailure{Agent: opts.Agent, Slice: opts.Slice, Mode: opts.Mode, Reason: opts.Reason, Flagged: opts.Flagged, Artifacts: artifacts}
-	out, r, err := cmdutil.ApplyOp(ctx, app, op)
+	_, r, err := cmdutil.ApplyOp(ctx, app, op)
 	if err != nil {
 		return err
 	}
-	cmdutil.SliceResult(out, r, opts.Slice)
 	return cmdutil.Finish(app, r, nil)
 }

@@ -201,12 +201,11 @@ func runReview(ctx context.Context, opts *ReviewOptions) error {
 		}
 		res.Accepted, warnings = hashes, w
 	}
-	out, r, err := cmdutil.ApplyOp(ctx, app, op)
+	_, r, err := cmdutil.ApplyOp(ctx, app, op)
 	if err != nil {
 		return err
 	}
 	if !opts.Project {
-		cmdutil.SliceResult(out, r, op.Slice)
 	}
 	r.Warnings = append(warnings, r.Warnings...)
 	res.CommitResult = r

@@ -46,11 +46,10 @@ func NewLockCmd(app *cmdutil.App, runF func(context.Context, *LockOptions) error
 
 // runLock proposes the lease.
 func runLock(ctx context.Context, opts *LockOptions) error {
-	out, r, err := cmdutil.ApplyOp(ctx, opts.App, asdd.LockSlice{Slice: opts.Slice, Holder: opts.Holder, TTL: opts.TTL, Reason: opts.Reason})
+	_, r, err := cmdutil.ApplyOp(ctx, opts.App, asdd.LockSlice{Slice: opts.Slice, Holder: opts.Holder, TTL: opts.TTL, Reason: opts.Reason})
 	if err != nil {
 		return err
 	}
-	cmdutil.SliceResult(out, r, opts.Slice)
 	return cmdutil.Finish(opts.App, r, nil)
 }
 
@@ -92,10 +91,9 @@ func NewUnlockCmd(app *cmdutil.App, runF func(context.Context, *UnlockOptions) e
 
 // runUnlock proposes the release.
 func runUnlock(ctx context.Context, opts *UnlockOptions) error {
-	out, r, err := cmdutil.ApplyOp(ctx, opts.App, asdd.UnlockSlice{Slice: opts.Slice, Holder: opts.Holder, Force: opts.Force, Role: opts.Role})
+	_, r, err := cmdutil.ApplyOp(ctx, opts.App, asdd.UnlockSlice{Slice: opts.Slice, Holder: opts.Holder, Force: opts.Force, Role: opts.Role})
 	if err != nil {
 		return err
 	}
-	cmdutil.SliceResult(out, r, opts.Slice)
 	return cmdutil.Finish(opts.App, r, nil)
 }

@@ -102,10 +102,9 @@ func run(ctx context.Context, opts *Options) error {
 		}
 		prop.Trace = &asdd.Artifact{Name: "trace", Path: trace}
 	}
-	out, r, err := cmdutil.ApplyOp(ctx, app, prop)
+	_, r, err := cmdutil.ApplyOp(ctx, app, prop)
 	if err != nil {
 		return err
 	}
-	cmdutil.SliceResult(out, r, opts.Slice)
 	return cmdutil.Finish(app, r, nil)
 }

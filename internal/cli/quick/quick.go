@@ -47,13 +47,12 @@ func run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	out, r, err := cmdutil.ApplyOp(ctx, app, asdd.Quick{ID: opts.ID, Description: opts.Description, Agent: opts.Agent, Artifacts: artifacts})
+	_, r, err := cmdutil.ApplyOp(ctx, app, asdd.Quick{ID: opts.ID, Description: opts.Description, Agent: opts.Agent, Artifacts: artifacts})
 	if err != nil {
 		return err
 	}
 	for _, e := range r.Events {
 		if e.Type == "quick_fix" {
-			cmdutil.SliceResult(out, r, e.Slice)
 		}
 	}
 	return cmdutil.Finish(app, r, nil)

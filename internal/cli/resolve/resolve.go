@@ -78,10 +78,9 @@ func run(ctx context.Context, opts *Options) error {
 	app := opts.App
 	op := asdd.Resolve{Slice: opts.Slice, Role: opts.Role, By: opts.By, Rationale: opts.Rationale, Action: opts.Action,
 		ReturnTo: opts.To, RootCause: opts.RootCause, Favour: opts.Favour}
-	out, r, err := cmdutil.ApplyOp(ctx, app, op)
+	_, r, err := cmdutil.ApplyOp(ctx, app, op)
 	if err != nil {
 		return err
 	}
-	cmdutil.SliceResult(out, r, opts.Slice)
 	return cmdutil.Finish(app, r, nil)
 }

@@ -96,11 +96,10 @@ func NewCmd(app *cmdutil.App, runs *Runs) *cobra.Command {
 
 // runAdd proposes the new slice.
 func runAdd(ctx context.Context, o *AddOptions) error {
-	out, r, err := cmdutil.ApplyOp(ctx, o.App, asdd.AddSlice{ID: o.ID, Name: o.Name, Type: o.Type, GovernanceMode: o.Governance, By: cmdutil.Actor("")})
+	_, r, err := cmdutil.ApplyOp(ctx, o.App, asdd.AddSlice{ID: o.ID, Name: o.Name, Type: o.Type, GovernanceMode: o.Governance, By: cmdutil.Actor("")})
 	if err != nil {
 		return err
 	}
-	cmdutil.SliceResult(out, r, o.ID)
 	return cmdutil.Finish(o.App, r, nil)
 }
 

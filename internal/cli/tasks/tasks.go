@@ -127,11 +127,10 @@ func runClaim(ctx context.Context, o *DoneOptions) error {
 
 // commit proposes op and reports the slice's committed state.
 func commit(ctx context.Context, app *cmdutil.App, slice string, op asdd.Op) error {
-	out, r, err := cmdutil.ApplyOp(ctx, app, op)
+	_, r, err := cmdutil.ApplyOp(ctx, app, op)
 	if err != nil {
 		return err
 	}
-	cmdutil.SliceResult(out, r, slice)
 	return cmdutil.Finish(app, r, nil)
 }
 
