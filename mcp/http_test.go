@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -262,5 +263,98 @@ func TestHTTPDefaultBodyLimit(t *testing.T) {
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"status","arguments":%s}}`, args)
 	if code, _, b := raw.post(body); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("a body over 4 MiB: %d %.200s", code, b)
+	}
+}
+
+// initialize opens a session with the bearer token auth and returns the
+// answer's status, its Retry-After and the session id.
+func initialize(t *testing.T, url, auth string) (code int, retryAfter, id string) {
+	t.Helper()
+	req, _ := http.NewRequest("POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+auth)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Retry-After"), resp.Header.Get("Mcp-Session-Id")
+}
+
+// TestHTTPSessionCaps: sessions are capped per bearer token and in all; a
+// new session beyond a cap is refused 503 with Retry-After, and one can
+// open again once a session is closed (DELETE) or expires.
+func TestHTTPSessionCaps(t *testing.T) {
+	p := newProject(t)
+	p.seed()
+	const perCaller, total = 1500, 2000
+	h, url := serveHTTP(t, p.server(false), mcp.HTTPOptions{MaxSessions: total, MaxSessionsPerCaller: perCaller})
+	open := func(auth string, n int) []string {
+		ids := make([]string, n)
+		var wg sync.WaitGroup
+		for w := range 4 {
+			wg.Go(func() {
+				for i := w; i < n; i += 4 {
+					code, _, id := initialize(t, url, auth)
+					if code != http.StatusOK || id == "" {
+						t.Errorf("session %d of %s: %d", i, auth, code)
+						return
+					}
+					ids[i] = id
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.FailNow()
+		}
+		return ids
+	}
+	refused := func(auth, what string) {
+		t.Helper()
+		code, retry, _ := initialize(t, url, auth)
+		if code != http.StatusServiceUnavailable || retry == "" {
+			t.Fatalf("%s: %d, Retry-After %q; want 503 with Retry-After", what, code, retry)
+		}
+	}
+	a := open("a", perCaller)
+	refused("a", "a session beyond the cap of a token")
+	open("b", total-perCaller)
+	refused("b", "a session beyond the cap in all")
+	if n := h.Sessions(); n != total {
+		t.Fatalf("%d sessions open, want %d", n, total)
+	}
+
+	// A closed session makes room (its end is noted as it happens).
+	req, _ := http.NewRequest("DELETE", url, nil)
+	req.Header.Set("Mcp-Session-Id", a[0])
+	req.Header.Set("Authorization", "Bearer a")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusNoContent {
+		t.Fatalf("DELETE: %v %v", resp, err)
+	}
+	waitOpen(t, url, "a")
+
+	// An expired one too.
+	_, url = serveHTTP(t, p.server(false), mcp.HTTPOptions{MaxSessions: 1, SessionTimeout: 200 * time.Millisecond})
+	if code, _, _ := initialize(t, url, "c"); code != http.StatusOK {
+		t.Fatalf("the first session: %d", code)
+	}
+	refused("c", "a second session beyond a cap of 1")
+	waitOpen(t, url, "c")
+}
+
+// waitOpen waits until a session opens for auth.
+func waitOpen(t *testing.T, url, auth string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		code, _, _ := initialize(t, url, auth)
+		if code == http.StatusOK {
+			return
+		}
+		if code != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("a new session: %d", code)
+		}
 	}
 }
