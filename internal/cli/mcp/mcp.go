@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/app"
@@ -80,17 +78,8 @@ func run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer closeAll()
-	t := &sdk.IOTransport{Reader: io.NopCloser(app.In), Writer: nopWriteCloser{app.Out}, MaxLineLength: 4 * mcp.DefaultMaxArgBytes}
-	err = srv.Run(ctx, t)
-	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
+	return srv.RunStdio(ctx, app.In, app.Out)
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // newStdioMCP builds the stdio server of `custodian mcp`.
 func newStdioMCP(a *cmdutil.App, level slog.Level) (*mcp.Server, func(), error) {
