@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/custodian-dev/custodian/app"
+	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/mcp"
 )
 
@@ -356,5 +358,25 @@ func waitOpen(t *testing.T, url, auth string) {
 		if code != http.StatusServiceUnavailable || time.Now().After(deadline) {
 			t.Fatalf("a new session: %d", code)
 		}
+	}
+}
+
+// TestHTTPInvalidUTF8: over /mcp too, tool arguments with a raw invalid
+// byte or a lone surrogate escape are INVALID_INPUT and change nothing.
+func TestHTTPInvalidUTF8(t *testing.T) {
+	p := newProject(t)
+	p.seed()
+	_, url := serveHTTP(t, p.server(false), mcp.HTTPOptions{})
+	raw := openRaw(t, url)
+	before := docBytes(t, p.st, asdd.Key)
+	for i, args := range []string{"{\"slice\":\"SLICE-002\",\"name\":\"a\xffb\"}", `{"slice":"SLICE-002","name":"a\ud800b"}`, `{"slice":"SLICE-002","name":"a\udc00"}`} {
+		code, _, b := raw.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slice_add","arguments":%s}}`, i+1, args))
+		var a rpcAnswer
+		if err := json.Unmarshal(b, &a); err != nil || code != http.StatusOK || a.Result == nil || !a.Result.IsError || !strings.HasPrefix(a.Result.Content[0].Text, "INVALID_INPUT:") {
+			t.Errorf("%q: %d %s", args, code, b)
+		}
+	}
+	if !bytes.Equal(before, docBytes(t, p.st, asdd.Key)) {
+		t.Error("the manifest changed")
 	}
 }
