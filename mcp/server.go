@@ -56,9 +56,15 @@ type Options struct {
 	// nil: the defaults of seed 004.
 	Config func() (*asdd.Config, error)
 	// Admin exposes the human decisions (resolve, approve, force_unlock,
-	// rollback) as tools; without it they are not tools at all, and every
-	// call is marked as an agent's (app.WithCaller).
+	// rollback) as tools; without it they are not tools at all (a call
+	// is UNAUTHORIZED), and every call is marked as an agent's
+	// (app.WithCaller).
 	Admin bool
+	// AgentCalls marks every call as an agent's even on an Admin server:
+	// the stdio server's, whose calls a daemon checks by the token it was
+	// sent (a Remote ignores the mark), and which must not make human
+	// decisions on the files when no daemon runs.
+	AgentCalls bool
 	// Actor is who the server commits as where a tool has no agent
 	// argument (slice_add, the impl, state and cycle tools); "mcp" by
 	// default.
@@ -161,7 +167,7 @@ func (s *Server) Close() error {
 // service returns the application layer for one call and the context
 // that marks who asks.
 func (s *Server) service(ctx context.Context) (context.Context, app.Service, error) {
-	if !s.o.Admin {
+	if !s.o.Admin || s.o.AgentCalls {
 		ctx = app.WithCaller(ctx, app.Agent)
 	}
 	svc, err := s.o.Service(ctx)
