@@ -3,6 +3,8 @@ package mcp_test
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"fmt"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -142,5 +144,33 @@ func TestStdioInvalidUTF8(t *testing.T) {
 	}
 	if !bytes.Equal(before, after) {
 		t.Error("the manifest changed")
+	}
+}
+
+// TestStdioAnswersEveryCallBeforeEOF: when stdin ends right after the
+// calls, the server answers every one of them before RunStdio returns.
+func TestStdioAnswersEveryCallBeforeEOF(t *testing.T) {
+	p := newProject(t)
+	p.seed()
+	lines := []string{initLine, initializedLine, "{oops"}
+	for i := range 20 {
+		lines = append(lines, toolCall(fmt.Sprint(i), "heartbeat", fmt.Sprintf(`{"agent":"discovery","done":%d}`, i)))
+	}
+	var out bytes.Buffer
+	if err := p.server(false).RunStdio(context.Background(), strings.NewReader(strings.Join(lines, "\n")), &out); err != nil {
+		t.Fatal(err)
+	}
+	answered := 0
+	for line := range strings.Lines(out.String()) {
+		var a rpcAnswer
+		if err := json.Unmarshal([]byte(line), &a); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if a.Result != nil && !a.Result.IsError {
+			answered++
+		}
+	}
+	if answered != 21 {
+		t.Fatalf("%d calls answered, want 21 (initialize and 20 heartbeats):\n%s", answered, out.String())
 	}
 }
