@@ -16,8 +16,10 @@ const mcpMaxBody = 1 << 20
 // mcpDoor builds the handler the server mounts at /mcp over the daemon's
 // application layer, or nil when Config.MCP is off. A session opened with
 // the admin token (or over the owner's unix socket) is served the human
-// decisions too; an agent's is not. The servers it makes are closed when
-// the daemon stops.
+// decisions too; an agent's is not. Sessions end after 30 minutes idle and
+// are capped per token and in all (mcp.DefaultMaxSessionsPerCaller,
+// mcp.DefaultMaxSessions: 503 beyond). The servers it makes are closed
+// when the daemon stops.
 func (d *Daemon) mcpDoor() func(*app.Local) http.Handler {
 	if !d.cfg.MCP {
 		return nil

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -442,5 +443,63 @@ func TestConformance(t *testing.T) {
 				t.Fatalf("%s: %v\n%s", sc, err, out)
 			}
 		})
+	}
+}
+
+// TestStdioAdminTokenCheckedByDaemon: `custodian mcp` has the human
+// decisions only when the project's daemon accepts $CUSTODIAN_ADMIN_TOKEN:
+// with a wrong one (or without a daemon to check it) it lists no human
+// tool, and a call of one is UNAUTHORIZED and changes nothing.
+func TestStdioAdminTokenCheckedByDaemon(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	dir := initProject(t)
+	addr := freeAddr(t)
+	d := startServe(t, dir, "--addr", addr, "--token", "agents", "--admin-token", "humans")
+	defer d.stop(t)
+	server := "CUSTODIAN_SERVER=http://" + addr
+	lock := func(cs *sdk.ClientSession) any {
+		return structured(t, call(t, cs, "slice_show", map[string]any{"slice": "SLICE-001"}))["slice"].(map[string]any)["lock"]
+	}
+
+	wrong, _ := stdioSession(t, dir, server, "CUSTODIAN_TOKEN=agents", "CUSTODIAN_ADMIN_TOKEN=wrong")
+	if got := toolNames(t, wrong); !slices.Equal(got, agentTools) {
+		t.Fatalf("tools with a wrong admin token: %v", got)
+	}
+	if res := call(t, wrong, "slice_add", map[string]any{"slice": "SLICE-001", "name": "auth"}); res.IsError {
+		t.Fatal(text(res))
+	}
+	if res := call(t, wrong, "lock", map[string]any{"slice": "SLICE-001", "holder": "spec"}); res.IsError {
+		t.Fatal(text(res))
+	}
+	if res := call(t, wrong, "force_unlock", map[string]any{"slice": "SLICE-001", "role": "TL"}); errorCode(res) != reason.Unauthorized {
+		t.Fatalf("force_unlock with a wrong admin token: %s", text(res))
+	}
+	if lock(wrong) == nil {
+		t.Fatal("the lease was broken")
+	}
+
+	// Without a daemon nothing checks the token: an agent's rights.
+	alone := initProject(t)
+	cs, _ := stdioSession(t, alone, "CUSTODIAN_SERVER=", "CUSTODIAN_ADMIN_TOKEN=humans")
+	if got := toolNames(t, cs); !slices.Equal(got, agentTools) {
+		t.Fatalf("tools without a daemon: %v", got)
+	}
+	if res := call(t, cs, "force_unlock", map[string]any{"slice": "SLICE-001", "role": "TL"}); errorCode(res) != reason.Unauthorized {
+		t.Fatalf("force_unlock without a daemon: %s", text(res))
+	}
+
+	// The daemon's admin token opens them.
+	human, _ := stdioSession(t, dir, server, "CUSTODIAN_ADMIN_TOKEN=humans")
+	want := slices.Sorted(slices.Values(append(slices.Clone(agentTools), adminTools...)))
+	if got := toolNames(t, human); !slices.Equal(got, want) {
+		t.Fatalf("tools with the admin token: %v", got)
+	}
+	if res := call(t, human, "force_unlock", map[string]any{"slice": "SLICE-001", "role": "TL"}); res.IsError {
+		t.Fatalf("force_unlock with the admin token: %s", text(res))
+	}
+	if l := lock(human); l != nil {
+		t.Fatalf("the lease is still held: %v", l)
 	}
 }

@@ -16,16 +16,18 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
+	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -54,9 +56,15 @@ type Options struct {
 	// nil: the defaults of seed 004.
 	Config func() (*asdd.Config, error)
 	// Admin exposes the human decisions (resolve, approve, force_unlock,
-	// rollback) as tools; without it they are not tools at all, and every
-	// call is marked as an agent's (app.WithCaller).
+	// rollback) as tools; without it they are not tools at all (a call
+	// is UNAUTHORIZED), and every call is marked as an agent's
+	// (app.WithCaller).
 	Admin bool
+	// AgentCalls marks every call as an agent's even on an Admin server:
+	// the stdio server's, whose calls a daemon checks by the token it was
+	// sent (a Remote ignores the mark), and which must not make human
+	// decisions on the files when no daemon runs.
+	AgentCalls bool
 	// Actor is who the server commits as where a tool has no agent
 	// argument (slice_add, the impl, state and cycle tools); "mcp" by
 	// default.
@@ -80,9 +88,6 @@ type Options struct {
 type Server struct {
 	o   Options
 	sdk *sdk.Server
-	// tools are the tools' handlers by name, for the HTTP fast path; set
-	// by New only.
-	tools map[string]toolFunc
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -113,7 +118,7 @@ func New(o Options) *Server {
 	if o.Version == "" {
 		o.Version = "dev"
 	}
-	s := &Server{o: o, watching: map[string]bool{}, tools: map[string]toolFunc{}}
+	s := &Server{o: o, watching: map[string]bool{}}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "custodian", Title: "Custodian", Version: o.Version}, &sdk.ServerOptions{
 		Instructions:              instructions(o.Admin),
@@ -162,7 +167,7 @@ func (s *Server) Close() error {
 // service returns the application layer for one call and the context
 // that marks who asks.
 func (s *Server) service(ctx context.Context) (context.Context, app.Service, error) {
-	if !s.o.Admin {
+	if !s.o.Admin || s.o.AgentCalls {
 		ctx = app.WithCaller(ctx, app.Agent)
 	}
 	svc, err := s.o.Service(ctx)
@@ -185,138 +190,63 @@ func (s *Server) reader(ctx context.Context) (context.Context, app.Reader, error
 	return ctx, r, nil
 }
 
-// middleware refuses oversized tool arguments before they are decoded,
-// as the daemon refuses oversized API bodies.
+// humanTools are the human decisions: tools only on an Admin server.
+var humanTools = []string{"resolve", "approve", "force_unlock", "rollback"}
+
+// middleware checks a tool call before the SDK decodes its arguments (see
+// checkCall), gives the SDK's refusal of arguments (the input schema's)
+// the reason code INVALID_INPUT, lists the resources, and tells the HTTP
+// handler of a session it opened (HTTPHandler).
 func (s *Server) middleware(next sdk.MethodHandler) sdk.MethodHandler {
 	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 		switch method {
-		case "tools/call":
-			if r, ok := req.(*sdk.CallToolRequest); ok && r.Params != nil {
-				if res := s.argsTooBig(r.Params.Name, r.Params.Arguments); res != nil {
-					return res, nil
+		case "initialize":
+			if opened, ok := ctx.Value(openedKey{}).(func(*sdk.ServerSession)); ok {
+				if ss, ok := req.GetSession().(*sdk.ServerSession); ok {
+					opened(ss)
 				}
 			}
 		case "resources/list":
 			return s.listResources(ctx)
+		case "tools/call":
+			r, ok := req.(*sdk.CallToolRequest)
+			if !ok || r.Params == nil {
+				break
+			}
+			if err := s.checkCall(r.Params.Name, r.Params.Arguments); err != nil {
+				return toolError(err), nil
+			}
+			ran := new(bool)
+			res, err := next(context.WithValue(ctx, handlerRan{}, ran), method, req)
+			if tr, ok := res.(*sdk.CallToolResult); ok && tr != nil && tr.IsError && !*ran && tr.GetError() != nil {
+				bad := tr.GetError()
+				return toolError(&reason.Error{Code: reason.InvalidInput, Message: bad.Error(), Err: bad}), err
+			}
+			return res, err
 		}
 		return next(ctx, method, req)
 	}
 }
 
-// HTTPOptions configure the streamable HTTP handler.
-type HTTPOptions struct {
-	// MaxBodyBytes caps a request body (413 beyond it), as the daemon's
-	// API bodies are capped (0: the SDK's default, 4 MiB; negative: no
-	// cap).
-	MaxBodyBytes int64
-	// SessionTimeout closes sessions idle this long (0: never).
-	SessionTimeout time.Duration
-	// Logger receives the transport's notices.
-	Logger *slog.Logger
-}
-
-// HTTPHandler serves MCP over streamable HTTP.
-type HTTPHandler struct {
-	h            http.Handler
-	agent, admin *Server
-	isAdmin      func(*http.Request) bool
-	o            HTTPOptions
-	// sessions binds each session to who opened it (admin or agent): a
-	// session id presented by another caller is refused, so that an agent
-	// that learned an admin session's id cannot use its human tools. It
-	// also serves the fast path (fast.go) and the idle timeout.
-	mu        sync.Mutex
-	sessions  map[string]*httpSession
-	fastCalls atomic.Int64
-}
-
-// FastCalls is how many tool calls the fast path (fast.go) answered.
-func (h *HTTPHandler) FastCalls() int64 { return h.fastCalls.Load() }
-
-// NewHTTPHandler serves MCP over streamable HTTP with stateful sessions
-// (so that subscriptions work) and DNS-rebinding protection (a request
-// that reached a loopback address with a Host that is not one is refused
-// 403). A new session is served by admin when isAdmin says the request
-// may make human decisions (admin nil: never), else by agent. The token
-// check is the caller's (the daemon's middleware). A tool call on an
-// established session takes the fast path (fast.go); everything else is
-// the go-sdk's streamable HTTP handler's.
-func NewHTTPHandler(agent, admin *Server, isAdmin func(*http.Request) bool, o HTTPOptions) *HTTPHandler {
-	h := sdk.NewStreamableHTTPHandler(func(r *http.Request) *sdk.Server {
-		if admin != nil && isAdmin != nil && isAdmin(r) {
-			return admin.sdk
-		}
-		return agent.sdk
-	}, &sdk.StreamableHTTPOptions{
-		// A call's answer is one JSON body, not an event stream: the
-		// tools send nothing before their result (notifications go
-		// over the session's GET stream), and it halves the work of
-		// a call for both ends.
-		JSONResponse:        true,
-		MaxRequestBodyBytes: o.MaxBodyBytes,
-		// The idle timeout is HTTPHandler's: the SDK does not see the
-		// fast path's calls.
-		Logger: o.Logger,
-	})
-	return &HTTPHandler{h: h, agent: agent, admin: admin, isAdmin: isAdmin, o: o, sessions: map[string]*httpSession{}}
-}
-
-func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	admin := h.isAdmin != nil && h.isAdmin(r)
-	if id := r.Header.Get(sessionHeader); id != "" {
-		h.mu.Lock()
-		se, known := h.sessions[id]
-		if known && r.Method == http.MethodDelete && se.admin == admin {
-			delete(h.sessions, id)
-		}
-		h.mu.Unlock()
-		if known && se.admin != admin {
-			http.Error(w, "this session was opened by another caller (its token differs)", http.StatusForbidden)
-			return
-		}
-		if known && r.Method == http.MethodDelete {
-			se.markClosed()
-		}
-		// A closed session's POSTs are the SDK's: it answers them as
-		// it answers a closing or unknown session.
-		if known && r.Method == http.MethodPost && se.startPOST() {
-			defer se.endPOST()
-			done, release := h.post(w, r, se)
-			if done {
-				return
-			}
-			if release != nil {
-				defer release()
-			}
-		}
-		h.h.ServeHTTP(w, r)
-		return
+// checkCall refuses, with the reason code, a human decision on a server
+// without them (UNAUTHORIZED), arguments over the size cap (as the daemon
+// refuses oversized API bodies) and arguments that are not valid UTF-8
+// JSON (raw invalid bytes, a lone surrogate escape such as \ud800), which
+// a decoder would turn into U+FFFD (INVALID_INPUT).
+func (s *Server) checkCall(name string, args json.RawMessage) error {
+	if !s.o.Admin && slices.Contains(humanTools, name) {
+		return reason.New(reason.Unauthorized, "%s is a human decision: this session has an agent's rights (the human decisions need the admin token, checked by the daemon)", name)
 	}
-	h.h.ServeHTTP(w, r)
-	if id := w.Header().Get(sessionHeader); id != "" {
-		h.register(id, admin)
+	if len(args) > s.o.MaxArgBytes {
+		return reason.New(reason.InvalidInput, "the arguments of %s are %d bytes; the limit is %d", name, len(args), s.o.MaxArgBytes)
 	}
-}
-
-// sessionHeader carries a streamable HTTP session's id.
-const sessionHeader = "Mcp-Session-Id"
-
-// CloseSessions ends every session (and the streams it holds open), so
-// that a daemon's shutdown can drain.
-func (h *HTTPHandler) CloseSessions() {
-	h.mu.Lock()
-	for _, se := range h.sessions {
-		se.markClosed()
-	}
-	h.mu.Unlock()
-	for _, s := range []*Server{h.agent, h.admin} {
-		if s == nil {
-			continue
-		}
-		for ss := range s.sdk.Sessions() {
-			ss.Close()
+	if len(args) > 0 {
+		dec := jsontext.NewDecoder(bytes.NewReader(args), jsontext.AllowDuplicateNames(true))
+		if _, err := dec.ReadValue(); err != nil {
+			return reason.New(reason.InvalidInput, "the arguments of %s are not valid UTF-8 JSON: %v", name, err)
 		}
 	}
+	return nil
 }
 
 // keyOf returns the document key of a resource URI.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -73,71 +74,36 @@ func asddOp(ctx context.Context, svc app.Service, op asdd.Op) (*OpResult, error)
 	return out, nil
 }
 
-// toolFunc runs one tool call on its raw arguments: the SDK's tool
-// handler, and the streamable HTTP fast path's (fast.go).
-type toolFunc func(ctx context.Context, args json.RawMessage) (*sdk.CallToolResult, error)
-
-// addTool registers a typed tool whose handler gets the application layer
-// of this call. Its input and output schemas are inferred from In and Out
-// (schemaFor). The arguments are checked against the input schema (an
-// error names the field) and decoded into In here, rather than by the
-// SDK's typed AddTool, which decodes and re-validates each argument and
-// each result several times. Results are not validated against the output
-// schema: they are this package's own types.
+// addTool registers a typed tool (the go-sdk's AddTool) whose handler
+// gets the application layer of this call. Its input and output schemas
+// are inferred from In and Out (schemaFor); the SDK checks the arguments
+// against the input schema (no unknown member: additionalProperties is
+// false) before the handler runs, and the middleware gives its refusal
+// the reason code INVALID_INPUT. A committed halt is a tool error with
+// the outcome as structured content.
 func addTool[In, Out any](s *Server, t *sdk.Tool, h func(ctx context.Context, svc app.Service, in In) (Out, error)) {
-	in, out := schemaFor[In](), schemaFor[Out]()
-	resolved, err := in.Resolve(nil)
-	if err != nil {
-		panic(fmt.Sprintf("mcp: tool %s: input schema: %v", t.Name, err))
-	}
-	t.InputSchema, t.OutputSchema = in, out
-	strict := newStrictArgs[In](in)
-	fn := func(ctx context.Context, args json.RawMessage) (*sdk.CallToolResult, error) {
-		if len(args) == 0 || string(args) == "null" {
-			args = json.RawMessage("{}")
+	t.InputSchema, t.OutputSchema = schemaFor[In](), schemaFor[Out]()
+	sdk.AddTool(s.sdk, t, func(ctx context.Context, req *sdk.CallToolRequest, in In) (*sdk.CallToolResult, Out, error) {
+		if ran, ok := ctx.Value(handlerRan{}).(*bool); ok {
+			*ran = true
 		}
-		var v In
-		if !strict.decode(args, &v) {
-			// The general path, and the one that names what is wrong:
-			// validate against the schema, then decode.
-			var generic any
-			if err := json.Unmarshal(args, &generic); err != nil {
-				return toolError(reason.New(reason.InvalidInput, "arguments: %v", err)), nil
-			}
-			if err := resolved.Validate(generic); err != nil {
-				return toolError(reason.New(reason.InvalidInput, "validating \"arguments\": %v", err)), nil
-			}
-			v = *new(In)
-			if err := json.Unmarshal(args, &v); err != nil {
-				return toolError(reason.New(reason.InvalidInput, "arguments: %v", err)), nil
-			}
-		}
+		var zero Out
 		ctx, svc, err := s.service(ctx)
 		if err != nil {
-			return toolError(err), nil
+			return nil, zero, err
 		}
-		o, err := h(ctx, svc, v)
+		o, err := h(ctx, svc, in)
 		var hl *halted
-		if err != nil && !errors.As(err, &hl) {
-			return toolError(err), nil
+		if errors.As(err, &hl) {
+			return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: hl.Error()}}}, o, nil
 		}
-		b, merr := json.Marshal(o)
-		if merr != nil {
-			return nil, fmt.Errorf("tool %s: encode result: %w", t.Name, merr)
-		}
-		res := &sdk.CallToolResult{StructuredContent: json.RawMessage(b), Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}
-		if hl != nil {
-			// A committed halt: an error, with the outcome.
-			res.IsError = true
-			res.Content = []sdk.Content{&sdk.TextContent{Text: hl.Error()}}
-		}
-		return res, nil
-	}
-	s.tools[t.Name] = fn
-	s.sdk.AddTool(t, func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-		return fn(ctx, req.Params.Arguments)
+		return nil, o, err
 	})
 }
+
+// handlerRan marks, in a tool call's context, whether the tool's handler
+// ran: when it did not, the SDK refused the arguments.
+type handlerRan struct{}
 
 // toolError is a tool's error result: its text starts with the reason
 // code.
@@ -352,7 +318,7 @@ func (s *Server) addASDDTools() {
 		})
 	addTool(s, &sdk.Tool{Name: "propose", Description: "Submit an agent's result for a slice. The custodian checks the lifecycle, the slice's lease, the agent's minimum confidence (raised by dynamic gating), uncertainty factors below 0.95, the CCS floor, the refinement-loop limit and concurrent changes since base_revision; it commits the result, or halts the slice (a tool error starting with the verdict's code; the halt is committed), or rejects it (a tool error starting with the reason code; nothing changed).", Annotations: change("Propose a result", false)},
 		func(ctx context.Context, svc app.Service, in ProposeIn) (*OpResult, error) {
-			names := slices.Sorted(mapKeys(in.Artifacts))
+			names := slices.Sorted(maps.Keys(in.Artifacts))
 			arts := make([]asdd.Artifact, 0, len(names))
 			for _, n := range names {
 				arts = append(arts, asdd.Artifact{Name: n, Path: in.Artifacts[n]})
@@ -805,14 +771,4 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }

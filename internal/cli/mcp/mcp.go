@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"errors"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -11,14 +10,12 @@ import (
 	"sync"
 	"time"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/client"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
-	"github.com/custodian-dev/custodian/internal/cli/storeopen"
 	"github.com/custodian-dev/custodian/mcp"
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -53,8 +50,10 @@ a call. A rule's rejection is a tool error whose text starts with the
 reason code.
 
 The human decisions (resolve, approve, force_unlock, rollback) are tools
-only when $CUSTODIAN_ADMIN_TOKEN is set: it is sent to the daemon, which
-checks it; without a daemon the project's owner runs the server.`,
+only when the project's daemon runs at start and accepts
+$CUSTODIAN_ADMIN_TOKEN as its admin token; otherwise the server has an
+agent's rights (a human decision is UNAUTHORIZED) and sends the daemon
+$CUSTODIAN_TOKEN.`,
 		Example: `  # .mcp.json for Claude Code:
   {"mcpServers": {"custodian": {"command": "custodian", "args": ["mcp"]}}}`,
 		Args: cobra.NoArgs,
@@ -75,39 +74,65 @@ checks it; without a daemon the project's owner runs the server.`,
 // run serves MCP on stdin and stdout until the client closes it.
 func run(ctx context.Context, opts *Options) error {
 	app := opts.App
-	srv, closeAll, err := newStdioMCP(app, opts.LogLevel)
+	srv, closeAll, err := newStdioMCP(ctx, app, opts.LogLevel)
 	if err != nil {
 		return err
 	}
 	defer closeAll()
-	t := &sdk.IOTransport{Reader: io.NopCloser(app.In), Writer: nopWriteCloser{app.Out}, MaxLineLength: 4 * mcp.DefaultMaxArgBytes}
-	err = srv.Run(ctx, t)
-	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
-		return nil
-	}
-	return err
+	return srv.RunStdio(ctx, app.In, app.Out)
 }
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
-// newStdioMCP builds the stdio server of `custodian mcp`.
-func newStdioMCP(a *cmdutil.App, level slog.Level) (*mcp.Server, func(), error) {
+// newStdioMCP builds the stdio server of `custodian mcp`. It has the human
+// decisions only when a daemon runs and accepts $CUSTODIAN_ADMIN_TOKEN
+// (verifyAdmin); else it has an agent's rights, and its calls carry
+// $CUSTODIAN_TOKEN.
+func newStdioMCP(ctx context.Context, a *cmdutil.App, level slog.Level) (*mcp.Server, func(), error) {
 	root, err := a.Root()
 	if err != nil {
 		return nil, nil, err
 	}
-	svcs := &mcpServices{app: a, root: root}
+	svcs := &mcpServices{app: a, root: root, token: os.Getenv("CUSTODIAN_TOKEN")}
+	admin := false
+	if tok := os.Getenv("CUSTODIAN_ADMIN_TOKEN"); tok != "" {
+		admin = svcs.verifyAdmin(ctx, tok)
+	}
+	logger := slog.New(slog.NewTextHandler(a.Err, &slog.HandlerOptions{Level: level}))
+	if !admin && os.Getenv("CUSTODIAN_ADMIN_TOKEN") != "" {
+		logger.Warn("$CUSTODIAN_ADMIN_TOKEN is set but no running daemon accepts it: serving an agent's tools only")
+	}
 	srv := mcp.New(mcp.Options{
-		Service: svcs.get,
-		Config:  func() (*asdd.Config, error) { return cmdutil.ASDDConfig(a) },
-		Admin:   os.Getenv("CUSTODIAN_ADMIN_TOKEN") != "",
-		Actor:   cmdutil.Actor(""),
-		Now:     a.Now,
-		Logger:  slog.New(slog.NewTextHandler(a.Err, &slog.HandlerOptions{Level: level})),
+		Service:    svcs.get,
+		Config:     func() (*asdd.Config, error) { return cmdutil.ASDDConfig(a) },
+		Admin:      admin,
+		AgentCalls: true,
+		Actor:      cmdutil.Actor(""),
+		Now:        a.Now,
+		Logger:     logger,
 	})
 	return srv, func() { srv.Close(); svcs.close() }, nil
+}
+
+// verifyAdmin reports whether the project's daemon accepts token as its
+// admin token, by asking it for a human decision that cannot commit (a
+// forced unlock of a slice that does not exist): UNAUTHORIZED to an
+// agent, NOT_FOUND to a human. Its calls then carry token.
+func (m *mcpServices) verifyAdmin(ctx context.Context, token string) bool {
+	saved := m.token
+	m.token = token
+	svc, err := m.get(ctx)
+	if err == nil {
+		if _, ok := svc.(*app.Remote); ok {
+			_, err = svc.ASDD(ctx, asdd.UnlockSlice{Slice: "SLICE-CUSTODIAN-MCP-ADMIN-CHECK", Force: true, Role: "admin check"})
+			if reason.CodeOf(err) == reason.NotFound {
+				return true
+			}
+		}
+	}
+	m.close()
+	m.mu.Lock()
+	m.token, m.remote, m.local, m.closeFS, m.remoteOK = saved, nil, nil, nil, time.Time{}
+	m.mu.Unlock()
+	return false
 }
 
 // mcpServices answers, for each call of the stdio server, the project's
@@ -116,8 +141,9 @@ func newStdioMCP(a *cmdutil.App, level slog.Level) (*mcp.Server, func(), error) 
 // (a daemon may start or stop while the agent's session lasts); only the
 // connections are kept.
 type mcpServices struct {
-	app  *cmdutil.App
-	root string
+	app   *cmdutil.App
+	root  string
+	token string // the daemon's bearer token
 
 	mu      sync.Mutex
 	local   *app.Local
@@ -132,7 +158,7 @@ func (m *mcpServices) get(ctx context.Context) (app.Service, error) {
 	defer m.mu.Unlock()
 	if m.app.ServerURL != "" {
 		if m.remote == nil {
-			c, err := client.New(m.app.ServerURL, client.Options{Token: storeopen.DaemonToken()})
+			c, err := client.New(m.app.ServerURL, client.Options{Token: m.token})
 			if err != nil {
 				return nil, err
 			}
@@ -143,7 +169,7 @@ func (m *mcpServices) get(ctx context.Context) (app.Service, error) {
 	sock := filepath.Join(m.root, filepath.FromSlash(cmdutil.DefaultSocket))
 	if _, err := os.Stat(sock); err == nil {
 		if m.remote == nil {
-			c, err := client.New("unix://"+sock, client.Options{Token: storeopen.DaemonToken()})
+			c, err := client.New("unix://"+sock, client.Options{Token: m.token})
 			if err != nil {
 				return nil, err
 			}
