@@ -1049,7 +1049,10 @@ func (a *analyzer) mentionsScript(base string, ops []*syntax.Word, firstOperand 
 // tar -c/-r writes its -f archive.
 func (a *analyzer) extract(base string, ops []*syntax.Word, words []target, flags map[string]bool) {
 	mode := ""
-	if first, ok := a.literal(ops[0]); ok && len(ops) > 0 && (base == "tar" || base == "bsdtar" || base == "gtar" || base == "ar") && !strings.HasPrefix(first, "-") {
+	if len(ops) == 0 {
+		return
+	}
+	if first, ok := a.literal(ops[0]); ok && (base == "tar" || base == "bsdtar" || base == "gtar" || base == "ar") && !strings.HasPrefix(first, "-") {
 		mode = first // tar xf A: the old form
 		words = words[min(1, len(words)):]
 	}
@@ -1057,7 +1060,7 @@ func (a *analyzer) extract(base string, ops []*syntax.Word, words []target, flag
 	switch base {
 	case "tar", "bsdtar", "gtar":
 		if !(has("x") || flags["--extract"] || flags["--get"]) {
-			if f, ok := flagValue(a, ops, "-f", "--file"); ok && (has("c") || has("r") || has("u") || has("A") || flags["--create"] || flags["--append"]) {
+			if f, ok := a.tarFile(ops); ok && (has("c") || has("r") || has("u") || has("A") || flags["--create"] || flags["--append"]) {
 				a.check(base+" -f", f, file)
 			} else if strings.Contains(mode, "f") && len(words) > 0 && (has("c") || has("r") || has("u")) {
 				a.check(base+" -f", words[0], file)
@@ -1102,6 +1105,25 @@ func (a *analyzer) extract(base string, ops []*syntax.Word, words []target, flag
 	for _, t := range words {
 		a.check(base, t, named)
 	}
+}
+
+// tarFile is tar's archive: -f FILE, -cf FILE, -fFILE, --file[=]FILE.
+func (a *analyzer) tarFile(ops []*syntax.Word) (target, bool) {
+	for i, w := range ops {
+		s, _ := a.literal(w)
+		if v, ok := strings.CutPrefix(s, "--file="); ok {
+			return a.resolveString(v), true
+		}
+		if s == "--file" || (strings.HasPrefix(s, "-") && !strings.HasPrefix(s, "--") && strings.Contains(s, "f")) {
+			if rest := s[strings.Index(s, "f")+1:]; rest != "" && s != "--file" {
+				return a.resolveString(rest), true
+			}
+			if i+1 < len(ops) {
+				return a.resolve(ops[i+1]), true
+			}
+		}
+	}
+	return target{}, false
 }
 
 // find: -delete and -exec/-execdir/-ok CMD (a command that is not a

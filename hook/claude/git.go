@@ -237,7 +237,7 @@ func (a *analyzer) rewind(op string, dir target, why string, ifTracked bool) {
 	if ifTracked && root != "" && a.env.Tracked != nil && !a.env.Tracked(root) {
 		return
 	}
-	a.writes = append(a.writes, Write{Op: op + ": " + why, Rel: "the managed files in the working tree", Kind: ASDD})
+	a.writes = append(a.writes, Write{Op: op + ": " + why, Rel: "the managed files in the working tree"})
 }
 
 // projectOf finds the project root dir lies in ("" and true when dir is
