@@ -299,9 +299,9 @@ func TestHumanDecisionsAreDenied(t *testing.T) {
 // determined, not an empty path.
 func TestUnknownTargetReasonSaysSo(t *testing.T) {
 	for cmd, want := range map[string]string{
-		`echo {} > $(echo .impl/manifest.json)`:            "computed by a command substitution",
+		`echo {} > $(echo .impl/manifest.json)`:              "computed by a command substitution",
 		`echo {} > "$(cat /tmp/p)"; cat .impl/manifest.json`: "computed by a command substitution",
-		`cat .asdd/state/manifest.json > "$OUT"`:            "$OUT",
+		`cat .asdd/state/manifest.json > "$OUT"`:             "$OUT",
 	} {
 		got := bashDecision(cmd, "/proj")
 		r := reasonOf(got)
@@ -347,8 +347,8 @@ func TestManyCdsAreDecided(t *testing.T) {
 	cds := manyCds(1000)
 	env := PathEnv{Cwd: "/proj", Home: "/home/u", ProjectDir: "/proj", Roots: []string{"/proj"}}
 	for cmd, want := range map[string]string{
-		cds + "echo '{}' > .impl/manifest.json": "deny",
-		cds + "echo hi > notes.txt":             "",
+		cds + "echo '{}' > .impl/manifest.json":  "deny",
+		cds + "echo hi > notes.txt":              "",
 		cds + "cd /proj && rm .asdd/state/.lock": "deny",
 	} {
 		res, err := AnalyzeBash(cmd, env, "custodian")
