@@ -266,13 +266,17 @@ func (a *analyzer) count(f syntax.Node) {
 			if len(n.Args) == 0 {
 				break
 			}
-			setter := n.Args[0].Lit()
-			for i, w := range n.Args[1:] {
+			args := n.Args
+			for len(args) > 1 && (args[0].Lit() == "builtin" || args[0].Lit() == "command") {
+				args = args[1:]
+			}
+			setter := args[0].Lit()
+			for i, w := range args[1:] {
 				s := w.Lit()
 				switch setter {
 				case "unset", "read", "mapfile", "readarray", "getopts", "let":
 				case "printf":
-					if i == 0 || n.Args[i].Lit() != "-v" {
+					if i == 0 || args[i].Lit() != "-v" {
 						continue
 					}
 				default:
@@ -634,7 +638,11 @@ func (a *analyzer) check(op string, t target, sc scope) {
 				return
 			}
 			if sc != file && Contains(rel) && (sc == tree || rel != ".") {
-				a.writes = append(a.writes, Write{Op: op, Word: t.word, Rel: rel + "/", Kind: ASDD})
+				shown := rel + "/"
+				if rel == "." {
+					shown = "the project root (it holds managed files)"
+				}
+				a.writes = append(a.writes, Write{Op: op, Word: t.word, Rel: shown, Kind: ASDD})
 				return
 			}
 		}
@@ -1359,9 +1367,27 @@ func (a *analyzer) unknown(base string, ops []*syntax.Word) {
 			a.writes = append(a.writes, Write{Op: base, Word: t.word, Unsure: true})
 		}
 	}
-	if interpreters[base] || strings.HasPrefix(base, "python") {
+	if (interpreters[base] || strings.HasPrefix(base, "python")) && a.programFromStdin(ops) {
 		a.fromStdin(base)
 	}
+}
+
+// programFromStdin reports whether an interpreter reads its program from
+// stdin: no inline code (-c, -e) and no script operand, or "-".
+func (a *analyzer) programFromStdin(ops []*syntax.Word) bool {
+	for _, w := range ops {
+		s, ok := a.literal(w)
+		switch {
+		case s == "-":
+			return true
+		case !ok, !strings.HasPrefix(s, "-"):
+			return false // a script
+		case s == "-c" || s == "-e" || s == "-E" || s == "--eval" || s == "-r" || s == "-m" ||
+			(len(s) > 2 && !strings.HasPrefix(s, "--") && strings.ContainsAny(s[len(s)-1:], "ce")):
+			return false // inline code, a module
+		}
+	}
+	return true
 }
 
 // rewrite replaces a task-manifest.sh call (its arguments start at

@@ -78,6 +78,11 @@ func TestUnknownWritersAreDenied(t *testing.T) {
 		`F=/tmp/x; : ${G:=.impl/manifest.json}; echo '{}' > $G`,
 		`F=/tmp/x; eval 'F=.impl/manifest.json'; echo '{}' > $F`,
 		`source ./env.sh; echo '{}' > "$TARGET"; cat .impl/manifest.json`,
+		`F=/tmp/x; builtin read F <<< .impl/manifest.json; echo '{}' > $F`,
+		`declare -n R=F; F=/tmp/x; R=.impl/manifest.json; echo '{}' > $F`,
+		`IFS=:; F="/dev/null:.impl/manifest.json"; tee $F < /tmp/x`,
+		`A=(/dev/null .impl/manifest.json); tee "${A[@]}" < /tmp/x`,
+		`cat() { rm "$@"; }; cat .impl/manifest.json`,
 		// archives extracted into the project.
 		`tar -xf /tmp/state.tar`,
 		`tar xzf /tmp/state.tgz`,
@@ -97,6 +102,8 @@ func TestUnknownWritersAreDenied(t *testing.T) {
 		`echo '{}' > .claude/settings.json`,
 		`jq 'del(.hooks)' .claude/settings.json | sponge .claude/settings.json`,
 		`rm .claude/settings.local.json`,
+		`custodian apply --key .claude/settings.json --jq 'del(.hooks)'`,
+		`custodian apply --key=.asdd/config.yaml --jq '.x = 1'`,
 	} {
 		if got := bashDecision(cmd, "/proj"); got.Decision() != "deny" {
 			t.Errorf("%q: decision %q, want deny", cmd, got.Decision())
@@ -136,6 +143,8 @@ func TestReadersAndUnrelatedCommandsPass(t *testing.T) {
 		`custodian approve --help`,
 		`custodian -C /proj status --json`,
 		`custodian get .asdd/state/manifest.json | jq .revision`,
+		`custodian apply --key .agents/tmp/state.json --jq '.n += 1'`,
+		`custodian apply --key=.workflow/.cycle/c1.json --jq '.status = "done"'`,
 		`xxd .asdd/state/manifest.json | head`,
 		`sed -n '1,5p' .asdd/config.yaml`,
 		`sed 's/a/b/' .impl/manifest.json > /tmp/copy.json`,
@@ -157,6 +166,9 @@ func TestReadersAndUnrelatedCommandsPass(t *testing.T) {
 		`python3 scripts/check.py`,
 		`perl -ne 'print if /x/' src/main.go`,
 		`echo {} > "$(mktemp)"`,
+		`cat .impl/manifest.json | python3 -c "import json,sys; print(len(json.load(sys.stdin)))"`,
+		`jq . .asdd/state/manifest.json | node -e "let s='';process.stdin.on('data',d=>s+=d)"`,
+		`jq -r .tasks[].id .impl/manifest.json | python3 scripts/report.py`,
 	} {
 		if got := bashDecision(cmd, "/proj"); got.Decision() != "" {
 			t.Errorf("%q: decision %q, want no answer (%s)", cmd, got.Decision(), reasonOf(got))
@@ -187,6 +199,10 @@ func TestGitRewindsAreDenied(t *testing.T) {
 		"git apply <<'EOF'\n--- a/.impl/manifest.json\n+++ b/.impl/manifest.json\nEOF",
 		`git apply --directory=.asdd fix.patch`,
 		`git -c alias.x='!rm .impl/manifest.json' x`,
+		`git -C .asdd checkout -- state`,
+		`git -C /proj/.impl restore manifest.json`,
+		`cd /tmp && GIT_WORK_TREE=/proj GIT_DIR=/proj/.git git reset --hard`,
+		`cd /tmp && git --work-tree=/proj --git-dir=/proj/.git checkout -- .`,
 	} {
 		got := bashDecision(cmd, "/proj")
 		if got.Decision() != "deny" {
@@ -270,6 +286,7 @@ func TestHumanDecisionsAreDenied(t *testing.T) {
 		`custodian rebuild --force`,
 		`custodian migrate --to file`,
 		`custodian unlock SLICE-001 --force --role TL`,
+		`custodian unlock SLICE-001 --force=true --role TL`,
 		`custodian assumption correct SLICE-001 2 --value x`,
 		`custodian hook uninstall --claude`,
 		`custodian hook install --claude`,

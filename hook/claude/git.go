@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/custodian-dev/custodian/managed"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -59,6 +61,17 @@ loop:
 	}
 	if i >= len(ops) {
 		return
+	}
+	if strings.Contains(a.src, "GIT_WORK_TREE") || strings.Contains(a.src, "GIT_DIR") {
+		dir = target{unresolved: true} // set where the analyser does not follow
+	}
+	// Paths are relative to where git runs (-C DIR).
+	saved := a.cwds
+	defer func() { a.cwds = saved }()
+	if dir.unresolved || len(dir.paths) == 0 {
+		a.cwds = []string{""}
+	} else {
+		a.cwds = dir.paths
 	}
 	sub, _ := a.literal(ops[i])
 	g := a.gitArgs(sub, ops[i+1:])
@@ -296,7 +309,7 @@ var humanCommands = map[string]bool{"approve": true, "resolve": true, "review": 
 // passes (the custodian checks it); a human decision is denied.
 func (a *analyzer) custodian(ops []*syntax.Word) {
 	var words []string
-	help := false
+	help, key := false, ""
 	for i := 0; i < len(ops); i++ {
 		s, ok := a.literal(ops[i])
 		if !ok {
@@ -312,8 +325,13 @@ func (a *analyzer) custodian(ops []*syntax.Word) {
 		case len(words) == 0 && (s == "-C" || s == "--dir" || s == "--server" || s == "--store"):
 			i++
 		case strings.HasPrefix(s, "-"):
-			if s == "--force" {
-				words = append(words, s)
+			if strings.HasPrefix(s, "--force") {
+				words = append(words, "--force")
+			}
+			if v, ok := strings.CutPrefix(s, "--key="); ok {
+				key = v
+			} else if s == "--key" && i+1 < len(ops) {
+				key, _ = a.literal(ops[i+1])
 			}
 		default:
 			words = append(words, s)
@@ -331,5 +349,11 @@ func (a *analyzer) custodian(ops []*syntax.Word) {
 		a.human = append(a.human, "custodian unlock --force")
 	case sub == "hook" && len(words) > 1 && (words[1] == "install" || words[1] == "uninstall"):
 		a.human = append(a.human, "custodian hook "+words[1])
+	case sub == "apply" && key != "" && !managed.IsDocument(path.Clean(key)):
+		// apply changes the custodian's documents, not its other files
+		// (the configuration, the settings, a journal).
+		if k := Classify(path.Clean(key)); k != NotManaged {
+			a.writes = append(a.writes, Write{Op: "custodian apply --key", Word: key, Rel: path.Clean(key), Kind: k})
+		}
 	}
 }
