@@ -24,7 +24,10 @@ const (
 	// MaxTime bounds its wall time (a backstop for the steps).
 	MaxTime = 1500 * time.Millisecond
 	// MaxCommand is the longest command analysed at all.
-	MaxCommand = 1 << 20
+	MaxCommand = 256 << 10
+	// MaxNesting is the deepest nesting of parentheses and braces
+	// analysed at all (the parser's time grows with it).
+	MaxNesting = 256
 
 	maxCwds   = 16  // directories a command may be in; more: unknown
 	maxFields = 256 // fields a word may expand to; more: unknown
@@ -93,7 +96,7 @@ type Bash struct {
 // it would do. binary is the custodian command the rewrite calls. A command
 // that does not parse is an error: the caller decides with MightBeManaged.
 func AnalyzeBash(cmd string, env PathEnv, binary string) (Bash, error) {
-	if len(cmd) > MaxCommand {
+	if len(cmd) > MaxCommand || nesting(cmd) > MaxNesting {
 		return Bash{Exhausted: true}, nil
 	}
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash), syntax.KeepComments(true)).Parse(strings.NewReader(cmd), "")
@@ -123,6 +126,22 @@ func AnalyzeBash(cmd string, env PathEnv, binary string) (Bash, error) {
 	return res, nil
 }
 
+// nesting is the deepest nesting of ( and { in cmd, quotes ignored (an
+// over-estimate is safe: the command is denied).
+func nesting(cmd string) int {
+	depth, most := 0, 0
+	for i := 0; i < len(cmd); i++ {
+		switch cmd[i] {
+		case '(', '{':
+			depth++
+			most = max(most, depth)
+		case ')', '}':
+			depth = max(0, depth-1)
+		}
+	}
+	return most
+}
+
 type analyzer struct {
 	env    PathEnv
 	cwds   []string // every directory the command may be in at this point ("" unknown)
@@ -147,6 +166,7 @@ type analyzer struct {
 	targetDir  *target // cp/mv -t DIR
 	src        string  // the source being walked (for comment positions)
 	srcManaged bool    // MightBeManaged(src)
+	srcGitEnv  bool    // src sets git's work tree by the environment
 	stdin      string  // the here-documents and here-strings of the statement
 	lenient    bool    // checking an unknown command's operands (not a known write)
 
@@ -172,6 +192,7 @@ func (a *analyzer) tick(n int) bool {
 
 func (a *analyzer) setSrc(src string) {
 	a.src, a.srcManaged = src, MightBeManaged(src)
+	a.srcGitEnv = strings.Contains(src, "GIT_WORK_TREE") || strings.Contains(src, "GIT_DIR")
 }
 
 func (a *analyzer) walk(node syntax.Node, depth int) {
@@ -367,7 +388,9 @@ func (a *analyzer) fields(w *syntax.Word) (fs []string, ok bool) {
 			fs, ok = nil, false
 		}
 	}()
-	if w == nil || !a.tick(1) || a.unknownParam(w) != "" {
+	// The walks of a word cost its length: charged, so that words nested
+	// in words ($($(…))) cannot make the work quadratic unnoticed.
+	if w == nil || !a.tick(1+span(w)/16) || a.unknownParam(w) != "" {
 		return nil, false
 	}
 	cfg := &expand.Config{Env: envOf(a.vars), NoUnset: true, ProcSubst: errProcSubst}
@@ -378,6 +401,14 @@ func (a *analyzer) fields(w *syntax.Word) (fs []string, ok bool) {
 		fs = append(fs, f)
 	}
 	return fs, true
+}
+
+// span is the length of w's source.
+func span(w *syntax.Word) int {
+	if !w.Pos().IsValid() || !w.End().IsValid() {
+		return 0
+	}
+	return int(w.End().Offset()) - int(w.Pos().Offset())
 }
 
 // unknownParam names the first variable in w whose value is not known
@@ -485,6 +516,7 @@ type target struct {
 }
 
 func (a *analyzer) resolve(w *syntax.Word) target {
+	a.tick(span(w) / 16)
 	t := target{partial: partial(w), glob: hasGlob(w) || a.usesGlobVar(w)}
 	fs, ok := a.fields(w)
 	if !ok {
@@ -1309,10 +1341,11 @@ func (a *analyzer) nested(op, code string, depth int) {
 		return
 	}
 	rewrote, src, srcManaged := a.rewrote, a.src, a.srcManaged
+	srcGitEnv := a.srcGitEnv
 	a.setSrc(code)
 	a.count(f)
 	a.walk(f, depth+1)
-	a.src, a.srcManaged = src, srcManaged
+	a.src, a.srcManaged, a.srcGitEnv = src, srcManaged, srcGitEnv
 	if a.rewrote != rewrote {
 		// A task-manifest.sh call inside a string cannot be rewritten in
 		// place: deny it instead, naming the command to run.

@@ -395,7 +395,8 @@ func manyCds(n int) string {
 func TestBudgetExhaustedIsDenied(t *testing.T) {
 	for name, cmd := range map[string]string{
 		"too long":         "echo " + strings.Repeat("x", MaxCommand),
-		"too many words":   strings.Repeat("echo a b c d e f g h; ", MaxSteps/10),
+		"too many steps":   strings.Repeat("echo $(echo $(echo a)); ", MaxCommand/32),
+		"nested too deep":  strings.Repeat("$(", MaxNesting+1) + strings.Repeat(")", MaxNesting+1),
 		"doubling strings": "A=xxxxxxxxxxxxxxxx; " + strings.Repeat("A=$A$A; ", 40) + "echo $A",
 	} {
 		res, err := AnalyzeBash(cmd, PathEnv{Cwd: "/proj", Roots: []string{"/proj"}}, "custodian")

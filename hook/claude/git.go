@@ -62,7 +62,7 @@ loop:
 	if i >= len(ops) {
 		return
 	}
-	if strings.Contains(a.src, "GIT_WORK_TREE") || strings.Contains(a.src, "GIT_DIR") {
+	if a.srcGitEnv {
 		dir = target{unresolved: true} // set where the analyser does not follow
 	}
 	// Paths are relative to where git runs (-C DIR).
