@@ -168,7 +168,6 @@ type analyzer struct {
 	srcManaged bool    // MightBeManaged(src)
 	srcGitEnv  bool    // src sets git's work tree by the environment
 	stdin      string  // the here-documents and here-strings of the statement
-	lenient    bool    // checking an unknown command's operands (not a known write)
 
 	steps     int
 	deadline  time.Time
@@ -639,7 +638,7 @@ func (a *analyzer) check(op string, t target, sc scope) {
 		// write to a path computed at run time (read from stdin, a loop
 		// over a listing) in a command that mentions one, cannot be
 		// decided.
-		if t.unresolved && (MightBeManaged(t.partial) || MightBeManaged(t.word) || (!a.lenient && a.srcManaged)) {
+		if t.unresolved && (MightBeManaged(t.partial) || MightBeManaged(t.word) || a.srcManaged) {
 			a.writes = append(a.writes, Write{Op: op, Word: t.word, Unsure: true, Why: t.why})
 		}
 		return
@@ -658,7 +657,7 @@ func (a *analyzer) check(op string, t target, sc scope) {
 				for _, r := range representative {
 					isDir := strings.HasSuffix(r, "/")
 					r = strings.TrimSuffix(r, "/")
-					if m, _ := path.Match(rel, r); m || (sc != file && globAncestor(rel, r)) {
+					if globMatch(rel, r) || (sc != file && globAncestor(rel, r)) {
 						a.writes = append(a.writes, Write{Op: op, Word: t.word, Rel: r, Kind: Classify(r + map[bool]string{true: "/x", false: ""}[isDir]), Unsure: true})
 						return
 					}
@@ -684,11 +683,26 @@ func (a *analyzer) check(op string, t target, sc scope) {
 // globAncestor reports whether pattern matches a directory above r.
 func globAncestor(pattern, r string) bool {
 	for d := path.Dir(r); d != "." && d != "/"; d = path.Dir(d) {
-		if m, _ := path.Match(pattern, d); m {
+		if globMatch(pattern, d) {
 			return true
 		}
 	}
 	return false
+}
+
+// globMatch is path.Match as bash globs: a name starting with a dot is
+// matched only by a pattern that starts with one (no dotglob).
+func globMatch(pattern, name string) bool {
+	if m, _ := path.Match(pattern, name); !m {
+		return false
+	}
+	ps, ns := strings.Split(pattern, "/"), strings.Split(name, "/")
+	for i := range min(len(ps), len(ns)) {
+		if strings.HasPrefix(ns[i], ".") && !strings.HasPrefix(ps[i], ".") {
+			return false
+		}
+	}
+	return true
 }
 
 func (a *analyzer) redirect(r *syntax.Redirect) {
@@ -1386,8 +1400,6 @@ func (a *analyzer) xargs(base string, ops []*syntax.Word) {
 // mentions a managed path (inline code, --out=FILE) is denied. A program
 // it may read from stdin is unknown too.
 func (a *analyzer) unknown(base string, ops []*syntax.Word) {
-	a.lenient = true
-	defer func() { a.lenient = false }()
 	for _, w := range ops {
 		t := a.resolve(w)
 		n := len(a.writes)
