@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"syscall"
 	"time"
 
 	"github.com/custodian-dev/custodian/internal/projectroot"
@@ -129,7 +130,13 @@ const maxPatch = 4 << 20
 // readPatch reads a patch file, a regular one only, at most maxPatch
 // bytes (a longer one is an error: its content is unknown).
 func readPatch(p string) ([]byte, error) {
-	f, err := os.Open(p)
+	// Stat first and open without blocking: a FIFO must not pin the hook.
+	if fi, err := os.Stat(p); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", p)
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
