@@ -1000,7 +1000,7 @@ func (a *analyzer) copyLike(base string, words []target, flags map[string]bool) 
 		for _, s := range srcs {
 			a.check(base+" (a link)", s, named)
 		}
-		a.link(srcs, dest)
+		a.link(base+" (a link)", srcs, dest)
 	}
 	a.check(base, dest, file)
 	recursive := flags["-r"] || flags["-R"] || flags["-a"] || flags["--recursive"] || flags["--archive"] || base == "rsync" || base == "scp"
@@ -1029,20 +1029,38 @@ func (a *analyzer) copyLike(base string, words []target, flags map[string]bool) 
 }
 
 // link records the links `ln SRC… DEST` makes, so that a later write
-// through one is a write of what it points to.
-func (a *analyzer) link(srcs []target, dest target) {
+// through one is a write of what it points to. A relative symbolic link
+// points relative to its own directory: that target is checked too.
+func (a *analyzer) link(op string, srcs []target, dest target) {
 	for _, s := range srcs {
-		to := ""
-		if !s.unresolved && len(s.paths) > 0 {
-			to = s.paths[0] // relative to the cwd: as the command wrote it
-		}
 		for _, d := range dest.paths {
-			if len(a.links) >= maxFields {
+			if len(a.links) >= maxFields || !a.tick(1) {
 				return
 			}
-			a.links[d] = to
-			if b := path.Base(filepath.ToSlash(s.word)); b != "" && b != "." && b != "/" {
-				a.links[filepath.Join(d, b)] = to
+			b := path.Base(filepath.ToSlash(s.word))
+			hasBase := b != "" && b != "." && b != "/"
+			switch {
+			case s.unresolved || len(s.paths) == 0:
+				a.links[d] = ""
+				if hasBase {
+					a.links[filepath.Join(d, b)] = ""
+				}
+			case filepath.IsAbs(s.word):
+				a.links[d] = s.paths[0]
+				if hasBase {
+					a.links[filepath.Join(d, b)] = s.paths[0]
+				}
+			default: // DEST is the link, or a directory the link goes in
+				links := map[string]string{d: filepath.Join(filepath.Dir(d), s.word)}
+				if hasBase {
+					links[filepath.Join(d, b)] = filepath.Join(d, s.word)
+				}
+				for link, to := range links {
+					a.links[link] = to
+					t := s
+					t.paths = []string{to, s.paths[0]}
+					a.check(op, t, named)
+				}
 			}
 		}
 	}

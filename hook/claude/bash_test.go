@@ -61,6 +61,8 @@ func TestUnknownWritersAreDenied(t *testing.T) {
 		`ln -s /proj/.asdd/state s; echo x > s/manifest.json`,
 		`ln -s . root && echo x > root/.impl/manifest.json`,
 		`ln .impl/manifest.json /tmp/m`,
+		`mkdir sub && ln -s ../.impl/manifest.json sub/m && echo '{}' > sub/m`,
+		`ln -s ../.asdd sub/ && echo x > sub/.asdd/state/manifest.json`,
 		`cp -l .agents/tmp/state.json /tmp/s`,
 		`cp --symbolic-link /proj/.impl/manifest.json /tmp/m`,
 		`ln -sf /tmp/evil .claude/settings.json`,
