@@ -741,13 +741,10 @@ var readers = map[string]bool{"cat": true, "less": true, "more": true, "head": t
 	"read": true, "unset": true, "mapfile": true, "readarray": true, "getopts": true, "let": true}
 
 // writers write every operand (tree: every file under it).
-var writers = map[string]*scope{"tee": &fileScope, "rm": &treeScope, "unlink": &fileScope, "shred": &treeScope,
-	"truncate": &fileScope, "touch": &fileScope, "rmdir": &treeScope, "chmod": &treeScope, "chown": &treeScope,
-	"chgrp": &treeScope, "chattr": &treeScope, "setfacl": &treeScope, "sponge": &fileScope, "mkfifo": &fileScope,
-	"srm": &treeScope, "vi": &fileScope, "vim": &fileScope, "nvim": &fileScope, "view": &fileScope, "gvim": &fileScope,
-	"nano": &fileScope, "emacs": &fileScope, "ed": &fileScope, "ex": &fileScope}
-
-var fileScope, treeScope = file, tree
+var writers = map[string]scope{"tee": file, "rm": tree, "unlink": file, "shred": tree, "truncate": file,
+	"touch": file, "rmdir": tree, "chmod": tree, "chown": tree, "chgrp": tree, "chattr": tree, "setfacl": tree,
+	"sponge": file, "mkfifo": file, "srm": tree, "vi": file, "vim": file, "nvim": file, "view": file, "gvim": file,
+	"nano": file, "emacs": file, "ed": file, "ex": file}
 
 // editors write the files they open and any their commands name.
 var editors = map[string]bool{"vi": true, "vim": true, "nvim": true, "view": true, "gvim": true, "nano": true,
@@ -845,6 +842,15 @@ func (a *analyzer) call(c *syntax.CallExpr, depth int) {
 		return
 	}
 	words, flags := a.operands(base, ops)
+	if sc, ok := writers[base]; ok {
+		for _, t := range words {
+			a.check(base, t, sc)
+		}
+		if editors[base] { // vim -c 'w! FILE', ed scripts
+			a.mentions(base, ops)
+		}
+		return
+	}
 	switch {
 	case base == "xxd":
 		// xxd [-r] INFILE OUTFILE writes OUTFILE.
@@ -902,13 +908,6 @@ func (a *analyzer) call(c *syntax.CallExpr, depth int) {
 		}
 	case extractors[base]:
 		a.extract(base, ops, words, flags)
-	case writers[base] != nil:
-		for _, t := range words {
-			a.check(base, t, *writers[base])
-		}
-		if editors[base] { // vim -c 'w! FILE', ed scripts
-			a.mentions(base, ops)
-		}
 	default:
 		a.unknown(base, ops)
 	}
