@@ -168,6 +168,7 @@ type analyzer struct {
 	srcManaged bool    // MightBeManaged(src)
 	srcGitEnv  bool    // src sets git's work tree by the environment
 	stdin      string  // the here-documents and here-strings of the statement
+	stdinFile  *target // the file the statement reads (< FILE)
 
 	steps     int
 	deadline  time.Time
@@ -209,8 +210,12 @@ func (a *analyzer) walk(node syntax.Node, depth int) {
 				a.writes = append(a.writes, Write{Op: "#", Word: n.Text, Unsure: true})
 			}
 		case *syntax.Stmt:
-			a.stdin = ""
+			a.stdin, a.stdinFile = "", nil
 			for _, r := range n.Redirs {
+				if r.Op == syntax.RdrIn && r.Word != nil {
+					t := a.resolve(r.Word)
+					a.stdinFile = &t
+				}
 				a.redirect(r)
 				if r.Hdoc != nil {
 					a.stdin += partial(r.Hdoc)
@@ -794,6 +799,10 @@ func (a *analyzer) call(c *syntax.CallExpr, depth int) {
 		a.rewrite(c, args, 1)
 		return
 	}
+	if strings.ContainsAny(name, " \t\n") { // env -S 'CMD ARGS', "$CMD" holding arguments
+		a.unknown("a command with arguments in its name", args)
+		return
+	}
 	ops := args[1:]
 	switch base {
 	case "cd", "pushd":
@@ -892,6 +901,15 @@ func (a *analyzer) call(c *syntax.CallExpr, depth int) {
 		a.find(ops, depth)
 	case base == "git":
 		a.git(ops)
+	case base == "patch":
+		a.unknown(base, ops)
+		var files []target
+		if v, ok := flagValue(a, ops, "-i", "--input"); ok {
+			files = append(files, v)
+		} else if len(words) > 1 {
+			files = append(files, words[1])
+		}
+		a.patches(base, files)
 	case base == "awk" || base == "gawk" || base == "mawk":
 		if flags["-i"] {
 			for _, t := range words[min(1, len(words)):] {

@@ -107,6 +107,8 @@ func TestUnknownWritersAreDenied(t *testing.T) {
 		`echo '{}' > .claude/settings.json`,
 		`jq 'del(.hooks)' .claude/settings.json | sponge .claude/settings.json`,
 		`rm .claude/settings.local.json`,
+		`env -S 'rm .impl/manifest.json'`,
+		`C="rm .impl/manifest.json"; $C`,
 		`custodian apply --key .claude/settings.json --jq 'del(.hooks)'`,
 		`custodian apply --key=.asdd/config.yaml --jq '.x = 1'`,
 	} {
@@ -271,6 +273,8 @@ func TestGitApplyReadsThePatch(t *testing.T) {
 	}
 	for cmd, want := range map[string]string{
 		`git apply state.patch`: "deny", `git apply src.patch`: "", `git apply --check state.patch`: "",
+		`git apply < state.patch`: "deny", `patch -p1 < state.patch`: "deny", `patch -p1 -i state.patch`: "deny",
+		`patch -p1 < src.patch`: "", `patch src/main.go src.patch`: "",
 		`git apply fifo`: "deny", `git apply missing.patch`: "", `git am state.patch`: "deny",
 	} {
 		if got := bashIn(cmd, "/proj", env); got.Decision() != want {

@@ -269,10 +269,13 @@ func (a *analyzer) projectOf(dir target) (string, bool) {
 	return "", false
 }
 
-// patches denies a git apply/am of a patch that names a managed path: the
+// patches denies a git apply/am (or a patch) of a patch that names a managed path: the
 // patch files are read with PathEnv.ReadPatch; a patch from stdin is the
 // command's here-document (or unknown).
 func (a *analyzer) patches(op string, files []target) {
+	if len(files) == 0 && a.stdinFile != nil {
+		files = []target{*a.stdinFile}
+	}
 	if len(files) == 0 {
 		a.fromStdin(op)
 		return
