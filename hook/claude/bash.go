@@ -649,6 +649,10 @@ func (a *analyzer) check(op string, t target, sc scope) {
 		return
 	}
 	for _, p := range t.paths {
+		if rel, ok := UserSettings(a.env.Home, p, sc != file, sc == tree); ok {
+			a.writes = append(a.writes, Write{Op: op, Word: t.word, Rel: rel, Kind: Settings})
+			return
+		}
 		for _, root := range a.env.Roots {
 			if !a.tick(1) {
 				return

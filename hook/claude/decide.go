@@ -167,6 +167,9 @@ func decideFile(in *Input, raw []byte, env Env) Result {
 		}
 	}
 	for _, t := range targets {
+		if rel, ok := UserSettings(env.Home, t, false, false); ok {
+			return deny(fmt.Sprintf("%s holds the custodian's hook and may not be edited by an agent (%s of %s). %s", rel, in.ToolName, t, Advice(Settings)))
+		}
 		for _, root := range env.Roots {
 			rel, err := filepath.Rel(root, t)
 			if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {

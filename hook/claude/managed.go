@@ -2,6 +2,7 @@ package claude
 
 import (
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/custodian-dev/custodian/managed"
@@ -105,4 +106,25 @@ func MightBeManaged(s string) bool {
 		}
 	}
 	return false
+}
+
+// UserSettings reports whether the absolute path p is the user's Claude
+// Code settings under home (where `hook install --scope user` puts the
+// hook), or with dir a directory holding them (with root, home itself
+// too); rel is p as ~/….
+func UserSettings(home, p string, dir, root bool) (rel string, ok bool) {
+	if home == "" {
+		return "", false
+	}
+	r, err := filepath.Rel(home, p)
+	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
+		return "", false
+	}
+	r = filepath.ToSlash(r)
+	for _, s := range []string{managed.ClaudeSettingsPath, managed.ClaudeLocalSettingsPath} {
+		if r == s || (dir && under(s, r) && (root || r != ".")) {
+			return "~/" + s, true
+		}
+	}
+	return "", false
 }
