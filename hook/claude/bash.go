@@ -850,6 +850,11 @@ func (a *analyzer) call(c *syntax.CallExpr, depth int) {
 			a.check("tree -o", v, file)
 		}
 		return
+	case "rg":
+		if v, ok := flagValue(a, ops, "--pre", "--pre"); ok && (MightBeManaged(v.partial) || MightBeManaged(v.word)) {
+			a.writes = append(a.writes, Write{Op: "rg --pre", Word: v.word, Unsure: true})
+		}
+		return
 	}
 	if readers[base] {
 		return

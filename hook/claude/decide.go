@@ -227,6 +227,12 @@ func decideBash(in *Input, raw []byte, env Env) Result {
 			}
 		}
 		for _, w := range res.Writes {
+			if w.Unsure {
+				advice = append(advice, "To read a managed file with a program the hook does not know, feed it from a reader: `custodian get KEY | PROGRAM` or `jq . FILE | PROGRAM`.")
+				break
+			}
+		}
+		for _, w := range res.Writes {
 			if strings.HasPrefix(w.Op, "git ") {
 				advice = append(advice, "git must not put the custodian's files back to another revision (that rewinds the state behind its back): limit the git command to your own paths (`git stash push -- PATHS`, `git checkout -- PATHS`), or ask the human.")
 				break
