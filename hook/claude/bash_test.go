@@ -213,7 +213,7 @@ func TestGitRewindsAreDenied(t *testing.T) {
 		`git restore --staged --worktree .agents/tmp/state.json`,
 		`git rm .impl/manifest.json`, `git rm -r .asdd`, `git mv /tmp/x .impl/manifest.json`, `git mv .asdd/state old`,
 		`git checkout main`, `git checkout HEAD~1`, `git checkout -`, `git switch main`, `git switch --orphan x`,
-		`git checkout -b hotfix origin/main`,
+		`git checkout -b hotfix origin/main`, `git checkout -f`,
 		`git merge other`, `git pull`, `git rebase main`, `git cherry-pick abc123`, `git revert HEAD`, `git am < x.mbox`,
 		`git read-tree -u -m HEAD~1`, `git checkout-index -f -a`,
 		`cd src && git checkout -- ..`,

@@ -119,8 +119,11 @@ loop:
 		for _, t := range g.before {
 			a.check(op, t, tree) // git checkout PATH
 		}
-		if len(g.before) > 0 {
+		switch {
+		case len(g.before) > 0:
 			a.rewind(op+" "+g.before[0].word, dir, "it replaces them with another commit's copies", true)
+		case g.flags["-f"] || g.flags["--force"]:
+			a.rewind(op+" --force", dir, "it puts every changed tracked file back to the commit's copy", true)
 		}
 	case "switch":
 		if len(g.before) > 0 || g.flags["--orphan"] {
