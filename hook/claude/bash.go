@@ -838,6 +838,16 @@ func (a *analyzer) call(c *syntax.CallExpr, depth int) {
 	case "custodian":
 		a.custodian(ops)
 		return
+	case "go":
+		// go run ./cmd/custodian ARGS is the custodian too.
+		if len(ops) > 1 && ops[0].Lit() == "run" {
+			for i, w := range ops[1:] {
+				if b, _, _ := strings.Cut(path.Base(partial(w)), "@"); b == "custodian" {
+					a.custodian(ops[i+2:])
+					break
+				}
+			}
+		}
 	case "less":
 		for _, o := range []string{"-o", "-O", "--log-file", "--LOG-FILE"} {
 			if v, ok := flagValue(a, ops, o, o); ok {

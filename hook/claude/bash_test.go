@@ -156,6 +156,7 @@ func TestReadersAndUnrelatedCommandsPass(t *testing.T) {
 		`custodian unlock SLICE-001 --holder me`,
 		`custodian approve --help`,
 		`custodian -C /proj status --json`,
+		`go run ./cmd/custodian status`,
 		`custodian get .asdd/state/manifest.json | jq .revision`,
 		`custodian apply --key .agents/tmp/state.json --jq '.n += 1'`,
 		`custodian apply --key=.workflow/.cycle/c1.json --jq '.status = "done"'`,
@@ -319,6 +320,8 @@ func TestHumanDecisionsAreDenied(t *testing.T) {
 		`bash -c 'custodian approve SLICE-001 --role TL'`,
 		`CUSTODIAN_ACTOR=tl custodian approve SLICE-001`,
 		`custodian $(echo approve) SLICE-001`,
+		`go run ./cmd/custodian approve SLICE-001 --role TL`,
+		`go run github.com/custodian-dev/custodian/cmd/custodian@latest rollback x --to 3`,
 	} {
 		got := bashDecision(cmd, "/proj")
 		r := reasonOf(got)
