@@ -1,7 +1,8 @@
 // Package managed knows which files of a project belong to the custodian:
 // its documents, their journals, segments, snapshots, locks and marks, its
 // configuration, escalation notices, the agent failure log, cycle progress
-// files and the runner's files. Nothing but the custodian may write them:
+// files, the runner's files and the Claude Code settings that install its
+// hook. Nothing but the custodian may write them:
 // an artifact that resolves to one is refused, and the Claude Code hook
 // denies an agent's direct write of one.
 //
@@ -51,6 +52,11 @@ const (
 	FailureLogPath = "docs/agent-failure-log.md"
 	// PhasesDir holds the phase outputs the agent state records.
 	PhasesDir = ".agents/tmp/phases"
+	// ClaudeSettingsPath and ClaudeLocalSettingsPath are the Claude Code
+	// settings that hold the custodian's hook and sandbox: an agent that
+	// rewrote them would switch its own protection off.
+	ClaudeSettingsPath      = ".claude/settings.json"
+	ClaudeLocalSettingsPath = ".claude/settings.local.json"
 )
 
 // owned lists what is owned, most specific first: a directory owns
@@ -68,6 +74,8 @@ var owned = []struct {
 	{FailureLogPath, false, "the agent failure log"},
 	{PhasesDir, true, "the agent state's phase outputs"},
 	{CycleDir, true, "the dev cycle documents and their progress files"},
+	{ClaudeSettingsPath, false, "the Claude Code settings that hold the custodian's hook and sandbox"},
+	{ClaudeLocalSettingsPath, false, "the Claude Code settings that hold the custodian's hook and sandbox"},
 }
 
 // IsDocument reports whether key names one of the custodian's documents.

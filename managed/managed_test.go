@@ -55,6 +55,9 @@ func TestOwned(t *testing.T) {
 		{".workflow/.cycle/c-1.json", true},
 		{".workflow/.cycle/c-1.progress/ra/requirements.md", true},
 		{"./.asdd/config.yaml", true},
+		{".claude/settings.json", true},
+		{".claude/settings.local.json", true},
+		{".claude/agents/reviewer.md", false},
 
 		{".asdd/specs/SLICE-1/requirements.md", false},
 		{".asdd/steering/style.md", false},

@@ -61,6 +61,12 @@ type Env struct {
 	// door reads the file system; nil in tests): a write through a link to
 	// a managed file is a write of that file.
 	Resolve func(string) string
+	// Tracked, when set, reports whether git tracks a state document under
+	// a project root (the door asks git; nil in tests: assumed tracked).
+	Tracked func(root string) bool
+	// ReadPatch, when set, reads a patch file a `git apply` names (size-
+	// capped); nil: its content is unknown.
+	ReadPatch func(string) ([]byte, error)
 }
 
 // Result is the hook's answer: Output on stdout (nil: print nothing), Exit
@@ -161,6 +167,9 @@ func decideFile(in *Input, raw []byte, env Env) Result {
 		}
 	}
 	for _, t := range targets {
+		if rel, ok := UserSettings(env.Home, t, false, false); ok {
+			return deny(fmt.Sprintf("%s holds the custodian's hook and may not be edited by an agent (%s of %s). %s", rel, in.ToolName, t, Advice(Settings)))
+		}
 		for _, root := range env.Roots {
 			rel, err := filepath.Rel(root, t)
 			if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
@@ -188,12 +197,19 @@ func decideBash(in *Input, raw []byte, env Env) Result {
 	if !filepath.IsAbs(cwd) {
 		cwd = ""
 	}
-	res, err := AnalyzeBash(cmd, PathEnv{Cwd: cwd, Home: env.Home, ProjectDir: env.ProjectDir, Roots: env.Roots, Resolve: env.Resolve}, env.Binary)
+	res, err := AnalyzeBash(cmd, PathEnv{Cwd: cwd, Home: env.Home, ProjectDir: env.ProjectDir, Roots: env.Roots,
+		Resolve: env.Resolve, Tracked: env.Tracked, ReadPatch: env.ReadPatch}, env.Binary)
 	if err != nil {
 		if MightBeManaged(cmd) {
 			return deny(fmt.Sprintf("the command does not parse as Bash (%v) and mentions a file the custodian keeps: denied to be safe. %s", err, Advice(NotManaged)))
 		}
 		return Result{Stderr: fmt.Sprintf("custodian hook: %v; it names no managed file: allowed", err)}
+	}
+	if res.Exhausted {
+		return deny(fmt.Sprintf("this command is too long or too complex for the hook to analyse within its budget (%d steps, %v; %d bytes at most): denied to be safe. Split it into smaller commands.", MaxSteps, MaxTime, MaxCommand))
+	}
+	if len(res.Human) > 0 {
+		return deny(HumanAdvice(res.Human))
 	}
 	if len(res.Writes) > 0 {
 		var list []string
@@ -205,12 +221,24 @@ func decideBash(in *Input, raw []byte, env Env) Result {
 			kinds[w.Kind] = true
 		}
 		var advice []string
-		for _, k := range []Kind{ASDD, Config, Impl, AgentState, Cycle, NotManaged} {
+		for _, k := range []Kind{ASDD, Config, Impl, AgentState, Cycle, Settings, NotManaged} {
 			if kinds[k] {
 				advice = append(advice, Advice(k))
 			}
 		}
-		return deny("this command would write files the custodian keeps: " + strings.Join(list, "; ") + ". " + strings.Join(advice, " "))
+		for _, w := range res.Writes {
+			if w.Unsure {
+				advice = append(advice, "To read a managed file with a program the hook does not know, feed it from a reader: `custodian get KEY | PROGRAM` or `jq . FILE | PROGRAM`.")
+				break
+			}
+		}
+		for _, w := range res.Writes {
+			if strings.HasPrefix(w.Op, "git ") {
+				advice = append(advice, "git must not put the custodian's files back to another revision (that rewinds the state behind its back): limit the git command to your own paths (`git stash push -- PATHS`, `git checkout -- PATHS`), or ask the human.")
+				break
+			}
+		}
+		return deny("this command may write files the custodian keeps: " + strings.Join(list, "; ") + ". " + strings.Join(advice, " "))
 	}
 	if res.Rewritten != "" {
 		ti["command"] = res.Rewritten
@@ -225,9 +253,11 @@ func decideBash(in *Input, raw []byte, env Env) Result {
 func Advice(k Kind) string {
 	switch k {
 	case ASDD:
-		return "Change ASDD state through the custodian: `custodian propose`, `custodian slice add`, `custodian heartbeat`, `custodian lock`, `custodian resolve`/`approve`, or the custodian MCP server's tools (propose, slice_add, heartbeat, lock, task_claim, task_done); read it with `custodian status` or `custodian get`."
+		return "Change ASDD state through the custodian: `custodian propose`, `custodian slice add`, `custodian heartbeat`, `custodian lock`/`unlock`, `custodian halt`, or the custodian MCP server's tools (propose, slice_add, heartbeat, lock, task_claim, task_done); read it with `custodian status` or `custodian get`. Approvals, resolutions, reviews and rollbacks are the human's decisions."
 	case Config:
 		return ".asdd/config.yaml is the custodian's configuration: a human edits it outside the agent session."
+	case Settings:
+		return "The Claude Code settings hold the custodian's hook and sandbox: a human changes them (custodian hook install/uninstall) outside the agent session."
 	case Impl:
 		return "Change the task manifest with `custodian impl` (task-manifest.sh's arguments, e.g. `custodian impl --update-status --task-id ID --status passed`) or the MCP tools impl_add_task / impl_update_status."
 	case AgentState:
@@ -238,18 +268,29 @@ func Advice(k Kind) string {
 	return "Change state only through `custodian` commands (custodian --help) or the custodian MCP server's tools."
 }
 
+// HumanAdvice is the reason a human decision run by an agent is denied:
+// who makes it, and what the agent does instead.
+func HumanAdvice(cmds []string) string {
+	return fmt.Sprintf("`%s` is a human decision: the human (the Tech Lead, or the role it names) makes it at their own terminal, never an agent. "+
+		"Do not run it or work around it. Stop and tell the user what needs their decision; for a failure you detected, "+
+		"`custodian halt SLICE --agent A --mode MODE --reason TEXT` halts the slice and notifies the Tech Lead.", strings.Join(cmds, "`, `"))
+}
+
 // Protocol is the SessionStart context.
 const Protocol = `This project's pipeline state is kept by Custodian, the only writer of these files:
 .asdd/state/manifest.json (ASDD slices), .impl/manifest.json (task manifest), .agents/tmp/state.json (agent state),
-.workflow/.cycle/*.json (dev cycles), and the journals, locks, escalations and config beside them.
-Read them freely (cat, jq, custodian get/status). Never write them with Write/Edit or the shell: such calls are denied.
+.workflow/.cycle/*.json (dev cycles), the journals, locks, escalations and config beside them, and .claude/settings.json.
+Read them freely (cat, jq, custodian get/status). Never write them with Write/Edit, the shell or git (stash, reset --hard,
+clean, checkout of them): such calls are denied.
 Propose every change through the custodian, which validates it against the pipeline's rules and commits it atomically,
-or rejects it with a reason code and changes nothing:
-- ASDD: custodian propose / slice add / heartbeat / lock / unlock / resolve / approve; custodian status to see the board.
+or rejects it with a reason code and changes nothing. The agent operations:
+- ASDD: custodian propose / slice add / heartbeat / lock / unlock (your own lease) / halt; custodian status to see the board.
 - Tasks: custodian impl with task-manifest.sh's arguments (calls of task-manifest.sh are run by custodian impl).
 - Agent state: custodian state update, or custodian apply --key .agents/tmp/state.json --jq PROGRAM.
 - Cycles: custodian cycle ... ; custodian cycle put ID --if-revision N; custodian cycle append ID --log NAME.
 If the custodian MCP server is connected, its tools do the same (status, slice_show, slice_add, propose, heartbeat,
 lock, unlock, tasks_ready, task_claim, task_done, escalations, impl_*, state_read/state_update, cycle_read/cycle_update,
 history). A rejection names its reason (e.g. INVALID_TRANSITION,
-BELOW_THRESHOLD, SLICE_LOCKED, CONFLICT): fix the proposal, do not work around it.`
+BELOW_THRESHOLD, SLICE_LOCKED, CONFLICT): fix the proposal, do not work around it.
+The human makes the human decisions at their own terminal: approve, resolve, review, rollback, init, repair, rebuild,
+migrate, assumption correct, a forced unlock. Never run them; when one is needed, stop and tell the user (or halt the slice).`

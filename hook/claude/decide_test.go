@@ -303,6 +303,9 @@ func FuzzAnalyzeBash(f *testing.F) {
 x
 EOF
 )`,
+		`tee {/dev/null,.impl/manifest.json}`, `cd a; cd b; cd c; cd d; echo > x`, `git stash -u`, `custodian approve S --role TL`,
+		`F=/tmp/x; read F; echo > $F`, `ln -s . r && echo > r/.impl/manifest.json`, `find . -exec sh -c 'x' \\;`,
+		`tar -xf a.tar`, `echo {a,b}{c,d}{e,f}`, `A=x; A=$A$A; echo > $A`,
 	} {
 		f.Add(s)
 	}
@@ -312,7 +315,18 @@ EOF
 		if err != nil {
 			return
 		}
-		if len(res.Writes) > 0 {
+		// It answers within its budget: past it, it stops and denies.
+		if !res.Exhausted && res.Steps > MaxSteps {
+			t.Errorf("%q: %d steps, over the budget of %d, not exhausted", cmd, res.Steps, MaxSteps)
+		}
+		if res.Exhausted {
+			if got := bashIn(cmd, "/proj", Env{Roots: env.Roots, ProjectDir: "/proj", Home: "/home/u"}); got.Decision() != "deny" {
+				t.Errorf("%q: budget exhausted, decision %q", cmd, got.Decision())
+			}
+			return
+		}
+		// (A final \ would join the line put after; a NUL ends an argument.)
+		if len(res.Writes) > 0 && !strings.HasSuffix(cmd, "\\") && !strings.ContainsRune(cmd, 0) {
 			// A write stays found whatever is put around it: a command
 			// before or after, a subshell, a bash -c string.
 			for _, wrapped := range []string{

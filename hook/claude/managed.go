@@ -2,6 +2,7 @@ package claude
 
 import (
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/custodian-dev/custodian/managed"
@@ -19,6 +20,7 @@ const (
 	Impl            // .impl/manifest.json and its journal, lock, temp files
 	AgentState      // .agents/tmp/state.json and its journal, locks
 	Cycle           // .workflow/.cycle/* (documents, journals, locks, .progress/)
+	Settings        // .claude/settings.json, .claude/settings.local.json
 )
 
 // Classify says whether rel (a slash-separated path relative to the project
@@ -41,6 +43,8 @@ func Classify(rel string) Kind {
 		return AgentState
 	case under(rel, managed.CycleDir):
 		return Cycle
+	case rel == managed.ClaudeSettingsPath || rel == managed.ClaudeLocalSettingsPath:
+		return Settings
 	}
 	return ASDD
 }
@@ -55,7 +59,8 @@ func Contains(rel string) bool {
 	if rel == "." {
 		return true
 	}
-	for _, area := range []string{".asdd/state", ".asdd/escalations", ".asdd/config.yaml", ".impl/manifest.json", ".agents/tmp/state.json", ".workflow/.cycle", "docs/agent-failure-log.md"} {
+	for _, area := range []string{".asdd/state", ".asdd/escalations", ".asdd/config.yaml", ".impl/manifest.json", ".agents/tmp/state.json", ".workflow/.cycle", "docs/agent-failure-log.md",
+		managed.ClaudeSettingsPath, managed.ClaudeLocalSettingsPath} {
 		if under(area, rel) {
 			return true
 		}
@@ -73,7 +78,7 @@ var managedTails = []string{"manifest.json", "state.json", "journal.ndjson", "co
 // input that does not parse) could name a managed file: it mentions a
 // managed area, or one of its path-like tokens ends like a managed file.
 func MightBeManaged(s string) bool {
-	for _, frag := range []string{".asdd", ".impl/manifest", ".impl/.manifest", ".agents/tmp", ".workflow/.cycle", "agent-failure-log"} {
+	for _, frag := range []string{".asdd", ".impl/manifest", ".impl/.manifest", ".agents/tmp", ".workflow/.cycle", "agent-failure-log", ".claude/settings"} {
 		if strings.Contains(s, frag) {
 			return true
 		}
@@ -101,4 +106,25 @@ func MightBeManaged(s string) bool {
 		}
 	}
 	return false
+}
+
+// UserSettings reports whether the absolute path p is the user's Claude
+// Code settings under home (where `hook install --scope user` puts the
+// hook), or with dir a directory holding them (with root, home itself
+// too); rel is p as ~/….
+func UserSettings(home, p string, dir, root bool) (rel string, ok bool) {
+	if home == "" {
+		return "", false
+	}
+	r, err := filepath.Rel(home, p)
+	if err != nil || r == ".." || strings.HasPrefix(r, "../") {
+		return "", false
+	}
+	r = filepath.ToSlash(r)
+	for _, s := range []string{managed.ClaudeSettingsPath, managed.ClaudeLocalSettingsPath} {
+		if r == s || (dir && under(s, r) && (root || r != ".")) {
+			return "~/" + s, true
+		}
+	}
+	return "", false
 }

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -8,8 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"syscall"
+	"time"
 
 	"github.com/custodian-dev/custodian/internal/projectroot"
+	"github.com/custodian-dev/custodian/managed"
 )
 
 // MaxInput bounds what the hook reads from stdin.
@@ -77,6 +81,8 @@ func FindEnv(dir string, in *Input) Env {
 		}
 	}
 	env.Resolve = resolveLinks
+	env.Tracked = gitTracksState
+	env.ReadPatch = readPatch
 	// The rewrite calls custodian on PATH when there is one.
 	if _, err := exec.LookPath("custodian"); err != nil {
 		if exe, err := os.Executable(); err == nil && filepath.Base(exe) == "custodian" {
@@ -102,4 +108,41 @@ func resolveLinks(p string) string {
 		rest = filepath.Join(filepath.Base(dir), rest)
 		dir = parent
 	}
+}
+
+// stateDocuments are the state documents and journals a git checkout of
+// another commit would rewind when git tracks them.
+var stateDocuments = []string{managed.StateDir, managed.ImplKey, ".impl/journal.ndjson", managed.StateKey,
+	".agents/tmp/state.journal.ndjson", managed.CycleDir}
+
+// gitTracksState reports whether git tracks one of the state documents
+// under root (asked of git, with a deadline; any failure: true).
+func gitTracksState(root string) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", append([]string{"-C", root, "ls-files", "-z", "--"}, stateDocuments...)...).Output()
+	return err != nil || len(out) > 0
+}
+
+// maxPatch bounds what the hook reads of a patch `git apply` names.
+const maxPatch = 4 << 20
+
+// readPatch reads a patch file, a regular one only, at most maxPatch
+// bytes (a longer one is an error: its content is unknown).
+func readPatch(p string) ([]byte, error) {
+	// Stat first and open without blocking: a FIFO must not pin the hook.
+	if fi, err := os.Stat(p); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", p)
+	}
+	f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() || fi.Size() > maxPatch {
+		return nil, fmt.Errorf("%s: not a regular file of at most %d bytes", p, maxPatch)
+	}
+	return io.ReadAll(io.LimitReader(f, maxPatch))
 }
