@@ -21,11 +21,8 @@ import (
 // document starts as {}. The ASDD manifest and the task manifest change
 // only through their operations.
 func (l *Local) ApplyJQ(ctx context.Context, req wire.JQRequest) (*wire.JQResponse, error) {
-	if err := store.CheckKey(req.Key); err != nil {
+	if err := JQKey(req.Key); err != nil {
 		return nil, err
-	}
-	if req.Key == asdd.Key || req.Key == impl.Key {
-		return nil, reason.New(reason.InvalidInput, "%s changes only through its operations (custodian propose, custodian impl …), not a jq program", req.Key)
 	}
 	program, args, err := jqProgram(req, l.o.Now())
 	if err != nil {
@@ -63,6 +60,24 @@ func (l *Local) ApplyJQ(ctx context.Context, req wire.JQRequest) (*wire.JQRespon
 		l.syncCycle(ctx, id, 0, cycle.State{})
 	}
 	return &wire.JQResponse{Key: req.Key, Revision: res.Revision, Changed: res.Changed, Value: value}, nil
+}
+
+// JQKey refuses a key a jq program may not change (INVALID_INPUT): the
+// one list of documents `apply` touches, whichever door asks (direct, the
+// daemon, MCP): the state-manager's state and the dev cycles. The ASDD
+// manifest and the task manifest change only through their operations; no
+// other project file is the custodian's to write.
+func JQKey(key string) error {
+	if err := store.CheckKey(key); err != nil {
+		return err
+	}
+	if err := DocumentKey(key); err != nil {
+		return err
+	}
+	if key == asdd.Key || key == impl.Key {
+		return reason.New(reason.InvalidInput, "%s changes only through its operations (custodian propose, custodian impl …), not a jq program", key)
+	}
+	return nil
 }
 
 // jqProgram is the request's program and arguments: $ts is the commit
