@@ -3,6 +3,10 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"runtime"
 	"time"
 
 	"github.com/custodian-dev/custodian/asdd"
@@ -14,12 +18,20 @@ import (
 	"github.com/custodian-dev/custodian/wire"
 )
 
-// ApplyJQ runs a jq program on a document inside a commit (the
-// state-manager plugins' state_update): on the latest committed value, again
-// if another writer committed first, so no update is lost; the result must
-// pass the document's rules (Rules), else nothing changes. A missing
-// document starts as {}. The ASDD manifest and the task manifest change
-// only through their operations.
+// ApplyJQ runs a jq program on a document and commits its result (the
+// state-manager plugins' state_update). The program runs outside the
+// commit, on the latest committed value, so a slow program never holds
+// the document: other writers go on while it runs. Its result is then
+// committed only if the document is still at the revision it read; if
+// another writer committed first, the program runs again on the new value
+// (up to jqAttempts times, then CONFLICT), so no update is lost. The
+// result must pass the document's rules (Rules), else nothing changes. A
+// missing document starts as {}. Only the documents on JQKey's list.
+//
+// Programs are budgeted (compat.JQ: time and memory), at most jqSlots of
+// them run at once, and one actor's programs run one after another in
+// their own lane, so a caller sending many slow programs delays only
+// itself.
 func (l *Local) ApplyJQ(ctx context.Context, req wire.JQRequest) (*wire.JQResponse, error) {
 	if err := JQKey(req.Key); err != nil {
 		return nil, err
@@ -36,8 +48,22 @@ func (l *Local) ApplyJQ(ctx context.Context, req wire.JQRequest) (*wire.JQRespon
 	if req.IfRevision != nil {
 		opts = append(opts, store.IfRevision(*req.IfRevision))
 	}
-	var value []byte
-	res, err := l.o.Store.Update(ctx, req.Key, func(cur store.Document) (store.Change, error) {
+	release, err := jqTurn(ctx, actor)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	for attempt := 1; ; attempt++ {
+		cur, err := l.o.Store.Get(ctx, req.Key)
+		if reason.CodeOf(err) == reason.NotFound {
+			cur, err = store.Document{Key: req.Key}, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if req.IfRevision != nil && cur.Revision != *req.IfRevision {
+			return nil, reason.New(reason.Conflict, "%s is at revision %d, not %d", req.Key, cur.Revision, *req.IfRevision)
+		}
 		var prev []byte
 		in := []byte("{}")
 		if cur.Exists() {
@@ -45,21 +71,73 @@ func (l *Local) ApplyJQ(ctx context.Context, req wire.JQRequest) (*wire.JQRespon
 		}
 		next, err := compat.JQ(ctx, program, in, args)
 		if err != nil {
-			return store.Change{}, err
+			return nil, err
 		}
 		if err := l.o.Rules.Validate(req.Key, prev, next); err != nil {
-			return store.Change{}, err
+			return nil, err
 		}
-		value = next
-		return store.Change{Value: next, Actor: actor, Reason: "jq: " + req.Program}, nil
-	}, opts...)
-	if err != nil {
-		return nil, err
+		res, err := l.o.Store.Update(ctx, req.Key, func(now store.Document) (store.Change, error) {
+			if now.Revision != cur.Revision {
+				return store.Change{}, errJQStale
+			}
+			return store.Change{Value: next, Actor: actor, Reason: "jq: " + req.Program}, nil
+		}, opts...)
+		if errors.Is(err, errJQStale) {
+			if attempt < jqAttempts {
+				continue
+			}
+			return nil, reason.New(reason.Conflict, "%s changed %d times while the jq program ran on it; nothing committed, try again", req.Key, jqAttempts)
+		}
+		if err != nil {
+			return nil, err
+		}
+		if id, ok := cycle.IDFromKey(req.Key); ok && res.Changed {
+			l.syncCycle(ctx, id, 0, cycle.State{})
+		}
+		return &wire.JQResponse{Key: req.Key, Revision: res.Revision, Changed: res.Changed, Value: next}, nil
 	}
-	if id, ok := cycle.IDFromKey(req.Key); ok && res.Changed {
-		l.syncCycle(ctx, id, 0, cycle.State{})
+}
+
+// jqAttempts bounds the runs of one program on a document other writers
+// keep changing.
+const jqAttempts = 5
+
+// errJQStale is a commit refused because the document changed after the
+// program read it: the program runs again.
+var errJQStale = errors.New("the document changed while the jq program ran")
+
+// jqSlots holds a token for each jq program running in this process (each
+// may use a CPU for up to compat.JQTimeout); jqLanes serializes the
+// programs of one actor (hashed into a lane), so that one caller's queue of
+// slow programs holds at most one slot.
+var (
+	jqSlots = make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+	jqLanes = func() (l [64]chan struct{}) {
+		for i := range l {
+			l[i] = make(chan struct{}, 1)
+		}
+		return l
+	}()
+)
+
+// jqTurn waits for actor's lane, then for a slot, and returns their
+// release; it gives up when ctx ends.
+func jqTurn(ctx context.Context, actor string) (func(), error) {
+	h := fnv.New32a()
+	h.Write([]byte(actor))
+	lane := jqLanes[h.Sum32()%uint32(len(jqLanes))]
+	select {
+	case lane <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for this caller's earlier jq programs: %w", ctx.Err())
 	}
-	return &wire.JQResponse{Key: req.Key, Revision: res.Revision, Changed: res.Changed, Value: value}, nil
+	select {
+	case jqSlots <- struct{}{}:
+	case <-ctx.Done():
+		<-lane
+		return nil, fmt.Errorf("waiting for a jq slot: %w", ctx.Err())
+	}
+	return func() { <-jqSlots; <-lane }, nil
 }
 
 // JQKey refuses a key a jq program may not change (INVALID_INPUT): the

@@ -1,8 +1,12 @@
 package app_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/custodian-dev/custodian/reason"
@@ -53,5 +57,93 @@ func TestApplyChangesOnlyTheDocumentsOnItsList(t *testing.T) {
 			}
 		}
 		return got
+	})
+}
+
+// A jq program runs outside the document's commit: while a slow program
+// (one that runs until its time budget ends) works on the agent state,
+// one-line state updates from others commit at once, and the program,
+// stopped by its budget, commits nothing.
+func TestAStateUpdateNeverWaitsForAJQProgram(t *testing.T) {
+	both(t, func(t *testing.T, p *project) []string {
+		ctx := p.ctx(false)
+		if _, err := p.svc.UpdateState(ctx, wire.StateRequest{Op: "init", Task: "auth"}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			_, err := p.agent.ApplyJQ(p.ctx(true), wire.JQRequest{Key: ".agents/tmp/state.json", Program: `last(range(1e12)) as $x | .currentPhase = "9.9"`, Actor: "slow"})
+			done <- err
+		}()
+		updates := 0
+		for running := true; running; {
+			select {
+			case err := <-done:
+				if reason.CodeOf(err) != reason.InvalidInput {
+					t.Errorf("the endless program: %v, want INVALID_INPUT (its time budget)", err)
+				}
+				running = false
+			default:
+				stage := [...]string{"PLAN", "IMPLEMENT"}[updates%2]
+				if _, err := p.svc.UpdateState(ctx, wire.StateRequest{Op: "update", Patch: json.RawMessage(`{"currentStage":"` + stage + `"}`)}); err != nil {
+					t.Fatal(err)
+				}
+				updates++
+			}
+		}
+		t.Logf("%d state updates committed while the program ran", updates)
+		if updates < 3 {
+			t.Errorf("only %d state updates committed while a jq program ran: they waited for it", updates)
+		}
+		st, _, err := p.svc.State(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := st.Get("currentPhase"); v == "9.9" {
+			t.Error("the stopped program's result was committed")
+		}
+		return nil
+	})
+}
+
+// Concurrent jq programs on one document lose no update: each runs on the
+// value it read and commits only if the document is still there, else it
+// runs again on the new value.
+func TestConcurrentJQProgramsLoseNoUpdate(t *testing.T) {
+	both(t, func(t *testing.T, p *project) []string {
+		ctx := p.ctx(false)
+		if _, err := p.svc.UpdateState(ctx, wire.StateRequest{Op: "init", Task: "auth"}); err != nil {
+			t.Fatal(err)
+		}
+		const n = 8
+		var wg sync.WaitGroup
+		errs := make(chan error, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := p.svc.ApplyJQ(ctx, wire.JQRequest{Key: ".agents/tmp/state.json", Program: `.iteration = ((.iteration // 0) + 1)`, Actor: "w" + strconv.Itoa(i)})
+				errs <- err
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		conflicts := 0
+		for err := range errs {
+			if reason.CodeOf(err) == reason.Conflict {
+				conflicts++ // gave up after jqAttempts: nothing committed
+			} else if err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, _, err := p.svc.State(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, _ := st.Get("iteration")
+		if got := fmt.Sprint(it); got != strconv.Itoa(n-conflicts) {
+			t.Errorf("iteration = %s after %d committed increments", got, n-conflicts)
+		}
+		return nil
 	})
 }

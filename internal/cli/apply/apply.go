@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/wire"
@@ -141,6 +142,9 @@ func parseArgs(app *cmdutil.App, argv []string) (*Options, error) {
 			n, v := argv[i+1], argv[i+2]
 			i += 2
 			if name == "--arg" {
+				if !utf8.ValidString(v) { // JSON would carry it as U+FFFD
+					return nil, reason.New(reason.InvalidInput, "--arg %s is not valid UTF-8", n)
+				}
 				a.Args = append(a.Args, appl.StringArg(n, v))
 			} else {
 				if _, err := compat.JSONArg(n, v); err != nil {
@@ -160,6 +164,9 @@ func parseArgs(app *cmdutil.App, argv []string) (*Options, error) {
 	}
 	if err := store.CheckKey(a.Key); err != nil {
 		return nil, err
+	}
+	if !utf8.ValidString(a.Program) { // JSON would carry it as U+FFFD
+		return nil, reason.New(reason.InvalidInput, "the jq program is not valid UTF-8")
 	}
 	if a.Touch != "" && strings.ContainsAny(a.Touch, ".[]\"") {
 		return nil, usage("--touch %q: name a top-level field (e.g. updatedAt)", a.Touch)
