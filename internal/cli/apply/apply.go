@@ -122,6 +122,10 @@ func parseArgs(app *cmdutil.App, argv []string) (*Options, error) {
 			a.Actor, err = value()
 		case "-C", "--dir":
 			app.Dir, err = value()
+		case "--server":
+			app.ServerURL, err = value()
+		case "--store":
+			app.StoreURL, err = value()
 		case "--json":
 			app.JSON = true
 		case "--quiet", "-q":
