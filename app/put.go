@@ -28,9 +28,6 @@ func (l *Local) Put(ctx context.Context, req PutDocument) (*wire.PutResponse, er
 	if CallerOf(ctx) == Agent {
 		return nil, errHuman("writing " + req.Key + " directly")
 	}
-	if err := DocumentKey(req.Key); err != nil {
-		return nil, err
-	}
 	switch {
 	case (req.Value == nil) == (req.Patch == nil):
 		return nil, reason.New(reason.InvalidInput, "give exactly one of value and patch")
