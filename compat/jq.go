@@ -57,6 +57,9 @@ func JSONArg(name, text string) (Arg, error) {
 const (
 	JQTimeout   = 2 * time.Second
 	JQMaxMemory = 256 << 20
+	// JQMaxResult bounds the encoded result (a document is at most
+	// 64 MiB): a huge value is refused while it is encoded.
+	JQMaxResult = 64 << 20
 )
 
 // JQ runs a jq program on a JSON document and returns its one result as
@@ -137,7 +140,10 @@ func JQ(ctx context.Context, program string, doc []byte, args []Arg) ([]byte, er
 // jqMaxMemory is JQMaxMemory (tests lower it).
 var jqMaxMemory uint64 = JQMaxMemory
 
-var errJQMemory = errors.New("it grew the heap past its memory budget")
+var (
+	errJQMemory = errors.New("it grew the heap past its memory budget")
+	errJQResult = fmt.Errorf("its result is larger than %d MiB", JQMaxResult>>20)
+)
 
 // watchMemory stops the program (stop with errJQMemory) when the heap has
 // grown by more than JQMaxMemory since it started and still has after a
@@ -311,6 +317,9 @@ func encodeLike(b *bytes.Buffer, v any, like jsontext.Value) error {
 		}
 		b.WriteByte('[')
 		for i, e := range v {
+			if b.Len() > JQMaxResult {
+				return errJQResult
+			}
 			if i > 0 {
 				b.WriteByte(',')
 			}
@@ -347,6 +356,9 @@ func encodeLike(b *bytes.Buffer, v any, like jsontext.Value) error {
 		keys = append(keys, rest...)
 		b.WriteByte('{')
 		for i, k := range keys {
+			if b.Len() > JQMaxResult {
+				return errJQResult
+			}
 			if i > 0 {
 				b.WriteByte(',')
 			}

@@ -146,3 +146,12 @@ func TestJQStopsAProgramPastItsMemoryBudget(t *testing.T) {
 		t.Fatalf("a program holding 64 MiB: %v, want INVALID_INPUT past its memory budget", err)
 	}
 }
+
+// A result larger than a document may be is refused while it is encoded,
+// not built whole first.
+func TestJQRefusesAHugeResult(t *testing.T) {
+	_, err := JQ(context.Background(), `.[20000000] = 1`, []byte(`[]`), nil)
+	if reason.CodeOf(err) != reason.InvalidInput || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("a result of 20M elements: %v, want INVALID_INPUT", err)
+	}
+}
