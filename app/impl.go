@@ -2,14 +2,14 @@ package app
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"path"
 	"path/filepath"
 
+	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/asdd/effects"
 	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
@@ -17,24 +17,52 @@ import (
 )
 
 // PlanHash is "sha256:<hex>" of the plan document at path (relative to
-// the project root, or absolute), "" when it cannot be read.
+// the project root, or absolute inside it), "" when it cannot be read (the
+// stale-plan check of a reader: a plan it cannot read is not stale).
 func PlanHash(root, path string) string {
-	if path == "" {
+	if root == "" || path == "" {
 		return ""
 	}
-	p := path
-	if !filepath.IsAbs(p) {
-		if root == "" {
-			return ""
-		}
-		p = filepath.Join(root, filepath.FromSlash(p))
-	}
-	data, err := os.ReadFile(p)
+	p, err := effects.Open(root)
 	if err != nil {
 		return ""
 	}
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	defer p.Close()
+	h, _ := planHash(p, root, path)
+	return h
+}
+
+// planHash hashes the plan document at path by the rules of artifacts
+// (effects.Project.Hash, what a proposal's observation reads): a path
+// inside the project (absolute ones are taken relative to root), never one
+// of the custodian's own files, a regular file of at most
+// effects.MaxArtifactBytes, symlinks followed only inside the project, a
+// FIFO or device refused without waiting on it. "" when it does not exist.
+func planHash(p *effects.Project, root, name string) (string, error) {
+	if name == "" {
+		return "", nil
+	}
+	rel := filepath.ToSlash(name)
+	if filepath.IsAbs(name) {
+		abs, err := filepath.Abs(root)
+		var r string
+		if err == nil {
+			r, err = filepath.Rel(abs, name)
+		}
+		if err != nil || !filepath.IsLocal(r) {
+			return "", reason.New(reason.InvalidInput, "plan %s is outside the project; name a file inside it", name).With("path", name)
+		}
+		rel = filepath.ToSlash(r)
+	}
+	rel = path.Clean(rel)
+	if err := asdd.CleanPath(rel); err != nil {
+		return "", fmt.Errorf("plan %s: %w", name, err)
+	}
+	h, err := p.Hash(rel)
+	if err != nil {
+		return "", fmt.Errorf("plan %s: %w", name, err)
+	}
+	return h, nil
 }
 
 // ErrNoImplManifest is task-manifest.sh's complaint about a missing
@@ -72,7 +100,15 @@ func (l *Local) Impl(ctx context.Context, req wire.ImplRequest) (*wire.ImplRespo
 		}
 		// The plan's hash at decomposition: a plan modified since makes
 		// the tasks stale (seed 001; impl --stale, --summary, --continue).
-		m.Plan.SHA256 = PlanHash(l.o.Root, req.PlanPath)
+		if l.hasRoot() {
+			proj, err := l.project()
+			if err != nil {
+				return nil, err
+			}
+			if m.Plan.SHA256, err = planHash(proj, l.o.Root, req.PlanPath); err != nil {
+				return nil, err
+			}
+		}
 		v, err := impl.Encode(m)
 		if err != nil {
 			return nil, err

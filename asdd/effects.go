@@ -13,6 +13,9 @@ import (
 const (
 	// EffectMarkArtifact prefixes a file with a marker line (MarkContent).
 	EffectMarkArtifact = "mark_artifact"
+	// EffectUnmarkArtifact takes a file's marker line away again
+	// (UnmarkContent): its agent passed.
+	EffectUnmarkArtifact = "unmark_artifact"
 	// EffectWriteFile writes Content to Path, replacing it.
 	EffectWriteFile = "write_file"
 	// EffectUpsertRow puts Content as the row keyed Key in the markdown
@@ -47,6 +50,12 @@ func MarkContent(marker string, content []byte) []byte {
 		return content
 	}
 	return append(line, content...)
+}
+
+// UnmarkContent returns content without the marker line MarkContent put
+// first; ok is false when content does not begin with it.
+func UnmarkContent(marker string, content []byte) (out []byte, ok bool) {
+	return bytes.CutPrefix(content, []byte(marker+"\n\n"))
 }
 
 // EscalationEffects are the files an escalation calls for: its notice

@@ -21,6 +21,11 @@ type Artifact struct {
 	// MarkedSHA256 is the hash the file will have once marked with the
 	// agent's halt marker (see MarkContent); recorded if the proposal halts.
 	MarkedSHA256 string `json:"marked_sha256,omitempty"`
+	// UnmarkedSHA256, set only when the file begins with the agent's halt
+	// marker (a halt marked it), is the hash it will have once the marker
+	// is taken away: if the proposal is accepted, the marker goes and
+	// this hash is recorded.
+	UnmarkedSHA256 string `json:"unmarked_sha256,omitempty"`
 }
 
 // Retro carries a retro-spec slice's validation counters.
@@ -132,6 +137,18 @@ func recordArtifact(s *Slice, a Artifact) {
 	s.ArtifactHashes[a.Path] = a.SHA256
 }
 
+// acceptArtifact records an artifact its agent passed with. One that still
+// begins with the agent's halt marker (a halt marked it, and the agent ran
+// again without rewriting it) has the marker taken away, and the hash it
+// has then is the one recorded.
+func (t *tx) acceptArtifact(s *Slice, a Artifact, marker string) {
+	if a.UnmarkedSHA256 != "" {
+		a.SHA256 = a.UnmarkedSHA256
+		t.out.Effects = append(t.out.Effects, Effect{Kind: EffectUnmarkArtifact, Path: a.Path, Marker: marker})
+	}
+	recordArtifact(s, a)
+}
+
 func recordTrace(s *Slice, a Artifact) {
 	if !slices.Contains(s.ReasoningTraces, a.Path) {
 		s.ReasoningTraces = append(s.ReasoningTraces, a.Path)
@@ -226,7 +243,7 @@ func (p Proposal) apply(t *tx) error {
 	entry.Outcome = OutcomeAccepted
 	appendChain(s, entry)
 	for _, a := range apply {
-		recordArtifact(s, a)
+		t.acceptArtifact(s, a, ag.ArtifactMarker())
 	}
 	if p.Trace != nil {
 		recordTrace(s, *p.Trace)
@@ -708,7 +725,7 @@ func (t *tx) proposeQuick(s *Slice, ag *Agent, p Proposal, missing *reason.Error
 	}
 	entry.Outcome = OutcomeAccepted
 	for _, a := range p.Artifacts {
-		recordArtifact(s, a)
+		t.acceptArtifact(s, a, ag.ArtifactMarker())
 	}
 	if p.Trace != nil {
 		recordTrace(s, *p.Trace)

@@ -93,23 +93,39 @@ func (o ReportFailure) apply(t *tx) error {
 		}
 	}
 	// Seed 004's rollback procedure, step 1: the current phase's artifact
-	// is marked DRAFT — AGENT HALTED, as for a threshold halt.
-	phaseArts := t.cfg.PhaseArtifacts(s, s.Status)
+	// is marked DRAFT — AGENT HALTED. That is what the report names (the
+	// reporting agent's output, not accepted: it goes to halted_artifacts,
+	// as a halted proposal's does); a report that names none marks the
+	// phase's accepted artifacts (docs/manifest.md).
+	halted := map[string]string{}
 	marks := map[string]string{}
-	for _, p := range phaseArts {
-		marks[p] = s.ArtifactHashes[p]
-		if hs := o.Marked[p]; hs != "" {
-			if s.ArtifactHashes == nil {
-				s.ArtifactHashes = map[string]string{}
-			}
-			s.ArtifactHashes[p] = hs
+	record := func(p, hs string) {
+		if hs == "" {
+			return
+		}
+		if s.ArtifactHashes == nil {
+			s.ArtifactHashes = map[string]string{}
+		}
+		s.ArtifactHashes[p] = hs
+	}
+	if len(o.Artifacts) > 0 {
+		for _, a := range o.Artifacts {
+			halted[a.Name] = a.Path
+			marks[a.Path] = a.SHA256
+			record(a.Path, a.MarkedSHA256)
+		}
+	} else {
+		halted = t.cfg.PhaseArtifacts(s, s.Status)
+		for _, p := range halted {
+			marks[p] = s.ArtifactHashes[p]
+			record(p, o.Marked[p])
 		}
 	}
 	t.halt(s, haltSpec{
 		mode: o.Mode, agent: ag.Name, phase: s.Status, resume: s.Status,
 		reason: fmt.Sprintf("the %s agent reports: %s", ag.Name, o.Reason),
 		action: r.Response, route: t.cfg.Escalation, uncertainty: flagged, arts: arts,
-		halted: phaseArts, marks: marks, marker: DefaultMarker,
+		halted: halted, marks: marks, marker: DefaultMarker,
 	})
 	t.beat(ag.Name)
 	return nil

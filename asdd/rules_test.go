@@ -824,7 +824,7 @@ func TestReportedFailureModes(t *testing.T) {
 			s := w.slice("S")
 			e := s.OpenEscalation()
 			if s.Status != Blocked || s.FailureMode != mode || s.ActionRequired != r.Response || e == nil ||
-				!slices.Equal(e.Artifacts, []string{"S/design.md", "S/model.md", "S/specs/x/requirements.md"}) || !slices.Equal(s.UncertaintyFactors, []string{"flagged: REQ-004"}) {
+				!slices.Equal(e.Artifacts, []string{"S/design.md", "S/model.md"}) || !slices.Equal(s.UncertaintyFactors, []string{"flagged: REQ-004"}) {
 				t.Fatalf("after report: %+v", s)
 			}
 			w.reject(ReportFailure{Agent: r.Detector, Slice: "S", Mode: mode, Reason: "again"}, reason.Halted)

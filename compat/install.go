@@ -10,6 +10,7 @@ import (
 	"github.com/custodian-dev/custodian/internal/atomicfile"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -65,7 +66,8 @@ func sum(b []byte) string { h := sha256.Sum256(b); return hex.EncodeToString(h[:
 // keeping each original under BackupDir first. Running it again changes
 // nothing; a file the plugin changed since (an update) is backed up anew.
 // A dir that is not the plugin is an INVALID_INPUT error and nothing is
-// changed.
+// changed. Every file is read and written through dir as an os.Root: a
+// path or symlink that leads outside it is refused.
 func Install(d Dropin, dir string) (Report, error) {
 	rep := Report{Dropin: d.Name, PluginDir: dir, Changed: []string{}, Unchanged: []string{}}
 	fi, err := os.Stat(dir)
@@ -76,9 +78,14 @@ func Install(d Dropin, dir string) (Report, error) {
 	if err != nil {
 		return rep, err
 	}
-	bdir := filepath.Join(dir, BackupDir(d.Name))
-	rep.Backup = bdir
-	bk, err := readBackup(bdir)
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return rep, fmt.Errorf("plugin directory %s: %w", dir, err)
+	}
+	defer root.Close()
+	brel := filepath.ToSlash(BackupDir(d.Name))
+	rep.Backup = filepath.Join(dir, BackupDir(d.Name))
+	bk, err := readBackup(root, brel)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return rep, err
 	}
@@ -90,12 +97,14 @@ func Install(d Dropin, dir string) (Report, error) {
 	}
 	var todo []plan
 	for _, rel := range files {
-		p := filepath.Join(dir, filepath.FromSlash(rel))
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return rep, fmt.Errorf("read %s: %w", p, err)
+		if err := pluginPath(rel); err != nil {
+			return rep, err
 		}
-		st, err := os.Stat(p)
+		b, err := root.ReadFile(rel)
+		if err != nil {
+			return rep, fmt.Errorf("read %s: %w", filepath.Join(dir, filepath.FromSlash(rel)), err)
+		}
+		st, err := root.Stat(rel)
 		if err != nil {
 			return rep, err
 		}
@@ -110,21 +119,21 @@ func Install(d Dropin, dir string) (Report, error) {
 	}
 	// Originals first, durably, then the manifest naming them.
 	for _, t := range todo {
-		if err := writeAtomic(filepath.Join(bdir, "originals", filepath.FromSlash(t.rel)), t.orig, t.mode); err != nil {
+		if err := atomicfile.Write(root, path.Join(brel, "originals", t.rel), t.orig, t.mode); err != nil {
 			return rep, fmt.Errorf("back up %s: %w", t.rel, err)
 		}
 		bk.Files = slices.DeleteFunc(bk.Files, func(f backupFile) bool { return f.Path == t.rel })
 		bk.Files = append(bk.Files, backupFile{Path: t.rel, SHA256: sum(t.orig), Mode: t.mode})
 	}
 	sort.Slice(bk.Files, func(i, j int) bool { return bk.Files[i].Path < bk.Files[j].Path })
-	if err := writeBackup(bdir, bk); err != nil {
+	if err := writeBackup(root, brel, bk); err != nil {
 		return rep, err
 	}
 	for i, t := range todo {
-		if err := writeAtomic(filepath.Join(dir, filepath.FromSlash(t.rel)), d.Replace(t.orig), t.mode); err != nil {
+		if err := atomicfile.Write(root, t.rel, d.Replace(t.orig), t.mode); err != nil {
 			// Put back what was replaced so far.
 			for _, u := range todo[:i] {
-				_ = writeAtomic(filepath.Join(dir, filepath.FromSlash(u.rel)), u.orig, u.mode)
+				_ = atomicfile.Write(root, u.rel, u.orig, u.mode)
 			}
 			return rep, fmt.Errorf("replace %s: %w (the files replaced before were restored)", t.rel, err)
 		}
@@ -133,33 +142,65 @@ func Install(d Dropin, dir string) (Report, error) {
 	return rep, nil
 }
 
+// pluginPath refuses a path a backup record may not name: one that is not
+// a clean relative path inside the plugin directory (absolute, "..", a
+// backslash), or one inside the backups themselves.
+func pluginPath(rel string) error {
+	if rel == "" || strings.ContainsAny(rel, "\\\x00") || path.IsAbs(rel) || path.Clean(rel) != rel || !filepath.IsLocal(filepath.FromSlash(rel)) {
+		return reason.New(reason.InvalidInput, "%q is not a path inside the plugin directory: nothing restored", rel).With("path", rel)
+	}
+	if first, _, _ := strings.Cut(rel, "/"); first == ".custodian-compat" {
+		return reason.New(reason.InvalidInput, "%q is inside the drop-in's backups, not a plugin file: nothing restored", rel).With("path", rel)
+	}
+	return nil
+}
+
 // Uninstall restores the originals byte for byte (and mode) and removes the
 // backup. A file changed since the install (neither the drop-in nor its
 // original) is left as it is and reported. A dir where the drop-in is not
-// installed is an INVALID_INPUT error.
+// installed is an INVALID_INPUT error. The backup record is checked whole
+// before anything is restored: every path it names must be a plugin file
+// inside dir (written through dir as an os.Root, so no symlink leads out),
+// and a mode is only permission bits.
 func Uninstall(d Dropin, dir string) (Report, error) {
 	rep := Report{Dropin: d.Name, PluginDir: dir, Changed: []string{}, Unchanged: []string{}}
-	bdir := filepath.Join(dir, BackupDir(d.Name))
-	rep.Backup = bdir
-	bk, err := readBackup(bdir)
+	rep.Backup = filepath.Join(dir, BackupDir(d.Name))
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return rep, reason.New(reason.InvalidInput, "plugin directory %s: %v", dir, err)
+	}
+	defer root.Close()
+	brel := filepath.ToSlash(BackupDir(d.Name))
+	bk, err := readBackup(root, brel)
 	if errors.Is(err, fs.ErrNotExist) {
 		return rep, reason.New(reason.InvalidInput, "%s: the %s drop-in is not installed there (no %s)", dir, d.Name, BackupDir(d.Name))
 	}
 	if err != nil {
 		return rep, err
 	}
-	// Check every original before touching anything.
-	origs := map[string][]byte{}
+	// Check every path, original and current file before touching
+	// anything.
+	origs, curs, errs := map[string][]byte{}, map[string][]byte{}, map[string]error{}
 	for _, f := range bk.Files {
-		b, err := os.ReadFile(filepath.Join(bdir, "originals", filepath.FromSlash(f.Path)))
+		if err := pluginPath(f.Path); err != nil {
+			return rep, fmt.Errorf("the backup record %s/manifest.json: %w", rep.Backup, err)
+		}
+		if f.Mode&^fs.ModePerm != 0 {
+			return rep, reason.New(reason.InvalidInput, "the backup record %s/manifest.json gives %s the mode %v: only permission bits; nothing restored", rep.Backup, f.Path, f.Mode)
+		}
+		b, err := root.ReadFile(path.Join(brel, "originals", f.Path))
 		if err != nil || sum(b) != f.SHA256 {
-			return rep, reason.New(reason.CorruptState, "the backup of %s in %s is missing or damaged: nothing restored", f.Path, bdir)
+			return rep, reason.New(reason.CorruptState, "the backup of %s in %s is missing or damaged: nothing restored", f.Path, rep.Backup)
 		}
 		origs[f.Path] = b
+		cur, err := root.ReadFile(f.Path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return rep, rootError(f.Path, err)
+		}
+		curs[f.Path], errs[f.Path] = cur, err
 	}
 	for _, f := range bk.Files {
-		p := filepath.Join(dir, filepath.FromSlash(f.Path))
-		cur, err := os.ReadFile(p)
+		cur, err := curs[f.Path], errs[f.Path]
 		switch {
 		case err == nil && bytes.Equal(cur, origs[f.Path]):
 			rep.Unchanged = append(rep.Unchanged, f.Path)
@@ -167,48 +208,49 @@ func Uninstall(d Dropin, dir string) (Report, error) {
 		case err == nil && !d.Installed(cur):
 			rep.Skipped = append(rep.Skipped, f.Path)
 			continue
-		case err != nil && !errors.Is(err, fs.ErrNotExist):
-			return rep, err
 		}
-		if err := writeAtomic(p, origs[f.Path], f.Mode); err != nil {
-			return rep, fmt.Errorf("restore %s: %w", f.Path, err)
+		if err := atomicfile.Write(root, f.Path, origs[f.Path], f.Mode); err != nil {
+			return rep, fmt.Errorf("restore %s: %w", f.Path, rootError(f.Path, err))
 		}
-		if err := os.Chmod(p, f.Mode); err != nil {
+		if err := root.Chmod(f.Path, f.Mode); err != nil {
 			return rep, err
 		}
 		rep.Changed = append(rep.Changed, f.Path)
 	}
-	if err := os.RemoveAll(bdir); err != nil {
+	if err := root.RemoveAll(brel); err != nil {
 		return rep, err
 	}
-	parent := filepath.Dir(bdir)
-	_ = os.Remove(parent) // .custodian-compat, when empty
+	_ = root.Remove(path.Dir(brel)) // .custodian-compat, when empty
 	return rep, nil
 }
 
-func readBackup(bdir string) (backup, error) {
-	b, err := os.ReadFile(filepath.Join(bdir, "manifest.json"))
+// rootError names a path an os.Root refused because it leads outside the
+// plugin directory (through a symlink) as INVALID_INPUT.
+func rootError(rel string, err error) error {
+	if strings.Contains(err.Error(), "path escapes") {
+		return reason.New(reason.InvalidInput, "%s leads outside the plugin directory (through a symlink): nothing restored", rel).With("path", rel)
+	}
+	return err
+}
+
+func readBackup(root *os.Root, brel string) (backup, error) {
+	b, err := root.ReadFile(path.Join(brel, "manifest.json"))
 	if err != nil {
 		return backup{}, err
 	}
 	var bk backup
 	if err := json.Unmarshal(b, &bk); err != nil {
-		return backup{}, reason.New(reason.CorruptState, "%s/manifest.json: %v", bdir, err)
+		return backup{}, reason.New(reason.CorruptState, "%s/manifest.json: %v", brel, err)
 	}
 	return bk, nil
 }
 
-func writeBackup(bdir string, bk backup) error {
+func writeBackup(root *os.Root, brel string, bk backup) error {
 	b, err := json.MarshalIndent(bk, "", "  ")
 	if err != nil {
 		return err
 	}
-	return writeAtomic(filepath.Join(bdir, "manifest.json"), append(b, '\n'), 0o644)
-}
-
-// writeAtomic writes b to p with mode, durably (internal/atomicfile).
-func writeAtomic(p string, b []byte, mode fs.FileMode) error {
-	return atomicfile.WritePath(p, b, mode)
+	return atomicfile.Write(root, path.Join(brel, "manifest.json"), append(b, '\n'), 0o644)
 }
 
 // PrincipledShim is the one script that replaces every copy of

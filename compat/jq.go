@@ -14,10 +14,14 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"runtime"
+	"runtime/metrics"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/itchyny/gojq"
@@ -36,6 +40,9 @@ func StringArg(name, value string) Arg { return Arg{name, value} }
 
 // JSONArg is --argjson NAME JSON.
 func JSONArg(name, text string) (Arg, error) {
+	if err := checkText("--argjson "+name, text); err != nil {
+		return Arg{}, err
+	}
 	v, err := decode([]byte(text))
 	if err != nil {
 		return Arg{}, reason.New(reason.InvalidInput, "--argjson %s: %v", name, err)
@@ -43,8 +50,17 @@ func JSONArg(name, text string) (Arg, error) {
 	return Arg{name, v}, nil
 }
 
-// JQTimeout bounds one program's run (an endless `repeat(.)` is stopped).
-const JQTimeout = 10 * time.Second
+// The budget of one program: JQTimeout bounds its run (an endless
+// `repeat(.)` is stopped), JQMaxMemory the heap it may grow (a
+// `[range(1e9)]` is stopped long before it exhausts the machine). Either
+// is INVALID_INPUT.
+const (
+	JQTimeout   = 2 * time.Second
+	JQMaxMemory = 256 << 20
+	// JQMaxResult bounds the encoded result (a document is at most
+	// 64 MiB): a huge value is refused while it is encoded.
+	JQMaxResult = 64 << 20
+)
 
 // JQ runs a jq program on a JSON document and returns its one result as
 // JSON, members of objects kept in the order the document had them (new
@@ -53,6 +69,14 @@ const JQTimeout = 10 * time.Second
 // A program that does not parse or compile, fails, or yields no value or
 // more than one is INVALID_INPUT.
 func JQ(ctx context.Context, program string, doc []byte, args []Arg) ([]byte, error) {
+	if err := checkText("jq program", program); err != nil {
+		return nil, err
+	}
+	for _, a := range args {
+		if str, ok := a.Value.(string); ok && !utf8.ValidString(str) {
+			return nil, reason.New(reason.InvalidInput, "jq variable $%s is not valid UTF-8", a.Name)
+		}
+	}
 	q, err := gojq.Parse(program)
 	if err != nil {
 		return nil, reason.New(reason.InvalidInput, "jq program %q: %v", program, err)
@@ -75,6 +99,9 @@ func JQ(ctx context.Context, program string, doc []byte, args []Arg) ([]byte, er
 	}
 	ctx, cancel := context.WithTimeout(ctx, JQTimeout)
 	defer cancel()
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go watchMemory(ctx, stop)
 	iter := code.RunWithContext(ctx, input, values...)
 	var out []any
 	for {
@@ -86,6 +113,9 @@ func JQ(ctx context.Context, program string, doc []byte, args []Arg) ([]byte, er
 			var halt *gojq.HaltError
 			if errors.As(err, &halt) && halt.Value() == nil {
 				break // halt: no more output
+			}
+			if errors.Is(context.Cause(ctx), errJQMemory) {
+				return nil, reason.New(reason.InvalidInput, "jq program %q: %v (%d MiB)", program, errJQMemory, jqMaxMemory>>20)
 			}
 			if ctx.Err() != nil {
 				return nil, reason.New(reason.InvalidInput, "jq program %q ran past %s: %v", program, JQTimeout, ctx.Err())
@@ -105,6 +135,93 @@ func JQ(ctx context.Context, program string, doc []byte, args []Arg) ([]byte, er
 		return nil, reason.New(reason.InvalidInput, "jq program %q: %v", program, err)
 	}
 	return b.Bytes(), nil
+}
+
+// jqMaxMemory is JQMaxMemory (tests lower it).
+var jqMaxMemory uint64 = JQMaxMemory
+
+var (
+	errJQMemory = errors.New("it grew the heap past its memory budget")
+	errJQResult = fmt.Errorf("its result is larger than %d MiB", JQMaxResult>>20)
+)
+
+// watchMemory stops the program (stop with errJQMemory) when the heap has
+// grown by more than JQMaxMemory since it started and still has after a
+// collection (the growth may be other work's garbage); it returns when ctx
+// ends.
+func watchMemory(ctx context.Context, stop context.CancelCauseFunc) {
+	sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	heap := func() uint64 {
+		metrics.Read(sample)
+		if sample[0].Value.Kind() != metrics.KindUint64 {
+			return 0
+		}
+		return sample[0].Value.Uint64()
+	}
+	base := heap()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if h := heap(); h > base+jqMaxMemory {
+			runtime.GC()
+			if h = heap(); h > base+jqMaxMemory {
+				stop(errJQMemory)
+				return
+			}
+			base = max(base, h-jqMaxMemory/2)
+		}
+	}
+}
+
+// checkText refuses text that is not valid UTF-8, or that escapes a lone
+// UTF-16 surrogate (\ud800): jq would make either U+FFFD silently.
+func checkText(what, s string) error {
+	if !utf8.ValidString(s) {
+		return reason.New(reason.InvalidInput, "%s is not valid UTF-8", what)
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			continue
+		}
+		if s[i+1] != 'u' {
+			i++ // an escaped character, a backslash included
+			continue
+		}
+		r, ok := hex4(s[i+2:])
+		if !ok {
+			continue
+		}
+		switch {
+		case utf16.IsSurrogate(r) && r < 0xdc00:
+			low, ok := rune(0), false
+			if strings.HasPrefix(s[i+6:], "\\u") {
+				low, ok = hex4(s[i+8:])
+			}
+			if !ok || low < 0xdc00 || low > 0xdfff {
+				return reason.New(reason.InvalidInput, "%s escapes a lone UTF-16 surrogate (%s): not a character", what, s[i:i+6])
+			}
+			i += 11
+		case utf16.IsSurrogate(r):
+			return reason.New(reason.InvalidInput, "%s escapes a lone UTF-16 surrogate (%s): not a character", what, s[i:i+6])
+		default:
+			i += 5
+		}
+	}
+	return nil
+}
+
+// hex4 reads the four hex digits at the start of s.
+func hex4(s string) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(s[:4], 16, 32)
+	return rune(n), err == nil
 }
 
 func validName(s string) bool {
@@ -200,6 +317,9 @@ func encodeLike(b *bytes.Buffer, v any, like jsontext.Value) error {
 		}
 		b.WriteByte('[')
 		for i, e := range v {
+			if b.Len() > JQMaxResult {
+				return errJQResult
+			}
 			if i > 0 {
 				b.WriteByte(',')
 			}
@@ -236,6 +356,9 @@ func encodeLike(b *bytes.Buffer, v any, like jsontext.Value) error {
 		keys = append(keys, rest...)
 		b.WriteByte('{')
 		for i, k := range keys {
+			if b.Len() > JQMaxResult {
+				return errJQResult
+			}
 			if i > 0 {
 				b.WriteByte(',')
 			}

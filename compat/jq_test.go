@@ -2,6 +2,7 @@ package compat
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/custodian-dev/custodian/reason"
@@ -93,4 +94,64 @@ func FuzzJQDocument(f *testing.F) {
 			t.Errorf("%q -> %q -> %q (%v)", doc, out, again, err)
 		}
 	})
+}
+
+// Text jq would turn into U+FFFD without a word is INVALID_INPUT: a program
+// or --arg that is not UTF-8, a string literal or --argjson escaping a lone
+// UTF-16 surrogate. A surrogate pair and an escaped backslash are fine.
+func TestJQRefusesInvalidUTF8(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		prog string
+		args []Arg
+		ok   bool
+	}{
+		{".a = \"\xff\"", nil, false},
+		{`.a = "\ud800"`, nil, false},
+		{`.a = "\udc00"`, nil, false},
+		{`.a = "x\ud800\u0041"`, nil, false},
+		{`.a = "\ud800\ud800"`, nil, false},
+		{`.a = "\uD83D"`, nil, false},
+		{`.a = $x`, []Arg{StringArg("x", "\xfe")}, false},
+		{`.a = "\ud83d\ude00"`, nil, true},
+		{`.a = "\\ud800"`, nil, true},
+		{`.a = "\u00e9"`, nil, true},
+		{`.a = $x`, []Arg{StringArg("x", `\ud800`)}, true}, // --arg is literal text
+	} {
+		out, err := JQ(ctx, tc.prog, []byte(`{}`), tc.args)
+		switch {
+		case tc.ok && err != nil:
+			t.Errorf("%q: %v", tc.prog, err)
+		case !tc.ok && reason.CodeOf(err) != reason.InvalidInput:
+			t.Errorf("%q: %s, %v; want INVALID_INPUT", tc.prog, out, err)
+		}
+	}
+	if _, err := JSONArg("x", `"\ud800"`); reason.CodeOf(err) != reason.InvalidInput {
+		t.Errorf(`--argjson x '"\ud800"': %v, want INVALID_INPUT`, err)
+	}
+	if _, err := JSONArg("x", "\"\xff\""); reason.CodeOf(err) != reason.InvalidInput {
+		t.Errorf(`--argjson x with invalid UTF-8: %v, want INVALID_INPUT`, err)
+	}
+}
+
+// A program that grows the heap past its memory budget is stopped with
+// INVALID_INPUT naming the budget (lowered here, so that the test itself
+// stays small), well before its time is up.
+func TestJQStopsAProgramPastItsMemoryBudget(t *testing.T) {
+	defer func(m uint64) { jqMaxMemory = m }(jqMaxMemory)
+	jqMaxMemory = 16 << 20
+	// 64 MiB held, then a long spin: the budget, not the clock, stops it.
+	_, err := JQ(context.Background(), `reduce range(26) as $i ("x"; . + .) | [length, last(range(1e12))]`, []byte(`{}`), nil)
+	if reason.CodeOf(err) != reason.InvalidInput || !strings.Contains(err.Error(), "memory budget") {
+		t.Fatalf("a program holding 64 MiB: %v, want INVALID_INPUT past its memory budget", err)
+	}
+}
+
+// A result larger than a document may be is refused while it is encoded,
+// not built whole first.
+func TestJQRefusesAHugeResult(t *testing.T) {
+	_, err := JQ(context.Background(), `.[20000000] = 1`, []byte(`[]`), nil)
+	if reason.CodeOf(err) != reason.InvalidInput || !strings.Contains(err.Error(), "larger than") {
+		t.Fatalf("a result of 20M elements: %v, want INVALID_INPUT", err)
+	}
 }

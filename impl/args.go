@@ -52,8 +52,10 @@ type Args struct {
 	Base            string // --stale: the branch tasks merge into
 	Force           bool
 	// Custodian's global flags, accepted anywhere on the line.
-	Dir  string
-	JSON bool
+	Dir    string
+	JSON   bool
+	Server string // --server URL
+	Store  string // --store URL
 }
 
 // ParseArgs parses the script's arguments as the script does: options in
@@ -68,6 +70,7 @@ func ParseArgs(argv []string) (Args, error) {
 		"--depends-on": &a.DependsOn, "--bounded-contexts": &a.BoundedContexts,
 		"--status": &a.Status, "--branch": &a.Branch, "--check-results": &a.CheckResults,
 		"--error": &a.Error, "--base": &a.Base, "--dir": &a.Dir, "-C": &a.Dir,
+		"--server": &a.Server, "--store": &a.Store,
 	}
 	for i := 0; i < len(argv); i++ {
 		arg := argv[i]

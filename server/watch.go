@@ -33,6 +33,12 @@ func (s *Server) watch(w http.ResponseWriter, r *http.Request) {
 	if key == "" {
 		key = asdd.Key
 	}
+	// Only a document is watched (a watch of any other path would reach
+	// the store, which must not so much as look there).
+	if err := s.documentKey(key); err != nil {
+		writeError(w, err)
+		return
+	}
 	from, _, err := uintParam(r, "from")
 	if err != nil {
 		writeError(w, err)

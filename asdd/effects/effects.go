@@ -205,7 +205,11 @@ func (p *Project) Artifact(name, file, marker string) (asdd.Artifact, error) {
 }
 
 func artifactOf(name, file, marker string, b []byte) asdd.Artifact {
-	return asdd.Artifact{Name: name, Path: file, SHA256: Sum(b), MarkedSHA256: Sum(asdd.MarkContent(marker, b))}
+	a := asdd.Artifact{Name: name, Path: file, SHA256: Sum(b), MarkedSHA256: Sum(asdd.MarkContent(marker, b))}
+	if u, ok := asdd.UnmarkContent(marker, b); ok && marker != "" {
+		a.UnmarkedSHA256 = Sum(u)
+	}
+	return a
 }
 
 // Observe hashes every path ("" for a missing one): the consistency and
@@ -242,12 +246,13 @@ func (p *Project) apply(e asdd.Effect) error {
 		return err
 	}
 	switch e.Kind {
-	case asdd.EffectMarkArtifact, asdd.EffectWriteFile, asdd.EffectUpsertRow:
+	case asdd.EffectMarkArtifact, asdd.EffectUnmarkArtifact, asdd.EffectWriteFile, asdd.EffectUpsertRow:
 	default:
 		return fmt.Errorf("unknown effect kind %q", e.Kind)
 	}
+	marking := e.Kind == asdd.EffectMarkArtifact || e.Kind == asdd.EffectUnmarkArtifact
 	pl, err := p.locate(e.Path)
-	if errors.Is(err, fs.ErrNotExist) && e.Kind != asdd.EffectMarkArtifact {
+	if errors.Is(err, fs.ErrNotExist) && !marking {
 		// a new notice or log in a directory still to be made
 		if err := p.root.MkdirAll(path.Dir(e.Path), 0o755); err != nil {
 			return pathError(e.Path, err)
@@ -261,7 +266,7 @@ func (p *Project) apply(e asdd.Effect) error {
 		return err
 	}
 	defer pl.close()
-	if e.Kind == asdd.EffectMarkArtifact {
+	if marking {
 		err = ordinary(e.Path, pl)
 	} else {
 		err = own(e.Kind, e.Path, pl)
@@ -294,6 +299,14 @@ func (p *Project) apply(e asdd.Effect) error {
 			return fmt.Errorf("artifact to mark does not exist")
 		}
 		return p.write(pl, b, ok, asdd.MarkContent(e.Marker, b))
+	case asdd.EffectUnmarkArtifact:
+		if !ok {
+			return fmt.Errorf("artifact to unmark does not exist")
+		}
+		if u, marked := asdd.UnmarkContent(e.Marker, b); marked {
+			return p.write(pl, b, ok, u)
+		}
+		return nil // rewritten since: nothing to take away
 	case asdd.EffectWriteFile:
 		return p.write(pl, b, ok, []byte(e.Content))
 	default: // asdd.EffectUpsertRow

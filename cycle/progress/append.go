@@ -2,9 +2,7 @@ package progress
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path"
 )
@@ -13,30 +11,29 @@ import (
 // log rel inside root in one write, under an exclusive flock on the log's
 // lock file (.<name>.lock beside it, the one the seed's workers take), and
 // fsyncs it (and its directory when the log is new). A log whose last line
-// was torn by a crash gets a newline first, so records stay whole.
+// was torn by a crash gets a newline first, so records stay whole. The log
+// and every directory on its way are reached through no symlink, and the
+// log must be a regular file with no other hard link (nofollow.go).
 func Append(root *os.Root, rel string, records [][]byte) error {
-	dir := path.Dir(rel)
-	if err := root.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
+	d, err := openDir(root, path.Dir(rel))
+	if err != nil {
+		return err
 	}
-	unlock, err := lock(root, path.Join(dir, "."+path.Base(rel)+".lock"))
+	defer d.Close()
+	base := path.Base(rel)
+	unlock, err := lock(d, "."+base+".lock")
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	_, statErr := root.Stat(rel)
-	created := errors.Is(statErr, fs.ErrNotExist)
-	f, err := root.OpenFile(rel, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
+	f, created, err := openAppend(d, base, rel)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", rel, err)
+		return err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
 		return fmt.Errorf("stat %s: %w", rel, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", rel)
 	}
 	var buf bytes.Buffer
 	if fi.Size() > 0 {
@@ -56,14 +53,14 @@ func Append(root *os.Root, rel string, records [][]byte) error {
 		return fmt.Errorf("sync %s: %w", rel, err)
 	}
 	if created {
-		d, err := root.Open(dir)
+		dir, err := d.Open(".")
 		if err != nil {
-			return fmt.Errorf("open %s: %w", dir, err)
+			return fmt.Errorf("open %s: %w", path.Dir(rel), err)
 		}
-		err = d.Sync()
-		d.Close()
+		err = dir.Sync()
+		dir.Close()
 		if err != nil {
-			return fmt.Errorf("sync %s: %w", dir, err)
+			return fmt.Errorf("sync %s: %w", path.Dir(rel), err)
 		}
 	}
 	return nil

@@ -10,6 +10,11 @@ import (
 	"github.com/gofrs/flock"
 )
 
+const openFlags = 0
+
+// links is the file's hard link count, where the platform says it.
+func links(os.FileInfo) uint64 { return 1 }
+
 // lock takes the platform's file lock on p (created through root first, so
 // that it lies inside the project) and returns its release.
 func lock(root *os.Root, p string) (func(), error) {

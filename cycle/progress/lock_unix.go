@@ -5,9 +5,21 @@ package progress
 import (
 	"fmt"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
+
+// openFlags keeps the open of a FIFO swapped in for a log from blocking.
+const openFlags = syscall.O_NONBLOCK
+
+// links is the file's hard link count.
+func links(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
+}
 
 // lock takes flock(2) on the lock file p, opened through root, and returns
 // its release.

@@ -34,10 +34,12 @@ func Sync(root *os.Root, id string, latest Latest) ([]string, error) {
 		return nil, err
 	}
 	dir := cycle.ProgressDir(id)
-	if err := root.MkdirAll(dir, 0o755); err != nil {
+	pd, err := openDir(root, dir) // through no symlink (nofollow.go)
+	if err != nil {
 		return nil, fmt.Errorf("progress files: %w", err)
 	}
-	unlock, err := lock(root, path.Join(dir, lockFile))
+	defer pd.Close()
+	unlock, err := lock(pd, lockFile)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +48,7 @@ func Sync(root *os.Root, id string, latest Latest) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b, err := root.ReadFile(path.Join(dir, revisionFile)); err == nil {
+	if b, err := pd.ReadFile(revisionFile); err == nil {
 		if last, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil && last > rev {
 			return nil, nil
 		}
@@ -62,18 +64,32 @@ func Sync(root *os.Root, id string, latest Latest) ([]string, error) {
 			continue
 		}
 		p := path.Join(dir, name)
-		if cur, err := root.ReadFile(p); err == nil && bytes.Equal(cur, b) {
+		sub, err := openDir(pd, path.Dir(name))
+		if err != nil {
+			return wrote, fmt.Errorf("progress files: %w", err)
+		}
+		base := path.Base(name)
+		if fi, err := sub.Lstat(base); err == nil && fi.Mode().IsRegular() && same(sub, base, b) {
+			sub.Close()
 			continue
 		}
-		if err := writeAtomic(root, p, b); err != nil {
+		err = writeAtomic(sub, base, b) // the rename replaces a symlink, never follows it
+		sub.Close()
+		if err != nil {
 			return wrote, err
 		}
 		wrote = append(wrote, p)
 	}
-	if err := writeAtomic(root, path.Join(dir, revisionFile), []byte(strconv.FormatUint(rev, 10)+"\n")); err != nil {
+	if err := writeAtomic(pd, revisionFile, []byte(strconv.FormatUint(rev, 10)+"\n")); err != nil {
 		return wrote, err
 	}
 	return wrote, nil
+}
+
+// same reports whether the regular file name in dir holds b.
+func same(dir *os.Root, name string, b []byte) bool {
+	cur, err := dir.ReadFile(name)
+	return err == nil && bytes.Equal(cur, b)
 }
 
 // Read returns the progress files of cycle id that exist, keyed by their

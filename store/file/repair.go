@@ -1,8 +1,10 @@
 package file
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/custodian-dev/custodian/reason"
@@ -82,6 +84,9 @@ func (s *Store) Repair(ctx context.Context, key string, keep RepairKeep, actor, 
 		if err := d.recoverTmp(); err != nil {
 			return err
 		}
+		if err := d.setForeignAside(rs); err != nil {
+			return err
+		}
 		h, err := d.loadHistory()
 		if err != nil {
 			return err
@@ -153,4 +158,79 @@ func (d *doc) settleRepair(e *capturedEdit) {
 		return
 	}
 	rs.committed = rec != nil
+}
+
+// setForeignAside takes out of the live journal the lines that are no
+// records of it (written by someone else: a line appended through a link,
+// a hand edit): each line that does not decode as a record, or does not
+// continue the chain of the records kept before it. The journal as found
+// is kept first, whole, at <journal>.foreign-<time> (never deleted); then
+// the journal is replaced by its own records. A torn last line is left for
+// the load to cut, as always.
+func (d *doc) setForeignAside(rs *repairState) error {
+	data, err := d.readFile(d.p.journal)
+	if err != nil || data == nil {
+		return err
+	}
+	var prev *store.Record
+	segs, err := d.segments()
+	if err != nil {
+		return err
+	}
+	if len(segs) > 0 {
+		r, err := d.readTail(segs[len(segs)-1])
+		if err != nil {
+			return err
+		}
+		prev = &r
+	}
+	var kept bytes.Buffer
+	foreign := 0
+	for _, line := range bytes.SplitAfter(data, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		if line[len(line)-1] != '\n' {
+			kept.Write(line) // torn: the load cuts it, with its copy kept
+			continue
+		}
+		r, err := store.DecodeRecord(line[:len(line)-1])
+		if err == nil {
+			if isLoose(prev) && r.Rev != prev.Rev+1 {
+				err = fmt.Errorf("revision %d does not follow %d", r.Rev, prev.Rev)
+			} else if !isLoose(prev) {
+				err = store.Chain(prev, r)
+			}
+		}
+		if err != nil {
+			foreign++
+			continue
+		}
+		kept.Write(line)
+		prev = &r
+	}
+	if foreign == 0 {
+		return nil
+	}
+	aside := d.p.journal + ".foreign-" + stamp(d.s.opts.Now())
+	f, err := d.openRegular(aside, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return fmt.Errorf("keep the journal's foreign lines: %w", err)
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("keep the journal's foreign lines at %s: %w", aside, err)
+	}
+	rs.aside = append(rs.aside, aside)
+	d.logf("journal lines that are no records of it taken out", "lines", foreign, "copy", aside)
+	return d.replaceFile(d.p.journal, d.p.journal+".foreign-tmp", "repair.journal", func(f *os.File) error {
+		_, err := f.Write(kept.Bytes())
+		return err
+	}, nil)
 }

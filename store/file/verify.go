@@ -273,8 +273,10 @@ func (s *Store) Watch(ctx context.Context, key string, from uint64) iter.Seq2[st
 		}
 		if s.opts.Hold {
 			// Load the document (and take its lock) so the durable
-			// revision is known before reading the journal.
-			if err := d.locked(ctx, d.refresh); err != nil {
+			// revision is known before reading the journal. One not
+			// written yet is followed as it is: a watch creates nothing
+			// (no directory, no lock file), its first commit wakes it.
+			if err := d.lockedRead(ctx, d.refresh); err != nil && reason.CodeOf(err) != reason.NotFound {
 				yield(store.Commit{}, err)
 				return
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/wire"
@@ -121,6 +122,10 @@ func parseArgs(app *cmdutil.App, argv []string) (*Options, error) {
 			a.Actor, err = value()
 		case "-C", "--dir":
 			app.Dir, err = value()
+		case "--server":
+			app.ServerURL, err = value()
+		case "--store":
+			app.StoreURL, err = value()
 		case "--json":
 			app.JSON = true
 		case "--quiet", "-q":
@@ -141,6 +146,9 @@ func parseArgs(app *cmdutil.App, argv []string) (*Options, error) {
 			n, v := argv[i+1], argv[i+2]
 			i += 2
 			if name == "--arg" {
+				if !utf8.ValidString(v) { // JSON would carry it as U+FFFD
+					return nil, reason.New(reason.InvalidInput, "--arg %s is not valid UTF-8", n)
+				}
 				a.Args = append(a.Args, appl.StringArg(n, v))
 			} else {
 				if _, err := compat.JSONArg(n, v); err != nil {
@@ -161,6 +169,9 @@ func parseArgs(app *cmdutil.App, argv []string) (*Options, error) {
 	a.Key = cmdutil.ResolveKey(a.Key) // state, cycle/<id>
 	if err := store.CheckKey(a.Key); err != nil {
 		return nil, err
+	}
+	if !utf8.ValidString(a.Program) { // JSON would carry it as U+FFFD
+		return nil, reason.New(reason.InvalidInput, "the jq program is not valid UTF-8")
 	}
 	if a.Touch != "" && strings.ContainsAny(a.Touch, ".[]\"") {
 		return nil, usage("--touch %q: name a top-level field (e.g. updatedAt)", a.Touch)

@@ -46,3 +46,18 @@ func TestApplyArgs(t *testing.T) {
 		}
 	}
 }
+
+// Invalid UTF-8 in the program or an --arg is INVALID_INPUT before
+// anything is sent (JSON would carry it to the daemon as U+FFFD).
+func TestApplyRefusesInvalidUTF8(t *testing.T) {
+	for _, args := range [][]string{
+		{"--key", ".agents/tmp/state.json", "--jq", ".a = \"\xff\""},
+		{"--key", ".agents/tmp/state.json", "--jq", ".a = $x", "--arg", "x", "\xfe"},
+		{"--key", ".agents/tmp/state.json", "--jq", ".a = $x", "--argjson", "x", `"\ud800"`},
+	} {
+		err := cmdtest.Execute(NewCmd(&cmdutil.App{}, func(context.Context, *Options) error { return nil }), args...)
+		if reason.CodeOf(err) != reason.InvalidInput {
+			t.Errorf("apply %q: %v, want INVALID_INPUT", args, err)
+		}
+	}
+}

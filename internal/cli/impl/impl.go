@@ -74,6 +74,12 @@ func runImpl(app *cmdutil.App, ctx context.Context, argv []string, runF func(con
 		if a.JSON {
 			app.JSON = true
 		}
+		if a.Server != "" {
+			app.ServerURL = a.Server
+		}
+		if a.Store != "" {
+			app.StoreURL = a.Store
+		}
 		if a.Op == impl.OpHelp {
 			_, err = io.WriteString(app.Out, implUsage)
 			return err
