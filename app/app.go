@@ -118,7 +118,7 @@ func HumanDecision(op asdd.Op) (string, bool) {
 
 // ErrHuman is the error of a human decision asked by an agent.
 func errHuman(what string) error {
-	return reason.New(reason.Unauthorized, "%s is a human decision: it needs the admin credential, which the CLI sends when it can read it (a human's terminal, outside the agent's sandbox), or $CUSTODIAN_ADMIN_TOKEN", what)
+	return reason.New(reason.Unauthorized, "%s is a human decision: it needs the admin token (the CLI sends the project's admin credential when it can read it: a human's terminal, outside the agent's sandbox; or $CUSTODIAN_ADMIN_TOKEN)", what)
 }
 
 // checkCaller refuses a human decision asked by an agent.
