@@ -19,6 +19,9 @@ type Sandbox struct {
 	// DenyWrite are the paths no sandboxed command may write: the
 	// custodian's files and the settings that configure the sandbox.
 	DenyWrite []string
+	// Files are those of DenyWrite that are files (the others are
+	// directories: their deny rules cover what is under them).
+	Files []string
 	// DenyRead are the paths no sandboxed command may read: the human's
 	// admin credentials.
 	DenyRead []string
@@ -54,8 +57,11 @@ var editTools = []string{"Edit", "Write", "MultiEdit", "NotebookEdit"}
 func (sb Sandbox) DenyRules() []string {
 	var out []string
 	for _, p := range sb.DenyWrite {
+		if !slices.Contains(sb.Files, p) {
+			p = strings.TrimSuffix(p, "/") + "/**"
+		}
 		for _, t := range editTools {
-			out = append(out, t+"("+p+")", t+"("+strings.TrimSuffix(p, "/")+"/**)")
+			out = append(out, t+"("+p+")")
 		}
 	}
 	return out

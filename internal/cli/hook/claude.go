@@ -8,13 +8,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/hook/claude"
+	"github.com/custodian-dev/custodian/internal/admincred"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -74,7 +74,9 @@ type ClaudeInstall struct {
 	Scope   string         `json:"scope"`
 	DryRun  bool           `json:"dry_run,omitempty"`
 	Files   []ClaudeChange `json:"files"`
-	Command string         `json:"command"`
+	Command string         `json:"command,omitempty"`
+	// Sandbox says install wrote the sandbox block (not --no-sandbox).
+	Sandbox bool `json:"sandbox,omitempty"`
 }
 
 // ClaudeChange is one file install or uninstall wrote (or would write).
@@ -140,7 +142,7 @@ func rewriteJSONFile(path string, dry bool, edit func([]byte) ([]byte, bool, err
 	return ch, nil
 }
 
-func runClaudeInstall(app *cmdutil.App, scope, binary string, mcp, dry, remove bool) (*ClaudeInstall, error) {
+func runClaudeInstall(app *cmdutil.App, scope, binary string, mcp, dry, remove, noSandbox bool) (*ClaudeInstall, error) {
 	path, err := claudeSettingsPath(app, scope)
 	if err != nil {
 		return nil, err
@@ -148,30 +150,38 @@ func runClaudeInstall(app *cmdutil.App, scope, binary string, mcp, dry, remove b
 	if mcp && scope == "user" {
 		return nil, &reason.UsageError{Err: errors.New("--mcp with --scope user: Claude Code keeps user MCP servers in ~/.claude.json; run `claude mcp add --scope user custodian -- custodian mcp`")}
 	}
-	command := claude.Command
-	if binary == "" && !remove {
-		// The small binary answers an unrelated call in about a
-		// millisecond (the full one pays its package initialisation on
-		// every Write, Edit and Bash call): used when it is installed.
-		if _, err := exec.LookPath(claude.FastBinary); err == nil {
-			command = claude.FastBinary + " hook claude"
-		}
+	sb, err := sandboxFor(app, noSandbox || remove)
+	if err != nil {
+		return nil, err
 	}
-	if binary != "" {
-		abs, err := filepath.Abs(binary)
-		if err != nil {
+	res := &ClaudeInstall{Scope: scope, DryRun: dry, Sandbox: !noSandbox && !remove}
+	var ch ClaudeChange
+	if remove {
+		sb.Off = false // whatever install wrote goes
+		ch, err = uninstallSettings(path, sb)
+	} else {
+		if res.Command, err = hookCommand(binary); err != nil {
 			return nil, err
 		}
-		command = cmdutil.ShellQuote(abs) + " hook claude"
-	}
-	res := &ClaudeInstall{Scope: scope, DryRun: dry, Command: command}
-	ch, err := rewriteJSONFile(path, dry, func(b []byte) ([]byte, bool, error) {
-		if remove {
-			return claude.RemoveHooks(b)
+		if !noSandbox {
+			if err := sandboxRuntime(); err != nil {
+				return nil, &reason.UsageError{Err: err}
+			}
 		}
-		out, err := claude.MergeHooks(b, command)
-		return out, true, err
-	})
+		if !dry {
+			// The credential the sandbox hides: made now, by the
+			// human, so that its directory exists when a session's
+			// sandbox is set up.
+			root, err := app.Root()
+			if err != nil {
+				return nil, err
+			}
+			if _, _, err := admincred.Ensure(root); err != nil {
+				return nil, err
+			}
+		}
+		ch, err = installSettings(path, res.Command, sb, dry)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +251,7 @@ func newHookUninstallCmd(app *cmdutil.App, runF func(context.Context, *Uninstall
 
 // uninstall removes the custodian's entries from the scope's settings.
 func uninstall(_ context.Context, opts *UninstallOptions) error {
-	res, err := runClaudeInstall(opts.App, opts.Scope, "", opts.MCP, false, true)
+	res, err := runClaudeInstall(opts.App, opts.Scope, "", opts.MCP, false, true, false)
 	if err != nil {
 		return err
 	}
