@@ -3,16 +3,19 @@ package hook
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/daemon"
 	"github.com/custodian-dev/custodian/hook/claude"
 	"github.com/custodian-dev/custodian/internal/admincred"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
@@ -59,13 +62,60 @@ managed file and is allowed otherwise; the reason goes to stderr.`,
 	}
 }
 
-// answerClaude answers the hook (package hook/claude decides).
-func answerClaude(_ context.Context, opts *ClaudeOptions) error {
+// answerClaude answers the hook (package hook/claude decides). At
+// SessionStart it first makes sure the project's daemon runs (startDaemon):
+// the hook runs outside the agent's sandbox, the agent's CLI inside it can
+// only reach the daemon.
+func answerClaude(ctx context.Context, opts *ClaudeOptions) error {
 	app := opts.App
-	if code := claude.Run(app.Dir, app.In, app.Out, app.Err); code != 0 {
+	in := app.In
+	if in == nil {
+		in = os.Stdin
+	}
+	b, err := io.ReadAll(io.LimitReader(in, 8<<20))
+	if err != nil {
+		return err
+	}
+	var ev struct {
+		Event string `json:"hook_event_name"`
+	}
+	if json.Unmarshal(b, &ev) == nil && ev.Event == "SessionStart" {
+		if err := startDaemon(ctx, app); err != nil && app.Err != nil {
+			fmt.Fprintf(app.Err, "custodian: %v\n", err)
+		}
+	}
+	if code := claude.Run(app.Dir, bytes.NewReader(b), app.Out, app.Err); code != 0 {
 		return &cmdutil.ExitError{Code: code}
 	}
 	return nil
+}
+
+// startDaemon starts the project's daemon unless one answers (a custodian
+// project only: one with state). It listens on the unix socket only, logs
+// to .asdd/state/daemon.log, and takes the admin token from the project's
+// credential (daemon.EnsureRunning).
+func startDaemon(ctx context.Context, app *cmdutil.App) error {
+	root, err := app.Root()
+	if err != nil {
+		return nil
+	}
+	project := false
+	for _, d := range []string{".asdd", ".impl", ".agents/tmp", ".workflow/.cycle"} {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(d))); err == nil {
+			project = true
+		}
+	}
+	if !project {
+		return nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("start the daemon: %w", err)
+	}
+	cmd := exec.Command(self, "-C", root, "serve", "--addr", "", "--log-level", "warn")
+	sock := filepath.Join(root, filepath.FromSlash(cmdutil.DefaultSocket))
+	_, err = daemon.EnsureRunning(ctx, sock, cmd, filepath.Join(root, ".asdd", "state", "daemon.log"))
+	return err
 }
 
 // ClaudeInstall is what `hook install --claude --json` and `hook uninstall
@@ -160,7 +210,8 @@ func runClaudeInstall(app *cmdutil.App, scope, binary string, mcp, dry, remove, 
 		sb.Off = false // whatever install wrote goes
 		ch, err = uninstallSettings(path, sb)
 	} else {
-		if res.Command, err = hookCommand(binary); err != nil {
+		var session string
+		if res.Command, session, err = hookCommand(binary); err != nil {
 			return nil, err
 		}
 		if !noSandbox {
@@ -180,7 +231,7 @@ func runClaudeInstall(app *cmdutil.App, scope, binary string, mcp, dry, remove, 
 				return nil, err
 			}
 		}
-		ch, err = installSettings(path, res.Command, sb, dry)
+		ch, err = installSettings(path, res.Command, session, sb, dry)
 	}
 	if err != nil {
 		return nil, err

@@ -41,6 +41,7 @@ type Runs struct {
 	Install   func(context.Context, *InstallOptions) error
 	Uninstall func(context.Context, *UninstallOptions) error
 	Claude    func(context.Context, *ClaudeOptions) error
+	Doctor    func(context.Context, *DoctorOptions) error
 }
 
 // NewHookCmd returns `custodian hook` and its subcommands install, claude
@@ -59,6 +60,9 @@ func NewHookCmd(app *cmdutil.App, runs *Runs) *cobra.Command {
 	}
 	if r.Claude == nil {
 		r.Claude = answerClaude
+	}
+	if r.Doctor == nil {
+		r.Doctor = doctor
 	}
 	cmd := &cobra.Command{Use: "hook", Short: "Git pre-commit hook (custodian check) and Claude Code hooks (custodian hook claude)"}
 	opts := &InstallOptions{App: app}
@@ -115,7 +119,7 @@ for byte (or, when it changed since, removes only the custodian's entries);
 	installCmd.Flags().BoolVar(&opts.MCP, "mcp", false, "with --claude: also add the custodian MCP server to .mcp.json")
 	installCmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "with --claude: print what would be written, write nothing")
 	installCmd.Flags().BoolVar(&opts.NoSandbox, "no-sandbox", false, "with --claude: leave Claude Code's sandbox out (the hook alone then guards the files)")
-	cmd.AddCommand(installCmd, newHookClaudeCmd(app, r.Claude), newHookUninstallCmd(app, r.Uninstall))
+	cmd.AddCommand(installCmd, newHookClaudeCmd(app, r.Claude), newHookUninstallCmd(app, r.Uninstall), newHookDoctorCmd(app, r.Doctor))
 	return cmd
 }
 

@@ -105,31 +105,33 @@ func sandboxRuntime() error {
 	return nil
 }
 
-// hookCommand returns the hook command install writes, refusing (exit 2)
-// one that could not start: Claude Code lets every call through when its
-// hook cannot start.
-func hookCommand(binary string) (string, error) {
+// hookCommand returns the hook commands install writes (PreToolUse's, and
+// SessionStart's, which starts the daemon and so runs the full binary),
+// refusing (exit 2) one that could not start: Claude Code lets every call
+// through when its hook cannot start.
+func hookCommand(binary string) (pre, session string, err error) {
 	if binary != "" {
 		abs, err := filepath.Abs(binary)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
 		if fi, err := os.Stat(abs); err != nil || fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
-			return "", reason.Usage("--binary %s is not an executable file: the hook could not start, and Claude Code would let every call through", abs)
+			return "", "", reason.Usage("--binary %s is not an executable file: the hook could not start, and Claude Code would let every call through", abs)
 		}
-		return cmdutil.ShellQuote(abs) + " hook claude", nil
+		c := cmdutil.ShellQuote(abs) + " hook claude"
+		return c, c, nil
+	}
+	if _, err := exec.LookPath("custodian"); err != nil {
+		self, _ := os.Executable()
+		return "", "", reason.Usage("custodian is not on PATH, so the hook command %q could not start, and Claude Code lets every call through when its hook cannot start: put custodian on PATH, or name the binary with --binary %s", claude.Command, cmdutil.ShellQuote(self))
 	}
 	// The small binary answers an unrelated call in about a millisecond
 	// (the full one pays its package initialisation on every Write, Edit
 	// and Bash call): used when it is installed.
 	if _, err := exec.LookPath(claude.FastBinary); err == nil {
-		return claude.FastBinary + " hook claude", nil
+		return claude.FastBinary + " hook claude", claude.Command, nil
 	}
-	if _, err := exec.LookPath("custodian"); err != nil {
-		self, _ := os.Executable()
-		return "", reason.Usage("custodian is not on PATH, so the hook command %q could not start, and Claude Code lets every call through when its hook cannot start: put custodian on PATH, or name the binary with --binary %s", claude.Command, cmdutil.ShellQuote(self))
-	}
-	return claude.Command, nil
+	return claude.Command, claude.Command, nil
 }
 
 // backup is what install keeps of a settings file to undo it: the file as
@@ -188,12 +190,12 @@ func writeBackup(p string, bk *backup) error {
 
 // installSettings merges the hook and the sandbox into the settings file
 // at path, keeping a backup to undo it byte for byte.
-func installSettings(path, command string, sb claude.Sandbox, dry bool) (ClaudeChange, error) {
+func installSettings(path, command, session string, sb claude.Sandbox, dry bool) (ClaudeChange, error) {
 	old, err := readOptional(path)
 	if err != nil {
 		return ClaudeChange{}, fmt.Errorf("read %s: %w", path, err)
 	}
-	next, err := claude.MergeHooks(old, command)
+	next, err := claude.MergeHooksFor(old, command, session)
 	if err == nil {
 		next, err = claude.MergeSandbox(next, sb)
 	}
