@@ -3,9 +3,9 @@ package cmdutil
 import (
 	"context"
 	"errors"
-	"io/fs"
 	"fmt"
 	"io"
+	"io/fs"
 	"sync"
 	"time"
 
