@@ -272,6 +272,16 @@ func TestRealSandboxLeavesCustodianTheOnlyWriter(t *testing.T) {
 	if out := p.must(false, `custodian slice show SLICE-001 --json`); !bytes.Contains([]byte(out), []byte("SLICE-001")) {
 		t.Errorf("slice show: %s", out)
 	}
+	// With the daemon stopped, the agent's change has nowhere to go: it
+	// fails, saying what starts the daemon, and changes nothing.
+	p.must(false, `kill "$(head -1 .asdd/state/custodian.pid)" && while [ -S .asdd/state/custodian.sock ]; do sleep 0.1; done`)
+	before = p.settled()
+	if out, code := p.run(true, `custodian slice add SLICE-002`); code == 0 || !strings.Contains(out, "SessionStart") {
+		t.Errorf("sandboxed slice add without a daemon: exit %d\n%s", code, out)
+	}
+	if p.fingerprint() != before {
+		t.Error("a sandboxed slice add without a daemon changed the files")
+	}
 }
 
 // Two SessionStart hooks at once (two sessions opening together) both
