@@ -107,6 +107,7 @@ func runDoctor(ctx context.Context, app *cmdutil.App, scope string) (*DoctorRepo
 			Enabled                  *bool
 			FailIfUnavailable        *bool
 			AllowUnsandboxedCommands *bool
+			ExcludedCommands         []string
 			Filesystem               struct{ DenyWrite, DenyRead []string }
 			Network                  struct{ AllowAllUnixSockets *bool }
 		}
@@ -171,6 +172,9 @@ func runDoctor(ctx context.Context, app *cmdutil.App, scope string) (*DoctorRepo
 		}
 		if s.FailIfUnavailable == nil || !*s.FailIfUnavailable {
 			add("sandbox", "warn", "sandbox.failIfUnavailable is not true: where the sandbox cannot start, commands run without it")
+		}
+		if len(s.ExcludedCommands) > 0 {
+			add("sandbox", "warn", "sandbox.excludedCommands runs %s outside the sandbox: those commands can write the custodian's files", strings.Join(s.ExcludedCommands, ", "))
 		}
 		if s.Network.AllowAllUnixSockets == nil || !*s.Network.AllowAllUnixSockets {
 			add("sandbox", "warn", "sandbox.network.allowAllUnixSockets is not true: on Linux the CLI cannot reach the daemon from inside the sandbox")

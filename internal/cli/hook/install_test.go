@@ -155,3 +155,34 @@ func TestClaudeInstallRefuses(t *testing.T) {
 		t.Fatalf("--no-sandbox wrote:\n%s", b)
 	}
 }
+
+// hook doctor: live after install (the daemon's absence is a warning), not
+// live (exit 5) without the settings, without the sandbox, or with a hook
+// command that cannot start.
+func TestHookDoctor(t *testing.T) {
+	fakePath(t, "custodian", "bwrap", "socat", "sandbox-exec")
+	dir, path := claudeProject(t, "")
+	if out, err := hookCmd(t, dir, "doctor"); cmdtest.ExitCode(err) != reason.ExitIntegrity || !strings.Contains(out, "NOT live") {
+		t.Fatalf("doctor before install: %v\n%s", err, out)
+	}
+	if out, err := hookCmd(t, dir, "install", "--claude"); err != nil {
+		t.Fatalf("install: %v\n%s", err, out)
+	}
+	out, err := hookCmd(t, dir, "doctor")
+	if err != nil || !strings.Contains(out, "protection is live") || !strings.Contains(out, "warn  daemon") {
+		t.Fatalf("doctor after install: %v\n%s", err, out)
+	}
+	// The hook's program gone from PATH.
+	t.Setenv("PATH", filepath.Dir(path))
+	if out, err := hookCmd(t, dir, "doctor"); cmdtest.ExitCode(err) != reason.ExitIntegrity || !strings.Contains(out, "cannot start") {
+		t.Fatalf("doctor without custodian on PATH: %v\n%s", err, out)
+	}
+	fakePath(t, "custodian")
+	dir, _ = claudeProject(t, "")
+	if out, err := hookCmd(t, dir, "install", "--claude", "--no-sandbox"); err != nil {
+		t.Fatalf("install --no-sandbox: %v\n%s", err, out)
+	}
+	if out, err := hookCmd(t, dir, "doctor"); cmdtest.ExitCode(err) != reason.ExitIntegrity || !strings.Contains(out, "no sandbox block") {
+		t.Fatalf("doctor after --no-sandbox: %v\n%s", err, out)
+	}
+}
