@@ -100,7 +100,7 @@ func sandboxRuntime() error {
 			return fmt.Errorf("the agent's sandbox cannot start: sandbox-exec is not on PATH%s", off)
 		}
 	default:
-		return fmt.Errorf("Claude Code has no sandbox on %s%s", runtime.GOOS, off)
+		return fmt.Errorf("no Claude Code sandbox on %s%s", runtime.GOOS, off)
 	}
 	return nil
 }
