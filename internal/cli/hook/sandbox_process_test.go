@@ -384,3 +384,37 @@ func daemonPid(path string) (int, error) {
 	first, _, _ := strings.Cut(string(b), "\n")
 	return strconv.Atoi(strings.TrimSpace(first))
 }
+
+// Without the sandbox runtime the real-sandbox tests skip, saying why, on a
+// developer's machine, and fail in CI ($CI set): the test binary is run
+// again with a PATH on which there is no bubblewrap.
+func TestSandboxTestsNeedTheRuntimeInCI(t *testing.T) {
+	if os.Getenv("HOOK_SANDBOX_CHILD") != "" {
+		t.Skip("the child run")
+	}
+	empty := t.TempDir()
+	run := func(ci string) (string, error) {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestRealSandboxLeavesCustodianTheOnlyWriter$", "-test.v", "-test.count=1")
+		var env []string
+		for _, kv := range os.Environ() {
+			if !strings.HasPrefix(kv, "PATH=") && !strings.HasPrefix(kv, "CI=") {
+				env = append(env, kv)
+			}
+		}
+		env = append(env, "PATH="+empty, "HOOK_SANDBOX_CHILD=1")
+		if ci != "" {
+			env = append(env, "CI="+ci)
+		}
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("")
+	if err != nil || !strings.Contains(out, "--- SKIP: TestRealSandboxLeavesCustodianTheOnlyWriter") || !strings.Contains(out, "not installed") {
+		t.Errorf("without bubblewrap, outside CI: %v\n%s", err, out)
+	}
+	out, err = run("true")
+	if err == nil || !strings.Contains(out, "--- FAIL: TestRealSandboxLeavesCustodianTheOnlyWriter") || !strings.Contains(out, "$CI is set") {
+		t.Errorf("without bubblewrap, in CI: %v\n%s", err, out)
+	}
+}
