@@ -66,17 +66,17 @@ type Service interface {
 }
 
 // Caller is who asks, as far as the custodian can tell: a human with the
-// admin token (or the project's owner on the local socket or without a
-// daemon), or an agent holding the agents' token.
+// admin credential (package admincred), or an agent without it.
 type Caller int
 
 const (
-	// Owner is the default: a process of the project's owner (the CLI
-	// without a daemon, the daemon's unix socket, a TCP request with the
-	// admin token).
+	// Owner is the default: a request with the admin token (over TCP or
+	// the daemon's unix socket), the daemon's own monitor, the CLI
+	// without a daemon when it can read the admin credential.
 	Owner Caller = iota
-	// Agent is a request with the agents' token over TCP: human decisions
-	// are refused (UNAUTHORIZED).
+	// Agent is a request without the admin token, on any door (TCP, the
+	// unix socket, MCP), or the CLI without a daemon that cannot read the
+	// admin credential: human decisions are refused (UNAUTHORIZED).
 	Agent
 )
 
@@ -118,7 +118,7 @@ func HumanDecision(op asdd.Op) (string, bool) {
 
 // ErrHuman is the error of a human decision asked by an agent.
 func errHuman(what string) error {
-	return reason.New(reason.Unauthorized, "%s is a human decision: it needs the admin token (custodian serve --admin-token; the CLI sends $CUSTODIAN_ADMIN_TOKEN)", what)
+	return reason.New(reason.Unauthorized, "%s is a human decision: it needs the admin token (the CLI sends the project's admin credential when it can read it: a human's terminal, outside the agent's sandbox; or $CUSTODIAN_ADMIN_TOKEN)", what)
 }
 
 // checkCaller refuses a human decision asked by an agent.

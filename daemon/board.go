@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/custodian-dev/custodian/board"
+	"github.com/custodian-dev/custodian/internal/admincred"
 )
 
 // dashboard is the web dashboard's handler (package board), or nil when
@@ -18,11 +19,17 @@ func (d *Daemon) dashboard() http.Handler {
 	return board.Handler(board.Options{Store: d.st, Root: d.cfg.Root, Now: d.cfg.Now, Config: d.cfg.ASDDConfig})
 }
 
-// adminToken is the daemon's admin token: the one configured, or a fresh
-// random one (generated reports which).
-func adminToken(given string) (token string, generated bool, err error) {
-	if given != "" {
-		return given, false, nil
+// adminToken is the daemon's admin token: the one configured, else with
+// Config.AdminCredential the project's credential (package admincred,
+// created when there is none), else a fresh random one (generated reports
+// that the daemon made it up and nobody else knows it).
+func (d *Daemon) adminToken() (token string, generated bool, err error) {
+	if d.cfg.AdminToken != "" {
+		return d.cfg.AdminToken, false, nil
+	}
+	if d.cfg.AdminCredential {
+		t, _, err := admincred.Ensure(d.cfg.Root)
+		return t, false, err
 	}
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
@@ -47,6 +54,11 @@ func (d *Daemon) announceDashboard() {
 	switch {
 	case ui && generated:
 		fmt.Fprintf(w, "dashboard: %s#admin=%s  (admin token %s: resolve, approve and review need it)\n", url, token, token)
+	case ui && d.cfg.AdminCredential && d.cfg.AdminToken == "":
+		// The token is not printed: this output may land in a log
+		// the agents can read.
+		p, _ := admincred.Path(d.cfg.Root)
+		fmt.Fprintf(w, "dashboard: %s  (resolve, approve and review need the admin token: open %s#admin=<the token in %s>)\n", url, url, p)
 	case ui:
 		fmt.Fprintf(w, "dashboard: %s  (resolve, approve and review need the --admin-token)\n", url)
 	case generated:

@@ -36,9 +36,15 @@ type Config struct {
 	// Token is the agents' bearer token over TCP ("": a change over TCP
 	// needs AdminToken, and agents use the socket).
 	Token string
-	// AdminToken opens the human actions over TCP ("": a random one is
-	// generated and announced on Stderr).
+	// AdminToken opens the human decisions, on every door (the unix
+	// socket included): a request without it has agent rights. "": with
+	// AdminCredential the project's credential, else a random one is
+	// generated and announced on Stderr.
 	AdminToken string
+	// AdminCredential takes the admin token from the project's credential
+	// file (package admincred), creating it when there is none: what the
+	// human's CLI reads and attaches (custodian serve sets it).
+	AdminCredential bool
 
 	// SnapshotInterval is the least time between two rewrites of a
 	// snapshot file (file store; 0: the store's default, 50ms).

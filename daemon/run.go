@@ -74,7 +74,7 @@ func (d *Daemon) assemble() error {
 	// dashboard, the MCP door, the monitor loop.
 	d.local = app.NewLocal(app.Options{Store: d.st, Root: d.cfg.Root, Config: d.cfg.ASDDConfig, Now: d.cfg.Now, Logger: d.cfg.Logger})
 	var err error
-	if d.admin, d.generated, err = adminToken(d.cfg.AdminToken); err != nil {
+	if d.admin, d.generated, err = d.adminToken(); err != nil {
 		return err
 	}
 	d.srv = server.New(d.st, d.serverOptions())

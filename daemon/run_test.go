@@ -120,7 +120,7 @@ func testRun(t *testing.T, root string) {
 		errc <- Run(ctx, Config{Root: root, Socket: DefaultSocket, Addr: addr, AdminToken: "adm", MonitorEvery: time.Hour})
 	}()
 	sock := filepath.Join(root, DefaultSocket)
-	owner := app.NewRemote(dial(t, "unix://"+sock, ""))
+	owner := app.NewRemote(dial(t, "unix://"+sock, "adm"))
 	waitHealthy(t, owner.Client(), errc)
 	if fi, err := os.Stat(sock); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("socket mode: %v, %v; want 0600", fi, err)

@@ -144,3 +144,24 @@ func ownHidden(base, prefix string) bool {
 	}
 	return false
 }
+
+// SandboxPaths are the paths, relative to the project root, that an
+// agent's OS sandbox must keep read-only (hook install --claude writes them
+// into Claude Code's sandbox block): every owned directory and file, and
+// whole the directories of the two documents kept outside them (.impl,
+// .agents/tmp), since a sandbox takes literal paths only (bubblewrap has
+// no patterns) while the store makes its journal, lock and temporary files
+// there on the fly. Those two directories hold nothing but the documents'
+// files and the phase outputs.
+func SandboxPaths() []string {
+	out := make([]string, 0, len(owned)+2)
+	for _, o := range owned {
+		if o.path != PhasesDir { // under .agents/tmp, below
+			out = append(out, o.path)
+		}
+	}
+	for _, key := range []string{ImplKey, StateKey} {
+		out = append(out, path.Dir(key))
+	}
+	return out
+}

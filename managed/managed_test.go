@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/custodian-dev/custodian/agentstate"
@@ -139,5 +140,30 @@ func TestOwnedCoversTheStoreFiles(t *testing.T) {
 	}
 	if n < 12 {
 		t.Fatalf("only %d files written", n)
+	}
+}
+
+// Every file the custodian owns lies under one of the sandbox's read-only
+// paths.
+func TestSandboxPathsCoverEveryOwnedFile(t *testing.T) {
+	files := []string{managed.ASDDKey, ".asdd/state/journal.000001", ".asdd/state/.lock", managed.ConfigPath,
+		".asdd/escalations/E-1.md", ".asdd/steering-proposals/p.md", ".asdd/runs/r.json", managed.FailureLogPath,
+		managed.ImplKey, ".impl/journal.000003", ".impl/.lock", ".impl/manifest.json.tmp-1",
+		managed.StateKey, ".agents/tmp/state.journal.000001", ".agents/tmp/.state.lock", ".agents/tmp/phases/p1.md",
+		".workflow/.cycle/c1.json", ".workflow/.cycle/c1.progress/x"}
+	for _, f := range files {
+		if !managed.Owned(f) {
+			t.Errorf("%s is not owned", f)
+			continue
+		}
+		covered := false
+		for _, p := range managed.SandboxPaths() {
+			if f == p || strings.HasPrefix(f, p+"/") {
+				covered = true
+			}
+		}
+		if !covered {
+			t.Errorf("%s is not under any of %v", f, managed.SandboxPaths())
+		}
 	}
 }

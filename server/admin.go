@@ -8,34 +8,33 @@ import (
 )
 
 // needsAdmin reports whether r must carry the admin token: Options.AdminToken
-// is set, r came over TCP, and it is a raw write (PUT /v1/doc) of any
-// document. A raw write skips the operations' rules (it is how a human
-// rolls back, rebuilds or repairs), so it is a human's decision. Human
-// decisions among the operations (resolve, approve, clear-review,
-// correct-assumption, a forced unlock) are refused by the application
-// layer to a request marked as an agent's (agentRequest). The unix socket
-// is exempt: it is the project owner's (mode 0600), who can take the state
-// lock and change the files directly anyway.
+// is set and r is a raw write (PUT /v1/doc) of any document or a rollback.
+// A raw write skips the operations' rules (it is how a human rolls back,
+// rebuilds or repairs), so it is a human's decision. Human decisions among
+// the operations (init, resolve, approve, clear-review, correct-assumption,
+// a forced unlock) are refused by the application layer to a request marked
+// as an agent's (agentRequest). The unix socket is no exception: the
+// agent's sandbox lets it reach the socket, so the socket gives agent
+// rights, and the human's CLI attaches the admin credential it reads from
+// a file the sandbox hides (package admincred).
 func (s *Server) needsAdmin(r *http.Request) bool {
 	raw := r.Method == http.MethodPut && r.URL.Path == "/v1/doc" || r.Method == http.MethodPost && r.URL.Path == "/v1/rollback"
-	if s.o.AdminToken == "" || !raw {
-		return false
-	}
-	return !overUnixSocket(r)
+	return s.o.AdminToken != "" && raw
 }
 
-// agentRequest reports whether r is an agent's: an admin token is set, r
-// came over TCP and does not carry it.
+// agentRequest reports whether r is an agent's: an admin token is set and
+// r does not carry it, over TCP or the unix socket alike.
 func (s *Server) agentRequest(r *http.Request) bool {
-	return s.o.AdminToken != "" && !overUnixSocket(r) && !s.adminOK(r)
+	return s.o.AdminToken != "" && !s.adminOK(r)
 }
 
 // needsToken reports whether r must carry a bearer token: over TCP when a
 // token is set, or when TCPNeedsToken and r would change something (the
 // reads of the custodian's documents stay open on loopback, as their files
 // are to local users), except for the health check and the dashboard's
-// page. The unix socket never needs one: it is the project
-// owner's (mode 0600).
+// page. The unix socket never needs the agents' token (mode 0600: the
+// owner's processes and their agents); human decisions on it still need
+// the admin token (agentRequest).
 func (s *Server) needsToken(r *http.Request) bool {
 	if r.URL.Path == "/v1/health" || s.uiPage(r) || overUnixSocket(r) {
 		return false
@@ -64,7 +63,7 @@ func refuseAdmin(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodPut {
 		what = "writing " + r.URL.Query().Get("key") + " directly (its agents change it through /v1/asdd/{op})"
 	}
-	writeErrorStatus(w, http.StatusUnauthorized, "UNAUTHORIZED", what+" is a human decision: it needs the admin token (custodian serve --admin-token, or the one it printed at start) as the bearer token; the CLI sends $CUSTODIAN_ADMIN_TOKEN")
+	writeErrorStatus(w, http.StatusUnauthorized, "UNAUTHORIZED", what+" is a human decision: it needs the admin token (custodian serve --admin-token, or the one it printed at start) as the bearer token; the CLI sends it when it can read the project's admin credential file, or $CUSTODIAN_ADMIN_TOKEN")
 }
 
 // uiPage reports whether r asks for the dashboard's page or its static

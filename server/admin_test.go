@@ -110,8 +110,10 @@ func TestAdminTokenWithAgentToken(t *testing.T) {
 	}
 }
 
-// The owner's unix socket needs no admin token.
-func TestAdminTokenNotOnUnixSocket(t *testing.T) {
+// The unix socket needs no agents' token, but it gives agent rights: the
+// agent's sandbox reaches it, so a human decision on it needs the admin
+// token as over TCP.
+func TestUnixSocketGivesAgentRights(t *testing.T) {
 	dir := t.TempDir()
 	st, err := file.Open(dir, file.Options{Hold: true})
 	if err != nil {
@@ -138,8 +140,16 @@ func TestAdminTokenNotOnUnixSocket(t *testing.T) {
 	}}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr}
-	post := func(op, body string) (int, string) {
-		resp, err := hc.Post("http://unix/v1/asdd/"+op, "application/json", strings.NewReader(body))
+	post := func(op, token, body string) (int, string) {
+		req, err := http.NewRequest("POST", "http://unix/v1/asdd/"+op, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := hc.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,11 +157,21 @@ func TestAdminTokenNotOnUnixSocket(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	post("init", `{}`)
-	post("add-slice", `{"ID":"S-1"}`)
-	code, b := post("resolve", `{"Slice":"S-1","Role":"TL","Rationale":"x"}`)
+	if code, b := post("init", "", `{}`); code != http.StatusUnauthorized || !strings.Contains(b, "UNAUTHORIZED") {
+		t.Fatalf("init over the unix socket without the admin token: %d %s", code, b)
+	}
+	if code, b := post("init", "adm", `{}`); code != http.StatusOK {
+		t.Fatalf("init over the unix socket with the admin token: %d %s", code, b)
+	}
+	if code, b := post("add-slice", "", `{"ID":"S-1"}`); code != http.StatusOK {
+		t.Fatalf("an agent's operation over the unix socket: %d %s", code, b)
+	}
+	if code, b := post("resolve", "", `{"Slice":"S-1","Role":"TL","Rationale":"x"}`); code != http.StatusUnauthorized {
+		t.Fatalf("resolve over the unix socket without the admin token: %d %s", code, b)
+	}
+	code, b := post("resolve", "adm", `{"Slice":"S-1","Role":"TL","Rationale":"x"}`)
 	if code == http.StatusUnauthorized {
-		t.Fatalf("resolve over the unix socket refused: %s", b)
+		t.Fatalf("resolve over the unix socket with the admin token refused: %s", b)
 	}
 	// The slice is not halted: the rules answer, not the token check.
 	if !strings.Contains(b, string(reason.InvalidTransition)) && !strings.Contains(b, `"code"`) {

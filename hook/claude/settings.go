@@ -232,6 +232,14 @@ func hookCommand(h jsontext.Value) string {
 // this hook is updated in place, other keys and hooks are kept in their
 // order. command is the hook command (Command by default).
 func MergeHooks(settings []byte, command string) ([]byte, error) {
+	return MergeHooksFor(settings, command, command)
+}
+
+// MergeHooksFor is MergeHooks with the SessionStart entry running session
+// instead of command: the full custodian binary, which starts the daemon
+// the sandboxed CLI sends its changes to, where the PreToolUse entry runs
+// the small FastBinary.
+func MergeHooksFor(settings []byte, command, session string) ([]byte, error) {
 	top, err := parseObject(settings)
 	if err != nil {
 		return nil, fmt.Errorf("settings: %w", err)
@@ -255,7 +263,11 @@ func MergeHooks(settings []byte, command string) ([]byte, error) {
 			entry = entry.set("matcher", quote(ev.Matcher))
 		}
 		timeout := jsontext.Value("10")
-		h := object{{"type", quote("command")}, {"command", quote(command)}, {"timeout", timeout}}
+		c := command
+		if ev.Name == "SessionStart" {
+			c = session
+		}
+		h := object{{"type", quote("command")}, {"command", quote(c)}, {"timeout", timeout}}
 		entry = entry.set("hooks", arrayValue([]jsontext.Value{h.value()}))
 		placed := false
 		var out []jsontext.Value

@@ -38,6 +38,7 @@ func readFile(t *testing.T, p string) string {
 // bytes; uninstall removes only what install added.
 func TestHookInstallClaude(t *testing.T) {
 	t.Setenv("PATH", pathWithout(os.Getenv("PATH"), claude.FastBinary))
+	withClaudeTools(t)
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	settings := filepath.Join(dir, ".claude", "settings.json")
@@ -95,6 +96,8 @@ func TestHookInstallClaude(t *testing.T) {
 func mustMarshal(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 func TestHookInstallClaudeScopesAndErrors(t *testing.T) {
+	t.Setenv("PATH", pathWithout(os.Getenv("PATH"), claude.FastBinary))
+	withClaudeTools(t)
 	dir := t.TempDir()
 	now := time.Now()
 	// A fresh project: the local settings file is created.
@@ -183,6 +186,23 @@ func TestHookClaudeCommand(t *testing.T) {
 }
 
 // pathWithout is PATH less the directories holding an executable name.
+// withClaudeTools puts stand-ins for what hook install --claude checks
+// (custodian on PATH, bubblewrap, socat) first on PATH, and the admin
+// credentials under a home directory of the test's, so that the installed
+// settings are the same on every machine.
+func withClaudeTools(t *testing.T) {
+	t.Helper()
+	bin := t.TempDir()
+	for _, p := range []string{"custodian", "bwrap", "socat", "sandbox-exec"} {
+		if err := os.WriteFile(filepath.Join(bin, p), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	t.Setenv("HOME", t.TempDir())
+	t.Setenv("XDG_CONFIG_HOME", "")
+}
+
 func pathWithout(path, name string) string {
 	var keep []string
 	for _, d := range filepath.SplitList(path) {
@@ -201,19 +221,21 @@ func TestHookInstallPrefersTheFastBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	withClaudeTools(t)
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	if out, errs, code := runCLI(dir, "", now, "hook", "install", "--claude"); code != 0 {
 		t.Fatalf("install: %d %s %s", code, out, errs)
 	}
 	settings := filepath.Join(dir, ".claude", "settings.json")
-	if got := readFile(t, settings); !strings.Contains(got, `"custodian-hook hook claude"`) {
-		t.Fatalf("installed settings do not run custodian-hook:\n%s", got)
+	if got := readFile(t, settings); !strings.Contains(got, `"custodian-hook hook claude"`) || !strings.Contains(got, `"custodian hook claude"`) {
+		t.Fatalf("installed settings do not run custodian-hook for PreToolUse and custodian for SessionStart:\n%s", got)
 	}
 	if out, errs, code := runCLI(dir, "", now, "hook", "uninstall", "--claude"); code != 0 {
 		t.Fatalf("uninstall: %d %s %s", code, out, errs)
 	}
-	if got := readFile(t, settings); strings.Contains(got, "custodian-hook") {
-		t.Fatalf("uninstall left the hook:\n%s", got)
+	// The file did not exist before the install: uninstall removes it.
+	if _, err := os.Stat(settings); !os.IsNotExist(err) {
+		t.Fatalf("uninstall left %s: %v", settings, err)
 	}
 }

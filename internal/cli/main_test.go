@@ -7,4 +7,15 @@ import (
 	"github.com/custodian-dev/custodian/internal/testbin"
 )
 
-func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
+func TestMain(m *testing.M) {
+	// The admin credentials the tests' projects make (package admincred)
+	// go to a directory of their own, not the user's configuration.
+	dir, err := os.MkdirTemp("", "custodian-cli-config-")
+	if err != nil {
+		panic(err)
+	}
+	os.Setenv("XDG_CONFIG_HOME", dir)
+	code := testbin.Main(m)
+	os.RemoveAll(dir)
+	os.Exit(code)
+}

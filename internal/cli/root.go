@@ -304,7 +304,7 @@ func execute(app *cmdutil.App, args []string, process bool) int {
 		return reason.ExitOK
 	}
 	if !errors.As(err, new(*cmdutil.ExitError)) {
-		printError(app, err)
+		printError(app, cmdutil.ReadOnlyHint(err))
 	}
 	return cmdutil.ExitCode(err)
 }

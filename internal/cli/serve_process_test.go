@@ -20,6 +20,7 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/internal/admincred"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/internal/syncbuf"
 	"github.com/custodian-dev/custodian/internal/testbin"
@@ -52,7 +53,18 @@ func startServe(t *testing.T, dir string, args ...string) *daemonProc {
 		}
 	})
 	sock := filepath.Join(dir, cmdutil.DefaultSocket)
-	c, err := client.New("unix://"+sock, client.Options{})
+	// The test's client is the human's: it holds the admin token (the
+	// project's credential, which the daemon takes unless --admin-token).
+	token, _, err := admincred.Ensure(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range args {
+		if a == "--admin-token" && i+1 < len(args) {
+			token = args[i+1]
+		}
+	}
+	c, err := client.New("unix://"+sock, client.Options{Token: token})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +501,9 @@ func TestServeTCPHumanActionsNeedAdminToken(t *testing.T) {
 			t.Errorf("serve exit %d\n%s", code, d.out.String())
 		}
 	}()
-	agent := &proc{t: t, bin: p.bin, dir: p.dir, env: []string{"CUSTODIAN_SERVER=http://" + addr, "CUSTODIAN_ADMIN_TOKEN=", "CUSTODIAN_TOKEN=agents"}}
+	// The agent cannot read the human's admin credential (its sandbox
+	// hides it): a configuration directory of its own.
+	agent := &proc{t: t, bin: p.bin, dir: p.dir, env: []string{"CUSTODIAN_SERVER=http://" + addr, "CUSTODIAN_ADMIN_TOKEN=", "CUSTODIAN_TOKEN=agents", "XDG_CONFIG_HOME=" + t.TempDir()}}
 	human := &proc{t: t, bin: p.bin, dir: p.dir, env: []string{"CUSTODIAN_SERVER=http://" + addr, "CUSTODIAN_ADMIN_TOKEN=adm"}}
 
 	agent.want(0, "heartbeat", "--agent", "discovery", "--status", "ACTIVE")

@@ -63,7 +63,7 @@ func TestUnknownSubcommandSuggests(t *testing.T) {
 		{[]string{"slice", "foo"}, `custodian: unknown command "foo" for "custodian slice" (custodian slice: add, list, show)`},
 		{[]string{"state", "foo"}, `custodian: unknown command "foo" for "custodian state" (custodian state: compact, init, read, record-failure, record-output, update)`},
 		{[]string{"cycle", "creat"}, `custodian: unknown command "creat" for "custodian cycle": did you mean "create"? (see custodian cycle --help)`},
-		{[]string{"hook", "instal"}, `custodian: unknown command "instal" for "custodian hook": did you mean "install"? (custodian hook: claude, install, uninstall)`},
+		{[]string{"hook", "instal"}, `custodian: unknown command "instal" for "custodian hook": did you mean "install"? (custodian hook: claude, doctor, install, uninstall)`},
 	} {
 		_, stderr, code := runCLI(dir, "", now, tc.args...)
 		if code != 2 || strings.TrimSpace(stderr) != tc.want {
@@ -124,7 +124,7 @@ func TestEnumeratedFlags(t *testing.T) {
 		}
 	}
 	walk(root, nil)
-	want := map[string]bool{"slice list --status": true, "slice add --type": true, "heartbeat --status": true, "resolve --action": true, "resolve --to": true, "halt --mode": true, "run --until": true, "serve --log-level": true, "cycle change --action": true, "cycle feedback --type": true, "hook install --scope": true, "hook uninstall --scope": true, "mcp --log-level": true}
+	want := map[string]bool{"slice list --status": true, "slice add --type": true, "heartbeat --status": true, "resolve --action": true, "resolve --to": true, "halt --mode": true, "run --until": true, "serve --log-level": true, "cycle change --action": true, "cycle feedback --type": true, "hook install --scope": true, "hook uninstall --scope": true, "hook doctor --scope": true, "mcp --log-level": true}
 	for _, f := range found {
 		delete(want, strings.Join(f.path, " ")+" --"+f.name)
 	}

@@ -113,7 +113,7 @@ func TestWorktreesShareOneState(t *testing.T) {
 	}
 	// Files of the checked-out tree stay in the worktree: Claude Code's
 	// project settings are installed where Claude Code runs.
-	run(filepath.Join(wt1, "src"), bin, "hook", "install", "--claude")
+	run(filepath.Join(wt1, "src"), bin, "hook", "install", "--claude", "--binary", bin)
 	if _, err := os.Stat(filepath.Join(wt1, ".claude", "settings.json")); err != nil {
 		t.Errorf("hook install --claude in a worktree: %v", err)
 	}

@@ -2,8 +2,10 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/app"
+	"github.com/custodian-dev/custodian/internal/admincred"
 	"github.com/custodian-dev/custodian/internal/projectroot"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
@@ -142,10 +145,44 @@ func (a *App) RequireProject() error {
 	return reason.New(reason.NotFound, "no custodian project at or above %s (none of %s): run `custodian init` there, or name the project with -C DIR", dir, strings.Join(projectroot.Markers, ", "))
 }
 
-// Context returns the context commands run under.
+// Context returns the context commands run under, marked as an agent's
+// (app.WithCaller) when this process cannot read the project's admin
+// credential although it exists (package admincred): without a daemon,
+// the application layer then refuses human decisions as the daemon would.
+// Through a daemon the mark does not travel; the token the CLI attaches
+// decides (storeopen.CLIToken).
 func (a *App) Context(cmd *cobra.Command) context.Context {
-	if ctx := cmd.Context(); ctx != nil {
-		return ctx
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
 	}
-	return context.Background()
+	if !a.CanDecide() {
+		ctx = app.WithCaller(ctx, app.Agent)
+	}
+	return ctx
+}
+
+// CanDecide reports whether this process may make the human decisions
+// without a daemon: it can read the project's admin credential, or none
+// was ever made (a project set up before there was one; its first serve or
+// init makes it), or there is no project here. Without a daemon the state
+// files' own permissions are the boundary (the agent's sandbox makes them
+// read-only): this check adds that whoever decides can read the credential.
+func (a *App) CanDecide() bool {
+	root, err := a.Root()
+	if err != nil {
+		return true
+	}
+	_, err = admincred.Read(root)
+	return err == nil || errors.Is(err, fs.ErrNotExist)
+}
+
+// RequireHuman refuses (UNAUTHORIZED) a human decision the daemon does not
+// check because it runs without one (repair), when this process cannot read
+// the admin credential (CanDecide).
+func (a *App) RequireHuman(what string) error {
+	if a.CanDecide() {
+		return nil
+	}
+	return reason.New(reason.Unauthorized, "%s is a human decision: it needs the admin credential, which this process cannot read (run it from the human's terminal, outside the agent's sandbox)", what)
 }

@@ -197,3 +197,13 @@ func (a *App) LocalService() (*app.Local, error) {
 
 // AppRemote is the application layer of a running daemon.
 type AppRemote = app.Remote
+
+// ReadOnlyHint adds to an error of writing the state files that were
+// read-only (EROFS, EACCES, EPERM: an agent's CLI inside its sandbox, with
+// no daemon to send the change to) what to do.
+func ReadOnlyHint(err error) error {
+	if err == nil || !(errors.Is(err, syscall.EROFS) || errors.Is(err, fs.ErrPermission)) {
+		return err
+	}
+	return fmt.Errorf("%w\n  the state files cannot be written here (inside the agent's sandbox they are read-only), so changes go through the daemon, and none answers on %s: a new Claude Code session starts it (the SessionStart hook), or the human runs custodian serve", err, DefaultSocket)
+}

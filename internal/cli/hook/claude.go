@@ -3,6 +3,7 @@ package hook
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/custodian-dev/custodian/daemon"
 	"github.com/custodian-dev/custodian/hook/claude"
+	"github.com/custodian-dev/custodian/internal/admincred"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -59,13 +62,60 @@ managed file and is allowed otherwise; the reason goes to stderr.`,
 	}
 }
 
-// answerClaude answers the hook (package hook/claude decides).
-func answerClaude(_ context.Context, opts *ClaudeOptions) error {
+// answerClaude answers the hook (package hook/claude decides). At
+// SessionStart it first makes sure the project's daemon runs (startDaemon):
+// the hook runs outside the agent's sandbox, the agent's CLI inside it can
+// only reach the daemon.
+func answerClaude(ctx context.Context, opts *ClaudeOptions) error {
 	app := opts.App
-	if code := claude.Run(app.Dir, app.In, app.Out, app.Err); code != 0 {
+	in := app.In
+	if in == nil {
+		in = os.Stdin
+	}
+	b, err := io.ReadAll(io.LimitReader(in, 8<<20))
+	if err != nil {
+		return err
+	}
+	var ev struct {
+		Event string `json:"hook_event_name"`
+	}
+	if json.Unmarshal(b, &ev) == nil && ev.Event == "SessionStart" {
+		if err := startDaemon(ctx, app); err != nil && app.Err != nil {
+			fmt.Fprintf(app.Err, "custodian: %v\n", err)
+		}
+	}
+	if code := claude.Run(app.Dir, bytes.NewReader(b), app.Out, app.Err); code != 0 {
 		return &cmdutil.ExitError{Code: code}
 	}
 	return nil
+}
+
+// startDaemon starts the project's daemon unless one answers (a custodian
+// project only: one with state). It listens on the unix socket only, logs
+// to .asdd/state/daemon.log, and takes the admin token from the project's
+// credential (daemon.EnsureRunning).
+func startDaemon(ctx context.Context, app *cmdutil.App) error {
+	root, err := app.Root()
+	if err != nil {
+		return nil
+	}
+	project := false
+	for _, d := range []string{".asdd", ".impl", ".agents/tmp", ".workflow/.cycle"} {
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(d))); err == nil {
+			project = true
+		}
+	}
+	if !project {
+		return nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("start the daemon: %w", err)
+	}
+	cmd := exec.Command(self, "-C", root, "serve", "--addr", "", "--log-level", "warn")
+	sock := filepath.Join(root, filepath.FromSlash(cmdutil.DefaultSocket))
+	_, err = daemon.EnsureRunning(ctx, sock, cmd, filepath.Join(root, ".asdd", "state", "daemon.log"))
+	return err
 }
 
 // ClaudeInstall is what `hook install --claude --json` and `hook uninstall
@@ -74,7 +124,9 @@ type ClaudeInstall struct {
 	Scope   string         `json:"scope"`
 	DryRun  bool           `json:"dry_run,omitempty"`
 	Files   []ClaudeChange `json:"files"`
-	Command string         `json:"command"`
+	Command string         `json:"command,omitempty"`
+	// Sandbox says install wrote the sandbox block (not --no-sandbox).
+	Sandbox bool `json:"sandbox,omitempty"`
 }
 
 // ClaudeChange is one file install or uninstall wrote (or would write).
@@ -140,7 +192,7 @@ func rewriteJSONFile(path string, dry bool, edit func([]byte) ([]byte, bool, err
 	return ch, nil
 }
 
-func runClaudeInstall(app *cmdutil.App, scope, binary string, mcp, dry, remove bool) (*ClaudeInstall, error) {
+func runClaudeInstall(app *cmdutil.App, scope, binary string, mcp, dry, remove, noSandbox bool) (*ClaudeInstall, error) {
 	path, err := claudeSettingsPath(app, scope)
 	if err != nil {
 		return nil, err
@@ -148,30 +200,39 @@ func runClaudeInstall(app *cmdutil.App, scope, binary string, mcp, dry, remove b
 	if mcp && scope == "user" {
 		return nil, &reason.UsageError{Err: errors.New("--mcp with --scope user: Claude Code keeps user MCP servers in ~/.claude.json; run `claude mcp add --scope user custodian -- custodian mcp`")}
 	}
-	command := claude.Command
-	if binary == "" && !remove {
-		// The small binary answers an unrelated call in about a
-		// millisecond (the full one pays its package initialisation on
-		// every Write, Edit and Bash call): used when it is installed.
-		if _, err := exec.LookPath(claude.FastBinary); err == nil {
-			command = claude.FastBinary + " hook claude"
-		}
+	sb, err := sandboxFor(app, noSandbox || remove)
+	if err != nil {
+		return nil, err
 	}
-	if binary != "" {
-		abs, err := filepath.Abs(binary)
-		if err != nil {
+	res := &ClaudeInstall{Scope: scope, DryRun: dry, Sandbox: !noSandbox && !remove}
+	var ch ClaudeChange
+	if remove {
+		sb.Off = false // whatever install wrote goes
+		ch, err = uninstallSettings(path, sb)
+	} else {
+		var session string
+		if res.Command, session, err = hookCommand(binary); err != nil {
 			return nil, err
 		}
-		command = cmdutil.ShellQuote(abs) + " hook claude"
-	}
-	res := &ClaudeInstall{Scope: scope, DryRun: dry, Command: command}
-	ch, err := rewriteJSONFile(path, dry, func(b []byte) ([]byte, bool, error) {
-		if remove {
-			return claude.RemoveHooks(b)
+		if !noSandbox {
+			if err := sandboxRuntime(); err != nil {
+				return nil, &reason.UsageError{Err: err}
+			}
 		}
-		out, err := claude.MergeHooks(b, command)
-		return out, true, err
-	})
+		if !dry {
+			// The credential the sandbox hides: made now, by the
+			// human, so that its directory exists when a session's
+			// sandbox is set up.
+			root, err := app.Root()
+			if err != nil {
+				return nil, err
+			}
+			if _, _, err := admincred.Ensure(root); err != nil {
+				return nil, err
+			}
+		}
+		ch, err = installSettings(path, res.Command, session, sb, dry)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +302,7 @@ func newHookUninstallCmd(app *cmdutil.App, runF func(context.Context, *Uninstall
 
 // uninstall removes the custodian's entries from the scope's settings.
 func uninstall(_ context.Context, opts *UninstallOptions) error {
-	res, err := runClaudeInstall(opts.App, opts.Scope, "", opts.MCP, false, true)
+	res, err := runClaudeInstall(opts.App, opts.Scope, "", opts.MCP, false, true, false)
 	if err != nil {
 		return err
 	}

@@ -30,6 +30,9 @@ type InstallOptions struct {
 	Scope  string // with Claude: project, local or user
 	MCP    bool   // with Claude: add the MCP server to .mcp.json
 	DryRun bool   // with Claude: write nothing
+	// NoSandbox leaves Claude Code's sandbox block out (with Claude): the
+	// hook and the file tools' deny rules alone guard the files.
+	NoSandbox bool
 }
 
 // Runs are the functions hook's subcommands call with their options; a
@@ -38,6 +41,7 @@ type Runs struct {
 	Install   func(context.Context, *InstallOptions) error
 	Uninstall func(context.Context, *UninstallOptions) error
 	Claude    func(context.Context, *ClaudeOptions) error
+	Doctor    func(context.Context, *DoctorOptions) error
 }
 
 // NewHookCmd returns `custodian hook` and its subcommands install, claude
@@ -57,10 +61,13 @@ func NewHookCmd(app *cmdutil.App, runs *Runs) *cobra.Command {
 	if r.Claude == nil {
 		r.Claude = answerClaude
 	}
+	if r.Doctor == nil {
+		r.Doctor = doctor
+	}
 	cmd := &cobra.Command{Use: "hook", Short: "Git pre-commit hook (custodian check) and Claude Code hooks (custodian hook claude)"}
 	opts := &InstallOptions{App: app}
 	installCmd := &cobra.Command{
-		Use:   "install [--force] [--binary PATH] | install --claude [--scope project|local|user] [--mcp] [--dry-run]",
+		Use:   "install [--force] [--binary PATH] | install --claude [--binary PATH] [--scope project|local|user] [--mcp] [--dry-run] [--no-sandbox]",
 		Short: "Write the git pre-commit hook that runs `custodian check` (a commit with findings is refused)",
 		Long: `Write the repository's pre-commit hook (honouring core.hooksPath) so that
 every commit first runs ` + "`custodian check --read-only`" + ` on this project: a commit
@@ -75,16 +82,32 @@ In CI, run the same check on the checkout:
 
   custodian check --full      # exit 0 clean, 5 with findings
 
-With --claude it installs the Claude Code hook instead: it merges the
-PreToolUse and SessionStart entries running ` + "`custodian hook claude`" + ` into
+With --claude it installs the Claude Code protection instead, into
 .claude/settings.json (--scope local: .claude/settings.local.json, --scope
-user: ~/.claude/settings.json), keeping every other key and hook in its
-order, never twice, written atomically; --mcp adds the custodian MCP server
-to .mcp.json. ` + "`custodian hook uninstall --claude`" + ` removes only those entries.`,
+user: ~/.claude/settings.json), merged with the settings there (every other
+key and entry kept in its order, never twice, written atomically):
+
+  hooks         PreToolUse and SessionStart running ` + "`custodian hook claude`" + `
+                (refused, exit 2, when that command could not start: no
+                custodian on PATH; --binary names one)
+  sandbox       Claude Code's OS sandbox for Bash (bubblewrap on Linux,
+                Seatbelt on macOS): no write to the custodian's files or
+                these settings, no read of the admin credential, the
+                daemon's unix socket reachable; refused when the
+                sandbox cannot start here (exit 2), saying what to install
+  permissions   deny rules keeping Edit, Write, MultiEdit and NotebookEdit
+                off the same files
+
+--no-sandbox leaves the sandbox out; --mcp adds the custodian MCP server to
+.mcp.json; --dry-run prints the result and writes nothing. A settings file
+that is not JSON, or whose sandbox block turns the sandbox off, is refused
+and left as it is. ` + "`custodian hook uninstall --claude`" + ` restores the file byte
+for byte (or, when it changed since, removes only the custodian's entries);
+` + "`custodian hook doctor`" + ` says whether the protection is live.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !opts.Claude && (opts.MCP || opts.DryRun || cmd.Flags().Changed("scope")) {
-				return &reason.UsageError{Err: errors.New("--scope, --mcp and --dry-run go with --claude")}
+			if !opts.Claude && (opts.MCP || opts.DryRun || opts.NoSandbox || cmd.Flags().Changed("scope")) {
+				return &reason.UsageError{Err: errors.New("--scope, --mcp, --dry-run and --no-sandbox go with --claude")}
 			}
 			return r.Install(app.Context(cmd), opts)
 		},
@@ -95,7 +118,8 @@ to .mcp.json. ` + "`custodian hook uninstall --claude`" + ` removes only those e
 	cmdutil.EnumFlag(installCmd, installCmd.Flags(), &opts.Scope, "scope", "project", []string{"project", "local", "user"}, "with --claude: project (.claude/settings.json), local (.claude/settings.local.json) or user (~/.claude/settings.json)")
 	installCmd.Flags().BoolVar(&opts.MCP, "mcp", false, "with --claude: also add the custodian MCP server to .mcp.json")
 	installCmd.Flags().BoolVar(&opts.DryRun, "dry-run", false, "with --claude: print what would be written, write nothing")
-	cmd.AddCommand(installCmd, newHookClaudeCmd(app, r.Claude), newHookUninstallCmd(app, r.Uninstall))
+	installCmd.Flags().BoolVar(&opts.NoSandbox, "no-sandbox", false, "with --claude: leave Claude Code's sandbox out (the hook alone then guards the files)")
+	cmd.AddCommand(installCmd, newHookClaudeCmd(app, r.Claude), newHookUninstallCmd(app, r.Uninstall), newHookDoctorCmd(app, r.Doctor))
 	return cmd
 }
 
@@ -104,7 +128,7 @@ to .mcp.json. ` + "`custodian hook uninstall --claude`" + ` removes only those e
 func install(_ context.Context, opts *InstallOptions) error {
 	app := opts.App
 	if opts.Claude {
-		res, err := runClaudeInstall(app, opts.Scope, opts.Binary, opts.MCP, opts.DryRun, false)
+		res, err := runClaudeInstall(app, opts.Scope, opts.Binary, opts.MCP, opts.DryRun, false, opts.NoSandbox)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/admincred"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 )
 
@@ -86,6 +87,11 @@ func run(ctx context.Context, opts *Options) error {
 	_, r, err := cmdutil.ApplyOp(ctx, app, asdd.Init{Sprint: opts.Sprint, Goals: opts.Goals})
 	if err != nil {
 		return err
+	}
+	// The human's first init makes the admin credential the CLI attaches
+	// to human decisions (a daemon's serve makes it too).
+	if _, _, err := admincred.Ensure(root); err != nil {
+		fmt.Fprintf(app.Err, "custodian: warning: %v\n", err)
 	}
 	return cmdutil.Finish(app, r, func(w io.Writer) error {
 		if wroteConfig {

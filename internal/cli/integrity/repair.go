@@ -70,6 +70,9 @@ never deleted. Run it with the daemon stopped.`,
 // runRepair settles the document with the daemon stopped, keeping aside every file it replaces.
 func runRepair(ctx context.Context, opts *RepairOptions) error {
 	app := opts.App
+	if err := app.RequireHuman("repair"); err != nil {
+		return err
+	}
 	fs, err := app.OpenFileStore()
 	if err != nil {
 		return err

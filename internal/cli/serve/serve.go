@@ -66,12 +66,14 @@ much (plus one rewrite) behind; the API always answers from the latest
 commit. The heartbeat monitor runs every --monitor-every.
 
 The web dashboard is served at / (http://127.0.0.1:7420/ by default): the
-board, live. It is read-only; resolve, approve and review over TCP need the
-admin token (--admin-token or $CUSTODIAN_ADMIN_TOKEN; when neither is given
-one is generated and printed with the dashboard's address), and so does
-any raw write of the ASDD manifest over TCP (init, rollback): its agents
-change it only through the daemon's operations, which run the rules. The
-CLI sends $CUSTODIAN_ADMIN_TOKEN when it is set.
+board, live. Human decisions (init, resolve, approve, review, rollback, a
+forced unlock, correct-assumption, raw writes of the manifest) need the
+admin token on every door, the unix socket included: by default the
+project's admin credential, $XDG_CONFIG_HOME/custodian/<project>/admin-token
+(mode 0600, created by the first serve or init), which the CLI reads and
+sends, so a person at the terminal notices nothing; an agent whose sandbox
+hides that file gets agent rights (UNAUTHORIZED, exit 6, on a human
+decision). --admin-token or $CUSTODIAN_ADMIN_TOKEN set another token.
 
 While it runs, every custodian command in the project (or with --server /
 $CUSTODIAN_SERVER) sends its reads and commits to it, with the same output
@@ -99,7 +101,7 @@ usual paths current from the etcd watch, for plugins that read the files
 	f.StringVar(&o.Addr, "addr", "127.0.0.1:7420", "TCP `address` to listen on (\"\" for the socket only)")
 	f.StringVar(&o.Socket, "socket", cmdutil.DefaultSocket, "unix socket `path`, relative to the project root (\"\" for none)")
 	f.StringVar(&o.Token, "token", os.Getenv("CUSTODIAN_TOKEN"), "bearer `token` of the agents over TCP (required off loopback); without it a change over TCP needs the admin token, and agents use the unix socket")
-	f.StringVar(&o.AdminToken, "admin-token", os.Getenv("CUSTODIAN_ADMIN_TOKEN"), "bearer `token` for the human actions over TCP (resolve, approve, review, raw writes of the manifest); generated and printed at start when empty")
+	f.StringVar(&o.AdminToken, "admin-token", os.Getenv("CUSTODIAN_ADMIN_TOKEN"), "bearer `token` for the human decisions on every door (resolve, approve, review, rollback, raw writes of the manifest); default: the project's admin credential file, created when missing")
 	f.DurationVar(&o.SnapshotInterval, "snapshot-interval", 50*time.Millisecond, "least time between two rewrites of a snapshot file")
 	f.DurationVar(&o.MonitorEvery, "monitor-every", time.Minute, "heartbeat monitor interval (0 disables it)")
 	cmdutil.EnumFlag(cmd, f, &o.LogLevel, "log-level", "info", []string{"debug", "info", "warn", "error"}, "log level")
@@ -168,7 +170,7 @@ func custodianAt(ctx context.Context, addr string) (project string, ok bool) {
 // serveConfig translates the flags, the environment and the project's
 // store setting into the daemon's configuration.
 func serveConfig(app *cmdutil.App, o *Options) (daemon.Config, error) {
-	cfg := daemon.Config{Addr: o.Addr, Socket: o.Socket, Token: o.Token, AdminToken: o.AdminToken,
+	cfg := daemon.Config{Addr: o.Addr, Socket: o.Socket, Token: o.Token, AdminToken: o.AdminToken, AdminCredential: true,
 		SnapshotInterval: o.SnapshotInterval, MonitorEvery: o.MonitorEvery, MaxWatchers: o.MaxWatchers,
 		Board: true, MCP: true, Stdout: app.Out, Stderr: app.Err, Now: app.Now}
 	var level slog.Level

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/internal/admincred"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -20,13 +21,31 @@ import (
 // exit codes. The daemon is found through --server / $CUSTODIAN_SERVER, or
 // the project's socket.
 
-// DaemonToken is the bearer token the CLI sends: $CUSTODIAN_ADMIN_TOKEN
-// when set (a daemon accepts it wherever it accepts the agents' token, and
-// over TCP the human actions and raw writes of the manifest need it), else
-// $CUSTODIAN_TOKEN.
+// DaemonToken is the bearer token from the environment:
+// $CUSTODIAN_ADMIN_TOKEN when set, else $CUSTODIAN_TOKEN. It never reads
+// the admin credential file: `custodian mcp`, an agent's door that Claude
+// Code starts outside the sandbox, uses it.
 func DaemonToken() string {
 	if t := os.Getenv("CUSTODIAN_ADMIN_TOKEN"); t != "" {
 		return t
+	}
+	return os.Getenv("CUSTODIAN_TOKEN")
+}
+
+// CLIToken is the bearer token the CLI sends to the daemon of the project
+// at root: $CUSTODIAN_ADMIN_TOKEN when set, else the project's admin
+// credential when this process can read it (package admincred: a human's
+// terminal can, an agent in its sandbox cannot), else $CUSTODIAN_TOKEN. A
+// daemon accepts the admin token wherever it accepts the agents' token, and
+// the human decisions need it on every door, the unix socket included.
+func CLIToken(root string) string {
+	if t := os.Getenv("CUSTODIAN_ADMIN_TOKEN"); t != "" {
+		return t
+	}
+	if root != "" {
+		if t, err := admincred.Read(root); err == nil {
+			return t
+		}
 	}
 	return os.Getenv("CUSTODIAN_TOKEN")
 }
@@ -35,7 +54,8 @@ func DaemonToken() string {
 // names, else the one listening on the project's socket. ok is false when
 // no daemon serves the project (a stale socket is ignored).
 func OpenDaemonStore(app *cmdutil.App) (store.Store, bool, error) {
-	opts := client.Options{Token: DaemonToken()}
+	root, _ := app.Root()
+	opts := client.Options{Token: CLIToken(root)}
 	if app.ServerURL != "" {
 		c, err := client.New(app.ServerURL, opts)
 		if err != nil {
