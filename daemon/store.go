@@ -9,6 +9,7 @@ import (
 	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/internal/directedit"
+	"github.com/custodian-dev/custodian/internal/projectroot"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/etcd"
@@ -48,7 +49,7 @@ func (d *Daemon) openFile() error {
 	if err := directedit.Configure(&o, d.cfg.Root, d.cfg.Stdout); err != nil {
 		return err
 	}
-	w, err := file.WitnessDir(d.cfg.Root)
+	w, err := projectroot.WitnessDir(d.cfg.Root)
 	if err != nil {
 		return err
 	}

@@ -102,7 +102,7 @@ type Options struct {
 	// Witness is a directory outside the project's work tree where the
 	// store keeps a copy of each document's anchor, so that a state put
 	// back with its anchor (git stash, reset, checkout, clean; a restored
-	// backup) is detected (witness.go). "" keeps none; WitnessDir gives
+	// backup) is detected (witness.go). "" keeps none; projectroot.WitnessDir gives
 	// the project's.
 	Witness string
 }

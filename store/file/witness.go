@@ -1,8 +1,6 @@
 package file
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -12,7 +10,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/custodian-dev/custodian/internal/projectroot"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -21,7 +18,7 @@ import (
 // so whatever puts old files back puts the old anchor back with them: a
 // `git stash`, `git reset --hard`, `git checkout <old> -- .asdd`, `git
 // clean`, a backup copied over the project. The witness is a second copy
-// of the anchor kept where none of those reach (Options.Witness; WitnessDir
+// of the anchor kept where none of those reach (Options.Witness; projectroot.WitnessDir
 // chooses the git common directory, which git's commands on the work tree
 // never rewrite and which every worktree of the repository shares, or
 // outside git the user's state directory). Every open and Verify compare
@@ -45,57 +42,6 @@ import (
 // What it does not see: a rewind of the witness too (a backup of the whole
 // home directory, a rewrite of .git/custodian by hand) and a state rolled
 // back while no witness existed (a fresh clone). docs/security.md says so.
-
-// WitnessEnv names the environment variable that overrides WitnessDir: a
-// directory (outside the project) to keep the witnesses in, or "off".
-const WitnessEnv = "CUSTODIAN_WITNESS_DIR"
-
-// WitnessDir returns the directory where the store of the project rooted
-// at root keeps its witnesses: $CUSTODIAN_WITNESS_DIR when set ("" for
-// "off"); in a git repository <git common dir>/custodian; else
-// $XDG_STATE_HOME/custodian/projects/<hash of root> (~/.local/state when
-// XDG_STATE_HOME is unset). "" with a nil error means no witness.
-func WitnessDir(root string) (string, error) {
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return "", err
-	}
-	if v, ok := os.LookupEnv(WitnessEnv); ok {
-		if v == "off" || v == "" {
-			return "", nil
-		}
-		w, err := filepath.Abs(v)
-		if err != nil {
-			return "", reason.New(reason.InvalidInput, "$%s=%q: %v", WitnessEnv, v, err)
-		}
-		if inside(abs, w) {
-			return "", reason.New(reason.InvalidInput, "$%s=%q is inside the project: a witness beside the state is rewound with it", WitnessEnv, v)
-		}
-		return w, nil
-	}
-	if common := projectroot.CommonDir(abs); common != "" {
-		return filepath.Join(common, "custodian"), nil
-	}
-	base := os.Getenv("XDG_STATE_HOME")
-	if base == "" || !filepath.IsAbs(base) {
-		home, err := os.UserHomeDir()
-		if err != nil || home == "" {
-			return "", nil // nowhere outside the project to keep it
-		}
-		base = filepath.Join(home, ".local", "state")
-	}
-	if inside(abs, base) {
-		return "", nil
-	}
-	sum := sha256.Sum256([]byte(abs))
-	return filepath.Join(base, "custodian", "projects", hex.EncodeToString(sum[:8])), nil
-}
-
-// inside reports whether path is root or below it.
-func inside(root, path string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
 
 // witnessPath is the document's witness file ("" without a witness
 // directory): the key, escaped to one file name, + ".head".

@@ -231,35 +231,6 @@ func TestDaemonRefusesAJournalReplacedUnderIt(t *testing.T) {
 	}
 }
 
-// WitnessDir keeps a git project's witnesses in its common git directory
-// and another's in the user's state directory, and refuses a directory
-// inside the project.
-func TestWitnessDir(t *testing.T) {
-	repo := t.TempDir()
-	if err := os.Mkdir(filepath.Join(repo, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv(file.WitnessEnv, "")
-	os.Unsetenv(file.WitnessEnv)
-	if got, err := file.WitnessDir(repo); err != nil || got != filepath.Join(repo, ".git", "custodian") {
-		t.Errorf("git project: %q %v", got, err)
-	}
-	state := t.TempDir()
-	t.Setenv("XDG_STATE_HOME", state)
-	plain := t.TempDir()
-	if got, err := file.WitnessDir(plain); err != nil || !strings.HasPrefix(got, filepath.Join(state, "custodian", "projects")+string(filepath.Separator)) {
-		t.Errorf("project outside git: %q %v", got, err)
-	}
-	t.Setenv(file.WitnessEnv, "off")
-	if got, err := file.WitnessDir(plain); err != nil || got != "" {
-		t.Errorf("off: %q %v", got, err)
-	}
-	t.Setenv(file.WitnessEnv, filepath.Join(plain, "w"))
-	if _, err := file.WitnessDir(plain); reason.CodeOf(err) != reason.InvalidInput {
-		t.Errorf("inside the project: %v, want INVALID_INPUT", err)
-	}
-}
-
 // BenchmarkWitness measures what keeping a witness costs a direct-mode
 // commit (an open, a write and a close of one more small file) against the
 // same commits with none, in the same run.

@@ -18,6 +18,7 @@ import (
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/client"
 	"github.com/custodian-dev/custodian/internal/directedit"
+	"github.com/custodian-dev/custodian/internal/projectroot"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
@@ -122,7 +123,7 @@ func (a *App) OpenFileStore() (*file.Store, error) {
 	if err := withDirectEdits(&opts, root, out); err != nil {
 		return nil, err
 	}
-	if opts.Witness, err = file.WitnessDir(root); err != nil {
+	if opts.Witness, err = projectroot.WitnessDir(root); err != nil {
 		return nil, err
 	}
 	return file.Open(root, opts)

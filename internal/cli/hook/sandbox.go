@@ -17,6 +17,7 @@ import (
 	"github.com/custodian-dev/custodian/hook/claude"
 	"github.com/custodian-dev/custodian/internal/admincred"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
+	"github.com/custodian-dev/custodian/internal/projectroot"
 	"github.com/custodian-dev/custodian/managed"
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -56,6 +57,21 @@ func sandboxFor(app *cmdutil.App, off bool) (claude.Sandbox, error) {
 	settings := []string{"./.claude/settings.json", "./.claude/settings.local.json", "./.mcp.json"}
 	sb.DenyWrite = append(sb.DenyWrite, settings...)
 	sb.Files = append(sb.Files, settings...)
+	// The witness of the state's journals (store/file's witness.go): in a
+	// git project it is .git/custodian, inside the session's directory,
+	// which the sandbox leaves writable (elsewhere, the user's state
+	// directory or a main checkout's .git, it is outside what the sandbox
+	// lets a command write). It is made now so that there is a path to deny.
+	witness, err := projectroot.WitnessDir(root)
+	if err != nil {
+		return claude.Sandbox{}, err
+	}
+	if rel, err := filepath.Rel(work, witness); witness != "" && err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		if err := os.MkdirAll(witness, 0o700); err != nil {
+			return claude.Sandbox{}, fmt.Errorf("make the witness directory: %w", err)
+		}
+		sb.DenyWrite = append(sb.DenyWrite, "./"+filepath.ToSlash(rel))
+	}
 	sb.Sockets = []string{state(cmdutil.DefaultSocket)}
 	cred, err := admincred.Dir()
 	if err != nil {

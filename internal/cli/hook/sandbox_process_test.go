@@ -244,6 +244,8 @@ func TestRealSandboxLeavesCustodianTheOnlyWriter(t *testing.T) {
 		`git stash -u`,
 		`git checkout -- .asdd`,
 		`git reset -q --hard HEAD`,
+		`rm -rf .git/custodian`,
+		`echo '{"rev":1,"hash":"sha256:0"}' > .git/custodian/.asdd%2Fstate%2Fmanifest.json.head`,
 		`cat "$XDG_CONFIG_HOME"/custodian/*/admin-token`,
 	}
 	for _, a := range attacks {
