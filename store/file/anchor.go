@@ -218,8 +218,6 @@ func (d *doc) checkAnchor(recs []store.Record, snapExists bool) (*anchor, error)
 	if err != nil {
 		return nil, err
 	}
-	// The witness first: a rewind is what it is for, and checkAnchorWith
-	// moves the anchor of a document that is gone aside.
 	w, err := d.readWitness()
 	if err != nil {
 		return a, err
@@ -228,11 +226,23 @@ func (d *doc) checkAnchor(recs []store.Record, snapExists bool) (*anchor, error)
 	if len(recs) > 0 {
 		head = &recs[len(recs)-1]
 	}
+	// The anchor first: it names what happened to the journal beside it
+	// (records lost, history rewritten); the witness then catches what
+	// went back with its anchor. But a document gone whole is the
+	// witness's to report: checkAnchorWith moves its anchor aside.
+	gone := head == nil && !snapExists
+	if !gone {
+		if err = d.checkAnchorWith(a, bad, recs, snapExists); err != nil {
+			return a, err
+		}
+	}
 	if err := d.checkWitness(w, head, hashesOf(recs), snapExists); err != nil {
 		return a, err
 	}
-	if err = d.checkAnchorWith(a, bad, recs, snapExists); err != nil {
-		return a, err
+	if gone {
+		if err = d.checkAnchorWith(a, bad, recs, snapExists); err != nil {
+			return a, err
+		}
 	}
 	if head != nil && (w == nil || w.Rev < head.Rev) && (a == nil || a.Rev >= head.Rev) {
 		// The anchor is current but the witness is not (a project from

@@ -68,7 +68,7 @@ func (s *Store) VerifyDocument(ctx context.Context, key string) (VerifyReport, e
 	return rep, err
 }
 
-func (d *doc) verify(ctx context.Context, rep *VerifyReport) error {
+func (d *doc) verify(ctx context.Context, rep *VerifyReport) (err error) {
 	key := d.p.key
 	snap, err := d.readFile(d.p.snap)
 	if err != nil {
@@ -139,17 +139,30 @@ func (d *doc) verify(ctx context.Context, rep *VerifyReport) error {
 	if macErr != nil {
 		return macErr
 	}
-	// The witness: the state must not have gone back (witness.go).
+	// The witness: the state must not have gone back (witness.go). Checked
+	// after the anchor, which names more exactly what happened to a journal
+	// (records lost, the journal missing), except for a document gone
+	// whole, which only the witness remembers.
 	w, err := d.readWitness()
 	if err != nil {
 		return err
 	}
-	if err := d.checkWitness(w, last, func(rev uint64) (string, bool) { h, ok := hashes[rev]; return h, ok }, snap != nil); err != nil {
-		return err
+	checkWitness := func() error {
+		return d.checkWitness(w, last, func(rev uint64) (string, bool) { h, ok := hashes[rev]; return h, ok }, snap != nil)
 	}
 	if w != nil {
 		rep.Witnessed = w.Rev
 	}
+	if last == nil && snap == nil {
+		if err := checkWitness(); err != nil {
+			return err
+		}
+	}
+	defer func() {
+		if err == nil {
+			err = checkWitness()
+		}
+	}()
 	if last == nil {
 		// No record: no journal, an empty one, or one holding only a torn
 		// line (a crash in the document's first commit).
