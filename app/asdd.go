@@ -427,7 +427,12 @@ func (h *heldManifest) encoded() (*manifestenc.Encoded, error) {
 }
 
 // keep makes h the held manifest unless one of a later revision is held.
+// A manifest of revision 0 (a file nobody journaled yet) is not kept:
+// revision 0 names no one value, another tool may rewrite the file.
 func (l *Local) keep(h *heldManifest) {
+	if h.rev == 0 {
+		return
+	}
 	for {
 		cur := l.held.Load()
 		if cur != nil && cur.rev >= h.rev {

@@ -74,7 +74,11 @@ func run(ctx context.Context, opts *Options) error {
 	if err := writeStateGitignore(root); err != nil {
 		return err
 	}
-	if m, err := cmdutil.LoadManifest(ctx, app); err == nil && opts.Sprint == "" && len(opts.Goals) == 0 {
+	m, err := cmdutil.LoadManifest(ctx, app)
+	// A manifest at revision 0 was written by another tool (the seed's
+	// agents, by hand): Init's commit adopts it.
+	adopt := err == nil && m.Revision == 0
+	if err == nil && !adopt && opts.Sprint == "" && len(opts.Goals) == 0 {
 		r := &cmdutil.CommitResult{Revision: m.Revision, Summary: "already initialized", Events: []asdd.Event{}}
 		return cmdutil.Finish(app, r, func(w io.Writer) error {
 			_, err := fmt.Fprintf(w, "ASDD state already initialized at revision %d (%s)\n", m.Revision, asdd.Key)
@@ -90,6 +94,10 @@ func run(ctx context.Context, opts *Options) error {
 	return cmdutil.Finish(app, r, func(w io.Writer) error {
 		if wroteConfig {
 			fmt.Fprintf(w, "wrote %s\n", asdd.ConfigPath)
+		}
+		if adopt {
+			_, err := fmt.Fprintf(w, "adopted %s (written by another tool) at revision %d; its unknown members are kept\n", asdd.Key, r.Revision)
+			return err
 		}
 		_, err := fmt.Fprintf(w, "initialized %s at revision %d\n", asdd.Key, r.Revision)
 		return err
