@@ -21,6 +21,7 @@ import (
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // Options configure a Store.
@@ -403,6 +404,11 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 			return store.Result{}, notFound(key)
 		}
 	}
+	if !d.holding() && (o.IfRevision == nil || *o.IfRevision == 0) {
+		if err := d.precheck(fn, o.Create); err != nil {
+			return store.Result{}, err
+		}
+	}
 	var res store.Result
 	lock := d.locked
 	if !o.Create {
@@ -486,6 +492,35 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		}
 	}
 	return res, err
+}
+
+// precheck runs fn once, without the lock, on a document nobody
+// journaled yet (a file another tool wrote, or none, for a create) while
+// no custodian has ever locked it (no lock file): a change fn refuses then
+// leaves the project as it was, with no directory or lock file made for
+// it. Anything else (a lock file, a journal, a temp file to recover) is
+// left to the locked path, where fn runs again (it may run more than
+// once: UpdateFunc).
+func (d *doc) precheck(fn store.UpdateFunc, create bool) error {
+	for _, name := range []string{d.p.lock, d.p.journal, d.p.tmp, d.p.head, d.p.marks} {
+		if id, err := d.stat(name); err != nil || id.exists {
+			return nil
+		}
+	}
+	if segs, err := d.segments(); err != nil || len(segs) > 0 {
+		return nil
+	}
+	snap, err := d.readRegularFile(d.p.snap)
+	if err != nil || snap == nil && !create {
+		return nil // the locked path reports it
+	}
+	if snap != nil {
+		if _, err := jsonval.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}); err != nil {
+			return nil // the locked path refuses it (CORRUPT_STATE)
+		}
+	}
+	_, err = fn(store.Document{Key: d.p.key, Value: snap})
+	return err
 }
 
 // share returns the current value for a caller: a copy, except in Hold
