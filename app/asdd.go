@@ -79,7 +79,7 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	}
 	actor := actorPrefix + op.Actor()
 	var out *asdd.Outcome
-	res, err := l.o.Store.Update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
+	res, err := l.update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
 		uc.next, uc.decoded = nil, nil
 		var e *manifestenc.Encoded
 		var m *asdd.Manifest

@@ -40,7 +40,7 @@ func (l *Local) ApplyJQ(ctx context.Context, req wire.JQRequest) (*wire.JQRespon
 		opts = append(opts, store.IfRevision(*req.IfRevision))
 	}
 	var value []byte
-	res, err := l.o.Store.Update(ctx, req.Key, func(cur store.Document) (store.Change, error) {
+	res, err := l.update(ctx, req.Key, func(cur store.Document) (store.Change, error) {
 		var prev []byte
 		in := []byte("{}")
 		if cur.Exists() {

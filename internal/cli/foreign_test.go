@@ -305,3 +305,107 @@ func foreignMCP(t *testing.T, dir string) (*sdk.ClientSession, *syncbuf.Buffer) 
 	t.Cleanup(func() { cs.Close() })
 	return cs, stderr
 }
+
+// TestForeignDocumentFailingItsSchemaIsRefusedAndLeftAsItIs: a foreign
+// document that fails its schema is refused with a reason code and the
+// member named, and the project is left as it was: the file, no journal,
+// no lock file; and a refused create makes no directory.
+func TestForeignDocumentFailingItsSchemaIsRefusedAndLeftAsItIs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := testbin.Path(t)
+	for _, c := range []struct {
+		kind   string
+		break_ func(map[string]any)
+		member string
+	}{
+		{"asdd", func(m map[string]any) { m["slices"].([]any)[0].(map[string]any)["status"] = "SHIPPED" }, "/slices/0/status"},
+		{"impl", func(m map[string]any) { m["tasks"].([]any)[1].(map[string]any)["phase"] = "one" }, "phase"},
+		{"state", func(m map[string]any) { m["status"] = "sleeping" }, "status"},
+		{"cycle", func(m map[string]any) { m["status"] = "sleeping" }, "status"},
+	} {
+		var k foreignKind
+		for _, fk := range foreignKinds() {
+			if fk.name == c.kind {
+				k = fk
+			}
+		}
+		for _, op := range k.ops {
+			t.Run(c.kind+"/"+op.name, func(t *testing.T) {
+				p := &proc{t: t, bin: bin, dir: t.TempDir()}
+				fixture := k.fixture
+				if op.fixture != "" {
+					fixture = op.fixture
+				}
+				raw, err := os.ReadFile(filepath.Join("testdata", "foreign", fixture))
+				if err != nil {
+					t.Fatal(err)
+				}
+				var m map[string]any
+				if err := json.Unmarshal(raw, &m); err != nil {
+					t.Fatal(err)
+				}
+				if op.shape != nil {
+					op.shape(m)
+				}
+				c.break_(m)
+				bad, _ := json.MarshalIndent(m, "", "  ")
+				p.write(k.key, string(bad))
+				for _, f := range []string{".asdd/specs/auth/intent.md", ".asdd/specs/auth/requirements.md", "docs/architecture/domain-model.md",
+					".asdd/specs/auth/design.md", ".asdd/specs/auth/tasks.md", ".asdd/traces/SLICE-001-design.md", ".asdd/specs/settlement/design.md",
+					"src/auth.go", "notes.md"} {
+					p.write(f, "# "+f+"\n")
+				}
+				args := make([]string, len(op.cli))
+				for i, a := range op.cli {
+					args[i] = strings.ReplaceAll(a, "$DIR", p.dir)
+				}
+				before := listFiles(t, p.dir)
+				out, code := p.run(append([]string{"--json"}, args...)...)
+				if code == 0 || code == 3 && strings.Contains(out, "committed") && !strings.Contains(out, `"committed": false`) {
+					t.Fatalf("a foreign document failing its schema was accepted (exit %d):\n%s", code, out)
+				}
+				if !strings.Contains(out, c.member) || !strings.Contains(out, `"code"`) {
+					t.Errorf("the refusal does not name %s with a reason code:\n%s", c.member, out)
+				}
+				if after := listFiles(t, p.dir); !reflect.DeepEqual(before, after) {
+					t.Errorf("the project changed:\nbefore %v\nafter  %v", before, after)
+				}
+				if got, _ := os.ReadFile(filepath.Join(p.dir, filepath.FromSlash(k.key))); string(got) != string(bad) {
+					t.Errorf("the document changed:\n%s", got)
+				}
+			})
+		}
+	}
+	// A refused create makes no directory.
+	p := &proc{t: t, bin: bin, dir: t.TempDir()}
+	p.want(2, "cycle", "create", "Implement OAuth authentication", "--max-iterations", "0")
+	if _, err := os.Stat(filepath.Join(p.dir, ".workflow")); !os.IsNotExist(err) {
+		t.Errorf("a refused create left .workflow behind: %v", err)
+	}
+}
+
+// listFiles lists the files and directories under dir with their sizes.
+func listFiles(t *testing.T, dir string) map[string]int64 {
+	t.Helper()
+	out := map[string]int64{}
+	err := filepath.Walk(dir, func(p string, fi os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if strings.HasPrefix(rel, filepath.Join(".agents", "tmp", "phases")) {
+			return nil // a phase's output, the caller's, written before it is recorded
+		}
+		out[rel] = fi.Size()
+		if fi.IsDir() {
+			out[rel] = -1
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
