@@ -61,11 +61,14 @@ func run(ctx context.Context, opts *Options) error {
 	// A manifest at revision 0 was written by another tool (the seed's
 	// agents, by hand): Init's commit adopts it. One that does not match
 	// its schema is refused before anything is written.
-	m, err := cmdutil.LoadManifest(ctx, app)
-	if err != nil && err != cmdutil.ErrNoASDDManifest {
-		return err
+	var m *asdd.Manifest
+	adopt := false
+	if _, err := os.Stat(root); err == nil {
+		if m, err = cmdutil.LoadManifest(ctx, app); err != nil && err != cmdutil.ErrNoASDDManifest {
+			return err
+		}
+		adopt = m != nil && m.Revision == 0
 	}
-	adopt := err == nil && m.Revision == 0
 	cfgPath := filepath.Join(root, filepath.FromSlash(asdd.ConfigPath))
 	wroteConfig := false
 	if _, err := os.Stat(cfgPath); errors.Is(err, fs.ErrNotExist) || opts.Force {
@@ -82,7 +85,7 @@ func run(ctx context.Context, opts *Options) error {
 	if err := writeStateGitignore(root); err != nil {
 		return err
 	}
-	if err == nil && !adopt && opts.Sprint == "" && len(opts.Goals) == 0 {
+	if m != nil && !adopt && opts.Sprint == "" && len(opts.Goals) == 0 {
 		r := &cmdutil.CommitResult{Revision: m.Revision, Summary: "already initialized", Events: []asdd.Event{}}
 		return cmdutil.Finish(app, r, func(w io.Writer) error {
 			_, err := fmt.Fprintf(w, "ASDD state already initialized at revision %d (%s)\n", m.Revision, asdd.Key)
