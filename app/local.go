@@ -153,6 +153,11 @@ func (l *Local) update(ctx context.Context, key string, fn store.UpdateFunc, opt
 	return l.o.Store.Update(ctx, key, func(cur store.Document) (store.Change, error) {
 		if cur.Revision == 0 && cur.Exists() {
 			if err := l.o.Rules.Validate(key, nil, cur.Value); err != nil {
+				// The operation's own refusal of the document, in its
+				// words, where it has one.
+				if _, ferr := fn(cur); ferr != nil {
+					return store.Change{}, ferr
+				}
 				msg := err.Error()
 				if re, ok := reason.As(err); ok {
 					msg = re.Message
