@@ -79,7 +79,7 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	}
 	actor := actorPrefix + op.Actor()
 	var out *asdd.Outcome
-	res, err := l.o.Store.Update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
+	res, err := l.update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
 		uc.next, uc.decoded = nil, nil
 		var e *manifestenc.Encoded
 		var m *asdd.Manifest
@@ -427,7 +427,12 @@ func (h *heldManifest) encoded() (*manifestenc.Encoded, error) {
 }
 
 // keep makes h the held manifest unless one of a later revision is held.
+// A manifest of revision 0 (a file nobody journaled yet) is not kept:
+// revision 0 names no one value, another tool may rewrite the file.
 func (l *Local) keep(h *heldManifest) {
+	if h.rev == 0 {
+		return
+	}
 	for {
 		cur := l.held.Load()
 		if cur != nil && cur.rev >= h.rev {

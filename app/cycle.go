@@ -94,7 +94,7 @@ func (l *Local) UpdateCycle(ctx context.Context, req wire.CycleRequest) (*wire.C
 	if req.IfRevision != nil {
 		opts = append(opts, store.IfRevision(*req.IfRevision))
 	}
-	res, err := l.o.Store.Update(ctx, cycle.Key(req.ID), func(cur store.Document) (store.Change, error) {
+	res, err := l.update(ctx, cycle.Key(req.ID), func(cur store.Document) (store.Change, error) {
 		ran = true
 		if !cur.Exists() {
 			return store.Change{}, NoCycle(req.ID)

@@ -183,7 +183,7 @@ func (l *Local) Impl(ctx context.Context, req wire.ImplRequest) (*wire.ImplRespo
 // decoded manifest each time the store calls it; an error from f commits
 // nothing.
 func (l *Local) implUpdate(ctx context.Context, actor, why string, f func(m *impl.Manifest) ([]store.Event, error)) (store.Result, error) {
-	return l.o.Store.Update(ctx, impl.Key, func(cur store.Document) (store.Change, error) {
+	return l.update(ctx, impl.Key, func(cur store.Document) (store.Change, error) {
 		if !cur.Exists() {
 			return store.Change{}, ErrNoImplManifest
 		}

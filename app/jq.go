@@ -78,7 +78,7 @@ func (l *Local) ApplyJQ(ctx context.Context, req wire.JQRequest) (*wire.JQRespon
 		if err := l.o.Rules.Validate(req.Key, prev, next); err != nil {
 			return nil, err
 		}
-		res, err := l.o.Store.Update(ctx, req.Key, func(now store.Document) (store.Change, error) {
+		res, err := l.update(ctx, req.Key, func(now store.Document) (store.Change, error) {
 			if now.Revision != cur.Revision {
 				return store.Change{}, errJQStale
 			}
@@ -121,7 +121,7 @@ const (
 // latest value, within jqHeldBudget.
 func (l *Local) applyJQHeld(ctx context.Context, key, program string, args []compat.Arg, actor, why string, opts []store.UpdateOption) (store.Result, []byte, error) {
 	var value []byte
-	res, err := l.o.Store.Update(ctx, key, func(cur store.Document) (store.Change, error) {
+	res, err := l.update(ctx, key, func(cur store.Document) (store.Change, error) {
 		var prev []byte
 		in := []byte("{}")
 		if cur.Exists() {

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/asdd/effects"
+	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
 
@@ -137,3 +139,30 @@ func (l *Local) warn(rev uint64, err error) string {
 
 // root opens nothing: it reports whether the service has a project root.
 func (l *Local) hasRoot() bool { return l.o.Root != "" }
+
+// update is Store.Update for an operation on one of the custodian's
+// documents. A document nobody journaled yet (revision 0 with a value: a
+// plugin, a person or an older tool wrote it) is checked against its
+// kind's rules before the operation sees it, and refused as CORRUPT_STATE
+// naming what is wrong; the operation's first commit adopts it (the store
+// journals it, its unknown members kept). Every kind and every operation
+// takes this one path.
+func (l *Local) update(ctx context.Context, key string, fn store.UpdateFunc, opts ...store.UpdateOption) (store.Result, error) {
+	return l.o.Store.Update(ctx, key, func(cur store.Document) (store.Change, error) {
+		if cur.Revision == 0 && cur.Exists() {
+			if err := l.o.Rules.Validate(key, nil, cur.Value); err != nil {
+				// The operation's own refusal of the document, in its
+				// words, where it has one.
+				if _, ferr := fn(cur); ferr != nil {
+					return store.Change{}, ferr
+				}
+				msg := err.Error()
+				if re, ok := reason.As(err); ok {
+					msg = re.Message
+				}
+				return store.Change{}, reason.New(reason.CorruptState, "%s was written by another tool and does not match its schema, so it is not adopted (nothing changed): %s", key, msg)
+			}
+		}
+		return fn(cur)
+	}, opts...)
+}

@@ -131,7 +131,7 @@ func (l *Local) UpdateState(ctx context.Context, req wire.StateRequest) (*wire.S
 		return nil, reason.New(reason.InvalidInput, "unknown state operation %q (init, update, record-output, record-failure, compact)", req.Op)
 	}
 	var next agentstate.Object
-	res, err := l.o.Store.Update(ctx, agentstate.Key, func(cur store.Document) (store.Change, error) {
+	res, err := l.update(ctx, agentstate.Key, func(cur store.Document) (store.Change, error) {
 		var state agentstate.Object
 		if cur.Exists() {
 			var err error

@@ -135,6 +135,11 @@ type Event struct {
 	Data json.RawMessage `json:"data,omitempty"`
 }
 
+// AdoptedEvent is the type of the event recorded by the first commit of a
+// document nobody journaled (written by a plugin, by hand, by an older
+// tool), which adopts it: its data is {"found": the value as it was found}.
+const AdoptedEvent = "document.adopted"
+
 // Result is the outcome of an Update.
 type Result struct {
 	Document         // the document after the update (the current one if nothing changed)

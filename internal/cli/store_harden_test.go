@@ -72,7 +72,7 @@ func TestIssue18Item7And11VerifyRepairGolden(t *testing.T) {
 // TestIssue21Item4DirectEditsGolden: a direct edit without a daemon is
 // adopted when valid (direct_edits: adopt, the default) and otherwise kept
 // aside with an escalation notice (direct_edits: reject); both reported on
-// stdout.
+// stderr.
 func TestIssue21Item4DirectEditsGolden(t *testing.T) {
 	s := &storeTranscript{t: t, dir: t.TempDir(), now: time.Date(2026, 4, 20, 14, 0, 0, 0, time.UTC)}
 	doc := filepath.Join(s.dir, "notes", "doc.json")

@@ -345,7 +345,15 @@ func (s *Store) step(d *doc, w work, r *request) (store.Result, *store.Record, [
 	if ch.Empty() {
 		return unchanged, nil, nil, w, nil // a patch "[]" on no document
 	}
-	nv, err := jsonval.ParseValue(ch.Value, s.opts.Limits)
+	value, stamped := store.StampRevision(ch.Value, st.rev+1)
+	if stamped && st.value != nil {
+		// A value that differs from the current one only by its revision
+		// member (a rollback to the latest revision) changes nothing.
+		if same, _ := store.StampRevision(ch.Value, st.rev); sumOf(same) == st.sum {
+			return unchanged, nil, nil, w, nil
+		}
+	}
+	nv, err := jsonval.ParseValue(value, s.opts.Limits)
 	if err != nil {
 		return store.Result{}, nil, nil, w, err
 	}
@@ -404,4 +412,13 @@ func (s *Store) commit(ctx context.Context, d *doc, p *pending) (bool, error) {
 	}
 	d.set(st)
 	return false, nil
+}
+
+// sumOf is the canonical sum of v ("" when it does not parse).
+func sumOf(v []byte) string {
+	sum, err := store.SumOf(v)
+	if err != nil {
+		return ""
+	}
+	return sum
 }

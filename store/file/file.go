@@ -21,6 +21,7 @@ import (
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // Options configure a Store.
@@ -257,6 +258,11 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 	if err != nil {
 		return store.Document{}, err
 	}
+	if snap, ok := d.unlockedForeign(); ok && snap != nil {
+		// A file nobody journaled, read as it is: reading it leaves the
+		// project as it was (no lock file).
+		return store.Document{Key: key, Value: snap}, nil
+	}
 	var out store.Document
 	err = d.lockedRead(ctx, func() error {
 		if err := d.refresh(); err != nil {
@@ -410,6 +416,11 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 			return store.Result{}, notFound(key)
 		}
 	}
+	if !d.holding() && (o.IfRevision == nil || *o.IfRevision == 0) {
+		if err := d.precheck(fn, o.Create); err != nil {
+			return store.Result{}, err
+		}
+	}
 	var res store.Result
 	lock := d.locked
 	if !o.Create {
@@ -493,6 +504,57 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		}
 	}
 	return res, err
+}
+
+// precheck runs fn once, without the lock, on a document nobody
+// journaled yet (a file another tool wrote, or none, for a create) while
+// no custodian has ever locked it (unlockedForeign): a change fn refuses
+// then leaves the project as it was, with no directory or lock file made
+// for it. Anything else is left to the locked path, where fn runs again
+// (it may run more than once: UpdateFunc).
+func (d *doc) precheck(fn store.UpdateFunc, create bool) error {
+	snap, ok := d.unlockedForeign()
+	if !ok || snap == nil && !create {
+		return nil // the locked path reports it
+	}
+	_, err := fn(store.Document{Key: d.p.key, Value: snap})
+	return err
+}
+
+// unlockedForeign reads, without the lock, a document no custodian has
+// ever locked (no lock file), journaled (no journal, segment, anchor or
+// mark) or half-written (no temp file), outside Hold mode: the file
+// another tool wrote, when it parses (nil: there is none). ok is false
+// for anything else, which the locked path loads and recovers.
+func (d *doc) unlockedForeign() (snap []byte, ok bool) {
+	if d.s.daemon != nil || d.holding() {
+		return nil, false
+	}
+	absent := func() bool {
+		for _, name := range []string{d.p.lock, d.p.journal, d.p.tmp, d.p.head, d.p.marks} {
+			if id, err := d.stat(name); err != nil || id.exists {
+				return false
+			}
+		}
+		segs, err := d.segments()
+		return err == nil && len(segs) == 0
+	}
+	if !absent() {
+		return nil, false
+	}
+	snap, err := d.readRegularFile(d.p.snap)
+	if err != nil {
+		return nil, false
+	}
+	if snap != nil {
+		if _, err := jsonval.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}); err != nil {
+			return nil, false // the locked path refuses it (CORRUPT_STATE)
+		}
+	}
+	if !absent() {
+		return nil, false // a custodian came meanwhile
+	}
+	return snap, true
 }
 
 // share returns the current value for a caller: a copy, except in Hold

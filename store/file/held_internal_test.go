@@ -89,7 +89,7 @@ func TestHoldLazyTree(t *testing.T) {
 	const key = "manifest.json"
 	const slices = 900
 	var b strings.Builder
-	b.WriteString(`{"revision":0,"slices":[`)
+	b.WriteString(`{"version":0,"slices":[`)
 	for i := range slices {
 		if i > 0 {
 			b.WriteByte(',')
@@ -176,7 +176,7 @@ func TestHoldLazyTree(t *testing.T) {
 		if err := json.Unmarshal(cur.Value, &m); err != nil {
 			return store.Change{}, err
 		}
-		m["revision"] = 1
+		m["note"] = "by value"
 		v, err := json.Marshal(m)
 		return store.Change{Value: v, Actor: "v", Reason: "value"}, err
 	}); err != nil {
@@ -194,7 +194,7 @@ func TestHoldLazyTree(t *testing.T) {
 			}
 		}
 	}
-	if want, err = jsonval.ApplyPatch(want, []byte(`[{"op":"replace","path":"/revision","value":1}]`)); err != nil {
+	if want, err = jsonval.ApplyPatch(want, []byte(`[{"op":"add","path":"/note","value":"by value"}]`)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := s.Get(ctx, key)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/custodian-dev/custodian/reason"
@@ -579,42 +580,40 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 			return nil, fmt.Errorf("%s: %w", d.p.key, err)
 		}
 	}
-	nv, err := jsonval.ParseValue(ch.Value, d.s.opts.Limits)
-	if err != nil {
+	if err := d.ensureTree(); err != nil {
 		return nil, err
 	}
-	if err := d.ensureTree(); err != nil {
+	value, stamped := store.StampRevision(ch.Value, d.rev+1)
+	if stamped && d.has() && !d.adopted {
+		// A value that differs from the current one only by its revision
+		// member (a rollback to the latest revision) changes nothing.
+		if same, _ := store.StampRevision(ch.Value, d.rev); canonicalSum(same) == d.currentSum() {
+			return nil, nil
+		}
+	}
+	nv, err := jsonval.ParseValue(value, d.s.opts.Limits)
+	if err != nil {
 		return nil, err
 	}
 	if d.has() && nv.Sum == d.currentSum() && !d.adopted {
 		return nil, nil
 	}
-	now := d.commitTime()
-	var recs []*store.Record
-	rev := d.rev
 	var from any
+	events, why := ch.Events, ch.Reason
 	if d.adopted {
-		// Journal the file as found, so history starts from it.
-		patch, err := jsonval.DiffTrees(nil, d.tree)
-		if err != nil {
-			return nil, err
-		}
-		rev++
-		recs = append(recs, &store.Record{Rev: rev, Time: now, Actor: "custodian", Reason: "adopted " + d.p.key + " as found on disk", Patch: patch, Sum: d.sum})
-		if nv.Sum == d.sum {
-			// Nothing to change beyond adopting.
-			return d.appendAndApply(recs, d.value, d.tree, d.sum)
-		}
-	}
-	if d.has() {
+		why = strings.TrimPrefix(why+"; ", "; ") + "adopts " + d.p.key + " as found on disk"
+		// The first commit of a document nobody journaled (written by a
+		// plugin, by hand, by an older tool) adopts it: its record is the
+		// whole new value, and says what was found (nothing is lost).
+		events = append([]store.Event{adoptedEvent(d.bytes())}, events...)
+	} else if d.has() {
 		from = d.tree
 	}
 	patch, err := jsonval.DiffTrees(from, nv.Tree)
 	if err != nil {
 		return nil, err
 	}
-	rev++
-	recs = append(recs, &store.Record{Rev: rev, Time: now, Actor: ch.Actor, Reason: ch.Reason, Patch: patch, Events: ch.Events, Sum: nv.Sum})
+	recs := []*store.Record{{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: why, Patch: patch, Events: events, Sum: nv.Sum}}
 	if d.held.locked {
 		// Hold mode keeps the value as given; the background snapshot
 		// writer indents it.
@@ -625,6 +624,20 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 		return nil, reason.New(reason.InvalidInput, "%v", err)
 	}
 	return d.appendAndApply(recs, snap, nv.Tree, nv.Sum)
+}
+
+func adoptedEvent(found []byte) store.Event {
+	data := append(append([]byte(`{"found":`), bytes.TrimSpace(found)...), '}')
+	return store.Event{Type: store.AdoptedEvent, Data: data}
+}
+
+// canonicalSum is the canonical sum of v ("" when it does not parse).
+func canonicalSum(v []byte) string {
+	sum, err := store.SumOf(v)
+	if err != nil {
+		return ""
+	}
+	return sum
 }
 
 // ensureTree decodes the current value when it is not held decoded (a

@@ -267,7 +267,9 @@ func TestStaleSnapshotIsReplayed(t *testing.T) {
 	}
 }
 
-func TestAdoptsExistingFile(t *testing.T) {
+// A document nobody journaled is adopted by its first commit: one record,
+// the commit's own, which says so and keeps the value as it was found.
+func TestFirstCommitAdoptsAnUnjournaledFile(t *testing.T) {
 	dir := t.TempDir()
 	os.MkdirAll(filepath.Join(dir, ".impl"), 0o755)
 	orig := "{\n  \"version\": \"1.0.0\",\n  \"tasks\": []\n}\n"
@@ -280,16 +282,16 @@ func TestAdoptsExistingFile(t *testing.T) {
 	res, err := s.Update(ctx, ".impl/manifest.json", func(cur store.Document) (store.Change, error) {
 		return store.Change{Value: []byte(`{"version":"1.0.0","tasks":[1]}`), Actor: "impl", Reason: "add"}, nil
 	})
-	if err != nil || res.Revision != 2 {
+	if err != nil || res.Revision != 1 {
 		t.Fatalf("first commit: %+v %v", res, err)
 	}
 	recs, err := s.History(ctx, ".impl/manifest.json", 0, 0)
-	if err != nil || len(recs) != 2 || recs[0].Actor != "custodian" || recs[1].Actor != "impl" {
+	if err != nil || len(recs) != 1 || recs[0].Actor != "impl" || len(recs[0].Events) != 1 || recs[0].Events[0].Type != store.AdoptedEvent {
 		t.Fatalf("history: %+v %v", recs, err)
 	}
-	first, err := s.GetAt(ctx, ".impl/manifest.json", 1)
-	if err != nil || sum(t, first.Value) != sum(t, []byte(orig)) {
-		t.Fatalf("revision 1 is not the adopted file: %s %v", first.Value, err)
+	var ev struct{ Found json.RawMessage }
+	if err := json.Unmarshal(recs[0].Events[0].Data, &ev); err != nil || sum(t, ev.Found) != sum(t, []byte(orig)) {
+		t.Fatalf("the adoption record does not keep the file as found: %s %v", recs[0].Events[0].Data, err)
 	}
 	storetest.VerifyAll(t, s)
 }

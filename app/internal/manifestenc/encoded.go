@@ -463,7 +463,9 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 	}
 	ops = append(ops, hbOps...)
 	if next.Revision != prev.Revision {
-		ops = append(ops, patchOp{Op: "replace", Path: "/revision", Value: json.RawMessage(strconv.FormatUint(next.Revision, 10))})
+		// "add" sets the member whether or not the document has one: a
+		// manifest another tool wrote may have none.
+		ops = append(ops, patchOp{Op: "add", Path: "/revision", Value: json.RawMessage(strconv.FormatUint(next.Revision, 10))})
 	}
 	if !ne.deferred {
 		ne.n = ne.length()

@@ -116,11 +116,9 @@ func (a *App) OpenFileStore() (*file.Store, error) {
 		}
 		opts.Limits.MaxBytes = n
 	}
-	out := a.Out
-	if a.JSON {
-		out = a.Err // stdout holds one JSON document
-	}
-	if err := withDirectEdits(&opts, root, out); err != nil {
+	// What the store did on its own (a direct edit adopted or kept aside)
+	// is a notice: stderr, whatever the command prints on stdout.
+	if err := withDirectEdits(&opts, root, a.Err); err != nil {
 		return nil, err
 	}
 	if opts.Witness, err = projectroot.WitnessDir(root); err != nil {

@@ -59,6 +59,17 @@ func run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	// A manifest at revision 0 was written by another tool (the seed's
+	// agents, by hand): Init's commit adopts it. One that does not match
+	// its schema is refused before anything is written.
+	var m *asdd.Manifest
+	adopt := false
+	if _, err := os.Stat(root); err == nil {
+		if m, err = cmdutil.LoadManifest(ctx, app); err != nil && err != cmdutil.ErrNoASDDManifest {
+			return err
+		}
+		adopt = m != nil && m.Revision == 0
+	}
 	cfgPath := filepath.Join(root, filepath.FromSlash(asdd.ConfigPath))
 	wroteConfig := false
 	if _, err := os.Stat(cfgPath); errors.Is(err, fs.ErrNotExist) || opts.Force {
@@ -75,14 +86,12 @@ func run(ctx context.Context, opts *Options) error {
 	if err := writeStateGitignore(root); err != nil {
 		return err
 	}
-	if m, err := cmdutil.LoadManifest(ctx, app); err == nil && opts.Sprint == "" && len(opts.Goals) == 0 {
+	if m != nil && !adopt && opts.Sprint == "" && len(opts.Goals) == 0 {
 		r := &cmdutil.CommitResult{Revision: m.Revision, Summary: "already initialized", Events: []asdd.Event{}}
 		return cmdutil.Finish(app, r, func(w io.Writer) error {
 			_, err := fmt.Fprintf(w, "ASDD state already initialized at revision %d (%s)\n", m.Revision, asdd.Key)
 			return err
 		})
-	} else if err != nil && err != cmdutil.ErrNoASDDManifest {
-		return err
 	}
 	_, r, err := cmdutil.ApplyOp(ctx, app, asdd.Init{Sprint: opts.Sprint, Goals: opts.Goals})
 	if err != nil {
@@ -96,6 +105,10 @@ func run(ctx context.Context, opts *Options) error {
 	return cmdutil.Finish(app, r, func(w io.Writer) error {
 		if wroteConfig {
 			fmt.Fprintf(w, "wrote %s\n", asdd.ConfigPath)
+		}
+		if adopt {
+			_, err := fmt.Fprintf(w, "adopted %s (written by another tool) at revision %d; its unknown members are kept\n", asdd.Key, r.Revision)
+			return err
 		}
 		_, err := fmt.Fprintf(w, "initialized %s at revision %d\n", asdd.Key, r.Revision)
 		return err
