@@ -38,4 +38,3 @@ func TestWitnessDir(t *testing.T) {
 		t.Errorf("inside the project: %v, want INVALID_INPUT", err)
 	}
 }
-
