@@ -176,7 +176,7 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	if resp.Events == nil {
 		resp.Events = []asdd.Event{}
 	}
-	if id := sliceOf(op, out); id != "" {
+	if id := out.Slice; id != "" {
 		resp.Slice = out.Manifest.Slice(id)
 	}
 	for _, e := range out.Effects {
@@ -354,45 +354,6 @@ func (l *Local) observe(ctx context.Context, op asdd.Op, cfg *asdd.Config) (asdd
 		return o, nil
 	}
 	return op, nil
-}
-
-// sliceOf is the slice an operation is about (a quick fix's, from its
-// event: its id may be the one Apply chose).
-func sliceOf(op asdd.Op, out *asdd.Outcome) string {
-	switch o := op.(type) {
-	case asdd.Quick:
-		for _, e := range out.Events {
-			if e.Type == "quick_fix" {
-				return e.Slice
-			}
-		}
-		return o.ID
-	case asdd.Proposal:
-		return o.Slice
-	case asdd.AddSlice:
-		return o.ID
-	case asdd.LockSlice:
-		return o.Slice
-	case asdd.UnlockSlice:
-		return o.Slice
-	case asdd.Resolve:
-		return o.Slice
-	case asdd.Approve:
-		return o.Slice
-	case asdd.AddTask:
-		return o.Slice
-	case asdd.CompleteTask:
-		return o.Slice
-	case asdd.ClaimTask:
-		return o.Slice
-	case asdd.ReportFailure:
-		return o.Slice
-	case asdd.CorrectAssumption:
-		return o.Slice
-	case asdd.FlagDrift:
-		return o.Slice
-	}
-	return ""
 }
 
 // heldManifest is the ASDD manifest of one revision, decoded and encoded
