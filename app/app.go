@@ -97,23 +97,8 @@ func CallerOf(ctx context.Context) Caller {
 // project and its context, resolve, approve, clear a review, correct an
 // assumption, break another holder's lease), which an agent may not make.
 func HumanDecision(op asdd.Op) (string, bool) {
-	switch o := op.(type) {
-	case asdd.Init:
-		return "init", true
-	case asdd.Resolve:
-		return "resolve", true
-	case asdd.Approve:
-		return "approve", true
-	case asdd.ClearReview:
-		return "clear-review", true
-	case asdd.CorrectAssumption:
-		return "correct-assumption", true
-	case asdd.UnlockSlice:
-		if o.Force {
-			return "a forced unlock", true
-		}
-	}
-	return "", false
+	what := op.HumanDecision()
+	return what, what != ""
 }
 
 // ErrHuman is the error of a human decision asked by an agent.

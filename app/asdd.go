@@ -8,6 +8,7 @@ import (
 
 	"github.com/custodian-dev/custodian/app/internal/manifestenc"
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/asdd/effects"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/wire"
@@ -176,7 +177,7 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	if resp.Events == nil {
 		resp.Events = []asdd.Event{}
 	}
-	if id := sliceOf(op, out); id != "" {
+	if id := out.Slice; id != "" {
 		resp.Slice = out.Manifest.Slice(id)
 	}
 	for _, e := range out.Effects {
@@ -203,14 +204,13 @@ func (l *Local) applyEffects(effs []asdd.Effect) error {
 }
 
 // observe fills in what the custodian sees for itself, whatever the caller
-// sent: the hashes of the artifacts an operation names (and what they
-// will be once marked, should it halt), the hashes of the slice's artifacts
-// on disk (drift), and the versions a human accepts by resolving or
-// approving.
+// sent (asdd.Observing): the hashes of the artifacts an operation names
+// (and what they will be once marked, should it halt), the hashes of the
+// slice's files on disk (drift), and the versions a human accepts by
+// resolving or approving.
 func (l *Local) observe(ctx context.Context, op asdd.Op, cfg *asdd.Config) (asdd.Op, error) {
-	switch op.(type) {
-	case asdd.Proposal, asdd.Quick, asdd.ReportFailure, asdd.Resolve, asdd.Approve, asdd.ClearReview, asdd.FlagDrift:
-	default:
+	o, ok := op.(asdd.Observing)
+	if !ok {
 		return op, nil
 	}
 	if !l.hasRoot() {
@@ -220,179 +220,47 @@ func (l *Local) observe(ctx context.Context, op asdd.Op, cfg *asdd.Config) (asdd
 	if err != nil {
 		return nil, err
 	}
-	hashAll := func(as []asdd.Artifact, marker string) ([]asdd.Artifact, error) {
-		if as == nil {
-			return nil, nil
-		}
-		out := make([]asdd.Artifact, len(as))
-		for i, a := range as {
-			if out[i], err = proj.Artifact(a.Name, a.Path, marker); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
-	sliceObserved := func(id string) (map[string]string, error) {
-		// A recent manifest (no decoding of the whole document per
-		// operation); read only. A path the slice gained since is not
-		// observed, and the rules skip what was not observed.
-		e, err := l.recent(ctx)
-		if err != nil {
-			if errors.Is(err, errNoManifest) {
-				return map[string]string{}, nil
-			}
-			return nil, err
-		}
-		s := e.Manifest.Slice(id)
-		if s == nil {
-			return map[string]string{}, nil
-		}
-		return proj.Observe(s.Artifacts())
-	}
-	present := func(obs map[string]string) map[string]string {
-		for k, v := range obs {
-			if v == "" {
-				delete(obs, k)
-			}
-		}
-		return obs
-	}
-	switch o := op.(type) {
-	case asdd.Proposal:
-		marker := asdd.DefaultMarker
-		if a, ok := cfg.Agent(o.Agent); ok {
-			marker = a.ArtifactMarker()
-		}
-		if o.Artifacts, err = hashAll(o.Artifacts, marker); err != nil {
-			return nil, err
-		}
-		if o.Trace != nil {
-			t, err := proj.Artifact("trace", o.Trace.Path, marker)
-			if err != nil {
-				return nil, err
-			}
-			o.Trace = &t
-		}
-		if o.Observed, err = sliceObserved(o.Slice); err != nil {
-			return nil, err
-		}
-		return o, nil
-	case asdd.Quick:
-		if o.Artifacts, err = hashAll(o.Artifacts, asdd.DefaultMarker); err != nil {
-			return nil, err
-		}
-		return o, nil
-	case asdd.ReportFailure:
-		if o.Artifacts, err = hashAll(o.Artifacts, asdd.DefaultMarker); err != nil {
-			return nil, err
-		}
-		// What the slice's artifacts will hash to once marked DRAFT —
-		// AGENT HALTED: the rules mark the phase's artifact (seed 004).
-		o.Marked = map[string]string{}
-		if m, err := l.Manifest(ctx); err == nil {
-			if s := m.Slice(o.Slice); s != nil {
-				for name, path := range s.PhaseData {
-					if a, err := proj.Artifact(name, path, asdd.DefaultMarker); err == nil && a.MarkedSHA256 != "" {
-						o.Marked[path] = a.MarkedSHA256
-					}
-				}
-			}
-		}
-		return o, nil
-	case asdd.Resolve:
-		obs, err := sliceObserved(o.Slice)
-		if err != nil {
-			return nil, err
-		}
-		o.Hashes = present(obs)
-		return o, nil
-	case asdd.Approve:
-		obs, err := sliceObserved(o.Slice)
-		if err != nil {
-			return nil, err
-		}
-		o.Hashes = present(obs)
-		return o, nil
-	case asdd.ClearReview:
-		// The versions the reviewer accepts are the files as they are now.
-		o.Hashes = nil
-		if o.Slice != "" {
-			obs, err := sliceObserved(o.Slice)
-			if err != nil {
-				return nil, err
-			}
-			o.Hashes = present(obs)
-		}
-		return o, nil
-	case asdd.FlagDrift:
-		// Only paths that really drifted are flagged: the custodian
-		// compares them with what the manifest recorded.
-		e, _, err := l.Latest(ctx)
-		if err != nil {
-			return nil, err
-		}
-		s, err := e.Manifest.Find(o.Slice)
-		if err != nil {
-			return nil, err
-		}
-		obs, err := proj.Observe(s.Artifacts())
-		if err != nil {
-			return nil, err
-		}
-		recorded := s.ArtifactHashes
-		drifted := map[string]string{}
-		for p := range o.Paths {
-			got, named := obs[p]
-			if named && got != recorded[p] {
-				drifted[p] = got
-			}
-		}
-		if len(drifted) == 0 {
-			return nil, reason.New(reason.InvalidInput, "slice %s: none of the paths given has drifted from the hash the manifest recorded", o.Slice)
-		}
-		o.Paths = drifted
-		return o, nil
-	}
-	return op, nil
+	return o.Observe(observer{ctx: ctx, l: l, proj: proj}, cfg)
 }
 
-// sliceOf is the slice an operation is about (a quick fix's, from its
-// event: its id may be the one Apply chose).
-func sliceOf(op asdd.Op, out *asdd.Outcome) string {
-	switch o := op.(type) {
-	case asdd.Quick:
-		for _, e := range out.Events {
-			if e.Type == "quick_fix" {
-				return e.Slice
-			}
+// observer is what Local sees of the project for an operation
+// (asdd.Observer).
+type observer struct {
+	ctx  context.Context
+	l    *Local
+	proj *effects.Project
+}
+
+func (ob observer) Artifact(name, path, marker string) (asdd.Artifact, error) {
+	return ob.proj.Artifact(name, path, marker)
+}
+
+func (ob observer) Files(paths []string) (map[string]string, error) { return ob.proj.Observe(paths) }
+
+// Observed reads a recent manifest (no decoding of the whole document per
+// operation), read only. A path the slice gained since is not observed,
+// and the rules skip what was not observed.
+func (ob observer) Observed(id string) (map[string]string, error) {
+	e, err := ob.l.recent(ob.ctx)
+	if err != nil {
+		if errors.Is(err, errNoManifest) {
+			return map[string]string{}, nil
 		}
-		return o.ID
-	case asdd.Proposal:
-		return o.Slice
-	case asdd.AddSlice:
-		return o.ID
-	case asdd.LockSlice:
-		return o.Slice
-	case asdd.UnlockSlice:
-		return o.Slice
-	case asdd.Resolve:
-		return o.Slice
-	case asdd.Approve:
-		return o.Slice
-	case asdd.AddTask:
-		return o.Slice
-	case asdd.CompleteTask:
-		return o.Slice
-	case asdd.ClaimTask:
-		return o.Slice
-	case asdd.ReportFailure:
-		return o.Slice
-	case asdd.CorrectAssumption:
-		return o.Slice
-	case asdd.FlagDrift:
-		return o.Slice
+		return nil, err
 	}
-	return ""
+	s := e.Manifest.Slice(id)
+	if s == nil {
+		return map[string]string{}, nil
+	}
+	return ob.proj.Observe(s.Artifacts())
+}
+
+func (ob observer) Slice(id string) (*asdd.Slice, error) {
+	e, _, err := ob.l.Latest(ob.ctx)
+	if err != nil {
+		return nil, err
+	}
+	return e.Manifest.Find(id)
 }
 
 // heldManifest is the ASDD manifest of one revision, decoded and encoded

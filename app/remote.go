@@ -55,46 +55,12 @@ func (r *Remote) ASDD(ctx context.Context, op asdd.Op) (*wire.OpResponse, error)
 	if !ok {
 		return nil, reason.New(reason.InvalidInput, "operation %T has no daemon operation", op)
 	}
-	return r.c.Op(ctx, name, stripObservations(op))
-}
-
-// stripObservations drops what only the custodian may observe, so that
-// nothing a caller computed travels (the daemon ignores it anyway).
-func stripObservations(op asdd.Op) asdd.Op {
-	bare := func(as []asdd.Artifact) []asdd.Artifact {
-		if as == nil {
-			return nil
-		}
-		out := make([]asdd.Artifact, len(as))
-		for i, a := range as {
-			out[i] = asdd.Artifact{Name: a.Name, Path: a.Path}
-		}
-		return out
+	// Only the custodian observes files: nothing a caller computed
+	// travels (the daemon ignores it anyway).
+	if o, ok := op.(asdd.Observing); ok {
+		op = o.Unobserved()
 	}
-	switch o := op.(type) {
-	case asdd.Proposal:
-		o.Artifacts, o.Observed = bare(o.Artifacts), nil
-		if o.Trace != nil {
-			o.Trace = &asdd.Artifact{Name: o.Trace.Name, Path: o.Trace.Path}
-		}
-		return o
-	case asdd.Quick:
-		o.Artifacts = bare(o.Artifacts)
-		return o
-	case asdd.ReportFailure:
-		o.Artifacts = bare(o.Artifacts)
-		return o
-	case asdd.Resolve:
-		o.Hashes = nil
-		return o
-	case asdd.Approve:
-		o.Hashes = nil
-		return o
-	case asdd.ClearReview:
-		o.Hashes = nil
-		return o
-	}
-	return op
+	return r.c.Op(ctx, name, op)
 }
 
 // ImplManifest reads the task manifest from the daemon.

@@ -11,10 +11,23 @@ import (
 )
 
 // Op is one operation on the manifest: a proposal, a lock, a resolution, a
-// heartbeat… Apply runs it.
+// heartbeat… Apply runs it. Every door (CLI, daemon API, MCP, runner) asks
+// the operation about itself through these methods instead of switching
+// on its type: adding an operation is its type and apply in a file of its
+// own, and its entry in opinfo.go (Ops and its methods there).
 type Op interface {
+	// OpName is the operation's name: the daemon API's route (POST
+	// /v1/asdd/{name}) and the body's type there.
+	OpName() string
 	// Actor is who asks for the operation (an agent or a role).
 	Actor() string
+	// SliceID is the slice the operation is about and the doors show
+	// once it committed, "" for none. A quick fix without an id has
+	// none before Apply chooses it: Outcome.Slice says which.
+	SliceID() string
+	// HumanDecision names the human decision the operation is (an agent
+	// may not make it: docs/security.md), "" for an agent's operation.
+	HumanDecision() string
 	apply(t *tx) error
 }
 
@@ -40,6 +53,9 @@ type Outcome struct {
 	Verdict *reason.Error
 	// Summary says in a sentence what happened, for the journal's reason.
 	Summary string
+	// Slice is the slice the operation was about (Op.SliceID, or the id
+	// Apply chose for a quick fix), "" for none.
+	Slice string
 }
 
 // What an operation did, as every door reports it ("outcome" in --json and

@@ -55,6 +55,7 @@ func (o Quick) apply(t *tx) error {
 		recordArtifact(s, a)
 	}
 	t.addSlice(s)
+	t.out.Slice = id
 	t.event("quick_fix", id, o.Agent, map[string]any{"description": desc})
 	t.summary("record quick fix %s: %s", id, desc)
 	return nil

@@ -700,7 +700,7 @@ func TestHeartbeats(t *testing.T) {
 	}
 	w.reject(Beat{Agent: "ghost"}, reason.InvalidInput)
 	w.reject(Beat{Agent: "spec", Slice: "NOPE"}, reason.NotFound)
-	w.reject(Beat{Agent: "spec", Status: "sleepy"}, reason.InvalidInput)
+	w.reject(Beat{Agent: "spec", Status: "half asleep"}, reason.InvalidInput) // a word, in any case
 	neg := -1
 	w.reject(Beat{Agent: "spec", Wave: &neg}, reason.InvalidInput)
 }

@@ -172,6 +172,8 @@ func apply(m *Manifest, op Op, cfg *Config, now time.Time, finalized bool) (*Out
 	if m == nil {
 		m = New()
 	}
+	// The same enumerated values, whatever the door.
+	op = Normalize(op)
 	var base *aggregate // nil: finalize and count every slice
 	if finalized && m.agg != nil && m.agg.list.same(m.Slices) {
 		base = m.agg
@@ -205,6 +207,9 @@ func apply(m *Manifest, op Op, cfg *Config, now time.Time, finalized bool) (*Out
 	}
 	if err := op.apply(t); err != nil {
 		return nil, err
+	}
+	if t.out.Slice == "" {
+		t.out.Slice = op.SliceID()
 	}
 	next.Revision = t.rev
 	t.finalize()

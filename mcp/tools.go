@@ -310,7 +310,7 @@ func (s *Server) addASDDTools() {
 		})
 	addTool(s, &sdk.Tool{Name: "slice_add", Description: "Add a slice (FEATURE starts in DISCOVERY, RETRO_SPEC in BEHAVIOR_CAPTURE).", Annotations: change("Add a slice", false)},
 		func(ctx context.Context, svc app.Service, in SliceAddIn) (*OpResult, error) {
-			typ := strings.ToUpper(in.Type)
+			typ := in.Type
 			if typ == "" {
 				typ = asdd.TypeFeature
 			}
@@ -323,7 +323,7 @@ func (s *Server) addASDDTools() {
 			for _, n := range names {
 				arts = append(arts, asdd.Artifact{Name: n, Path: in.Artifacts[n]})
 			}
-			p := asdd.Proposal{Agent: in.Agent, Slice: in.Slice, Score: in.Score, Artifacts: arts, Uncertainty: in.Uncertainty, To: strings.ToUpper(in.To), BaseRevision: in.BaseRevision}
+			p := asdd.Proposal{Agent: in.Agent, Slice: in.Slice, Score: in.Score, Artifacts: arts, Uncertainty: in.Uncertainty, To: in.To, BaseRevision: in.BaseRevision}
 			if in.Trace != "" {
 				p.Trace = &asdd.Artifact{Name: "trace", Path: in.Trace}
 			}
@@ -331,7 +331,7 @@ func (s *Server) addASDDTools() {
 		})
 	addTool(s, &sdk.Tool{Name: "heartbeat", Description: "Record an agent's heartbeat (agent_heartbeats): its status, slice, wave and task counts. An ACTIVE agent silent past its timeout is retried, then escalated.", Annotations: change("Heartbeat", true)},
 		func(ctx context.Context, svc app.Service, in HeartbeatIn) (*OpResult, error) {
-			st := strings.ToUpper(in.Status)
+			st := in.Status
 			if st == "" {
 				st = asdd.HeartbeatActive
 			}
@@ -454,7 +454,7 @@ func (s *Server) addAdminTools() {
 			if in.To != "" && action == "" {
 				action = asdd.ActionReturn
 			}
-			return asddOp(ctx, svc, asdd.Resolve{Slice: in.Slice, Role: in.Role, By: in.By, Rationale: in.Rationale, Action: action, ReturnTo: strings.ToUpper(in.To), RootCause: in.RootCause})
+			return asddOp(ctx, svc, asdd.Resolve{Slice: in.Slice, Role: in.Role, By: in.By, Rationale: in.Rationale, Action: action, ReturnTo: in.To, RootCause: in.RootCause})
 		})
 	addTool(s, &sdk.Tool{Name: "approve", Description: "A named role's sign-off: accept a halted slice's output, clear NEEDS_HUMAN_REVIEW (of a slice, or of the project context with project). Call only on a named human's instruction.", Annotations: change("Approve (human)", false)},
 		func(ctx context.Context, svc app.Service, in ApproveIn) (*OpResult, error) {

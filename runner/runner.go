@@ -897,7 +897,7 @@ func (r *Runner) propose(ctx context.Context, s *asdd.Slice, ag *asdd.Agent, res
 	if res.Halt != nil {
 		// The application layer marks the phase's artifact DRAFT — AGENT
 		// HALTED and records the hashes it sees.
-		_, err := r.o.State.Apply(ctx, asdd.ReportFailure{Agent: ag.Name, Slice: s.SliceID, Mode: strings.ToUpper(res.Halt.Mode), Reason: res.Halt.Reason, Flagged: res.Halt.Flag}, nil)
+		_, err := r.o.State.Apply(ctx, asdd.ReportFailure{Agent: ag.Name, Slice: s.SliceID, Mode: res.Halt.Mode, Reason: res.Halt.Reason, Flagged: res.Halt.Flag}, nil)
 		if err != nil {
 			return reject(err)
 		}
@@ -917,7 +917,7 @@ func (r *Runner) propose(ctx context.Context, s *asdd.Slice, ag *asdd.Agent, res
 	// them (marked as the agent's config says) and observes the slice's
 	// files itself.
 	p := asdd.Proposal{Agent: ag.Name, Slice: s.SliceID, Score: *res.Score, Uncertainty: res.Uncertainty,
-		To: strings.ToUpper(res.To), BaseRevision: base, Assumptions: res.Assumptions}
+		To: res.To, BaseRevision: base, Assumptions: res.Assumptions}
 	for _, name := range slices.Sorted(maps.Keys(res.Artifacts)) {
 		p.Artifacts = append(p.Artifacts, asdd.Artifact{Name: name, Path: filepath.ToSlash(res.Artifacts[name])})
 	}

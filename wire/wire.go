@@ -8,7 +8,6 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"reflect"
 	"sort"
@@ -122,37 +121,21 @@ type EffectSummary struct {
 	Path string `json:"path"`
 }
 
-// ASDD operation names (POST /v1/asdd/{op}) and their types.
-var asddOps = map[string]func() asdd.Op{
-	"init":               func() asdd.Op { return new(asdd.Init) },
-	"add-slice":          func() asdd.Op { return new(asdd.AddSlice) },
-	"quick":              func() asdd.Op { return new(asdd.Quick) },
-	"lock":               func() asdd.Op { return new(asdd.LockSlice) },
-	"unlock":             func() asdd.Op { return new(asdd.UnlockSlice) },
-	"heartbeat":          func() asdd.Op { return new(asdd.Beat) },
-	"propose":            func() asdd.Op { return new(asdd.Proposal) },
-	"resolve":            func() asdd.Op { return new(asdd.Resolve) },
-	"approve":            func() asdd.Op { return new(asdd.Approve) },
-	"add-task":           func() asdd.Op { return new(asdd.AddTask) },
-	"complete-task":      func() asdd.Op { return new(asdd.CompleteTask) },
-	"claim-task":         func() asdd.Op { return new(asdd.ClaimTask) },
-	"clear-review":       func() asdd.Op { return new(asdd.ClearReview) },
-	"correct-assumption": func() asdd.Op { return new(asdd.CorrectAssumption) },
-	"halt":               func() asdd.Op { return new(asdd.ReportFailure) },
-	"flag-drift":         func() asdd.Op { return new(asdd.FlagDrift) },
-	"agent-timeout":      func() asdd.Op { return new(asdd.AgentTimeout) },
-	"clear-markers":      func() asdd.Op { return new(asdd.ClearMarkers) },
-	"attach-branch":      func() asdd.Op { return new(asdd.AttachBranch) },
-}
+// asddOps are the ASDD operations by name (POST /v1/asdd/{op}): the
+// domain's list (asdd.Ops), each named by itself (Op.OpName).
+var asddOps = func() map[string]reflect.Type {
+	m := map[string]reflect.Type{}
+	for _, op := range asdd.Ops() {
+		m[op.OpName()] = reflect.TypeOf(op)
+	}
+	return m
+}()
 
 // ASDDOpType is the Go type of the body of ASDD operation name (one of the
 // asdd.Op types), for documentation generated from it.
 func ASDDOpType(name string) (reflect.Type, bool) {
-	mk, ok := asddOps[name]
-	if !ok {
-		return nil, false
-	}
-	return reflect.TypeOf(mk()).Elem(), true
+	typ, ok := asddOps[name]
+	return typ, ok
 }
 
 // ASDDOps lists the ASDD operation names, sorted.
@@ -167,107 +150,25 @@ func ASDDOps() []string {
 
 func sortStrings(s []string) { sort.Strings(s) }
 
-// ASDDOpName is the operation name of op.
+// ASDDOpName is the operation name of op; false for an operation the
+// daemon does not run.
 func ASDDOpName(op asdd.Op) (string, bool) {
-	switch op.(type) {
-	case asdd.Init:
-		return "init", true
-	case asdd.AddSlice:
-		return "add-slice", true
-	case asdd.Quick:
-		return "quick", true
-	case asdd.LockSlice:
-		return "lock", true
-	case asdd.UnlockSlice:
-		return "unlock", true
-	case asdd.Beat:
-		return "heartbeat", true
-	case asdd.Proposal:
-		return "propose", true
-	case asdd.Resolve:
-		return "resolve", true
-	case asdd.Approve:
-		return "approve", true
-	case asdd.AddTask:
-		return "add-task", true
-	case asdd.CompleteTask:
-		return "complete-task", true
-	case asdd.ClaimTask:
-		return "claim-task", true
-	case asdd.ClearReview:
-		return "clear-review", true
-	case asdd.CorrectAssumption:
-		return "correct-assumption", true
-	case asdd.ReportFailure:
-		return "halt", true
-	case asdd.FlagDrift:
-		return "flag-drift", true
-	case asdd.AgentTimeout:
-		return "agent-timeout", true
-	case asdd.ClearMarkers:
-		return "clear-markers", true
-	case asdd.AttachBranch:
-		return "attach-branch", true
-	}
-	return "", false
+	name := op.OpName()
+	_, ok := asddOps[name]
+	return name, ok
 }
 
 // DecodeASDDOp decodes the body of POST /v1/asdd/{name}.
 func DecodeASDDOp(name string, body []byte) (asdd.Op, error) {
-	mk, ok := asddOps[name]
+	typ, ok := asddOps[name]
 	if !ok {
 		return nil, reason.New(reason.NotFound, "no ASDD operation %q (operations: %s)", name, joinNames(ASDDOps()))
 	}
-	p := mk()
-	if err := decodeOp(body, p); err != nil {
+	p := reflect.New(typ)
+	if err := decodeOp(body, p.Interface()); err != nil {
 		return nil, err
 	}
-	return derefOp(p), nil
-}
-
-// derefOp turns the *T DecodeASDDOp decoded into the T the rules take.
-func derefOp(p asdd.Op) asdd.Op {
-	switch o := p.(type) {
-	case *asdd.Init:
-		return *o
-	case *asdd.AddSlice:
-		return *o
-	case *asdd.Quick:
-		return *o
-	case *asdd.LockSlice:
-		return *o
-	case *asdd.UnlockSlice:
-		return *o
-	case *asdd.Beat:
-		return *o
-	case *asdd.Proposal:
-		return *o
-	case *asdd.Resolve:
-		return *o
-	case *asdd.Approve:
-		return *o
-	case *asdd.AddTask:
-		return *o
-	case *asdd.CompleteTask:
-		return *o
-	case *asdd.ClaimTask:
-		return *o
-	case *asdd.ClearReview:
-		return *o
-	case *asdd.CorrectAssumption:
-		return *o
-	case *asdd.ReportFailure:
-		return *o
-	case *asdd.FlagDrift:
-		return *o
-	case *asdd.AgentTimeout:
-		return *o
-	case *asdd.ClearMarkers:
-		return *o
-	case *asdd.AttachBranch:
-		return *o
-	}
-	panic(fmt.Sprintf("wire: no value type for %T", p))
+	return p.Elem().Interface().(asdd.Op), nil
 }
 
 func joinNames(names []string) string {

@@ -2,7 +2,6 @@ package halt
 
 import (
 	"context"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -47,7 +46,6 @@ notice and a failure-log row, like any halt.`,
 			if err := cmdutil.Required("reason", opts.Reason); err != nil {
 				return err
 			}
-			opts.Mode = strings.ToUpper(opts.Mode)
 			if runF == nil {
 				runF = run
 			}

@@ -2,7 +2,6 @@ package heartbeat
 
 import (
 	"context"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -33,7 +32,6 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra
 			if err := cmdutil.Required("agent", opts.Agent); err != nil {
 				return err
 			}
-			opts.Status = strings.ToUpper(opts.Status)
 			opts.Wave, opts.Done, opts.Remaining = cmdutil.OptInt(cmd, "wave", wave), cmdutil.OptInt(cmd, "done", done), cmdutil.OptInt(cmd, "remaining", remaining)
 			if runF == nil {
 				runF = run

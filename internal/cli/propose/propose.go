@@ -2,7 +2,6 @@ package propose
 
 import (
 	"context"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -56,7 +55,7 @@ slice (exit 3; 4 for an escalated conflict; 5 for drift) with the reason.`,
 			if err != nil {
 				return err
 			}
-			opts.Score, opts.To = sc, strings.ToUpper(opts.To)
+			opts.Score = sc
 			if v, c, m := cmdutil.OptInt(cmd, "validated", validated), cmdutil.OptInt(cmd, "corrected", corrected), cmdutil.OptInt(cmd, "missing", missing); v != nil || c != nil || m != nil {
 				opts.Retro = &asdd.Retro{Validated: v, Corrected: c, Missing: m}
 			}

@@ -23,7 +23,7 @@ func TestProposeFlags(t *testing.T) {
 		{[]string{"--agent", "spec", "--slice", "S-1", "--score", "0.88", "--artifact", "requirements=r.md", "--uncertainty", "latency", "--uncertainty", "scale",
 			"--trace", "t.md", "--assumption", "EU only", "--to", "partial", "--base-revision", "7", "--feature-branch", "spec/s-1"},
 			&Options{Agent: "spec", Slice: "S-1", Score: 0.88, Artifacts: []string{"requirements=r.md"}, Uncertainty: []string{"latency", "scale"},
-				Trace: "t.md", Assumptions: []string{"EU only"}, To: "PARTIAL", BaseRevision: 7, FeatureBranch: "spec/s-1"}, 0},
+				Trace: "t.md", Assumptions: []string{"EU only"}, To: "partial", BaseRevision: 7, FeatureBranch: "spec/s-1"}, 0}, // the rules take any case
 		// Retro-spec counts: any one given makes a Retro; the others stay unset.
 		{[]string{"--agent", "discovery", "--slice", "S-1", "--score", "1", "--validated", "3", "--missing", "0"},
 			&Options{Agent: "discovery", Slice: "S-1", Score: 1, Retro: &asdd.Retro{Validated: &three, Missing: &zero}}, 0},

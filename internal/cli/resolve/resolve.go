@@ -2,7 +2,6 @@ package resolve
 
 import (
 	"context"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -49,7 +48,6 @@ recorded as the human's accepted versions.`,
 			if err := cmdutil.Required("rationale", opts.Rationale); err != nil {
 				return err
 			}
-			opts.To = strings.ToUpper(opts.To)
 			if opts.To != "" && opts.Action == "" {
 				opts.Action = asdd.ActionReturn
 			}

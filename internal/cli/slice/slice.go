@@ -60,7 +60,6 @@ func NewCmd(app *cmdutil.App, runs *Runs) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			addOpts.ID = args[0]
-			addOpts.Type, addOpts.Governance = strings.ToUpper(addOpts.Type), strings.ToUpper(addOpts.Governance)
 			return r.Add(app.Context(cmd), addOpts)
 		},
 	}

