@@ -94,7 +94,15 @@ func Configure(opts *file.Options, root string, out io.Writer) error {
 // escalation notice of one not adopted.
 func reportDirectEdit(root string, out io.Writer, e file.DirectEdit) {
 	if e.Adopted {
-		fmt.Fprintf(out, "direct edit of %s adopted as revision %d by %s (direct_edits: %s)\n", e.Key, e.Revision, file.DirectEditActor, e.Policy)
+		merged := ""
+		if e.Base > 0 && e.Base+1 < e.Revision {
+			merged = fmt.Sprintf("; made on revision %d, its own change merged onto revision %d", e.Base, e.Revision-1)
+		}
+		fmt.Fprintf(out, "direct edit of %s adopted as revision %d by %s%s (direct_edits: %s)\n", e.Key, e.Revision, file.DirectEditActor, merged, e.Policy)
+		return
+	}
+	if e.Unchanged {
+		fmt.Fprintf(out, "direct edit of %s made on revision %d changes nothing revision %d lacks: nothing adopted, nothing lost (direct_edits: %s)\n", e.Key, e.Base, e.Revision, e.Policy)
 		return
 	}
 	notice, err := writeDirectEditNotice(root, e)
