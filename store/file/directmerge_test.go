@@ -136,7 +136,16 @@ func TestDirectEditIsMergedFromTheRevisionItWasMadeOn(t *testing.T) {
 					if !hold {
 						s.Close()
 					}
-					os.WriteFile(path(dir, "manifest.json"), edit, 0o644)
+					// Written whole (a temporary file renamed over it): a
+					// write in place can be seen half done by the daemon's
+					// watcher, which then keeps it aside as not parsing.
+					tmp := path(dir, "manifest.json.edit")
+					if err := os.WriteFile(tmp, edit, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.Rename(tmp, path(dir, "manifest.json")); err != nil {
+						t.Fatal(err)
+					}
 					if !hold {
 						s = open(t, dir, opts)
 						if _, err := s.Get(ctx, key); err != nil {
