@@ -72,7 +72,9 @@ type DirectEdit struct {
 	Reason string `json:"reason,omitempty"`
 	// Code is the reason code of the refusal (INVALID_INPUT, a rule's code…).
 	Code string `json:"code,omitempty"`
-	// Patch is the RFC 6902 patch from the committed value to the edit.
+	// Patch is the RFC 6902 patch from the committed value to the edit
+	// (adopted: to what was committed); for a CONFLICT, from the edit's
+	// base to the edit: what the edit itself changed.
 	Patch json.RawMessage `json:"patch,omitempty"`
 	Time  time.Time       `json:"time"`
 }
@@ -143,6 +145,9 @@ func (d *doc) settleEdit() {
 		if base < d.rev {
 			merged, patch, err := merge3.Merge(baseVal, e.value, prev)
 			if c, ok := errors.AsType[*merge3.Conflict](err); ok {
+				if own, err := store.Diff(baseVal, e.value); err == nil {
+					ev.Patch = own // what the edit itself changed
+				}
 				refuse(reason.New(reason.Conflict, "the edit was made on revision %d, and %s: adopting it would undo or overwrite revisions %d to %d, which stand", base, c, base+1, d.rev).With("member", c.Path))
 				break
 			}

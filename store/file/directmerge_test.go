@@ -198,6 +198,12 @@ func TestDirectEditIsMergedFromTheRevisionItWasMadeOn(t *testing.T) {
 						if ev.Reason == "" || !strings.Contains(ev.Reason, tc.member) {
 							t.Fatalf("the reason does not name %s: %s", tc.member, ev.Reason)
 						}
+						// The escalation shows the edit's own change, not
+						// the later commits it would undo.
+						var ops []map[string]any
+						if json.Unmarshal(ev.Patch, &ops) != nil || len(ops) != 1 || !strings.HasPrefix(ops[0]["path"].(string)+"/", tc.member+"/") && !strings.HasPrefix(tc.member, ops[0]["path"].(string)) {
+							t.Fatalf("patch %s: want only the edit's change of %s", ev.Patch, tc.member)
+						}
 					}
 					if tc.want != "adopted" && sum(t, doc.Value) != sum(t, headDoc.Value) {
 						t.Fatalf("the document changed: %s, want %s", doc.Value, headDoc.Value)
