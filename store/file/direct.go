@@ -27,11 +27,14 @@ import (
 //     or .corrupt-<time> when it does not parse), so nothing is lost
 //     whatever happens next, and the snapshot is rewritten from the
 //     journal;
-//  2. under DirectEditAdopt an edit that parses and passes the document's
-//     validator (Options.Validate) is committed as a new revision by actor
-//     "direct-edit" (its diff is in the history) and the copy aside is
-//     removed; anything else stays aside and the document keeps its
-//     committed value;
+//  2. under DirectEditAdopt an edit that parses is merged three ways from
+//     the revision it was made on (editBase, merge3): its own change is
+//     carried onto the latest value, and one that overlaps what a later
+//     commit changed is a CONFLICT; a merged value that passes the
+//     document's validator (Options.Validate, Options.DirectEditRule) is
+//     committed as a new revision by actor "direct-edit" (its diff is in
+//     the history) and the copy aside is removed; anything else stays
+//     aside and the document keeps its committed value;
 //  3. Options.OnDirectEdit is told what happened and why (the CLI prints
 //     it and writes an escalation notice for a rejected edit).
 
