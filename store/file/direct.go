@@ -88,8 +88,9 @@ type capturedEdit struct {
 	value []byte // the edited content (nil when it did not parse)
 	err   error  // why it did not parse
 	// base is the revision the edited file held before the edit, when
-	// known (Hold mode: the revision the daemon last wrote there); 0:
-	// the latest.
+	// known (Hold mode: the revision the daemon last wrote there), 0
+	// otherwise: the newest revision the edit can have been made on
+	// (editBase finds the one it was made on).
 	base uint64
 }
 
