@@ -1,6 +1,8 @@
 package asdd
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"bytes"
 	_ "embed"
 	"errors"
@@ -32,6 +34,11 @@ var DefaultConfigYAML []byte
 
 // Config is .asdd/config.yaml.
 type Config struct {
+	// source is the SHA-256 of the bytes the configuration was read from
+	// ("sha256:<hex>"; ParseConfig, DefaultConfig), "" for one built by
+	// hand (SHA256).
+	source string
+
 	Version              int          `yaml:"version"`
 	Agents               []Agent      `yaml:"agents"`
 	CCS                  CCSConfig    `yaml:"ccs"`
@@ -286,6 +293,7 @@ func DefaultConfig() *Config {
 	if err := c.Validate(); err != nil {
 		panic(fmt.Sprintf("asdd: default config: %v", err))
 	}
+	c.source = configSum(DefaultConfigYAML)
 	return &c
 }
 
@@ -346,7 +354,18 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	c.source = configSum(data)
 	return &c, nil
+}
+
+// SHA256 is the SHA-256 ("sha256:<hex>") of the file the configuration was
+// read from (of DefaultConfigYAML for the defaults), "" for a Config built
+// by hand. The manifest pins it (ProjectContext.ConfigSHA256).
+func (c *Config) SHA256() string { return c.source }
+
+func configSum(b []byte) string {
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // validateAgentDefaults checks agent_defaults as an agent's command,

@@ -166,6 +166,15 @@ func TestEveryMemberAnOperationWritesIsRuleOwned(t *testing.T) {
 			w.do(p)
 			w.do(CorrectAssumption{Slice: "S", Index: 2, Role: "PO", Correction: "Sessions are server-side"})
 		}},
+		{"configuration accepted", func(w *world) {
+			w.do(AddSlice{ID: "S"})
+			cfg, err := ParseConfig(append(slices.Clone(DefaultConfigYAML), "\n# changed\n"...))
+			if err != nil {
+				w.t.Fatal(err)
+			}
+			w.cfg = cfg
+			w.do(ClearReview{Role: "TL", Rationale: "reviewed", Config: true})
+		}},
 		{"review marks", func(w *world) {
 			w.do(AddSlice{ID: "S"})
 			m := w.m.Clone()
