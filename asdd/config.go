@@ -1,10 +1,10 @@
 package asdd
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"bytes"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
