@@ -101,11 +101,18 @@ func (t *tx) acceptConfig(o ClearReview) error {
 // configuration changed behind the custodian (a lowered minimum) must not
 // decide anything until a human accepts it.
 func checkConfig(m *Manifest, op Op, cfg *Config) error {
-	pinned, sum := m.ProjectContext.ConfigSHA256, cfg.SHA256()
-	if pinned == "" || sum == "" || pinned == sum {
+	if r, ok := op.(ClearReview); ok && r.Config {
 		return nil
 	}
-	if r, ok := op.(ClearReview); ok && r.Config {
+	return ConfigDrift(m, cfg)
+}
+
+// ConfigDrift is a STATE_DRIFT when cfg was read from another file than
+// the one m pins (ProjectContext.ConfigSHA256); nil when it is that one,
+// when m pins none, or when cfg was built by hand.
+func ConfigDrift(m *Manifest, cfg *Config) error {
+	pinned, sum := m.ProjectContext.ConfigSHA256, cfg.SHA256()
+	if pinned == "" || sum == "" || pinned == sum {
 		return nil
 	}
 	return reason.New(reason.StateDrift, "%s changed behind the custodian (it is %s; the accepted one is %s): no rule runs on it until a human accepts it with `custodian approve --config --role TL --rationale TEXT` (or restores the file)", ConfigPath, sum, pinned).
