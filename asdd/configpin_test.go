@@ -3,6 +3,7 @@ package asdd
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/custodian-dev/custodian/reason"
@@ -57,4 +58,39 @@ func TestConfigChangedBehindTheCustodianDecidesNothing(t *testing.T) {
 	*w.cfg = *lowered
 	w.cfg.source = ""
 	w.do(AddSlice{ID: "U"})
+}
+
+// The pin covers what decides the rules, not what only `custodian run`
+// reads nor how the file is written: giving the agents a command (as the
+// README's walkthrough does right after init) or a comment leaves it as
+// it was; a lowered minimum, a gate or direct_edits do not.
+func TestConfigPinCoversTheRulesOnly(t *testing.T) {
+	base, err := ParseConfig(DefaultConfigYAML)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.SHA256() != DefaultConfig().SHA256() {
+		t.Fatalf("the default file and no file differ: %s %s", base.SHA256(), DefaultConfig().SHA256())
+	}
+	for _, tc := range []struct {
+		name string
+		yaml string
+		same bool
+	}{
+		{"a comment", string(DefaultConfigYAML) + "\n# by hand\n", true},
+		{"agents given a command", string(DefaultConfigYAML) + "\nagent_defaults:\n  command: [./agents/run.sh]\n  timeout: 3s\n", true},
+		{"a minimum lowered", strings.Replace(string(DefaultConfigYAML), "min_confidence: 0.85", "min_confidence: 0.60", 1), false},
+		{"direct edits rejected", string(DefaultConfigYAML) + "\ndirect_edits: reject\n", false},
+		{"the refinement loop", strings.Replace(string(DefaultConfigYAML), "refinement_loop_limit: 3", "refinement_loop_limit: 9", 1), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := ParseConfig([]byte(tc.yaml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (c.SHA256() == base.SHA256()) != tc.same {
+				t.Fatalf("sum %s, default %s: want same=%v", c.SHA256(), base.SHA256(), tc.same)
+			}
+		})
+	}
 }
