@@ -383,12 +383,13 @@ func (c *Config) SHA256() string { return c.source }
 
 // rulesSum hashes the parsed configuration (JSON of the struct: comments,
 // layout and defaults written out or left implicit do not count) without
-// what only `custodian run` reads — the agents' command, timeout and
-// environment, agent_defaults, pipeline — and the state backend (store):
-// giving agents a command changes no rule, lowering a minimum does.
+// what only `custodian run` and the monitor read — the agents' command,
+// timeout and environment, agent_defaults, pipeline, the heartbeat
+// timeouts — and the state backend (store): giving agents a command
+// changes no rule, lowering a minimum does.
 func (c *Config) rulesSum() string {
 	v := *c
-	v.source, v.Store, v.Pipeline, v.AgentDefaults = "", "", Pipeline{}, AgentDefaults{}
+	v.source, v.Store, v.Pipeline, v.AgentDefaults, v.Heartbeat = "", "", Pipeline{}, AgentDefaults{}, HeartbeatCfg{}
 	v.Agents = slices.Clone(c.Agents)
 	for i := range v.Agents {
 		v.Agents[i].Command, v.Agents[i].Timeout, v.Agents[i].Env = nil, 0, nil
