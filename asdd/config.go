@@ -2,7 +2,10 @@ package asdd
 
 import (
 	"bytes"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,6 +35,11 @@ var DefaultConfigYAML []byte
 
 // Config is .asdd/config.yaml.
 type Config struct {
+	// source is the SHA-256 of the bytes the configuration was read from
+	// ("sha256:<hex>"; ParseConfig, DefaultConfig), "" for one built by
+	// hand (SHA256).
+	source string
+
 	Version              int          `yaml:"version"`
 	Agents               []Agent      `yaml:"agents"`
 	CCS                  CCSConfig    `yaml:"ccs"`
@@ -279,6 +287,24 @@ func (d Duration) D() time.Duration { return time.Duration(d) }
 
 // DefaultConfig returns the seed's defaults.
 func DefaultConfig() *Config {
+	c := defaultConfig()
+	c.source = defaultSum()
+	return c
+}
+
+// defaultSum is the defaults' SHA256: that of DefaultConfigYAML read as a
+// file, so that a project without the file and one with the file init
+// wrote pin the same rules.
+var defaultSum = sync.OnceValue(func() string {
+	c, err := ParseConfig(DefaultConfigYAML)
+	if err != nil {
+		panic(fmt.Sprintf("asdd: default config: %v", err))
+	}
+	return c.source
+})
+
+// defaultConfig is DefaultConfig before its sum (ParseConfig starts from it).
+func defaultConfig() *Config {
 	var c Config
 	if err := decodeConfig(DefaultConfigYAML, &c); err != nil {
 		panic(fmt.Sprintf("asdd: default config: %v", err))
@@ -294,7 +320,7 @@ func DefaultConfig() *Config {
 // keys, wrong types and out-of-range values are INVALID_INPUT errors naming
 // the key.
 func ParseConfig(data []byte) (*Config, error) {
-	def := DefaultConfig()
+	def := defaultConfig()
 	c := *def
 	c.Agents = nil
 	c.Steering.Precedence = nil
@@ -346,7 +372,34 @@ func ParseConfig(data []byte) (*Config, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	c.source = c.rulesSum()
 	return &c, nil
+}
+
+// SHA256 is the SHA-256 ("sha256:<hex>") of what the configuration
+// decides for the rules (rulesSum), "" for a Config built by hand. The
+// manifest pins it (ProjectContext.ConfigSHA256).
+func (c *Config) SHA256() string { return c.source }
+
+// rulesSum hashes the parsed configuration (JSON of the struct: comments,
+// layout and defaults written out or left implicit do not count) without
+// what only `custodian run` and the monitor read — the agents' command,
+// timeout and environment, agent_defaults, pipeline, the heartbeat
+// timeouts — and the state backend (store): giving agents a command
+// changes no rule, lowering a minimum does.
+func (c *Config) rulesSum() string {
+	v := *c
+	v.source, v.Store, v.Pipeline, v.AgentDefaults, v.Heartbeat = "", "", Pipeline{}, AgentDefaults{}, HeartbeatCfg{}
+	v.Agents = slices.Clone(c.Agents)
+	for i := range v.Agents {
+		v.Agents[i].Command, v.Agents[i].Timeout, v.Agents[i].Env = nil, 0, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("asdd: config rules: %v", err)) // plain data: cannot fail
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // validateAgentDefaults checks agent_defaults as an agent's command,

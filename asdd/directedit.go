@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -20,23 +21,44 @@ import (
 // approve, lock, tasks, heartbeat…): a direct edit that moves a slice to
 // DONE is refused, whatever the schema allows.
 
-// sliceEditable are the members of a slice a direct edit may change; the
-// other members the custodian knows are the rules'.
-var sliceEditable = []string{"name", "description", "updated_at"}
+// The members the rules own are derived from the types the rules write
+// (their JSON names), so that a member a new rule adds is owned from the
+// start: every member of Slice but the ones a direct edit may change
+// (sliceEditable), every member of ProjectContext but the sprint and the
+// goals, and the manifest's own members but project_context and slices
+// (checked member by member). A member the custodian does not know (kept
+// in Extra) is the editor's.
+var (
+	sliceEditable   = []string{"name", "description", "updated_at"}
+	projectEditable = []string{"current_sprint", "product_goals"}
 
-// sliceKnown are the members of a slice the custodian writes.
-var sliceKnown = []string{
-	"slice_id", "name", "type", "status", "governance_mode", "phase_data", "confidence_chain", "ccs",
-	"blockers", "dissent_notices", "reasoning_traces", "blocked_at_phase", "lkg_phase", "block_reason",
-	"uncertainty_factors", "rollback_timestamp", "failure_mode", "halted_agent", "action_required",
-	"paused_agents", "halted_artifacts", "resume_phase", "sign_offs_required", "sign_offs", "escalation_id",
-	"validation_status", "requirements_validated", "requirements_corrected", "requirements_missing",
-	"assumptions", "description", "artifact_hashes", "lock", "attempts", "raised_minimums", "tasks",
-	"escalations", "needs_human_review", "created_at", "updated_at",
+	sliceOwned    = sync.OnceValue(func() []string { return owned(reflect.TypeFor[Slice](), sliceEditable) })
+	projectOwned  = sync.OnceValue(func() []string { return owned(reflect.TypeFor[ProjectContext](), projectEditable) })
+	manifestOwned = sync.OnceValue(func() []string {
+		return owned(reflect.TypeFor[Manifest](), []string{"project_context", "slices"})
+	})
+)
+
+// jsonMembers returns the JSON member names of a struct type's fields (not
+// the inline Extra, nor fields never serialized).
+func jsonMembers(t reflect.Type) []string {
+	var out []string
+	for f := range t.Fields() {
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || name == "" {
+			continue
+		}
+		out = append(out, name)
+	}
+	return out
 }
 
-// projectOwned are the project context's members the rules compute.
-var projectOwned = []string{"global_confidence_score", "needs_human_review"}
+func owned(t reflect.Type, editable []string) []string {
+	return slices.DeleteFunc(jsonMembers(t), func(k string) bool { return slices.Contains(editable, k) })
+}
 
 // CheckDirectEdit reports whether next, a manifest found on disk in place
 // of prev (the committed one), changes only what a direct edit may: an
@@ -53,14 +75,14 @@ func CheckDirectEdit(prev, next []byte) error {
 	refuse := func(what, how string) error {
 		return reason.New(reason.InvalidTransition, "a direct edit may not change %s: %s", what, how).With("member", what)
 	}
-	for _, k := range []string{"agent_heartbeats", "revision"} {
+	for _, k := range manifestOwned() {
 		if !reflect.DeepEqual(p[k], n[k]) {
 			return refuse(k, "heartbeats are reported with `custodian heartbeat`; the revision is the custodian's")
 		}
 	}
 	pc, _ := p["project_context"].(map[string]any)
 	nc, _ := n["project_context"].(map[string]any)
-	for _, k := range projectOwned {
+	for _, k := range projectOwned() {
 		if !reflect.DeepEqual(pc[k], nc[k]) {
 			return refuse("project_context."+k, "it is computed by the rules (or cleared with `custodian review --project`)")
 		}
@@ -76,10 +98,7 @@ func CheckDirectEdit(prev, next []byte) error {
 		if !ok {
 			return refuse("the slices", fmt.Sprintf("slice %s was removed; slices are never removed by hand", id))
 		}
-		for _, k := range sliceKnown {
-			if slices.Contains(sliceEditable, k) {
-				continue
-			}
+		for _, k := range sliceOwned() {
 			if !reflect.DeepEqual(before[k], after[k]) {
 				return refuse(fmt.Sprintf("%s of slice %s", k, id), ownerOf(k))
 			}
@@ -99,6 +118,12 @@ func ownerOf(k string) string {
 		return "tasks change with `custodian tasks add|complete`"
 	case "needs_human_review":
 		return "review marks are cleared with `custodian review`"
+	case "steering_updates":
+		return "a steering update is approved or rejected by a human with `custodian approve` / `custodian resolve`"
+	case "confidence_chain_history":
+		return "the chain's history is the rules' record of earlier attempts"
+	case "feature_branch", "review_required":
+		return "the feature branch is attached by `custodian run` after a halt and cleared by the resolution"
 	}
 	return "it is the rules' (halts, escalations and sign-offs change with `custodian halt`, `resolve` and `approve`)"
 }

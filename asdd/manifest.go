@@ -49,6 +49,11 @@ type ProjectContext struct {
 	GlobalConfidenceScore *float64 `json:"global_confidence_score,omitempty"`
 	// NeedsHumanReview lists project fields a rebuild guessed.
 	NeedsHumanReview []string `json:"needs_human_review,omitempty"`
+	// ConfigSHA256 pins .asdd/config.yaml: the SHA-256 of the file the
+	// rules were accepted with (Init; ClearReview with Config). While the
+	// file is another, every operation but that acceptance is refused
+	// (STATE_DRIFT): the config is state too.
+	ConfigSHA256 string `json:"config_sha256,omitempty"`
 
 	Extra Extra `json:",inline"`
 }

@@ -18,6 +18,9 @@ func (o Init) apply(t *tx) error {
 	if len(o.Goals) > 0 {
 		t.m.ProjectContext.ProductGoals = slices.Clone(o.Goals)
 	}
+	if sum := t.cfg.SHA256(); sum != "" {
+		t.m.ProjectContext.ConfigSHA256 = sum // the config the project starts with
+	}
 	t.event("initialized", "", "", nil)
 	t.summary("initialize the ASDD manifest")
 	return nil

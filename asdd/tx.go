@@ -205,6 +205,9 @@ func apply(m *Manifest, op Op, cfg *Config, now time.Time, finalized bool) (*Out
 	} else {
 		t.locks = t.expireLocks()
 	}
+	if err := checkConfig(m, op, cfg); err != nil {
+		return nil, err
+	}
 	if err := op.apply(t); err != nil {
 		return nil, err
 	}

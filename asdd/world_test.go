@@ -14,6 +14,9 @@ type world struct {
 	m   *Manifest
 	cfg *Config
 	now time.Time
+	// applied, when set, hears every committed operation with the
+	// manifest before and after it.
+	applied func(op Op, before, after *Manifest)
 }
 
 func newWorld(t *testing.T) *world {
@@ -42,6 +45,9 @@ func (w *world) try(op Op) (*Outcome, error) {
 	}
 	if w.m != nil && out.Manifest.Revision != w.m.Revision+1 {
 		w.t.Fatalf("revision %d after %d", out.Manifest.Revision, w.m.Revision)
+	}
+	if w.applied != nil {
+		w.applied(op, w.m, out.Manifest)
 	}
 	w.m = out.Manifest
 	return out, nil

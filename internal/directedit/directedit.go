@@ -94,7 +94,15 @@ func Configure(opts *file.Options, root string, out io.Writer) error {
 // escalation notice of one not adopted.
 func reportDirectEdit(root string, out io.Writer, e file.DirectEdit) {
 	if e.Adopted {
-		fmt.Fprintf(out, "direct edit of %s adopted as revision %d by %s (direct_edits: %s)\n", e.Key, e.Revision, file.DirectEditActor, e.Policy)
+		merged := ""
+		if e.Base > 0 && e.Base+1 < e.Revision {
+			merged = fmt.Sprintf("; made on revision %d, its own change merged onto revision %d", e.Base, e.Revision-1)
+		}
+		fmt.Fprintf(out, "direct edit of %s adopted as revision %d by %s%s (direct_edits: %s)\n", e.Key, e.Revision, file.DirectEditActor, merged, e.Policy)
+		return
+	}
+	if e.Unchanged {
+		fmt.Fprintf(out, "direct edit of %s made on revision %d changes nothing revision %d lacks: nothing adopted, nothing lost (direct_edits: %s)\n", e.Key, e.Base, e.Revision, e.Policy)
 		return
 	}
 	notice, err := writeDirectEditNotice(root, e)
@@ -131,7 +139,11 @@ func writeDirectEditNotice(root string, e file.DirectEdit) (string, error) {
 	fmt.Fprintf(&b, "- Policy: direct_edits: %s\n", e.Policy)
 	fmt.Fprintf(&b, "- Raised: %s\n", e.Time.UTC().Format("2006-01-02T15:04:05Z"))
 	fmt.Fprintf(&b, "\n## Why it was rejected\n\n%s: %s\n", codeOrDash(e.Code), oneLine(e.Reason))
-	if len(e.Patch) > 0 {
+	switch {
+	case len(e.Patch) == 0:
+	case e.Code == string(reason.Conflict) && e.Base > 0:
+		fmt.Fprintf(&b, "\n## The edit (RFC 6902 patch from revision %d, the one it was made on)\n\n    %s\n", e.Base, e.Patch)
+	default:
 		fmt.Fprintf(&b, "\n## The edit (RFC 6902 patch from the committed value)\n\n    %s\n", e.Patch)
 	}
 	fmt.Fprintf(&b, "\n## Resolution\n\nMake the change through the custodian (its command, or `custodian rollback`), so that it is checked and journaled; then remove the file kept aside. Nothing was lost: the edited file is kept as it was written.\n")

@@ -1,12 +1,10 @@
 package file
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +13,7 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/internal/jsonval"
+	"github.com/custodian-dev/custodian/store/internal/merge3"
 )
 
 // Direct edits. A snapshot whose content is no revision of its journal
@@ -28,11 +27,14 @@ import (
 //     or .corrupt-<time> when it does not parse), so nothing is lost
 //     whatever happens next, and the snapshot is rewritten from the
 //     journal;
-//  2. under DirectEditAdopt an edit that parses and passes the document's
-//     validator (Options.Validate) is committed as a new revision by actor
-//     "direct-edit" (its diff is in the history) and the copy aside is
-//     removed; anything else stays aside and the document keeps its
-//     committed value;
+//  2. under DirectEditAdopt an edit that parses is merged three ways from
+//     the revision it was made on (editBase, merge3): its own change is
+//     carried onto the latest value, and one that overlaps what a later
+//     commit changed is a CONFLICT; a merged value that passes the
+//     document's validator (Options.Validate, Options.DirectEditRule) is
+//     committed as a new revision by actor "direct-edit" (its diff is in
+//     the history) and the copy aside is removed; anything else stays
+//     aside and the document keeps its committed value;
 //  3. Options.OnDirectEdit is told what happened and why (the CLI prints
 //     it and writes an escalation notice for a rejected edit).
 
@@ -62,11 +64,20 @@ type DirectEdit struct {
 	Adopted  bool   `json:"adopted"`
 	Revision uint64 `json:"revision"`
 	Aside    string `json:"aside,omitempty"`
+	// Base is the revision the edit was made on (docs/store.md, "Direct
+	// edits"); only what it changed from there is adopted.
+	Base uint64 `json:"base,omitempty"`
+	// Unchanged: not adopted because it changes nothing the latest
+	// revision does not already hold (a stale copy written back); the
+	// copy aside is removed, revision Base is in the history.
+	Unchanged bool `json:"unchanged,omitempty"`
 	// Reason says why an edit was not adopted ("" when it was).
 	Reason string `json:"reason,omitempty"`
 	// Code is the reason code of the refusal (INVALID_INPUT, a rule's code…).
 	Code string `json:"code,omitempty"`
-	// Patch is the RFC 6902 patch from the committed value to the edit.
+	// Patch is the RFC 6902 patch from the committed value to the edit
+	// (adopted: to what was committed); for a CONFLICT, from the edit's
+	// base to the edit: what the edit itself changed.
 	Patch json.RawMessage `json:"patch,omitempty"`
 	Time  time.Time       `json:"time"`
 }
@@ -77,8 +88,9 @@ type capturedEdit struct {
 	value []byte // the edited content (nil when it did not parse)
 	err   error  // why it did not parse
 	// base is the revision the edited file held before the edit, when
-	// known (Hold mode: the revision the daemon last wrote there); 0:
-	// the latest.
+	// known (Hold mode: the revision the daemon last wrote there), 0
+	// otherwise: the newest revision the edit can have been made on
+	// (editBase finds the one it was made on).
 	base uint64
 }
 
@@ -125,20 +137,40 @@ func (d *doc) settleEdit() {
 	case d.readOnly != nil:
 		refuse(fmt.Errorf("not adopted: %w", d.readOnly))
 	default:
-		if e.base > 0 && e.base < d.rev {
-			// Made on an earlier revision than the latest (commits came
-			// while the file was being edited): what the edit changes is
-			// applied to the latest, and only where those commits left
-			// the document as the editor saw it.
-			merged, err := d.rebaseEdit(e.base, e.value, prev)
+		// Only what the edit itself changed (from the revision it was
+		// made on) is adopted, carried onto the latest value; a change
+		// that overlaps what a later commit changed is kept aside.
+		base, baseVal, err := d.editBase(e)
+		if err != nil {
+			refuse(err)
+			break
+		}
+		ev.Base = base
+		if base < d.rev {
+			merged, patch, err := merge3.Merge(baseVal, e.value, prev)
+			if c, ok := errors.AsType[*merge3.Conflict](err); ok {
+				if own, err := store.Diff(baseVal, e.value); err == nil {
+					ev.Patch = own // what the edit itself changed
+				}
+				refuse(reason.New(reason.Conflict, "the edit was made on revision %d, and %s: adopting it would undo or overwrite revisions %d to %d, which stand", base, c, base+1, d.rev).With("member", c.Path))
+				break
+			}
 			if err != nil {
 				refuse(err)
 				break
 			}
-			e.value = merged
-			if p, err := store.Diff(prev, e.value); err == nil {
-				ev.Patch = p
+			ev.Patch = patch
+			if string(patch) == "[]" {
+				// A copy of revision base written back, or changes a
+				// later commit already made: nothing to adopt, and
+				// nothing lost (revision base is in the history).
+				ev.Unchanged = true
+				if err := d.s.root.Remove(e.aside); err == nil {
+					ev.Aside = ""
+				}
+				break
 			}
+			e.value = merged
 		}
 		if err := d.validate(prev, e.value); err != nil {
 			refuse(err)
@@ -154,7 +186,7 @@ func (d *doc) settleEdit() {
 			Value:  e.value,
 			Actor:  DirectEditActor,
 			Reason: fmt.Sprintf("direct edit of %s adopted (direct_edits: adopt)", d.p.key),
-			Events: []store.Event{{Type: "direct_edit.adopted", Data: json.RawMessage(fmt.Sprintf(`{"from":%d}`, d.rev))}},
+			Events: []store.Event{{Type: "direct_edit.adopted", Data: json.RawMessage(fmt.Sprintf(`{"from":%d,"base":%d}`, d.rev, ev.Base))}},
 		})
 		if err == nil && rec != nil && d.held.active.Load() {
 			err = d.awaitDurable(rec.Rev)
@@ -169,7 +201,9 @@ func (d *doc) settleEdit() {
 		}
 	}
 	if ev.Adopted {
-		d.logf("direct edit adopted", "revision", ev.Revision)
+		d.logf("direct edit adopted", "revision", ev.Revision, "base", ev.Base)
+	} else if ev.Unchanged {
+		d.logf("direct edit changes nothing the latest revision lacks: nothing adopted", "base", ev.Base, "revision", ev.Revision)
 	} else {
 		d.logf("direct edit kept aside; the document keeps its committed value", "aside", ev.Aside, "reason", ev.Reason)
 	}
@@ -421,82 +455,6 @@ func (d *doc) captureHeld() *capturedEdit {
 		return &capturedEdit{aside: aside, err: perr}
 	}
 	return &capturedEdit{aside: aside, value: b, base: h.snapRev}
-}
-
-// rebaseEdit applies what an edit made on revision base changes to cur,
-// the latest value: the patch from base to the edit, each replace and
-// remove guarded by a test that the member still holds base's value. A
-// member a later commit changed too is a CONFLICT: the edit is kept
-// aside, the later commit stands.
-func (d *doc) rebaseEdit(base uint64, edit, cur []byte) ([]byte, error) {
-	old, err := d.replayTo(base)
-	if err != nil {
-		return nil, err
-	}
-	patch, err := store.Diff(old, edit)
-	if err != nil {
-		return nil, err
-	}
-	var ops []map[string]any
-	if err := json.Unmarshal(patch, &ops); err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(old))
-	dec.UseNumber()
-	var tree any
-	if err := dec.Decode(&tree); err != nil {
-		return nil, err
-	}
-	guarded := make([]map[string]any, 0, 2*len(ops))
-	for _, op := range ops {
-		if o, _ := op["op"].(string); o == "replace" || o == "remove" {
-			p, _ := op["path"].(string)
-			if v, ok := pointerGet(tree, p); ok {
-				guarded = append(guarded, map[string]any{"op": "test", "path": p, "value": v})
-			}
-		}
-		guarded = append(guarded, op)
-	}
-	gp, err := json.Marshal(guarded)
-	if err != nil {
-		return nil, err
-	}
-	out, err := store.ApplyPatch(cur, gp)
-	if err != nil {
-		return nil, reason.New(reason.Conflict, "the edit was made on revision %d and revisions %d to %d changed what it changes (%v): the later commits stand", base, base+1, d.rev, err)
-	}
-	return out, nil
-}
-
-// pointerGet returns the value at an RFC 6901 pointer in a decoded tree.
-func pointerGet(tree any, ptr string) (any, bool) {
-	if ptr == "" {
-		return tree, true
-	}
-	if !strings.HasPrefix(ptr, "/") {
-		return nil, false
-	}
-	cur := tree
-	for _, seg := range strings.Split(ptr[1:], "/") {
-		seg = strings.ReplaceAll(strings.ReplaceAll(seg, "~1", "/"), "~0", "~")
-		switch x := cur.(type) {
-		case map[string]any:
-			v, ok := x[seg]
-			if !ok {
-				return nil, false
-			}
-			cur = v
-		case []any:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(x) {
-				return nil, false
-			}
-			cur = x[i]
-		default:
-			return nil, false
-		}
-	}
-	return cur, true
 }
 
 // kick makes the watcher look at every snapshot soon.

@@ -405,9 +405,7 @@ func TestIssue21Item4DirectEdits(t *testing.T) {
 			if _, err := s.Get(ctx, key); err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(path(dir, "manifest.json"), []byte(`{"n": 42, "by": "hand"}`), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			want := editFile(t, dir, func(m map[string]any) { m["n"], m["by"] = 42, "hand" })
 			if !hold {
 				s.Close()
 				s = open(t, dir, file.Options{DirectEdits: file.DirectEditAdopt, Validate: onlyN, OnDirectEdit: log.add})
@@ -420,7 +418,7 @@ func TestIssue21Item4DirectEdits(t *testing.T) {
 				t.Fatalf("event: %+v", ev)
 			}
 			doc, err := s.Get(ctx, key)
-			if err != nil || doc.Revision != 4 || sum(t, doc.Value) != sum(t, []byte(`{"by":"hand","n":42}`)) {
+			if err != nil || doc.Revision != 4 || sum(t, doc.Value) != sum(t, want) {
 				t.Fatalf("after adoption: rev %d %s %v", doc.Revision, doc.Value, err)
 			}
 			recs, _ := s.History(ctx, key, 4, 4)
@@ -444,8 +442,7 @@ func TestIssue21Item4DirectEdits(t *testing.T) {
 			if _, err := s.Get(ctx, key); err != nil {
 				t.Fatal(err)
 			}
-			edit := []byte(`{"n": 500}`)
-			os.WriteFile(path(dir, "manifest.json"), edit, 0o644)
+			edit := editFile(t, dir, func(m map[string]any) { m["n"] = 500 })
 			if !hold {
 				s.Close()
 				opts.Hold = false
@@ -503,7 +500,7 @@ func TestIssue21Item4DirectEdits(t *testing.T) {
 		if _, err := s.Get(ctx, key); err != nil {
 			t.Fatal(err)
 		}
-		os.WriteFile(path(dir, "manifest.json"), []byte(`{"n": 7}`), 0o644)
+		editFile(t, dir, func(m map[string]any) { m["n"] = 7 })
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -512,6 +509,22 @@ func TestIssue21Item4DirectEdits(t *testing.T) {
 			t.Fatalf("event: %+v", ev)
 		}
 	})
+}
+
+// editFile edits the test document's snapshot as a script would (read,
+// change, write back) and returns what it wrote.
+func editFile(t *testing.T, dir string, f func(m map[string]any)) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(must(os.ReadFile(path(dir, "manifest.json"))), &m); err != nil {
+		t.Fatal(err)
+	}
+	f(m)
+	b, _ := json.Marshal(m)
+	if err := os.WriteFile(path(dir, "manifest.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // copyDir copies a project (regular files only) to a new directory.

@@ -625,7 +625,7 @@ func sameContext(a, b *asdd.ProjectContext) bool {
 	scoreEq := a.GlobalConfidenceScore == b.GlobalConfidenceScore ||
 		a.GlobalConfidenceScore != nil && b.GlobalConfidenceScore != nil &&
 			math.Float64bits(*a.GlobalConfidenceScore) == math.Float64bits(*b.GlobalConfidenceScore)
-	return scoreEq && a.CurrentSprint == b.CurrentSprint && slices.Equal(a.ProductGoals, b.ProductGoals) &&
+	return scoreEq && a.CurrentSprint == b.CurrentSprint && a.ConfigSHA256 == b.ConfigSHA256 && slices.Equal(a.ProductGoals, b.ProductGoals) &&
 		slices.Equal(a.NeedsHumanReview, b.NeedsHumanReview) && (a.ProductGoals == nil) == (b.ProductGoals == nil) &&
 		(a.NeedsHumanReview == nil) == (b.NeedsHumanReview == nil) &&
 		(a.Extra == nil) == (b.Extra == nil) && bytes.Equal(a.Extra, b.Extra)

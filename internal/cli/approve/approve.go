@@ -18,6 +18,7 @@ type Options struct {
 	By        string // the person
 	Rationale string
 	RootCause string
+	Config    bool // accept .asdd/config.yaml as it is now
 }
 
 // NewCmd returns `custodian approve`; it parses the command line into
@@ -28,7 +29,7 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra
 		Use:   "approve SLICE --role R --rationale TEXT",
 		Short: "A named role's sign-off: accept a halted slice's output, clear NEEDS_HUMAN_REVIEW",
 		Args: func(cmd *cobra.Command, args []string) error {
-			if opts.Project {
+			if opts.Project || opts.Config {
 				return cobra.NoArgs(cmd, args)
 			}
 			return cobra.ExactArgs(1)(cmd, args)
@@ -54,6 +55,7 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra
 	cmd.Flags().StringVar(&opts.Rationale, "rationale", "", "why (logged)")
 	cmd.Flags().StringVar(&opts.RootCause, "root-cause", "", "the root cause, for the failure log")
 	cmd.Flags().BoolVar(&opts.Project, "project", false, "clear NEEDS_HUMAN_REVIEW on the project context instead of a slice")
+	cmd.Flags().BoolVar(&opts.Config, "config", false, "accept .asdd/config.yaml as it is now (init pins it; a config changed behind the custodian stops every operation until accepted)")
 	return cmd
 }
 
@@ -61,6 +63,13 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra
 // custodian records its artifacts' current hashes as the accepted versions).
 func run(ctx context.Context, opts *Options) error {
 	app := opts.App
+	if opts.Config {
+		_, r, err := cmdutil.ApplyOp(ctx, app, asdd.ClearReview{Role: opts.Role, By: opts.By, Rationale: opts.Rationale, Config: true})
+		if err != nil {
+			return err
+		}
+		return cmdutil.Finish(app, r, nil)
+	}
 	if opts.Project {
 		_, r, err := cmdutil.ApplyOp(ctx, app, asdd.ClearReview{Role: opts.Role, By: opts.By, Rationale: opts.Rationale})
 		if err != nil {

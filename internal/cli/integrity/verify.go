@@ -141,6 +141,9 @@ func runVerify(ctx context.Context, opts *VerifyOptions) error {
 				r.Revision = recs[len(recs)-1].Rev
 			}
 		}
+		if err == nil && k == asdd.Key {
+			err = configDrift(ctx, app) // the config is state too
+		}
 		if err != nil {
 			r.OK, r.Problem, r.Code = false, err.Error(), string(reason.CodeOf(err))
 			if e, ok := reason.As(err); ok {
@@ -201,4 +204,18 @@ func runVerify(ctx context.Context, opts *VerifyOptions) error {
 		return &cmdutil.ExitError{Code: code}
 	}
 	return nil
+}
+
+// configDrift reports a .asdd/config.yaml other than the one the ASDD
+// manifest pins (asdd.ConfigDrift).
+func configDrift(ctx context.Context, app *cmdutil.App) error {
+	m, err := cmdutil.LoadManifest(ctx, app)
+	if err != nil {
+		return nil // the manifest's own problems are VerifyDocument's
+	}
+	cfg, err := cmdutil.ASDDConfig(app)
+	if err != nil {
+		return err
+	}
+	return asdd.ConfigDrift(m, cfg)
 }
