@@ -65,11 +65,13 @@ func (l *Local) rebuildCycle(ctx context.Context, req wire.CycleRequest, actor s
 				return nil, fmt.Errorf("%w; its journal (%s) exists, so rebuild leaves it alone (see custodian verify %s)", err, strings.Join(files, ", "), key)
 			}
 		}
-		aside := key + ".corrupt-" + l.o.Now().UTC().Format("20060102T150405Z")
-		if rerr := root.Rename(key, aside); rerr != nil {
-			return nil, fmt.Errorf("%w (and could not move it aside: %v)", err, rerr)
-		}
-		movedAside = aside
+		if _, serr := root.Lstat(key); serr == nil {
+			aside := key + ".corrupt-" + l.o.Now().UTC().Format("20060102T150405Z")
+			if rerr := root.Rename(key, aside); rerr != nil {
+				return nil, fmt.Errorf("%w (and could not move it aside: %v)", err, rerr)
+			}
+			movedAside = aside
+		} // else gone whole, after it was committed here (the witness says so)
 	case err == nil && doc.Exists():
 		if _, derr := DecodeCycle(id, doc.Value); derr == nil {
 			return nil, reason.New(reason.InvalidTransition, "cycle %s exists and is valid; rebuild only restores a lost or damaged cycle", id)
@@ -100,6 +102,9 @@ func (l *Local) rebuildCycle(ctx context.Context, req wire.CycleRequest, actor s
 		}
 	}
 	summary := fmt.Sprintf("rebuilt from %s (%s)", cycle.ProgressDir(id), strings.Join(found, ", "))
+	if err := l.startAnew(key); err != nil {
+		return nil, err
+	}
 	res, err := l.o.Store.Update(ctx, key, func(cur store.Document) (store.Change, error) {
 		if cur.Exists() {
 			if _, err := DecodeCycle(id, cur.Value); err == nil {

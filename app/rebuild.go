@@ -32,6 +32,22 @@ type journalLister interface {
 	JournalFiles(key string) ([]string, error)
 }
 
+// historyRestarter is a store that remembers a document's history outside
+// its files (store/file's witness): a rebuild, which starts a new history,
+// tells it so.
+type historyRestarter interface {
+	StartAnew(key string) error
+}
+
+// startAnew tells the store, if it is one that remembers, that key's
+// history starts again with the rebuild's commit.
+func (l *Local) startAnew(key string) error {
+	if r, ok := l.o.Store.(historyRestarter); ok {
+		return r.StartAnew(key)
+	}
+	return nil
+}
+
 type progressKey struct{}
 
 // WithProgress returns ctx asking a rebuild's scan to report its progress
@@ -92,6 +108,10 @@ func (l *Local) Rebuild(ctx context.Context, req wire.RebuildRequest) (*wire.Reb
 		// Nothing to keep aside unless some of its files are there (an
 		// anchor left beside a lost journal, a temporary file).
 		setAside = l.manifestFilesLeft()
+	case code == reason.CorruptState && before != "present" && !l.journalLeft():
+		// Gone whole after it was committed here (the store's witness
+		// remembers it): the rebuild is the human's answer.
+		res.Why = fmt.Sprintf("the manifest is %s and there is no journal: rebuilt from the files", before)
 	case code == reason.CorruptState:
 		res.Why = fmt.Sprintf("the state cannot be recovered from its journal (%s): rebuilt from the files", messageOf(gerr))
 	default:
@@ -123,6 +143,9 @@ func (l *Local) Rebuild(ctx context.Context, req wire.RebuildRequest) (*wire.Reb
 	res.Action = "scan"
 	res.Warnings = append(res.Warnings, scan.Warnings...)
 
+	if err := l.startAnew(asdd.Key); err != nil {
+		return nil, err
+	}
 	m := l.manifestFromScan(scan)
 	for _, bad := range asdd.Invariants(m, cfg) {
 		res.Warnings = append(res.Warnings, "rebuilt state breaks a rule invariant (review it): "+bad)
@@ -217,6 +240,27 @@ func (l *Local) manifestFilesLeft() bool {
 	for _, f := range files {
 		if _, err := os.Lstat(filepath.Join(l.o.Root, filepath.FromSlash(f))); !errors.Is(err, fs.ErrNotExist) {
 			return true
+		}
+	}
+	return false
+}
+
+// journalLeft reports whether any file of the manifest's journal proper
+// (not its anchor or marks) is in the project.
+func (l *Local) journalLeft() bool {
+	jl, ok := l.o.Store.(journalLister)
+	if !ok {
+		return true
+	}
+	files, err := jl.JournalFiles(asdd.Key)
+	if err != nil {
+		return true
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, ".ndjson") {
+			if _, err := os.Lstat(filepath.Join(l.o.Root, filepath.FromSlash(f))); err == nil {
+				return true
+			}
 		}
 	}
 	return false

@@ -3,6 +3,8 @@ package bench
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"os/exec"
@@ -101,6 +103,17 @@ type Daemon struct {
 	out    bytes.Buffer
 }
 
+// adminToken is the admin token of the daemons the benchmarks start: the
+// benchmark is the project's human, and seeds documents with raw writes
+// (a human decision on every door since the socket gives agent rights).
+var adminToken = func() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err)
+	}
+	return "bench-" + hex.EncodeToString(b)
+}()
+
 // StartDaemon serves the project at dir in this process, assembled by
 // package daemon exactly as `custodian serve --addr "" --monitor-every 0`
 // runs it (the held store, the application layer, the dashboard and the
@@ -108,14 +121,14 @@ type Daemon struct {
 func StartDaemon(dir string) (*Daemon, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	dd, err := daemon.Start(ctx, daemon.Config{Root: dir, Socket: "bench.sock", Board: true, MCP: true,
-		MemoryLimit: daemon.DefaultMemoryLimit})
+		MemoryLimit: daemon.DefaultMemoryLimit, AdminToken: adminToken})
 	if err != nil {
 		cancel()
 		return nil, err
 	}
 	d := &Daemon{cancel: cancel, done: make(chan error, 1), sock: dd.Socket()}
 	go func() { d.done <- dd.Wait() }()
-	if d.Client, err = client.New("unix://"+dd.Socket(), client.Options{}); err != nil {
+	if d.Client, err = client.New("unix://"+dd.Socket(), client.Options{Token: adminToken}); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -148,7 +161,7 @@ func (d *Daemon) Close() error {
 // (unix socket only, no monitor) and waits until it answers.
 func StartServe(exe, dir string) (*Daemon, error) {
 	sock := ServeSocket(dir)
-	d := &Daemon{cmd: exec.Command(exe, "-C", dir, "serve", "--addr", "", "--socket", sock, "--monitor-every", "0", "--log-level", "error")}
+	d := &Daemon{cmd: exec.Command(exe, "-C", dir, "serve", "--addr", "", "--socket", sock, "--monitor-every", "0", "--log-level", "error", "--admin-token", adminToken)}
 	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
 	if err := d.cmd.Start(); err != nil {
 		return nil, err
@@ -158,7 +171,7 @@ func StartServe(exe, dir string) (*Daemon, error) {
 		_ = d.cmd.Wait()
 		return nil, err
 	}
-	c, err := client.New("unix://"+sock, client.Options{})
+	c, err := client.New("unix://"+sock, client.Options{Token: adminToken})
 	if err != nil {
 		return fail(err)
 	}

@@ -469,7 +469,8 @@ func TestCycleRebuild(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, errOut, code := e.run("", "cycle", "show", id); code != reason.ExitRejected {
+	// Committed here and gone whole: the witness remembers it (exit 5).
+	if _, errOut, code := e.run("", "cycle", "show", id); code != reason.ExitIntegrity || !strings.Contains(errOut, "gone") {
 		t.Fatalf("show after loss: %d %s", code, errOut)
 	}
 	out := e.must("cycle", "rebuild", id)

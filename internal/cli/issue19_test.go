@@ -269,6 +269,8 @@ func TestCLIChainDuplicates(t *testing.T) {
 	}
 
 	// A manifest with two current entries written by hand: inconsistent.
+	// (No witness: the file stands for one another tool made.)
+	t.Setenv("CUSTODIAN_WITNESS_DIR", "off")
 	e2 := newASDDEnv(t)
 	e2.must("init")
 	raw := `{"project_context":{},"slices":[{"slice_id":"S","status":"VALIDATION","confidence_chain":[` +

@@ -151,19 +151,18 @@ func (d *doc) checkWitness(w *anchor, head *store.Record, hashAt func(rev uint64
 	if w == nil || d.repair != nil {
 		return nil
 	}
-	name := d.witnessPath()
 	settle := fmt.Sprintf("restore the files (e.g. `git stash pop`, or check the state out again), or accept the state as it is now: %s", d.repairCommand())
 	if head == nil {
 		if snapExists {
-			return reason.New(reason.CorruptState, "%s: rewound: revision %d was committed (witness %s), but the journal %s is gone; nothing was changed: %s", d.p.key, w.Rev, name, d.p.journal, settle)
+			return reason.New(reason.CorruptState, "%s: rewound: revision %d was committed (its witness says so), but the journal %s is gone; nothing was changed: %s", d.p.key, w.Rev, d.p.journal, settle)
 		}
-		return reason.New(reason.CorruptState, "%s: rewound: revision %d was committed (witness %s), but the snapshot and its journal are gone (git clean, or deleted); nothing was changed: %s", d.p.key, w.Rev, name, settle)
+		return reason.New(reason.CorruptState, "%s: rewound: revision %d was committed (its witness says so), but the snapshot and its journal are gone (git clean, or deleted); nothing was changed: restore the files, rebuild the document from the project's files (`custodian rebuild`; a cycle: `custodian cycle rebuild ID`), or start it anew: %s", d.p.key, w.Rev, d.repairCommand())
 	}
 	if w.Rev > head.Rev {
-		return reason.New(reason.CorruptState, "%s: rewound: the state went back from revision %d to %d (witness %s): the files were put back by something other than the custodian (git stash, reset or checkout, a restored backup); nothing was changed: %s", d.p.key, w.Rev, head.Rev, name, settle)
+		return reason.New(reason.CorruptState, "%s: rewound: the state went back from revision %d to %d (its witness outside the work tree says so): the files were put back by something other than the custodian (git stash, reset or checkout, a restored backup); nothing was changed: %s", d.p.key, w.Rev, head.Rev, settle)
 	}
 	if h, ok := hashAt(w.Rev); ok && h != w.Hash {
-		return reason.New(reason.CorruptState, "%s: rewound: journal record %d is not the one committed here (witness %s): the files were replaced by another history (another branch's state, another copy's backup); nothing was changed: %s", d.p.key, w.Rev, name, settle)
+		return reason.New(reason.CorruptState, "%s: rewound: journal record %d is not the one committed here (its witness says so): the files were replaced by another history (another branch's state, another copy's backup); nothing was changed: %s", d.p.key, w.Rev, settle)
 	}
 	return nil
 }
@@ -215,4 +214,24 @@ func (d *doc) checkLiveJournal() error {
 		return nil
 	}
 	return reason.New(reason.CorruptState, "%s: rewound: its journal %s was replaced or removed while the daemon held it (git stash, reset or checkout, a restored backup); the commits in flight are not acknowledged and the daemon refuses writes to it: stop the daemon, then restore the files or run %s", d.p.key, d.p.journal, d.repairCommand())
+}
+
+// StartAnew is a rebuild's word (a human decision) that the document's
+// history starts again from what the rebuild commits next: the witness of
+// the history that was lost is moved aside (<name>.replaced-<time>), so
+// that the new history is not taken for a rewind of the old one.
+func (s *Store) StartAnew(key string) error {
+	d, err := s.doc(key)
+	if err != nil {
+		return err
+	}
+	name := d.witnessPath()
+	if name == "" {
+		return nil
+	}
+	err = os.Rename(name, name+".replaced-"+stamp(s.opts.Now()))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("set the witness of %s aside: %w", key, err)
+	}
+	return nil
 }
