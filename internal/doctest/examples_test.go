@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custodian-dev/custodian/internal/syncbuf"
 	"github.com/custodian-dev/custodian/internal/testbin"
 )
 
@@ -210,44 +211,66 @@ func (p *project) startEtcd(t *testing.T) string {
 		}
 		t.Skip("etcd is not installed (apt-get install etcd-server): the etcd examples do not run")
 	}
-	client, peer := "127.0.0.1:"+freePort(t), "127.0.0.1:"+freePort(t)
-	dataDir := filepath.Join(filepath.Dir(p.dir), "etcd")
-	cmd := exec.Command(exe, "--name", "doc", "--data-dir", dataDir,
-		"--listen-client-urls", "http://"+client, "--advertise-client-urls", "http://"+client,
-		"--listen-peer-urls", "http://"+peer, "--initial-advertise-peer-urls", "http://"+peer,
-		"--initial-cluster", "doc=http://"+peer, "--log-level", "error")
-	var log bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &log, &log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p.file.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		done := make(chan struct{})
-		go func() { _ = cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cmd.Process.Kill()
-			<-done
+	// A free port can be taken by another process before etcd binds it
+	// (a busy machine runs many tests): start again on new ports then.
+	for attempt := 1; ; attempt++ {
+		client, peer := "127.0.0.1:"+freePort(t), "127.0.0.1:"+freePort(t)
+		dataDir := filepath.Join(filepath.Dir(p.dir), fmt.Sprintf("etcd-%d", attempt))
+		cmd := exec.Command(exe, "--name", "doc", "--data-dir", dataDir,
+			"--listen-client-urls", "http://"+client, "--advertise-client-urls", "http://"+client,
+			"--listen-peer-urls", "http://"+peer, "--initial-advertise-peer-urls", "http://"+peer,
+			"--initial-cluster", "doc=http://"+peer, "--log-level", "error")
+		var log syncbuf.Buffer
+		cmd.Stdout, cmd.Stderr = &log, &log
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
 		}
-	})
-	deadline := time.Now().Add(30 * time.Second)
+		exited := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(exited) }()
+		p.file.Cleanup(func() {
+			_ = cmd.Process.Signal(os.Interrupt)
+			select {
+			case <-exited:
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+			}
+		})
+		healthy, err := etcdHealthy(client, exited, 60*time.Second)
+		if healthy {
+			p.etcd = client
+			return client
+		}
+		if strings.Contains(log.String(), "address already in use") && attempt < 5 {
+			t.Logf("etcd lost its port to another process (%s); starting it again", client)
+			continue
+		}
+		t.Fatalf("etcd did not become healthy: %v\n%s", err, log.String())
+	}
+}
+
+// etcdHealthy waits until the etcd at client answers its health check, the
+// process exits, or the time is up.
+func etcdHealthy(client string, exited <-chan struct{}, wait time.Duration) (bool, error) {
+	deadline := time.Now().Add(wait)
 	for {
 		resp, err := http.Get("http://" + client + "/health")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
-				break
+				return true, nil
 			}
 		}
+		select {
+		case <-exited:
+			return false, fmt.Errorf("etcd exited: %v", err)
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("etcd did not become healthy: %v\n%s", err, log.String())
+			return false, err
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	p.etcd = client
-	return client
 }
 
 func (p *project) runBlock(t *testing.T, b *Block) {
