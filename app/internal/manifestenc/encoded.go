@@ -384,8 +384,11 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 	if nextLen < prevLen || !sameExtra(prev.Extra, next.Extra) {
 		return fullEncoded(next)
 	}
-	ne := &Encoded{Manifest: next, slices: make([][]byte, nextLen), slicesLen: e.slicesLen, extra: e.extra, deferred: e.deferred}
-	copy(ne.slices, e.slices)
+	// ne shares e's slice encodings until it encodes a slice (then copies
+	// them: a heartbeat copies none). Every added slice is encoded, so a
+	// shared list has next's length.
+	ne := &Encoded{Manifest: next, slices: e.slices, slicesLen: e.slicesLen, extra: e.extra, deferred: e.deferred}
+	copied := false
 	var ops []patchOp
 	var added []int
 	// encode encodes slice i unless it is prev's (shared: so is its
@@ -406,6 +409,11 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 			if err := asdd.ValidatePart(asdd.PartSlice, b, "/slices/"+strconv.Itoa(i)); err != nil {
 				return err
 			}
+		}
+		if !copied {
+			ne.slices = make([][]byte, nextLen)
+			copy(ne.slices, e.slices)
+			copied = true
 		}
 		ne.slices[i] = b
 		ne.slicesLen += len(b)
