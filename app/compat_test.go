@@ -47,8 +47,8 @@ func TestPreviousReleaseProject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Revision != 20 || m.Slices.Len() != 3 || m.Slice("SLICE-001").Status != "SPEC" {
-		t.Fatalf("manifest: revision %d, %d slices, SLICE-001 %s", m.Revision, m.Slices.Len(), m.Slice("SLICE-001").Status)
+	if m.Revision != 20 || len(m.Slices) != 3 || m.Slice("SLICE-001").Status != "SPEC" {
+		t.Fatalf("manifest: revision %d, %d slices, SLICE-001 %s", m.Revision, len(m.Slices), m.Slice("SLICE-001").Status)
 	}
 	if _, err := svc.ASDD(ctx, asdd.Beat{Agent: "spec", Status: asdd.HeartbeatIdle}); err != nil {
 		t.Fatal(err)

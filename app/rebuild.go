@@ -160,11 +160,11 @@ func (l *Local) Rebuild(ctx context.Context, req wire.RebuildRequest) (*wire.Reb
 		if err != nil {
 			return store.Change{}, err
 		}
-		data, err := json.Marshal(map[string]any{"slices": m.Slices.Len(), "kept_aside": res.KeptAside})
+		data, err := json.Marshal(map[string]any{"slices": len(m.Slices), "kept_aside": res.KeptAside})
 		if err != nil {
 			return store.Change{}, err
 		}
-		return store.Change{Value: raw, Actor: actor, Reason: fmt.Sprintf("rebuild from the filesystem: %d slices, guessed fields marked %s", m.Slices.Len(), asdd.NeedsHumanReview),
+		return store.Change{Value: raw, Actor: actor, Reason: fmt.Sprintf("rebuild from the filesystem: %d slices, guessed fields marked %s", len(m.Slices), asdd.NeedsHumanReview),
 			Events: []store.Event{{Type: "rebuilt", Data: data}}}, nil
 	}, store.Create())
 	if err != nil {
@@ -173,7 +173,7 @@ func (l *Local) Rebuild(ctx context.Context, req wire.RebuildRequest) (*wire.Reb
 	l.forgetManifest()
 	res.Revision = r.Revision
 	for i, s := range scan.Slices {
-		ms := m.Slices.At(i)
+		ms := m.Slices[i]
 		res.Slices = append(res.Slices, wire.RebuiltSlice{ID: ms.SliceID, Status: ms.Status, Artifacts: len(ms.PhaseData), Traces: len(ms.ReasoningTraces),
 			Guessed: ms.NeedsHumanReview, Evidence: s.Evidence})
 	}
@@ -407,7 +407,7 @@ func (l *Local) manifestFromScan(scan *reconcile.ScanResult) *asdd.Manifest {
 		if len(ms.ArtifactHashes) == 0 {
 			ms.ArtifactHashes = nil
 		}
-		m.Slices.Append(ms)
+		m.Slices = append(m.Slices, ms)
 	}
 	return m
 }

@@ -51,7 +51,7 @@ func TestRebuildSameEverywhere(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, s := range m.Slices.All() {
+		for _, s := range m.Slices {
 			got = append(got, "manifest "+s.SliceID+" "+s.Status+" review "+strings.Join(s.NeedsHumanReview, ","))
 		}
 		// The manifest is intact now: a second rebuild changes nothing.
@@ -233,7 +233,7 @@ func TestCycleRebuildMovesADamagedDocumentAside(t *testing.T) {
 
 func sliceIDs(m *asdd.Manifest) []string {
 	var out []string
-	for _, s := range m.Slices.All() {
+	for _, s := range m.Slices {
 		out = append(out, s.SliceID)
 	}
 	return out

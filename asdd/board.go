@@ -125,7 +125,7 @@ type BoardHeartbeat struct {
 func NewBoard(m *Manifest, cfg *Config, now time.Time) Board {
 	b := Board{Revision: m.Revision, Sprint: m.ProjectContext.CurrentSprint, GlobalConfidence: m.ProjectContext.GlobalConfidenceScore,
 		Slices: []BoardSlice{}, Escalations: []EscalationView{}, Heartbeats: []BoardHeartbeat{}, NeedsReview: m.NeedsReview()}
-	for _, s := range m.Slices.All() {
+	for _, s := range m.Slices {
 		bs := BoardSlice{ID: s.SliceID, Name: s.Name, Type: s.Type, Status: s.Status, CCS: s.CCS, NeedsReview: s.NeedsHumanReview, Retro: RetroOf(s)}
 		if wl, ok := WeakLink(s, cfg); ok {
 			bs.WeakLink = &WeakLinkView{Agent: wl.Agent, Score: wl.Score, Uncertainty: wl.UncertaintyFactors}

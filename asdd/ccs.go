@@ -82,7 +82,7 @@ func WeakLink(s *Slice, cfg *Config) (ChainEntry, bool) {
 // slice or updated the sum from the slices an operation changed.
 func GlobalConfidence(m *Manifest) (float64, bool) {
 	var sum ccsSum
-	for _, s := range m.Slices.All() {
+	for _, s := range m.Slices {
 		sum.add(s, 1)
 	}
 	return sum.mean()

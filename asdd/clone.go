@@ -15,8 +15,6 @@ func (m *Manifest) Clone() *Manifest {
 	return c
 }
 
-var sliceListType = reflect.TypeFor[SliceList]()
-
 // deepCopy copies v recursively: structs field by field, pointers, slices
 // and maps into new ones; nil stays nil and empty stays empty (the
 // difference is visible in JSON).
@@ -30,14 +28,6 @@ func deepCopy(v reflect.Value) reflect.Value {
 		c.Elem().Set(deepCopy(v.Elem()))
 		return c
 	case reflect.Struct:
-		if v.Type() == sliceListType {
-			l := v.Interface().(SliceList)
-			c := make([]*Slice, l.Len())
-			for i, s := range l.All() {
-				c[i] = deepCopy(reflect.ValueOf(s)).Interface().(*Slice)
-			}
-			return reflect.ValueOf(SliceListOf(c...))
-		}
 		c := reflect.New(v.Type()).Elem()
 		for i := range v.NumField() {
 			if c.Field(i).CanSet() {

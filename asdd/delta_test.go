@@ -17,17 +17,17 @@ func TestPropertySlicesChanged(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := New()
 		for i := range rapid.IntRange(0, 150).Draw(t, "slices") {
-			m.Slices.Append(&Slice{SliceID: fmt.Sprintf("S%d", i), Name: "s", Type: "FEATURE", Status: Discovery,
+			m.Slices = append(m.Slices, &Slice{SliceID: fmt.Sprintf("S%d", i), Name: "s", Type: "FEATURE", Status: Discovery,
 				GovernanceMode: "MANUAL", CreatedAt: "2026-11-01T00:00:00Z", UpdatedAt: "2026-11-01T00:00:00Z"})
 		}
 		now := time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)
 		for range rapid.IntRange(1, 20).Draw(t, "steps") {
-			id := fmt.Sprintf("S%d", rapid.IntRange(0, m.Slices.Len()).Draw(t, "slice"))
+			id := fmt.Sprintf("S%d", rapid.IntRange(0, len(m.Slices)).Draw(t, "slice"))
 			agent := rapid.SampledFrom(propAgents).Draw(t, "agent")
 			var op Op
 			switch rapid.IntRange(0, 5).Draw(t, "kind") {
 			case 0:
-				op = AddSlice{ID: fmt.Sprintf("S%d", m.Slices.Len()), Name: "added"}
+				op = AddSlice{ID: fmt.Sprintf("S%d", len(m.Slices)), Name: "added"}
 			case 1:
 				n := rapid.IntRange(0, 5).Draw(t, "n")
 				op = Beat{Agent: agent, Slice: id, Completed: &n}
@@ -51,8 +51,8 @@ func TestPropertySlicesChanged(t *testing.T) {
 			}
 			next := out.Manifest
 			var want []int
-			for i, s := range next.Slices.All() {
-				if i >= m.Slices.Len() || s != m.Slices.At(i) {
+			for i, s := range next.Slices {
+				if i >= len(m.Slices) || s != m.Slices[i] {
 					want = append(want, i)
 				}
 			}
@@ -60,12 +60,12 @@ func TestPropertySlicesChanged(t *testing.T) {
 			if !ok || !slices.Equal(got, want) {
 				t.Fatalf("%T: SlicesChanged = %v, %v; want %v, true", op, got, ok, want)
 			}
-			if _, ok := next.SlicesChanged(next.Clone()); ok && next.Slices.Len() > 0 {
+			if _, ok := next.SlicesChanged(next.Clone()); ok && len(next.Slices) > 0 {
 				t.Fatalf("%T: SlicesChanged says ok for a manifest it was not made from", op)
 			}
 			replaced := *next
-			replaced.Slices = SliceListOf(next.Slices.Collect()...)
-			if _, ok := replaced.SlicesChanged(m); ok && next.Slices.Len() > 0 {
+			replaced.Slices = slices.Clone(next.Slices)
+			if _, ok := replaced.SlicesChanged(m); ok && len(next.Slices) > 0 {
 				t.Fatalf("%T: SlicesChanged says ok for a manifest whose list was replaced", op)
 			}
 			m = next

@@ -77,7 +77,7 @@ func EscalationEffects(s *Slice, e *Escalation) []Effect {
 // crash between commit and effects.
 func AllEffects(m *Manifest, cfg *Config) []Effect {
 	var out []Effect
-	for _, s := range m.Slices.All() {
+	for _, s := range m.Slices {
 		if s.Status == Blocked && len(s.HaltedArtifacts) > 0 {
 			marker := DefaultMarker
 			if a, ok := cfg.Agent(s.HaltedAgent); ok {

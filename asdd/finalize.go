@@ -16,7 +16,7 @@ func (t *tx) finalize() {
 	var agg *aggregate
 	if t.base == nil {
 		agg = &aggregate{conf: new(ccsSum)}
-		for i := range t.m.Slices.Len() {
+		for i := range t.m.Slices {
 			s := t.finalizeSlice(i)
 			agg.count(s, 1)
 			agg.locks.include(s)
@@ -40,15 +40,15 @@ func (t *tx) finalize() {
 // changed).
 func (t *tx) update() *aggregate {
 	base := t.base
-	if t.m.Slices.same(t.in) && t.locks.equal(base.locks) && t.ids == base.ids {
+	if sameList(t.m.Slices, t.in) && t.locks.equal(base.locks) && t.ids == base.ids {
 		return base // no slice changed or added
 	}
 	agg := *base
 	agg.list, agg.locks, agg.ids = t.m.Slices, t.locks, t.ids
-	if t.m.Slices.same(t.in) {
+	if sameList(t.m.Slices, t.in) {
 		return &agg // only the lock bound or the index changed
 	}
-	n, in := t.m.Slices.Len(), t.in.Len()
+	n, in := len(t.m.Slices), len(t.in)
 	if n < in {
 		agg.ids = nil // no operation removes a slice; if one did, the positions changed
 	}
@@ -56,10 +56,10 @@ func (t *tx) update() *aggregate {
 	visit := func(i int) {
 		var old, s *Slice
 		if i < in {
-			old = t.in.At(i)
+			old = t.in[i]
 		}
 		if i < n {
-			s = t.m.Slices.At(i)
+			s = t.m.Slices[i]
 		}
 		if s == old {
 			return // shared: finalized and counted when it was made
@@ -88,12 +88,7 @@ func (t *tx) update() *aggregate {
 			visit(i)
 		}
 	} else {
-		common := min(n, in)
-		for i := 0; i < max(n, in); i++ {
-			if i%sliceChunkSize == 0 && i+sliceChunkSize <= common && t.m.Slices.sameChunk(t.in, i) {
-				i += sliceChunkSize - 1
-				continue // a shared chunk: the same slices
-			}
+		for i := range max(n, in) {
 			visit(i)
 		}
 	}
@@ -107,7 +102,7 @@ func (t *tx) update() *aggregate {
 // finalizeSlice recomputes slice i's CCS and drops hashes of paths it no
 // longer names, copying it first if that changes it; it returns the slice.
 func (t *tx) finalizeSlice(i int) *Slice {
-	s := t.m.Slices.At(i)
+	s := t.m.Slices[i]
 	v, ok := ComputeCCS(s.ConfidenceChain, t.cfg)
 	if ok != (s.CCS != nil) || (ok && *s.CCS != v) {
 		s = t.own(i)
@@ -148,7 +143,7 @@ func (t *tx) finalizeSlice(i int) *Slice {
 type aggregate struct {
 	// list is the slice list it describes: ApplyFinalized uses it only on
 	// a manifest with that very list.
-	list      SliceList
+	list      []*Slice
 	conf      *ccsSum // the active slices' CCS; shared while they do not change
 	global    float64 // conf.mean(), before rounding
 	hasGlobal bool

@@ -40,8 +40,8 @@ func TestPropertyApplyFinalized(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if dm.Slices.Len() > 0 && rapid.IntRange(0, 2).Draw(t, "rebuilt") == 0 {
-					s := rapid.SampledFrom(dm.Slices.Collect()).Draw(t, "guessed")
+				if len(dm.Slices) > 0 && rapid.IntRange(0, 2).Draw(t, "rebuilt") == 0 {
+					s := rapid.SampledFrom(dm.Slices).Draw(t, "guessed")
 					s.NeedsHumanReview = []string{"status"}
 					if rapid.Bool().Draw(t, "guessedContext") {
 						dm.ProjectContext.NeedsHumanReview = []string{"current_sprint"}
@@ -78,12 +78,12 @@ func TestPropertyApplyFinalized(t *testing.T) {
 // of ids on the daemon's manifest) against a reading of every id.
 func checkSliceLookup(t *rapid.T, m *Manifest) {
 	ids := []string{"NO-SUCH-SLICE"}
-	for _, s := range m.Slices.All() {
+	for _, s := range m.Slices {
 		ids = append(ids, s.SliceID)
 	}
 	for _, id := range ids {
 		var want *Slice
-		for _, s := range m.Slices.All() {
+		for _, s := range m.Slices {
 			if s.SliceID == id {
 				want = s
 				break
@@ -120,8 +120,8 @@ func genStep(t *rapid.T) time.Duration {
 // fifteen minutes.
 func genLeaseOp(t *rapid.T, m *Manifest) Op {
 	slice := rapid.SampledFrom(propSlices).Draw(t, "leaseSlice")
-	if m.Slices.Len() > 0 && rapid.IntRange(0, 4).Draw(t, "existing") > 0 {
-		slice = rapid.SampledFrom(m.Slices.Collect()).Draw(t, "leased").SliceID
+	if len(m.Slices) > 0 && rapid.IntRange(0, 4).Draw(t, "existing") > 0 {
+		slice = rapid.SampledFrom(m.Slices).Draw(t, "leased").SliceID
 	}
 	holder := rapid.SampledFrom(propAgents[:4]).Draw(t, "leaseHolder")
 	if s := m.Slice(slice); s != nil && s.Lock != nil && rapid.Bool().Draw(t, "release") {
@@ -136,7 +136,7 @@ func genReviewOp(t *rapid.T, m *Manifest) Op {
 	r := ClearReview{Role: "TL", Rationale: "checked"}
 	if len(m.ProjectContext.NeedsHumanReview) == 0 || rapid.Bool().Draw(t, "reviewSlice") {
 		r.Slice = rapid.SampledFrom(propSlices).Draw(t, "reviewed")
-		for _, s := range m.Slices.All() {
+		for _, s := range m.Slices {
 			if len(s.NeedsHumanReview) > 0 {
 				r.Slice = s.SliceID
 			}
@@ -168,8 +168,8 @@ func sameOutcomeBut(t fataler, op Op, out *Outcome, err error, fout *Outcome, fe
 		a, _ = json.Marshal(out.Manifest)
 		b, _ = json.Marshal(fout.Manifest)
 	} else {
-		a, _ = json.Marshal([]any{out.Manifest.ProjectContext, out.Manifest.Slices.Len()})
-		b, _ = json.Marshal([]any{fout.Manifest.ProjectContext, fout.Manifest.Slices.Len()})
+		a, _ = json.Marshal([]any{out.Manifest.ProjectContext, len(out.Manifest.Slices)})
+		b, _ = json.Marshal([]any{fout.Manifest.ProjectContext, len(fout.Manifest.Slices)})
 	}
 	if string(a) != string(b) {
 		t.Fatalf("%T: ApplyFinalized gave\n%s\nApply\n%s", op, b, a)
@@ -202,13 +202,13 @@ func checkAggregate(t fataler, op Op, m *Manifest, seen map[string]int) {
 	if agg == nil {
 		t.Fatalf("%T: no aggregate on ApplyFinalized's manifest", op)
 	}
-	if !agg.list.same(m.Slices) {
+	if !sameList(agg.list, m.Slices) {
 		t.Fatalf("%T: the aggregate describes another slice list", op)
 	}
 	var sum ccsSum
 	var exact lockBound
 	review := 0
-	for _, s := range m.Slices.All() {
+	for _, s := range m.Slices {
 		sum.add(s, 1)
 		exact.include(s)
 		review += needsReview(s)
@@ -217,11 +217,11 @@ func checkAggregate(t fataler, op Op, m *Manifest, seen map[string]int) {
 		t.Fatalf("%T: aggregate counts %d slices marked for review, there are %d", op, agg.review, review)
 	}
 	if x := agg.ids; x != nil {
-		if x.n > m.Slices.Len() || len(x.pos) > x.n {
-			t.Fatalf("%T: index of %d ids for %d slices, %d slices", op, len(x.pos), x.n, m.Slices.Len())
+		if x.n > len(m.Slices) || len(x.pos) > x.n {
+			t.Fatalf("%T: index of %d ids for %d slices, %d slices", op, len(x.pos), x.n, len(m.Slices))
 		}
-		for i, s := range m.Slices.Collect()[:x.n] {
-			if j, ok := x.pos[s.SliceID]; !ok || int(j) > i || m.Slices.At(int(j)).SliceID != s.SliceID {
+		for i, s := range m.Slices[:x.n] {
+			if j, ok := x.pos[s.SliceID]; !ok || int(j) > i || m.Slices[int(j)].SliceID != s.SliceID {
 				t.Fatalf("%T: index puts %s at %d (%v), where it is at %d", op, s.SliceID, j, ok, i)
 			}
 		}
@@ -270,7 +270,7 @@ func TestBeatOnSliceChangesNoSlice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !out.Manifest.Slices.same(w.m.Slices) {
+		if !sameList(out.Manifest.Slices, w.m.Slices) {
 			t.Fatal("a heartbeat copied the slice list")
 		}
 		if got := out.Manifest.AgentHeartbeats["spec_agent"].CurrentSlice; got != "S2" {

@@ -17,7 +17,7 @@ import (
 func Invariants(m *Manifest, cfg *Config) []string {
 	var bad []string
 	add := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
-	for _, s := range m.Slices.All() {
+	for _, s := range m.Slices {
 		id := s.SliceID
 		if s.Status == Blocked {
 			if s.BlockedAtPhase == "" || s.LKGPhase == "" || s.BlockReason == "" || s.RollbackTimestamp == "" {

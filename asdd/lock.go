@@ -88,7 +88,7 @@ func (o UnlockSlice) apply(t *tx) error {
 // bound of the leases left.
 func (t *tx) expireLocks() lockBound {
 	var b lockBound
-	for i, s := range t.m.Slices.All() {
+	for i, s := range t.m.Slices {
 		if s.Lock == nil {
 			continue
 		}

@@ -25,7 +25,7 @@ const NeedsHumanReview = "NEEDS_HUMAN_REVIEW"
 // type does not know are kept in Extra and written back unchanged.
 type Manifest struct {
 	ProjectContext  ProjectContext        `json:"project_context"`
-	Slices          SliceList             `json:"slices"`
+	Slices          []*Slice              `json:"slices"`
 	AgentHeartbeats map[string]*Heartbeat `json:"agent_heartbeats"`
 	// Revision is the store revision of this value: +1 per commit.
 	Revision uint64 `json:"revision"`
@@ -393,8 +393,11 @@ func (m Manifest) MarshalJSON() ([]byte, error) { return Marshal(&m) }
 // heartbeats are written as [] and {} when it has none.
 func (m *Manifest) MarshalJSONTo(enc *jsontext.Encoder) error {
 	p := (*plainManifest)(m)
-	if m.AgentHeartbeats == nil {
+	if m.Slices == nil || m.AgentHeartbeats == nil {
 		c := *p
+		if c.Slices == nil {
+			c.Slices = []*Slice{}
+		}
 		if c.AgentHeartbeats == nil {
 			c.AgentHeartbeats = map[string]*Heartbeat{}
 		}
@@ -565,7 +568,7 @@ func (h *Heartbeat) MarshalJSONTo(enc *jsontext.Encoder) error {
 
 // New returns an empty manifest.
 func New() *Manifest {
-	return &Manifest{AgentHeartbeats: map[string]*Heartbeat{}}
+	return &Manifest{Slices: []*Slice{}, AgentHeartbeats: map[string]*Heartbeat{}}
 }
 
 // Decode parses a manifest. It checks the JSON Schema first, so that a
@@ -586,10 +589,13 @@ func DecodeValid(raw []byte) (*Manifest, error) {
 	if err := unmarshal(raw, &m); err != nil {
 		return nil, reason.New(reason.InvalidInput, "manifest: %v", err)
 	}
+	if m.Slices == nil {
+		m.Slices = []*Slice{}
+	}
 	if m.AgentHeartbeats == nil {
 		m.AgentHeartbeats = map[string]*Heartbeat{}
 	}
-	for i, s := range m.Slices.All() {
+	for i, s := range m.Slices {
 		if s == nil {
 			return nil, reason.New(reason.InvalidInput, "manifest: slices[%d] is null", i)
 		}
@@ -618,7 +624,7 @@ func Encode(m *Manifest) ([]byte, error) {
 // Slice returns the slice with the given id, or nil.
 func (m *Manifest) Slice(id string) *Slice {
 	if i := m.SliceIndex(id); i >= 0 {
-		return m.Slices.At(i)
+		return m.Slices[i]
 	}
 	return nil
 }
@@ -628,7 +634,7 @@ func (m *Manifest) Slice(id string) *Slice {
 // the slices' ids, without reading every id.
 func (m *Manifest) SliceIndex(id string) int {
 	var ids *sliceIndex
-	if a := m.agg; a != nil && a.list.same(m.Slices) {
+	if a := m.agg; a != nil && sameList(a.list, m.Slices) {
 		ids = a.ids // the daemon's manifest: no reading of every id
 	}
 	return ids.find(m.Slices, id)
@@ -647,15 +653,10 @@ func (m *Manifest) NeedsReview() bool {
 	if len(m.ProjectContext.NeedsHumanReview) > 0 {
 		return true
 	}
-	if a := m.agg; a != nil && a.list.same(m.Slices) {
+	if a := m.agg; a != nil && sameList(a.list, m.Slices) {
 		return a.review > 0 // counted by Apply, without reading the slices
 	}
-	for _, s := range m.Slices.All() {
-		if len(s.NeedsHumanReview) > 0 {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(m.Slices, func(s *Slice) bool { return len(s.NeedsHumanReview) > 0 })
 }
 
 // Artifacts returns every artifact path the slice names: phase data,

@@ -159,7 +159,7 @@ func TestPropertyRandomOperations(t *testing.T) {
 				}
 			}
 			m = next
-			for _, s := range m.Slices.All() {
+			for _, s := range m.Slices {
 				reached[s.Status]++
 			}
 			if out.Verdict != nil {

@@ -147,7 +147,7 @@ func TestSliceSurelyValidImpliesSchema(t *testing.T) {
 // encoding corpus's manifests made by operations is surely valid.
 func TestSliceSurelyValidTakesTheRulesSlices(t *testing.T) {
 	for name, m := range opsManifests(t) {
-		for _, s := range m.Slices.All() {
+		for _, s := range m.Slices {
 			if !SliceSurelyValid(s) {
 				b, _ := Marshal(s)
 				t.Errorf("%s: slice %s is not surely valid: %s", name, s.SliceID, b)

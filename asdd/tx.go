@@ -18,7 +18,7 @@ type tx struct {
 	ts      string
 	rev     uint64
 	out     *Outcome
-	in      SliceList           // the input manifest's slices
+	in      []*Slice            // the input manifest's slices
 	owned   map[*Slice]bool     // slices copied in this transaction
 	touched []int               // positions of the slices copied or added, in that order
 	ownedHB map[*Heartbeat]bool // heartbeats copied in this transaction
@@ -33,13 +33,16 @@ type tx struct {
 }
 
 // own returns slice i of the next manifest, copied first if it is still
-// shared with the input (the list copies only the chunks on the way to
-// it, once per transaction: the input's list is never written).
+// shared with the input (and the slice list with it, if it is still the
+// input's: the input's list is never written).
 func (t *tx) own(i int) *Slice {
-	s := t.m.Slices.At(i)
+	s := t.m.Slices[i]
 	if !t.owned[s] {
+		if sameList(t.m.Slices, t.in) {
+			t.m.Slices = slices.Clone(t.m.Slices)
+		}
 		s = deepCopy(reflect.ValueOf(s)).Interface().(*Slice)
-		t.m.Slices.setFrom(t.in, i, s)
+		t.m.Slices[i] = s
 		t.owned[s] = true
 		t.touched = append(t.touched, i)
 	}
@@ -48,9 +51,17 @@ func (t *tx) own(i int) *Slice {
 
 // addSlice appends a new slice to the next manifest.
 func (t *tx) addSlice(s *Slice) {
-	t.m.Slices.Append(s) // never writes into the input's list
+	// The list is clipped (or already this transaction's): append never
+	// writes into the input's array.
+	t.m.Slices = append(t.m.Slices, s)
 	t.owned[s] = true
-	t.touched = append(t.touched, t.m.Slices.Len()-1)
+	t.touched = append(t.touched, len(t.m.Slices)-1)
+}
+
+// sameList reports whether a and b are the same list (same array, same
+// length).
+func sameList(a, b []*Slice) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // find returns the slice with the given id, owned by this transaction, or
@@ -70,7 +81,7 @@ func (t *tx) lookup(id string) (*Slice, error) {
 	if i < 0 {
 		return nil, notFound(id)
 	}
-	return t.m.Slices.At(i), nil
+	return t.m.Slices[i], nil
 }
 
 func notFound(id string) error {
@@ -86,7 +97,7 @@ func (t *tx) index(id string) int {
 	if t.base == nil {
 		return (*sliceIndex)(nil).find(t.m.Slices, id)
 	}
-	if t.ids == nil || t.m.Slices.Len()-t.ids.n > maxUnindexed {
+	if t.ids == nil || len(t.m.Slices)-t.ids.n > maxUnindexed {
 		t.ids = newSliceIndex(t.m.Slices)
 	}
 	return t.ids.find(t.m.Slices, id)
@@ -96,19 +107,19 @@ func (t *tx) index(id string) int {
 // -1: from the index (nil: none) when it holds the id, else by reading
 // the ids of the slices it does not cover. list is the list the index was
 // made from, or one that follows it (the first n slices keep their ids).
-func (x *sliceIndex) find(list SliceList, id string) int {
+func (x *sliceIndex) find(list []*Slice, id string) int {
 	from := 0
 	if x != nil {
 		i, ok := x.pos[id]
 		switch {
-		case ok && int(i) < list.Len() && list.At(int(i)).SliceID == id:
+		case ok && int(i) < len(list) && list[int(i)].SliceID == id:
 			return int(i)
-		case !ok && x.n <= list.Len():
+		case !ok && x.n <= len(list):
 			from = x.n // not among the indexed slices
 		}
 	}
-	for i := from; i < list.Len(); i++ {
-		if list.At(i).SliceID == id {
+	for i := from; i < len(list); i++ {
+		if list[i].SliceID == id {
 			return i
 		}
 	}
@@ -127,9 +138,9 @@ type sliceIndex struct {
 	n   int
 }
 
-func newSliceIndex(list SliceList) *sliceIndex {
-	x := &sliceIndex{pos: make(map[string]int32, list.Len()), n: list.Len()}
-	for i, s := range list.All() {
+func newSliceIndex(list []*Slice) *sliceIndex {
+	x := &sliceIndex{pos: make(map[string]int32, len(list)), n: len(list)}
+	for i, s := range list {
 		if _, dup := x.pos[s.SliceID]; !dup {
 			x.pos[s.SliceID] = int32(i)
 		}
@@ -157,9 +168,8 @@ func Apply(m *Manifest, op Op, cfg *Config, now time.Time) (*Outcome, error) {
 // bound of the lock expiries): only the slices the operation touches are
 // finalized and re-counted, and locks are scanned for expiry only once
 // that bound has passed, so the cost does not grow with the number of
-// slices beyond a copy of the slice list's root (SliceList: one pointer
-// per 4,096 slices) when the operation changes a slice. The outcome is exactly
-// Apply's. On a manifest without the aggregate (decoded, cloned, built by
+// slices beyond a copy of the slice list (its pointers) when the
+// operation changes a slice. The outcome is exactly Apply's. On a manifest without the aggregate (decoded, cloned, built by
 // hand) it is Apply.
 func ApplyFinalized(m *Manifest, op Op, cfg *Config, now time.Time) (*Outcome, error) {
 	return apply(m, op, cfg, now, true)
@@ -175,21 +185,24 @@ func apply(m *Manifest, op Op, cfg *Config, now time.Time, finalized bool) (*Out
 	// The same enumerated values, whatever the door.
 	op = Normalize(op)
 	var base *aggregate // nil: finalize and count every slice
-	if finalized && m.agg != nil && m.agg.list.same(m.Slices) {
+	if finalized && m.agg != nil && sameList(m.agg.list, m.Slices) {
 		base = m.agg
 	}
 	// Copy on write: the slices and heartbeats an operation changes are
 	// copied when it first touches them (t.find, t.own, t.heartbeat), and
-	// the chunk of the slice list that holds a slice when it is copied
-	// (t.own) or added (t.addSlice); the rest is shared with m, which is
-	// never changed.
+	// the slice list when the first slice is (t.own) or added (t.addSlice:
+	// the list is clipped, so append copies it); the rest is shared with m,
+	// which is never changed.
 	next := &Manifest{
 		ProjectContext:  m.ProjectContext.clone(),
-		Slices:          m.Slices,
+		Slices:          slices.Clip(m.Slices),
 		AgentHeartbeats: maps.Clone(m.AgentHeartbeats),
 		Revision:        m.Revision,
 		Extra:           m.Extra,
 		agg:             base, // until finalize: NeedsReview uses it while the list is the input's
+	}
+	if next.Slices == nil {
+		next.Slices = []*Slice{}
 	}
 	if next.AgentHeartbeats == nil {
 		next.AgentHeartbeats = map[string]*Heartbeat{}
@@ -232,8 +245,8 @@ func (t *tx) changed() []int {
 // sliceDelta is what Apply keeps about how a manifest's slice list differs
 // from its input's (SlicesChanged). Never changed once made.
 type sliceDelta struct {
-	from, to SliceList // the input's list and the output's
-	changed  []int     // positions in to of the slices not shared with from
+	from, to []*Slice // the input's list and the output's
+	changed  []int    // positions in to of the slices not shared with from
 }
 
 // SlicesChanged returns, for a manifest that Apply or ApplyFinalized made
@@ -244,7 +257,7 @@ type sliceDelta struct {
 // replaced since): then compare.
 func (m *Manifest) SlicesChanged(prev *Manifest) (changed []int, ok bool) {
 	d := m.delta
-	if d == nil || prev == nil || !d.to.same(m.Slices) || !d.from.same(prev.Slices) || m.Slices.Len() < prev.Slices.Len() {
+	if d == nil || prev == nil || !sameList(d.to, m.Slices) || !sameList(d.from, prev.Slices) || len(m.Slices) < len(prev.Slices) {
 		return nil, false
 	}
 	return d.changed, true

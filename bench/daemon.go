@@ -72,7 +72,7 @@ func Manifest(n, tasksPer int) ([]byte, error) {
 		}
 		list = append(list, s)
 	}
-	m.Slices = asdd.SliceListOf(list...)
+	m.Slices = list
 	m.Revision = 1 // as after `custodian init`: Seed makes it revision 1
 	return asdd.Encode(m)
 }

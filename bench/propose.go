@@ -27,7 +27,7 @@ func ProposalManifest(n int) ([]byte, error) {
 			GovernanceMode: "MANUAL", CreatedAt: "2026-11-01T00:00:00Z", UpdatedAt: "2026-11-01T00:00:00Z",
 		})
 	}
-	m.Slices = asdd.SliceListOf(list...)
+	m.Slices = list
 	m.Revision = 1
 	return asdd.Encode(m)
 }

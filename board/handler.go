@@ -156,7 +156,7 @@ func (h *handler) drift(ctx context.Context, m *asdd.Manifest) map[string][]Drif
 	}
 	defer root.Close()
 	var arts []reconcile.Artifact
-	for _, s := range m.Slices.All() {
+	for _, s := range m.Slices {
 		arts = append(arts, Artifacts(s)...)
 	}
 	rep, err := reconcile.Check(ctx, root, arts, reconcile.Options{NoCache: true})

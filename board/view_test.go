@@ -42,7 +42,7 @@ func TestViewChainAndPhase(t *testing.T) {
 	cfg := asdd.DefaultConfig()
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	min := func(name string) float64 { a, _ := cfg.Agent(name); return a.MinConfidence }
-	m := &asdd.Manifest{Revision: 7, Slices: asdd.SliceListOf(&asdd.Slice{
+	m := &asdd.Manifest{Revision: 7, Slices: []*asdd.Slice{&asdd.Slice{
 		SliceID: "S-1", Status: asdd.Design, CreatedAt: "2026-11-22T09:00:00Z",
 		ConfidenceChain: []asdd.ChainEntry{
 			{Agent: "discovery", Score: 0.95, Attempt: 1, Timestamp: "2026-11-22T10:00:00Z", Outcome: asdd.OutcomeAccepted},
@@ -54,7 +54,7 @@ func TestViewChainAndPhase(t *testing.T) {
 		Blockers:       []json.RawMessage{json.RawMessage(`"waiting for the API contract"`), json.RawMessage(`{"id":"B-1","description":"legal review"}`), json.RawMessage(`42`)},
 	}, &asdd.Slice{
 		SliceID: "S-2", Status: asdd.QuickFix, CreatedAt: "2026-11-22T11:59:00Z",
-	})}
+	}}}
 	drift := map[string][]board.DriftMark{"S-1": {{Path: "specs/S-1/design.md", Code: "STATE_DRIFT", Message: "changed"}}}
 	v := board.NewView(m, cfg, now, drift)
 
@@ -115,7 +115,7 @@ func TestViewBlockedAndResolved(t *testing.T) {
 	s := &asdd.Slice{SliceID: "S-1", Status: asdd.Blocked, CreatedAt: "2026-11-22T08:00:00Z",
 		BlockedAtPhase: asdd.Spec, LKGPhase: asdd.Discovery, BlockReason: "too vague", RollbackTimestamp: "2026-11-22T11:30:00Z",
 		ConfidenceChain: []asdd.ChainEntry{{Agent: "spec", Score: 0.5, Timestamp: "2026-11-22T11:30:00Z", Outcome: asdd.OutcomeHalted, BelowMinimum: true}}}
-	v := board.NewView(&asdd.Manifest{Slices: asdd.SliceListOf(s)}, cfg, now, nil)
+	v := board.NewView(&asdd.Manifest{Slices: []*asdd.Slice{s}}, cfg, now, nil)
 	c := v.Cards[0]
 	if c.Column != "BLOCKED" || c.Block == nil || c.Block.Reason != "too vague" {
 		t.Fatalf("blocked card %+v", c)
@@ -135,7 +135,7 @@ func TestViewBlockedAndResolved(t *testing.T) {
 
 	s.Status, s.RollbackTimestamp = asdd.Discovery, ""
 	s.Escalations = []asdd.Escalation{{ID: "E", Status: asdd.EscalationResolved, ResolvedAt: "2026-11-22T11:50:00Z"}}
-	v = board.NewView(&asdd.Manifest{Slices: asdd.SliceListOf(s)}, cfg, now, nil)
+	v = board.NewView(&asdd.Manifest{Slices: []*asdd.Slice{s}}, cfg, now, nil)
 	if c := v.Cards[0]; c.Column != "DISCOVERY" || *c.PhaseSeconds != 600 {
 		t.Errorf("resolved card: column %s, in phase %d s", c.Column, *c.PhaseSeconds)
 	}
@@ -201,8 +201,8 @@ func FuzzNewView(f *testing.F) {
 			return
 		}
 		v := board.NewView(m, cfg, now, nil)
-		if len(v.Cards) != m.Slices.Len() {
-			t.Fatalf("%d cards for %d slices", len(v.Cards), m.Slices.Len())
+		if len(v.Cards) != len(m.Slices) {
+			t.Fatalf("%d cards for %d slices", len(v.Cards), len(m.Slices))
 		}
 		cols := map[string]bool{}
 		for _, c := range v.Columns {
@@ -229,7 +229,7 @@ func TestViewRetroSpecProgress(t *testing.T) {
 	retro := &asdd.Slice{SliceID: "RETRO-AUTH-001", Type: asdd.TypeRetroSpec, Status: asdd.BehaviorCapture,
 		ValidationStatus: "PARTIAL", RequirementsValidated: ptr(14), RequirementsCorrected: ptr(3), RequirementsMissing: ptr(2)}
 	feature := &asdd.Slice{SliceID: "SLICE-001", Status: asdd.Design}
-	v := board.NewView(&asdd.Manifest{Slices: asdd.SliceListOf(retro, feature)}, cfg, time.Now(), nil)
+	v := board.NewView(&asdd.Manifest{Slices: []*asdd.Slice{retro, feature}}, cfg, time.Now(), nil)
 	raw, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)

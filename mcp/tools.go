@@ -389,7 +389,7 @@ func (s *Server) addASDDTools() {
 				}
 			}
 			list := []asdd.EscalationView{}
-			for _, sl := range m.Slices.All() {
+			for _, sl := range m.Slices {
 				if in.Slice != "" && sl.SliceID != in.Slice {
 					continue
 				}

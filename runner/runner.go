@@ -283,7 +283,7 @@ func (r *Runner) run(ctx context.Context, ids []string, quick string) (*Summary,
 	} else if len(ids) == 0 {
 		// QUICK_FIX slices are logged fixes, not pipeline work: they run
 		// only when named (or from --quick).
-		for _, s := range m.Slices.All() {
+		for _, s := range m.Slices {
 			if s.Status != asdd.QuickFix && Next(s, r.cfg, r.o.Until).Kind != StepDone {
 				ids = append(ids, s.SliceID)
 			}

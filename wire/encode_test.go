@@ -26,7 +26,7 @@ func TestEncodeAsEncodingJSON(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		for _, s := range m.Slices.All() {
+		for _, s := range m.Slices {
 			values = append(values, &wire.OpResponse{Revision: 7, Committed: true, Outcome: wire.Accepted, Summary: "ok <&> \u2028 \xff",
 				Events: []asdd.Event{{Type: "proposal_accepted", Slice: s.SliceID}}, Slice: s, Warnings: []string{"w"},
 				Effects: []wire.EffectSummary{{Kind: "notice", Path: "a&b.md"}}})

@@ -275,7 +275,7 @@ func TestASDDEndToEndProcesses(t *testing.T) {
 	}
 	modes := map[string]bool{}
 	var escalations int
-	for _, s := range m.Slices.All() {
+	for _, s := range m.Slices {
 		if s.Status == asdd.Blocked {
 			t.Errorf("%s still blocked", s.SliceID)
 		}

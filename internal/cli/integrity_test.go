@@ -212,7 +212,7 @@ func (p *ip) statuses() map[string]string {
 		p.t.Fatal(err)
 	}
 	out := map[string]string{}
-	for _, s := range m.Slices.All() {
+	for _, s := range m.Slices {
 		out[s.SliceID] = s.Status
 	}
 	return out
@@ -387,7 +387,7 @@ func TestCheckRefusesPathsOutsideTheProject(t *testing.T) {
 		if err != nil {
 			return store.Change{}, err
 		}
-		m.Slices.At(0).PhaseData = map[string]string{"requirements": "../../etc/passwd", "design": "/etc/passwd"}
+		m.Slices[0].PhaseData = map[string]string{"requirements": "../../etc/passwd", "design": "/etc/passwd"}
 		m.Revision = cur.Revision + 1
 		raw, err := json.Marshal(m)
 		return store.Change{Value: raw, Actor: "test", Reason: "a hand-made commit"}, err
@@ -524,7 +524,7 @@ func BenchmarkCheckCLI10k(b *testing.B) {
 			s.PhaseData[n] = rel
 			s.ArtifactHashes[rel] = store.HashBytes(buf)
 		}
-		m.Slices.Append(s)
+		m.Slices = append(m.Slices, s)
 	}
 	m.Revision = 1
 	raw, err := asdd.Encode(m)

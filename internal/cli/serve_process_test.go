@@ -536,7 +536,7 @@ func TestServeTCPHumanActionsNeedAdminToken(t *testing.T) {
 		t.Fatalf("refused writes changed the manifest: revision %d, was %d", got, rev)
 	}
 	human.want(0, "resolve", "S-1", "--role", "TL", "--rationale", "clarified")
-	if s := manifest().Slices.At(0); s.Status != "DISCOVERY" || s.HaltedAgent != "" {
+	if s := manifest().Slices[0]; s.Status != "DISCOVERY" || s.HaltedAgent != "" {
 		t.Fatalf("slice after resolve: %+v", s)
 	}
 	human.want(0, "rollback", asdd.Key, "--to", fmt.Sprint(rev), "--reason", "undo the resolve")

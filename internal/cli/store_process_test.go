@@ -152,7 +152,7 @@ func TestIssue19Item12DaemonNoticesDirectEdits(t *testing.T) {
 	}
 
 	edit(func(m map[string]any) { slice(m)["name"] = "renamed by hand" })
-	await("adoption", func() bool { return served().Slices.At(0).Name == "renamed by hand" })
+	await("adoption", func() bool { return served().Slices[0].Name == "renamed by hand" })
 	hist := p.want(0, "history", asdd.Key)
 	if !strings.Contains(hist, "direct-edit") {
 		t.Fatalf("history has no direct-edit commit:\n%s", hist)
@@ -167,7 +167,7 @@ func TestIssue19Item12DaemonNoticesDirectEdits(t *testing.T) {
 		b, _ := os.ReadFile(manifest)
 		return strings.Contains(string(b), `"DISCOVERY"`) && !strings.Contains(string(b), `"DONE"`)
 	})
-	if got := served().Slices.At(0).Status; got != "DISCOVERY" {
+	if got := served().Slices[0].Status; got != "DISCOVERY" {
 		t.Fatalf("served status %s after a rejected edit", got)
 	}
 	notices, _ := filepath.Glob(filepath.Join(p.dir, ".asdd", "escalations", "direct-edit-*.md"))

@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 
 	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/internal/chunked"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -36,8 +35,8 @@ type Encoded struct {
 	Manifest *asdd.Manifest
 
 	pc        []byte   // compact JSON of Manifest.ProjectContext
-	slices    encList  // compact JSON of Manifest.Slices.At(i); nil: not made yet (deferred)
-	slicesLen int      // sum of len(slices.at(i))
+	slices    [][]byte // compact JSON of Manifest.Slices[i]; nil: not made yet (deferred)
+	slicesLen int      // sum of len(slices[i])
 	hbs       []member // Manifest.AgentHeartbeats, in json.Marshal's key order
 	hbsLen    int      // sum of len(hbs[i].enc)
 	extra     []byte   // `,"key":value` for each of Manifest.Extra, in order
@@ -78,8 +77,8 @@ const (
 // it on a manifest that came from Decode or passed Encode.
 func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 	e := &Encoded{Manifest: m}
-	e.slices = encList{}.Grow(m.Slices.Len())
-	for i, s := range m.Slices.All() {
+	e.slices = make([][]byte, len(m.Slices))
+	for i, s := range m.Slices {
 		if s == nil {
 			return nil, reason.New(reason.InvalidInput, "manifest: slices[%d] is null", i)
 		}
@@ -87,7 +86,7 @@ func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode manifest: slice %s: %w", s.SliceID, err)
 		}
-		e.slices.SetFrom(encList{}, i, b)
+		e.slices[i] = b
 		e.slicesLen += len(b)
 	}
 	pc, err := asdd.Marshal(&m.ProjectContext)
@@ -120,7 +119,7 @@ func NewEncoded(m *asdd.Manifest) (*Encoded, error) {
 // and commits its patch (the CLI without a daemon) never encodes the
 // slices it did not touch.
 func NewEncodedDeferred(m *asdd.Manifest) (*Encoded, error) {
-	for i, s := range m.Slices.All() {
+	for i, s := range m.Slices {
 		if s == nil {
 			return nil, reason.New(reason.InvalidInput, "manifest: slices[%d] is null", i)
 		}
@@ -130,7 +129,7 @@ func NewEncodedDeferred(m *asdd.Manifest) (*Encoded, error) {
 		return nil, err
 	}
 	e.Manifest = m
-	e.slices = encList{}.Grow(m.Slices.Len())
+	e.slices = make([][]byte, len(m.Slices))
 	e.deferred = true
 	return e, nil
 }
@@ -144,17 +143,17 @@ func (e *Encoded) Complete() (*Encoded, error) {
 	}
 	e.completeOnce.Do(func() {
 		c := &Encoded{Manifest: e.Manifest, pc: e.pc, hbs: e.hbs, hbsLen: e.hbsLen, extra: e.extra}
-		c.slices = encList{}.Grow(e.slices.Len())
-		for i, b := range e.slices.All() {
+		c.slices = make([][]byte, len(e.slices))
+		for i, b := range e.slices {
 			if b == nil {
-				s := e.Manifest.Slices.At(i)
+				s := e.Manifest.Slices[i]
 				var err error
 				if b, err = asdd.Marshal(s); err != nil {
 					e.completeErr = fmt.Errorf("encode manifest: slice %s: %w", s.SliceID, err)
 					return
 				}
 			}
-			c.slices.SetFrom(encList{}, i, b)
+			c.slices[i] = b
 			c.slicesLen += len(b)
 		}
 		c.n = c.length()
@@ -189,8 +188,8 @@ func encodeMember(k string, v any) (member, error) {
 func (e *Encoded) length() int {
 	n := len(openContext) + len(e.pc) + len(openSlices) + e.slicesLen + len(openHBs) + e.hbsLen +
 		len(openRev) + digits(e.Manifest.Revision) + len(e.extra) + len(closeDoc)
-	if e.slices.Len() > 1 {
-		n += e.slices.Len() - 1 // commas
+	if len(e.slices) > 1 {
+		n += len(e.slices) - 1 // commas
 	}
 	if len(e.hbs) > 1 {
 		n += len(e.hbs) - 1
@@ -285,7 +284,7 @@ func (e *Encoded) writeParts(w io.Writer) (int64, error) {
 			return n, err
 		}
 	}
-	for i, b := range e.slices.All() {
+	for i, b := range e.slices {
 		if i > 0 {
 			if err := write(comma); err != nil {
 				return n, err
@@ -381,21 +380,25 @@ func (g *gatherWriter) flush() {
 // encoded and validated, and the patch is nil (the caller diffs).
 func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 	prev := e.Manifest
-	nextLen, prevLen := next.Slices.Len(), prev.Slices.Len()
+	nextLen, prevLen := len(next.Slices), len(prev.Slices)
 	if nextLen < prevLen || !sameExtra(prev.Extra, next.Extra) {
 		return fullEncoded(next)
 	}
-	ne := &Encoded{Manifest: next, slices: e.slices.Grow(nextLen), slicesLen: e.slicesLen, extra: e.extra, deferred: e.deferred}
+	// ne shares e's slice encodings until it encodes a slice (then copies
+	// them: a heartbeat copies none). Every added slice is encoded, so a
+	// shared list has next's length.
+	ne := &Encoded{Manifest: next, slices: e.slices, slicesLen: e.slicesLen, extra: e.extra, deferred: e.deferred}
+	copied := false
 	var ops []patchOp
 	var added []int
 	// encode encodes slice i unless it is prev's (shared: so is its
 	// encoding), and adds it to the patch.
 	encode := func(i int) error {
-		s := next.Slices.At(i)
+		s := next.Slices[i]
 		if s == nil {
 			return reason.New(reason.InvalidInput, "encoded manifest fails its schema: slices[%d] is null", i)
 		}
-		if i < prevLen && s == prev.Slices.At(i) {
+		if i < prevLen && s == prev.Slices[i] {
 			return nil
 		}
 		b, err := asdd.Marshal(s)
@@ -407,14 +410,19 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 				return err
 			}
 		}
-		ne.slices.SetFrom(e.slices, i, b)
+		if !copied {
+			ne.slices = make([][]byte, nextLen)
+			copy(ne.slices, e.slices)
+			copied = true
+		}
+		ne.slices[i] = b
 		ne.slicesLen += len(b)
 		op := "replace"
 		if i >= prevLen {
 			op = "add"
 			added = append(added, i)
 		} else if !e.deferred {
-			ne.slicesLen -= len(e.slices.At(i))
+			ne.slicesLen -= len(e.slices[i])
 		}
 		ops = append(ops, patchOp{Op: op, Path: "/slices/" + strconv.Itoa(i), Value: b})
 		return nil
@@ -437,7 +445,7 @@ func (e *Encoded) Next(next *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 	}
 	if len(added) > 0 {
 		seen := make(map[string]bool, nextLen)
-		for i, s := range next.Slices.All() {
+		for i, s := range next.Slices {
 			if seen[s.SliceID] {
 				return nil, nil, reason.New(reason.InvalidInput, "encoded manifest fails its schema: slices[%d]: duplicate slice_id %q", i, s.SliceID)
 			}
@@ -591,18 +599,11 @@ func fullEncoded(m *asdd.Manifest) (*Encoded, json.RawMessage, error) {
 
 // Slice returns the compact JSON of slice i, as in Bytes.
 func (e *Encoded) Slice(i int) []byte {
-	if b := e.slices.At(i); b != nil || !e.deferred {
+	if b := e.slices[i]; b != nil || !e.deferred {
 		return b
 	}
-	return e.completed().slices.At(i)
+	return e.completed().slices[i]
 }
-
-// encList is the slices' encodings, kept in chunks: a list that differs
-// from another in k entries shares every other chunk with it, and
-// deriving it (Grow, then SetFrom for the changed entries) costs
-// O(k·chunk + len/4096) pointer copies, not O(len). A list is never
-// changed once its Encoded is made.
-type encList = chunked.List[[]byte]
 
 type patchOp struct {
 	Op    string          `json:"op"`

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +17,6 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/internal/chunked"
 	"github.com/custodian-dev/custodian/store"
 )
 
@@ -165,13 +165,13 @@ func FuzzEncodeMemberHeartbeat(f *testing.F) {
 // A changed slice that breaks the schema is refused by Next, naming it.
 func TestEncodedNextValidatesChangedSlice(t *testing.T) {
 	m := asdd.New()
-	m.Slices.Append(&asdd.Slice{SliceID: "S1", Status: asdd.Spec})
+	m.Slices = append(m.Slices, &asdd.Slice{SliceID: "S1", Status: asdd.Spec})
 	e, err := NewEncoded(m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	next := *m
-	next.Slices = asdd.SliceListOf(&asdd.Slice{SliceID: "S1", Status: asdd.Spec, CCS: ptr(1.5)})
+	next.Slices = []*asdd.Slice{&asdd.Slice{SliceID: "S1", Status: asdd.Spec, CCS: ptr(1.5)}}
 	if _, _, err := e.Next(&next); err == nil || !strings.Contains(err.Error(), "/slices/0/ccs") {
 		t.Fatalf("Next accepted a CCS of 1.5 or did not name it: %v", err)
 	}
@@ -201,8 +201,8 @@ func checkEncoded(t fataler, e *Encoded, want []byte) {
 	if n, err := e.WriteTo(&buf); err != nil || n != int64(len(want)) || buf.String() != string(want) {
 		t.Fatalf("WriteTo after Bytes = %d, %v, %q", n, err, buf.Bytes())
 	}
-	for i := range e.Manifest.Slices.All() {
-		w, _ := json.Marshal(e.Manifest.Slices.At(i))
+	for i := range e.Manifest.Slices {
+		w, _ := json.Marshal(e.Manifest.Slices[i])
 		if string(e.Slice(i)) != string(w) {
 			t.Fatalf("Slice(%d) = %s, want %s", i, e.Slice(i), w)
 		}
@@ -291,7 +291,7 @@ func TestNewEncodedMatchesMarshal(t *testing.T) {
 		"nil parts": {},
 		"extra": {Extra: asdd.Extra("{\"zz\": { \"a\" : [ 1 , \"<&>\u2028\" ] } , \"aa\": null}"),
 			ProjectContext: asdd.ProjectContext{CurrentSprint: "<s>", Extra: asdd.Extra(`{"k":"&"}`)}},
-		"big": {Slices: asdd.SliceListOf(&asdd.Slice{SliceID: "S1", Name: big}, &asdd.Slice{SliceID: "S2"}, &asdd.Slice{SliceID: "S3", Name: big}),
+		"big": {Slices: []*asdd.Slice{&asdd.Slice{SliceID: "S1", Name: big}, &asdd.Slice{SliceID: "S2"}, &asdd.Slice{SliceID: "S3", Name: big}},
 			AgentHeartbeats: map[string]*asdd.Heartbeat{"a": {Status: "x"}}, Revision: 18446744073709551615},
 	}
 	for name, m := range cases {
@@ -314,7 +314,7 @@ func TestNewEncodedMatchesMarshal(t *testing.T) {
 func TestEncodedWriteToErrors(t *testing.T) {
 	m := asdd.New()
 	for i := range 2000 {
-		m.Slices.Append(&asdd.Slice{SliceID: fmt.Sprintf("S%04d", i), Name: "slice"})
+		m.Slices = append(m.Slices, &asdd.Slice{SliceID: fmt.Sprintf("S%04d", i), Name: "slice"})
 	}
 	want, _ := json.Marshal(m)
 	boom := errors.New("disk full")
@@ -374,7 +374,7 @@ func (w *limitWriter) Write(p []byte) (int, error) {
 func TestEncodedBytesConcurrent(t *testing.T) {
 	m := asdd.New()
 	for i := range 200 {
-		m.Slices.Append(&asdd.Slice{SliceID: fmt.Sprintf("S%03d", i)})
+		m.Slices = append(m.Slices, &asdd.Slice{SliceID: fmt.Sprintf("S%03d", i)})
 	}
 	e := mustEncoded(t, m)
 	want, _ := json.Marshal(m)
@@ -433,9 +433,9 @@ func FuzzNewEncoded(f *testing.F) {
 // and validated in full, with no patch; an invalid one is refused.
 func TestEncodedNextFallback(t *testing.T) {
 	m := asdd.New()
-	m.Slices = asdd.SliceListOf(&asdd.Slice{SliceID: "S1", Status: asdd.Spec}, &asdd.Slice{SliceID: "S2", Status: asdd.Spec})
+	m.Slices = []*asdd.Slice{&asdd.Slice{SliceID: "S1", Status: asdd.Spec}, &asdd.Slice{SliceID: "S2", Status: asdd.Spec}}
 	e := mustEncoded(t, m)
-	fewer := &asdd.Manifest{Slices: asdd.SliceListOf(m.Slices.At(0)), AgentHeartbeats: m.AgentHeartbeats, Revision: 1}
+	fewer := &asdd.Manifest{Slices: []*asdd.Slice{m.Slices[0]}, AgentHeartbeats: m.AgentHeartbeats, Revision: 1}
 	extra := &asdd.Manifest{Slices: m.Slices, AgentHeartbeats: m.AgentHeartbeats, Revision: 1, Extra: asdd.Extra(`{"x":1}`)}
 	for name, next := range map[string]*asdd.Manifest{"fewer slices": fewer, "other extra": extra} {
 		ne, patch, err := e.Next(next)
@@ -445,7 +445,7 @@ func TestEncodedNextFallback(t *testing.T) {
 		want, _ := json.Marshal(next)
 		checkEncoded(t, ne, want)
 	}
-	bad := &asdd.Manifest{Slices: asdd.SliceListOf(&asdd.Slice{SliceID: "S1", Status: asdd.Spec, CCS: ptr(2.0)})}
+	bad := &asdd.Manifest{Slices: []*asdd.Slice{&asdd.Slice{SliceID: "S1", Status: asdd.Spec, CCS: ptr(2.0)}}}
 	if _, _, err := e.Next(bad); err == nil || !strings.Contains(err.Error(), "ccs") {
 		t.Fatalf("Next accepted a CCS of 2 on the full path or did not name it: %v", err)
 	}
@@ -459,7 +459,7 @@ func TestPropertyEncodedNextManySlices(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		m := asdd.New()
 		for i := range rapid.IntRange(0, 300).Draw(t, "slices") {
-			m.Slices.Append(&asdd.Slice{SliceID: fmt.Sprintf("S%04d", i), Status: asdd.Spec})
+			m.Slices = append(m.Slices, &asdd.Slice{SliceID: fmt.Sprintf("S%04d", i), Status: asdd.Spec})
 		}
 		e, err := NewEncoded(m)
 		if err != nil {
@@ -472,21 +472,18 @@ func TestPropertyEncodedNextManySlices(t *testing.T) {
 		var history []kept
 		for step := range rapid.IntRange(1, 6).Draw(t, "steps") {
 			prev := e.Manifest
-			next := &asdd.Manifest{Slices: asdd.SliceListOf(prev.Slices.Collect()...), AgentHeartbeats: maps.Clone(prev.AgentHeartbeats), Revision: prev.Revision + 1}
+			next := &asdd.Manifest{Slices: slices.Clone(prev.Slices), AgentHeartbeats: maps.Clone(prev.AgentHeartbeats), Revision: prev.Revision + 1}
 			for range rapid.IntRange(0, 5).Draw(t, "replaced") {
-				if next.Slices.Len() == 0 {
+				if len(next.Slices) == 0 {
 					break
 				}
-				i := rapid.IntRange(0, next.Slices.Len()-1).Draw(t, "index")
-				if rapid.Bool().Draw(t, "edge") { // next to a chunk boundary
-					i = min(next.Slices.Len()-1, chunked.LeafLen*rapid.IntRange(1, 4).Draw(t, "chunk")+rapid.IntRange(-1, 1).Draw(t, "offset"))
-				}
-				c := *next.Slices.At(i)
+				i := rapid.IntRange(0, len(next.Slices)-1).Draw(t, "index")
+				c := *next.Slices[i]
 				c.Name = fmt.Sprintf("step %d <%d>", step, i)
-				next.Slices.Set(i, &c)
+				next.Slices[i] = &c
 			}
 			for range rapid.IntRange(0, 70).Draw(t, "added") {
-				next.Slices.Append(&asdd.Slice{SliceID: fmt.Sprintf("N%d-%d", step, next.Slices.Len()), Status: asdd.Spec})
+				next.Slices = append(next.Slices, &asdd.Slice{SliceID: fmt.Sprintf("N%d-%d", step, len(next.Slices)), Status: asdd.Spec})
 			}
 			if rapid.Bool().Draw(t, "beat") {
 				next.AgentHeartbeats[rapid.SampledFrom(agents).Draw(t, "agent")] = &asdd.Heartbeat{LastExecution: "2026-04-20T14:00:00Z", Status: asdd.HeartbeatActive}

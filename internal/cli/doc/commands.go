@@ -368,13 +368,13 @@ func escalationsLeft(ctx context.Context, app *cmdutil.App, to uint64) []leftNot
 		}
 	}
 	status := map[string]string{}
-	for _, sl := range then.Slices.All() {
+	for _, sl := range then.Slices {
 		for _, e := range sl.Escalations {
 			status[e.ID] = e.Status
 		}
 	}
 	var out []leftNotice
-	for _, sl := range now.Slices.All() {
+	for _, sl := range now.Slices {
 		for _, e := range sl.Escalations {
 			was, named := status[e.ID]
 			switch {

@@ -47,7 +47,7 @@ func run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	list := []asdd.EscalationView{}
-	for _, s := range m.Slices.All() {
+	for _, s := range m.Slices {
 		if opts.Slice != "" && s.SliceID != opts.Slice {
 			continue
 		}

@@ -57,7 +57,7 @@ type checkCacheFile struct {
 
 func inputOf(m *asdd.Manifest) *checkInput {
 	in := &checkInput{Revision: m.Revision, ProjectReview: m.ProjectContext.NeedsHumanReview}
-	for _, s := range m.Slices.All() {
+	for _, s := range m.Slices {
 		in.Slices = append(in.Slices, checkInputSlice{ID: s.SliceID, Status: s.Status, NeedsReview: s.NeedsHumanReview, DuplicateChain: s.DuplicateChainAgents()})
 		in.Artifacts = append(in.Artifacts, sliceArtifacts(s)...)
 	}

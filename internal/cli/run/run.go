@@ -190,7 +190,7 @@ func runDry(app *cmdutil.App, ctx context.Context, state *runState, cfg *asdd.Co
 	}
 	plans := []runner.SlicePlan{}
 	if len(ids) == 0 {
-		for _, s := range m.Slices.All() {
+		for _, s := range m.Slices {
 			if s.Status != asdd.QuickFix && runner.Next(s, cfg, until).Kind != runner.StepDone {
 				plans = append(plans, runner.Plan(s, cfg, until))
 			}

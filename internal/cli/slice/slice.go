@@ -131,7 +131,7 @@ func runList(ctx context.Context, o *ListOptions) error {
 		return err
 	}
 	list := []*asdd.Slice{}
-	for _, s := range m.Slices.All() {
+	for _, s := range m.Slices {
 		if o.Status == "" || s.Status == o.Status {
 			list = append(list, s)
 		}
