@@ -721,7 +721,6 @@ func (d *doc) flushSnapshot(force bool) error {
 	}
 	// Every value in memory was parsed, or made from a parsed one and
 	// patches applied to its tree: indent without validating again.
-	// Streamed: the indented copy is never held in memory whole.
 	if err := d.writeSnapshotCoop(coopHeld, func(f *os.File) error {
 		w := io.MultiWriter(f, fh)
 		bw := bufio.NewWriterSize(w, 256<<10)
