@@ -100,7 +100,7 @@ func (d *doc) writeCheckpoint(rec *store.Record, off, n int64, snap []byte, sum 
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() != off+n {
 		return
 	}
-	c := checkpoint{Rev: rec.Rev, Hash: rec.Hash, Off: off, Len: n, First: d.liveFirst, Journal: journalVersion(fi), File: d.snapshotHash(snap), Sum: sum}
+	c := checkpoint{Rev: rec.Rev, Hash: rec.Hash, Off: off, Len: n, First: d.liveFirst, Journal: journalVersion(fi), File: store.HashBytes(snap), Sum: sum}
 	if c.Journal == "" {
 		return
 	}

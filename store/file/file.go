@@ -456,7 +456,6 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if d.has() && (o.Cache == nil || !o.Cache.Holds(d.rev)) {
 			cur.Value, cur.Sum = d.share(d.bytes()), d.sumAtHand()
 		}
-		d.decodeEarly()
 		ch, err := fn(cur)
 		if err != nil {
 			return err
@@ -616,12 +615,6 @@ type doc struct {
 	lazy    *lazyValue
 	sum     string // canonical sum of value
 	adopted bool   // value came from a snapshot with no journal
-	// early is value's lazy tree being decoded while the update's
-	// function runs (outside Hold mode; lazy.go).
-	early *earlyTree
-	// snapSum is the hash of the snapshot a direct commit is writing,
-	// being computed (lazy.go).
-	snapSum *fileHash
 	// snapMark is the file hash of the snapshot on disk when a mark names
 	// it ("" when its record's sum does); writeMark never drops that
 	// mark. Set by load (under mu) and, in Hold mode, by the snapshot

@@ -389,7 +389,6 @@ func (d *doc) heldInit() {
 			d.value = buf.Bytes()
 		}
 	}
-	d.holdLazy()
 	v := &version{rev: d.rev, value: d.value, tree: d.tree, sum: d.sum}
 	if d.last != nil {
 		v.hash = d.last.Hash
@@ -416,28 +415,6 @@ func (d *doc) heldInit() {
 	d.held.syncerDone = make(chan struct{})
 	go d.syncLoop()
 	d.held.active.Store(true)
-}
-
-// holdLazy makes the tree Hold mode keeps of a large value a lazy one
-// (jsonval.DecodeHeld): each container below the top level stays its
-// bytes (a slice of the value's, and its canonical form) until a patch
-// goes into it, instead of maps and interface values the collector scans
-// at every cycle. At 40,000 slices the decoded tree was ≈ 47 MB of the
-// daemon's ≈ 115 MB live heap, made of pointers; the lazy one is its
-// 9.4 MB of canonical bytes (beside the value's own, kept anyway) and a
-// small node per slice (a 40,000-slice value: 43 MB decoded; 12.7 MB
-// lazy, ≈ 3 MB of it nodes). Commits patch it (PatchTree), the snapshot writer
-// and readers make bytes from it (TreeBytes, copying what no patch
-// touched), a commit by value diffs from it (DiffTrees, decoding as it
-// goes). A value DecodeLazy refuses (stricter than Decode) keeps the
-// decoded tree; so does a small one (the decoded tree is cheap).
-func (d *doc) holdLazy() {
-	if len(d.value) < earlyMin || d.adopted {
-		return
-	}
-	if t, err := jsonval.DecodeHeld(d.value); err == nil {
-		d.tree = t
-	}
 }
 
 // heldAppend seals a commit's records and queues them for the next journal
@@ -744,7 +721,6 @@ func (d *doc) flushSnapshot(force bool) error {
 	}
 	// Every value in memory was parsed, or made from a parsed one and
 	// patches applied to its tree: indent without validating again.
-	// Streamed: the indented copy is never held in memory whole.
 	if err := d.writeSnapshotCoop(coopHeld, func(f *os.File) error {
 		w := io.MultiWriter(f, fh)
 		bw := bufio.NewWriterSize(w, 256<<10)

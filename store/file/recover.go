@@ -722,8 +722,7 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 
 // commitPatchDirect is commit for a change given as a patch outside Hold
 // mode: the patch is applied to the value's tree (read with the snapshot
-// by a full open; decoded only where the patch goes after the
-// checkpoint's open: lazy.go), the new bytes are made from the
+// by a full open; decoded now after the checkpoint's open), the new bytes are made from the
 // snapshot's, copying what the patch did not touch (jsonval.TreeBytes),
 // and the record is the patch as given: no parse of the new value, no
 // diff, no byte-level patch of the whole document. The record keeps its
@@ -733,22 +732,6 @@ func (d *doc) commitPatch(ch store.Change) (*store.Record, bool, error) {
 func (d *doc) commitPatchDirect(ch store.Change) (*store.Record, bool, error) {
 	if d.held.locked || !d.has() || d.adopted {
 		return nil, false, nil
-	}
-	if d.tree == nil && d.sum != "" {
-		// The value as the checkpoint found it: decoded only where the
-		// patch goes (jsonval.DecodeLazy), its sum known. Anything the
-		// lazy tree does not take (a value jsontext refuses where Decode
-		// would not, a patch the tree applier refuses) goes the way of a
-		// decoded value below, which names the problem.
-		if lazy, err := d.lazyTree(); err == nil {
-			if snap, tree, sum, err := d.patchDirect(lazy, ch); err == nil {
-				// The lazy tree is not kept: the next commit of this
-				// process decodes the new value again, lazily.
-				return d.commitDirect(ch, snap, nil, sum)
-			} else if tree != nil {
-				return nil, true, err // over the limit
-			}
-		}
 	}
 	if err := d.ensureTree(); err != nil {
 		return nil, true, err
@@ -773,21 +756,6 @@ func (d *doc) patchDirect(from any, ch store.Change) ([]byte, any, string, error
 	if err != nil {
 		return nil, nil, "", err
 	}
-	// The new value's canonical sum, on another goroutine for a large
-	// value while the snapshot's bytes are made (both only read the
-	// trees).
-	var sum string
-	var sumErr error
-	sumTree := func() { sum, sumErr = jsonval.SumTree(tree) }
-	var sumDone chan struct{}
-	if len(d.bytes()) >= earlyMin {
-		sumDone = make(chan struct{})
-		go func() {
-			defer close(sumDone)
-			sumTree()
-		}()
-		defer func() { <-sumDone }() // on every return: it reads the trees
-	}
 	// The snapshot's indented form, written as such (what is shared with
 	// the current snapshot copied from it, not indented again).
 	snap, err := jsonval.TreeBytesIndented(d.bytes(), from, tree)
@@ -809,23 +777,17 @@ func (d *doc) patchDirect(from any, ch store.Change) ([]byte, any, string, error
 			return nil, tree, "", reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(raw), max)
 		}
 	}
-	if sumDone != nil {
-		<-sumDone
-	} else {
-		sumTree()
+	sum, err := jsonval.SumTree(tree)
+	if err != nil {
+		return nil, nil, "", err
 	}
-	if sumErr != nil {
-		return nil, nil, "", sumErr
-	}
-	d.hashSnapshot(snap)
 	return snap, tree, sum, nil
 }
 
-// commitDirect commits the value patchDirect made (tree nil: a lazy one,
-// not kept) unless it is the current one.
+// commitDirect commits the value patchDirect made unless it is the
+// current one.
 func (d *doc) commitDirect(ch store.Change, snap []byte, tree any, sum string) (*store.Record, bool, error) {
 	if sum == d.currentSum() {
-		d.snapSum = nil
 		return nil, true, nil // the same value: nothing to commit
 	}
 	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events, Sum: sum}

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 )
 
 // writeCanonical writes v — a tree decoded by decode (maps, slices,
@@ -30,12 +29,6 @@ func writeCanonical(w *bufio.Writer, v any) error {
 type canonWriter struct {
 	w    *bufio.Writer
 	keys []string
-	// canonValue's: the members of the objects being written, outermost
-	// first, their names that were escaped, and a copy of an object's
-	// members to sort them.
-	members []rawMember
-	escaped [][]byte
-	tmp     []byte
 }
 
 func (c *canonWriter) write(v any) error {
@@ -77,21 +70,6 @@ func (c *canonWriter) write(v any) error {
 			}
 			if err := c.write(e); err != nil {
 				return err
-			}
-		}
-		w.WriteByte(']')
-	case *lazyNode:
-		w.Write(x.canon) // made when it was read; its value never changes
-	case *bigArray:
-		w.WriteByte('[')
-		for i, ch := range x.chunks {
-			for j, e := range ch {
-				if i > 0 || j > 0 {
-					w.WriteByte(',')
-				}
-				if err := c.write(e); err != nil {
-					return err
-				}
 			}
 		}
 		w.WriteByte(']')
@@ -150,13 +128,6 @@ func CanonicalJSON(v any) ([]byte, error) {
 
 // diffTrees appends to ops the operations turning a into b at path.
 func diffTrees(path string, a, b any, ops []Op) ([]Op, error) {
-	// The tree diffed from may be lazy (store/file's Hold mode keeps its
-	// value as DecodeLazy made it): its containers are decoded as the
-	// diff reaches them.
-	a, err := resolve(a)
-	if err != nil {
-		return nil, err
-	}
 	switch av := a.(type) {
 	case map[string]any:
 		bv, ok := b.(map[string]any)
@@ -198,24 +169,23 @@ func diffTrees(path string, a, b any, ops []Op) ([]Op, error) {
 			ops = append(ops, g.ops...)
 		}
 		return ops, nil
-	case []any, *bigArray:
-		aa, _ := arrayOf(a)
-		ba, ok := arrayOf(b)
+	case []any:
+		ba, ok := b.([]any)
 		if !ok {
 			break
 		}
-		n := min(aa.len(), ba.len())
+		n := min(len(av), len(ba))
 		var err error
 		for i := 0; i < n; i++ {
-			if ops, err = diffTrees(path+"/"+strconv.Itoa(i), aa.at(i), ba.at(i), ops); err != nil {
+			if ops, err = diffTrees(path+"/"+strconv.Itoa(i), av[i], ba[i], ops); err != nil {
 				return nil, err
 			}
 		}
-		for i := aa.len() - 1; i >= n; i-- {
+		for i := len(av) - 1; i >= n; i-- {
 			ops = append(ops, Op{Op: "remove", Path: path + "/" + strconv.Itoa(i)})
 		}
-		for i := n; i < ba.len(); i++ {
-			v, err := CanonicalJSON(ba.at(i))
+		for i := n; i < len(ba); i++ {
+			v, err := CanonicalJSON(ba[i])
 			if err != nil {
 				return nil, err
 			}
@@ -274,7 +244,7 @@ type SumCache struct {
 }
 
 type memoKey struct {
-	p unsafe.Pointer
+	p uintptr // the container's address (kept alive by its memoEntry)
 	n int
 }
 
@@ -307,7 +277,7 @@ func (c *SumCache) write(w *bufio.Writer, v any, depth int, next map[memoKey]mem
 	switch x := v.(type) {
 	case map[string]any:
 		if depth == 2 {
-			return c.memoized(w, x, memoKey{reflect.ValueOf(x).UnsafePointer(), len(x)}, next)
+			return c.memoized(w, x, memoKey{reflect.ValueOf(x).Pointer(), len(x)}, next)
 		}
 		keys := make([]string, 0, len(x))
 		for k := range x {
@@ -329,7 +299,7 @@ func (c *SumCache) write(w *bufio.Writer, v any, depth int, next map[memoKey]mem
 		return nil
 	case []any:
 		if depth == 2 && len(x) > 0 {
-			return c.memoized(w, x, memoKey{unsafe.Pointer(unsafe.SliceData(x)), len(x)}, next)
+			return c.memoized(w, x, memoKey{reflect.ValueOf(x).Pointer(), len(x)}, next)
 		}
 		w.WriteByte('[')
 		for i, e := range x {
@@ -338,23 +308,6 @@ func (c *SumCache) write(w *bufio.Writer, v any, depth int, next map[memoKey]mem
 			}
 			if err := c.write(w, e, depth+1, next); err != nil {
 				return err
-			}
-		}
-		w.WriteByte(']')
-		return nil
-	case *bigArray:
-		if depth == 2 {
-			return c.memoized(w, x, memoKey{unsafe.Pointer(x), x.n}, next)
-		}
-		w.WriteByte('[')
-		for i, ch := range x.chunks {
-			for j, e := range ch {
-				if i > 0 || j > 0 {
-					w.WriteByte(',')
-				}
-				if err := c.write(w, e, depth+1, next); err != nil {
-					return err
-				}
 			}
 		}
 		w.WriteByte(']')

@@ -2,16 +2,6 @@ package jsonval
 
 import "testing"
 
-// SmallChunks makes PatchTree keep arrays of three elements or more as big
-// arrays (chunked lists) for the rest of the test, so that small documents
-// take that path. (Leaf boundaries are internal/chunked's, tested there
-// and by the long-array tests here.)
-func SmallChunks(tb testing.TB) {
-	m := bigArrayMin
-	bigArrayMin = 3
-	tb.Cleanup(func() { bigArrayMin = m })
-}
-
 // MustDecode decodes raw as a tree.
 func MustDecode(tb testing.TB, raw []byte) any {
 	tb.Helper()

@@ -333,14 +333,6 @@ func merge(tw *treeWriter, sc *scanner, a, t any, depth int) error {
 		w.Write(v)
 		return nil
 	}
-	// A container of a lazy tree (DecodeLazy) that changed: its members.
-	a, err := resolve(a)
-	if err != nil {
-		return err
-	}
-	if t, err = resolve(t); err != nil {
-		return err
-	}
 	switch tv := t.(type) {
 	case map[string]any:
 		am, ok := a.(map[string]any)
@@ -418,12 +410,12 @@ func merge(tw *treeWriter, sc *scanner, a, t any, depth int) error {
 		}
 		w.WriteByte('}')
 		return nil
-	case []any, *bigArray:
-		aa, ok := arrayOf(a)
+	case []any:
+		aa, ok := a.([]any)
 		if !ok || sc.peek() != '[' {
 			break
 		}
-		ta, _ := arrayOf(t)
+		ta := tv
 		sc.i++
 		w.WriteByte('[')
 		i := 0
@@ -438,10 +430,10 @@ func merge(tw *treeWriter, sc *scanner, a, t any, depth int) error {
 			} else if i > 0 {
 				return errNotAnchor
 			}
-			if i >= aa.len() {
+			if i >= len(aa) {
 				return errNotAnchor
 			}
-			if i >= ta.len() {
+			if i >= len(ta) {
 				if _, err := sc.skip(); err != nil {
 					return err
 				}
@@ -451,23 +443,23 @@ func merge(tw *treeWriter, sc *scanner, a, t any, depth int) error {
 				w.WriteByte(',')
 			}
 			tw.newline(depth + 1)
-			if err := merge(tw, sc, aa.at(i), ta.at(i), depth+1); err != nil {
+			if err := merge(tw, sc, aa[i], ta[i], depth+1); err != nil {
 				return err
 			}
 		}
-		if i != aa.len() {
+		if i != len(aa) {
 			return errNotAnchor
 		}
-		for ; i < ta.len(); i++ {
+		for ; i < len(ta); i++ {
 			if i > 0 {
 				w.WriteByte(',')
 			}
 			tw.newline(depth + 1)
-			if err := tw.canonical(ta.at(i), depth+1); err != nil {
+			if err := tw.canonical(ta[i], depth+1); err != nil {
 				return err
 			}
 		}
-		if ta.len() > 0 {
+		if len(ta) > 0 {
 			tw.newline(depth)
 		}
 		w.WriteByte(']')
@@ -489,15 +481,12 @@ func shared(a, t any) bool {
 	case map[string]any:
 		y, ok := a.(map[string]any)
 		return ok && len(x) == len(y) && reflect.ValueOf(x).Pointer() == reflect.ValueOf(y).Pointer()
-	case []any, *bigArray:
-		xa, _ := arrayOf(t)
-		ya, ok := arrayOf(a)
-		return ok && xa.same(ya)
-	case *lazyNode:
-		return a == t
+	case []any:
+		y, ok := a.([]any)
+		return ok && len(x) == len(y) && (len(x) == 0 || &x[0] == &y[0])
 	}
 	switch a.(type) {
-	case map[string]any, []any, *bigArray, *lazyNode:
+	case map[string]any, []any:
 		return false
 	}
 	return scalarEqual(a, t)
@@ -519,14 +508,13 @@ func EqualTrees(a, b any) bool {
 			}
 		}
 		return true
-	case []any, *bigArray:
-		xa, _ := arrayOf(a)
-		ya, ok := arrayOf(b)
-		if !ok || xa.len() != ya.len() {
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
 			return false
 		}
-		for i := range xa.len() {
-			if !EqualTrees(xa.at(i), ya.at(i)) {
+		for i := range x {
+			if !EqualTrees(x[i], y[i]) {
 				return false
 			}
 		}

@@ -41,8 +41,6 @@ func FuzzTreeBytes(f *testing.F) {
 	f.Add([]byte(`{"":{"":0}}`), []byte(`[{"op":"replace","path":"//","value":[]}]`))
 	f.Fuzz(func(t *testing.T, base, patch []byte) {
 		fuzzTreeBytes(t, base, patch)
-		jsonval.SmallChunks(t) // arrays of three or more as big arrays
-		fuzzTreeBytes(t, base, patch)
 	})
 }
 

@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"unsafe"
 )
 
 // PatchTree applies an RFC 6902 patch of add, replace and remove operations
@@ -88,33 +87,30 @@ func PatchTree(tree any, patch []byte, lim Limits) (any, error) {
 // twice). Containers of the input tree or of a patch's values are never in
 // it; its keys keep the containers alive, so an address is never reused
 // during the call.
-type made map[unsafe.Pointer]struct{}
+type made map[uintptr]any
 
-func (m made) has(p unsafe.Pointer) bool {
-	_, ok := m[p]
+// has reports whether container c (a map or a non-empty slice) is one
+// this call made.
+func (m made) has(c any) bool {
+	_, ok := m[reflect.ValueOf(c).Pointer()]
 	return ok
 }
 
+// add records c as made by this call.
+func (m made) add(c any) { m[reflect.ValueOf(c).Pointer()] = c }
+
 func (m made) patchAt(node any, segs []string, op string, val any) (any, error) {
 	key, last := segs[0], len(segs) == 1
-	if l, ok := node.(*lazyNode); ok {
-		// Decoded one level (kept in the node, which the tree given
-		// still holds: it is copied below as any container of it).
-		var err error
-		if node, err = resolve(l); err != nil {
-			return nil, err
-		}
-	}
 	switch n := node.(type) {
 	case map[string]any:
 		child, ok := n[key]
 		c := n
-		if p := reflect.ValueOf(n).UnsafePointer(); !m.has(p) {
+		if !m.has(n) {
 			c = make(map[string]any, len(n)+1)
 			for k, v := range n {
 				c[k] = v
 			}
-			m[reflect.ValueOf(c).UnsafePointer()] = struct{}{}
+			m.add(c)
 		}
 		if last {
 			switch {
@@ -138,15 +134,6 @@ func (m made) patchAt(node any, segs []string, op string, val any) (any, error) 
 		}
 		c[key] = nc
 		return c, nil
-	case *bigArray:
-		i, err := arrayIndex(key, n.n)
-		if err != nil {
-			return nil, err
-		}
-		if i > n.n || i == n.n && !(last && op == "add") {
-			return nil, fmt.Errorf("index %d past the end (%d)", i, n.n)
-		}
-		return m.patchBig(n, i, segs, op, val)
 	case []any:
 		i, err := arrayIndex(key, len(n))
 		if err != nil {
@@ -155,9 +142,6 @@ func (m made) patchAt(node any, segs []string, op string, val any) (any, error) 
 		if last && op == "add" {
 			if i > len(n) {
 				return nil, fmt.Errorf("index %d past the end (%d)", i, len(n))
-			}
-			if i == len(n) && len(n) >= bigArrayMin {
-				return m.patchBig(newBigArray(n), i, segs, op, val)
 			}
 			c := make([]any, 0, len(n)+1)
 			c = append(c, n[:i]...)
@@ -173,13 +157,10 @@ func (m made) patchAt(node any, segs []string, op string, val any) (any, error) 
 			return append(c, n[i+1:]...), nil
 		}
 		c := n
-		if p := unsafe.Pointer(unsafe.SliceData(n)); !m.has(p) {
-			if len(n) >= bigArrayMin {
-				return m.patchBig(newBigArray(n), i, segs, op, val)
-			}
+		if !m.has(n) {
 			c = make([]any, len(n))
 			copy(c, n)
-			m[unsafe.Pointer(unsafe.SliceData(c))] = struct{}{}
+			m.add(c)
 		}
 		if last {
 			c[i] = val
