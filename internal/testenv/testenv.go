@@ -9,8 +9,10 @@
 package testenv
 
 import (
+	"flag"
 	"log/slog"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 )
@@ -55,4 +57,23 @@ func Logger(t testing.TB) *slog.Logger {
 // passes its own logger.
 func DiscardDefaultLogs() {
 	slog.SetDefault(slog.New(slog.DiscardHandler))
+}
+
+// RapidChecks makes the property tests of pgregory.net/rapid try n cases
+// (rapid's -rapid.checks, 100 by default; a fifth with -short) unless this
+// is a soak run or -rapid.checks or RAPID_CHECKS says how many; for a
+// package whose properties each run for long (real time, not CPU: a
+// runner's polls). Call it from TestMain before m.Run.
+func RapidChecks(n int) {
+	if Soak() || os.Getenv("RAPID_CHECKS") != "" || flag.Lookup("rapid.checks") == nil {
+		return
+	}
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.checks" })
+	if !set {
+		flag.Set("rapid.checks", strconv.Itoa(n))
+	}
 }
