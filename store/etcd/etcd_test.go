@@ -13,6 +13,7 @@ import (
 	"github.com/anishathalye/porcupine"
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/custodian-dev/custodian/internal/testenv"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/etcd"
@@ -68,7 +69,7 @@ func TestConcurrentClients(t *testing.T) {
 	if _, err := ss[0].Update(ctx, key, set("init", true), store.Create()); err != nil {
 		t.Fatal(err)
 	}
-	perStore, goroutines := 25, 2
+	perStore, goroutines := testenv.Rounds(8, 25), 2
 	if testing.Short() {
 		perStore = 8
 	}
@@ -236,7 +237,7 @@ func TestLinearizable(t *testing.T) {
 	}, store.Create()); err != nil {
 		t.Fatal(err)
 	}
-	opsPerClient := 40
+	opsPerClient := testenv.Rounds(20, 40)
 	if testing.Short() {
 		opsPerClient = 20
 	}
