@@ -5,6 +5,12 @@ import (
 	"testing"
 
 	"github.com/custodian-dev/custodian/internal/testbin"
+	"github.com/custodian-dev/custodian/internal/testenv"
 )
 
-func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
+func TestMain(m *testing.M) {
+	// Commands run in the test process log a store's recovery notices to
+	// slog's default logger: not on the terminal.
+	testenv.DiscardDefaultLogs()
+	os.Exit(testbin.Main(m))
+}
