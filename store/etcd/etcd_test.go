@@ -726,7 +726,9 @@ func TestUnreachable(t *testing.T) {
 	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("got %v, want the context's deadline", err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
+	// (without the context it would retry for ever: the bound leaves room
+	// for a busy machine)
+	if d := time.Since(start); d > 30*time.Second {
 		t.Fatalf("gave up after %v", d)
 	}
 	if _, err := etcd.Open(etcd.Config{Endpoints: []string{"127.0.0.1:1"}, Prefix: "/x/", DialTimeout: 300 * time.Millisecond}, etcd.Options{}); err == nil {
