@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -463,15 +464,15 @@ func TestDropinsUnderServe(t *testing.T) {
 		serve.Wait()
 	}()
 	sock := filepath.Join(proj, ".asdd", "state", "custodian.sock")
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no daemon socket\n%s", serveOut.String())
 		}
 	}
-	time.Sleep(100 * time.Millisecond)
 
 	// The daemon holds the documents' locks for its lifetime: a command
 	// that did not go through it could not commit at all.
