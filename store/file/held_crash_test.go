@@ -334,6 +334,7 @@ func TestHeldCrashKillNine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs in the full (non -short) pass")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	seedCrashDoc(t, dir, crashMembers)
 

@@ -27,6 +27,7 @@ func TestManyProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs in the full (non -short) pass")
 	}
+	t.Parallel()
 	bin := testbin.Path(t)
 	dir := t.TempDir()
 	// 16 processes by default, 64 in a soak run.
@@ -101,6 +102,7 @@ func TestKillNine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs in the full (non -short) pass")
 	}
+	t.Parallel()
 	bin := testbin.Path(t)
 	dir := t.TempDir()
 	// A soak run kills 200 times; a default run 20 times, and more when the
