@@ -12,6 +12,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 	clientv3 "go.etcd.io/etcd/client/v3"
+	"go.uber.org/zap"
 
 	"github.com/custodian-dev/custodian/internal/testenv"
 	"github.com/custodian-dev/custodian/reason"
@@ -713,7 +714,7 @@ func TestGroupCommit(t *testing.T) {
 
 // With etcd unreachable, an Update gives up when its context does.
 func TestUnreachable(t *testing.T) {
-	c, err := clientv3.New(clientv3.Config{Endpoints: []string{"127.0.0.1:1"}, DialTimeout: time.Second})
+	c, err := clientv3.New(clientv3.Config{Endpoints: []string{"127.0.0.1:1"}, DialTimeout: time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}
