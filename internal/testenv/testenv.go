@@ -60,16 +60,19 @@ func DiscardDefaultLogs() {
 }
 
 // RapidChecks makes the property tests of pgregory.net/rapid try n cases
-// (rapid's -rapid.checks, 100 by default; a fifth with -short) unless this
-// is a soak run or -rapid.checks or RAPID_CHECKS says how many; for a
-// package whose properties each run for long (real time, not CPU: a
-// runner's polls). Call it from TestMain before m.Run.
+// (rapid's -rapid.checks, 100 by default) unless this is a soak run, a
+// -short one (rapid tries a fifth then), or -rapid.checks or RAPID_CHECKS
+// says how many; for a package whose properties each run for long (real
+// time, not CPU: a runner's polls). Call it from TestMain before m.Run.
 func RapidChecks(n int) {
 	if Soak() || os.Getenv("RAPID_CHECKS") != "" || flag.Lookup("rapid.checks") == nil {
 		return
 	}
 	if !flag.Parsed() {
 		flag.Parse()
+	}
+	if testing.Short() {
+		return
 	}
 	set := false
 	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.checks" })
