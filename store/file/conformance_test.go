@@ -23,6 +23,7 @@ func open(t testing.TB, dir string, opts file.Options) *file.Store {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) store.Store {
 		return open(t, t.TempDir(), file.Options{})
 	})

@@ -156,6 +156,7 @@ func TestFailedRewritesKeepTheMarkOfTheSnapshotOnDisk(t *testing.T) {
 // every commit acknowledged before it was taken, verifies, and recovers
 // without moving anything aside.
 func TestHoldCrashImages(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedCrashDoc(t, dir, 200)
 

@@ -28,6 +28,7 @@ import (
 // seals only once the paced snapshot holds a revision of the live journal,
 // in the tests whose commits outlast a snapshot interval.
 func TestConformanceSegments(t *testing.T) {
+	t.Parallel()
 	for _, n := range []int64{1, 700} {
 		t.Run(fmt.Sprintf("direct/%dB", n), func(t *testing.T) {
 			storetest.Run(t, func(t *testing.T) store.Store {
@@ -203,6 +204,7 @@ func TestRotationDirect(t *testing.T) {
 // from opening or committing, and Verify and a History that reads it name
 // the file and the revision.
 func TestOpenReadsOnlyWhatItNeeds(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	values := commitSegmented(t, dir, 200, 2<<10)
 	segs := segFiles(t, dir)
@@ -259,6 +261,7 @@ func TestOpenReadsOnlyWhatItNeeds(t *testing.T) {
 // A snapshot that is missing or damaged is rebuilt from every segment and
 // the live journal, the damaged file kept aside.
 func TestSnapshotRebuiltFromAllSegments(t *testing.T) {
+	t.Parallel()
 	for _, damage := range []string{"missing", "truncated", "edited"} {
 		t.Run(damage, func(t *testing.T) {
 			dir := t.TempDir()
@@ -312,6 +315,7 @@ func TestTwoStoresRotateInterleaved(t *testing.T) {
 // Watch from any revision, through segments, and following a journal that
 // is sealed while it is followed — by another store in direct mode.
 func TestWatchAcrossSegments(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	commitSegmented(t, dir, 100, 1<<10)
 	w := open(t, dir, file.Options{PollInterval: time.Millisecond})
@@ -487,6 +491,7 @@ func TestHoldRotationWaitsForTheSnapshot(t *testing.T) {
 // image holds every commit acknowledged before it was taken, recovers to
 // the value of the last commit it holds, and verifies.
 func TestRotationCrashImagesDirect(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	type image struct {
 		dir, point string
