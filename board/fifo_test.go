@@ -54,7 +54,9 @@ func TestIssue18Item12HashesAndNoticeRefuseFIFOs(t *testing.T) {
 		t.Fatal("a FIFO served as a notice")
 	}
 	f.get("/board.json", http.StatusOK, nil)
-	if took := time.Since(start); took > 3*time.Second {
+	// (a FIFO opened would block for ever: the bound is for that, not a
+	// measure of speed, and leaves room for a busy machine)
+	if took := time.Since(start); took > 30*time.Second {
 		t.Fatalf("answers took %v", took)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/custodian-dev/custodian/compat"
 	"github.com/custodian-dev/custodian/internal/testbin"
+	"github.com/custodian-dev/custodian/internal/testenv"
 )
 
 func TestMain(m *testing.M) { os.Exit(testbin.Main(m)) }
@@ -125,6 +127,7 @@ func copiesIdentical(t *testing.T, dir string) string {
 // file on disk is current after every commit for the plugin's jq readers,
 // and uninstall restores the originals byte for byte.
 func TestPrincipledDropin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	plugin := principledPlugin(t)
 	before := snapshotDir(t, plugin)
@@ -266,6 +269,7 @@ func concurrently(n int, f func(i int)) {
 // update_state and state_write keep their interface; uninstall restores
 // state.sh byte for byte.
 func TestStateManagerDropin(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	plugin := filepath.Join(t.TempDir(), "subagents")
 	write(t, filepath.Join(plugin, "hooks", "lib", "state.sh"), stateSh, 0o644)
@@ -337,10 +341,13 @@ func TestStateManagerDropin(t *testing.T) {
 // retry on CONFLICT): no update is lost. 32 concurrent writers append to a
 // coordination log: every record is there once, whole, one per line.
 func TestCycleCASAndAppend(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	proj := t.TempDir()
 	e.ok(proj, e.bin, "cycle", "create", "CAS contract", "--id", "cas1")
-	const writers = 32
+	// Each conflict costs a writer two more processes: 12 writers by
+	// default, 32 in a soak run.
+	writers := testenv.Rounds(12, 32)
 	var conflicts sync.Map
 	concurrently(writers, func(i int) {
 		for attempt := 0; ; attempt++ {
@@ -383,7 +390,7 @@ func TestCycleCASAndAppend(t *testing.T) {
 	for _, w := range doc.Value.WritersDone {
 		seen[w] = true
 	}
-	if len(doc.Value.WritersDone) != writers || len(seen) != writers || doc.Revision != 1+writers {
+	if len(doc.Value.WritersDone) != writers || len(seen) != writers || doc.Revision != uint64(1+writers) {
 		t.Errorf("after %d CAS writers: %d entries (%d distinct), revision %d; want %d, %d, %d",
 			writers, len(doc.Value.WritersDone), len(seen), doc.Revision, writers, writers, 1+writers)
 	}
@@ -430,6 +437,7 @@ func TestCycleCASAndAppend(t *testing.T) {
 // through the daemon, and the files the plugins read back from disk right
 // after a change (jq on .impl/manifest.json, state.json) already hold it.
 func TestDropinsUnderServe(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	plugin := principledPlugin(t)
 	e.ok(t.TempDir(), e.bin, "compat", "install", "principled", "--plugin-dir", plugin)
@@ -456,15 +464,15 @@ func TestDropinsUnderServe(t *testing.T) {
 		serve.Wait()
 	}()
 	sock := filepath.Join(proj, ".asdd", "state", "custodian.sock")
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if c, err := net.Dial("unix", sock); err == nil {
+			c.Close()
 			break
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("no daemon socket\n%s", serveOut.String())
 		}
 	}
-	time.Sleep(100 * time.Millisecond)
 
 	// The daemon holds the documents' locks for its lifetime: a command
 	// that did not go through it could not commit at all.

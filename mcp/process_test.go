@@ -145,10 +145,12 @@ type daemon struct {
 	cmd  *exec.Cmd
 	out  *syncbuf.Buffer
 	done chan error
+	addr string // the TCP address it listens on, when given --addr
 }
 
-// startServe starts `custodian serve` in dir and waits for its socket (or
-// its TCP address, given as --addr).
+// startServe starts `custodian serve` in dir and waits until it accepts
+// connections on its socket and, when args give it an --addr (port 0 for
+// one the system chooses), on the TCP address its pid file announces.
 func startServe(t *testing.T, dir string, args ...string) *daemon {
 	t.Helper()
 	out := &syncbuf.Buffer{}
@@ -166,12 +168,32 @@ func startServe(t *testing.T, dir string, args ...string) *daemon {
 			<-d.done
 		}
 	})
+	wantTCP := false
+	for i, a := range args {
+		if a == "--addr" && i+1 < len(args) && args[i+1] != "" {
+			wantTCP = true
+		}
+	}
 	sock := filepath.Join(dir, ".asdd", "state", "custodian.sock")
-	deadline := time.Now().Add(20 * time.Second)
+	pidFile := filepath.Join(dir, ".asdd", "state", "custodian.pid")
+	deadline := time.Now().Add(time.Minute)
 	for {
 		if c, err := net.Dial("unix", sock); err == nil {
 			c.Close()
-			return d
+			if !wantTCP {
+				return d
+			}
+			// The pid file names the listeners once all are open.
+			b, _ := os.ReadFile(pidFile)
+			for l := range strings.Lines(string(b)) {
+				if a, ok := strings.CutPrefix(strings.TrimSpace(l), "http://"); ok && strings.HasSuffix(l, "\n") {
+					if c, err := net.Dial("tcp", a); err == nil {
+						c.Close()
+						d.addr = a
+						return d
+					}
+				}
+			}
 		}
 		select {
 		case err := <-d.done:
@@ -198,16 +220,6 @@ func (d *daemon) stop(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatalf("daemon did not stop\n%s", d.out.String())
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // bearer adds a bearer token to every request.
@@ -248,10 +260,9 @@ func TestHTTP(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := initProject(t)
-	addr := freeAddr(t)
-	d := startServe(t, dir, "--addr", addr, "--token", "agents", "--admin-token", "humans")
+	d := startServe(t, dir, "--addr", "127.0.0.1:0", "--token", "agents", "--admin-token", "humans")
 	defer d.stop(t)
-	url := "http://" + addr + "/mcp"
+	url := "http://" + d.addr + "/mcp"
 	if _, err := httpSession(t, url, ""); err == nil {
 		t.Fatal("a session without a token")
 	}
@@ -410,9 +421,9 @@ func TestConformance(t *testing.T) {
 	}
 	conformance, env := nodeTools(t, "conformance")
 	dir := initProject(t)
-	addr := freeAddr(t)
-	d := startServe(t, dir, "--addr", addr, "--token", "agents")
+	d := startServe(t, dir, "--addr", "127.0.0.1:0", "--token", "agents")
 	defer d.stop(t)
+	addr := d.addr
 	// The suite sends no token: a loopback proxy adds the agents' one and
 	// passes everything else through as it came (the Host and Origin the
 	// DNS-rebinding scenario forges reach the daemon unchanged).
@@ -455,10 +466,9 @@ func TestStdioAdminTokenCheckedByDaemon(t *testing.T) {
 		t.Skip("builds and runs the binary")
 	}
 	dir := initProject(t)
-	addr := freeAddr(t)
-	d := startServe(t, dir, "--addr", addr, "--token", "agents", "--admin-token", "humans")
+	d := startServe(t, dir, "--addr", "127.0.0.1:0", "--token", "agents", "--admin-token", "humans")
 	defer d.stop(t)
-	server := "CUSTODIAN_SERVER=http://" + addr
+	server := "CUSTODIAN_SERVER=http://" + d.addr
 	lock := func(cs *sdk.ClientSession) any {
 		return structured(t, call(t, cs, "slice_show", map[string]any{"slice": "SLICE-001"}))["slice"].(map[string]any)["lock"]
 	}

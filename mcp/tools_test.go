@@ -272,6 +272,7 @@ func TestTools(t *testing.T) {
 	for _, tc := range toolCases {
 		seen[tc.tool] = true
 		t.Run(tc.tool+"/"+tc.name, func(t *testing.T) {
+			t.Parallel()
 			p := newProject(t)
 			p.seed()
 			if tc.setup != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/bench"
 	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/internal/testenv"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/server"
 	"github.com/custodian-dev/custodian/store"
@@ -415,7 +416,8 @@ func TestWatchOrderUnder64Writers(t *testing.T) {
 	if _, err := d.c.Op(ctx, "init", asdd.Init{}); err != nil {
 		t.Fatal(err)
 	}
-	const writers, each = 64, 8
+	const writers = 64
+	each := testenv.Rounds(3, 8) // commits per writer: 8 in a soak run
 	total := uint64(1 + writers*each)
 	proxied, err := client.New(flakyProxy(t, strings.TrimPrefix(d.url, "http://"), 8<<10), client.Options{ReconnectDelay: time.Millisecond})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/custodian-dev/custodian/internal/testenv"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/internal/jsonval"
@@ -376,7 +377,7 @@ func patches(recs []store.Record) string {
 // gives the value the byte replay gives, and the same error for a patch
 // that does not apply or a wrong sum, naming the revision.
 func TestReplayMatchesByteReplay(t *testing.T) {
-	seeds := uint64(200)
+	seeds := uint64(testenv.Rounds(40, 200))
 	if testing.Short() {
 		seeds = 40
 	}

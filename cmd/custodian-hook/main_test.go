@@ -45,8 +45,8 @@ func TestSameAnswers(t *testing.T) {
 	full := testbin.Path(t)
 	pathDir = filepath.Dir(full)
 	small := filepath.Join(t.TempDir(), "custodian-hook")
-	if out, err := exec.Command("go", "build", "-o", small, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	if err := testbin.Build(".", small); err != nil {
+		t.Fatalf("build: %v", err)
 	}
 	files, _ := filepath.Glob("../../hook/claude/testdata/hook/*.json")
 	if len(files) == 0 {

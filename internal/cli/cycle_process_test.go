@@ -50,6 +50,7 @@ func TestCycleProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
+	t.Parallel()
 	bin := testbin.Path(t)
 	dir := t.TempDir()
 	must := func(args ...string) string {

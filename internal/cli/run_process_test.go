@@ -338,7 +338,9 @@ func TestRunHungAgentKilledRetriedEscalated(t *testing.T) {
 	p.want(0, "slice", "add", "H")
 	start := time.Now()
 	out := p.runner(3, "run", "H", "--status-every", "200ms")
-	if d := time.Since(start); d > 20*time.Second {
+	// (a hung agent not killed would hang the run for ever: the bound
+	// leaves room for a busy machine)
+	if d := time.Since(start); d > 2*time.Minute {
 		t.Errorf("the run took %s", d)
 	}
 	es := p.entries()

@@ -279,7 +279,7 @@ func TestServeKill9UnderLoad(t *testing.T) {
 		segs, _ := filepath.Glob(filepath.Join(dir, ".asdd", "state", "journal.*-*.ndjson"))
 		return segs
 	}
-	for deadline := time.Now().Add(20 * time.Second); n.Load() < 400 || len(sealed()) < 2 && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(2 * time.Minute); n.Load() < 400 || len(sealed()) < 2 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if len(sealed()) < 2 {

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -40,9 +41,9 @@ func Remove() {
 	}
 }
 
-// Path returns the path of a freshly built custodian binary, building it on
-// first use, in a temporary directory that Main or Remove deletes when the
-// package's tests end; tests must not modify it.
+// Path returns the path of a custodian binary built from the current
+// sources (Build) on first use, in a temporary directory that Main or
+// Remove deletes when the package's tests end; tests must not modify it.
 func Path(t testing.TB) string {
 	t.Helper()
 	once.Do(func() {
@@ -53,19 +54,32 @@ func Path(t testing.TB) string {
 		}
 		dir = d
 		path = filepath.Join(dir, "custodian")
-		cmd := exec.Command("go", "build", "-o", path, "github.com/custodian-dev/custodian/cmd/custodian")
-		cmd.Dir = moduleRoot()
-		// The documented build (README): static, no cgo.
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		out, e := cmd.CombinedOutput()
-		if e != nil {
-			err = &buildError{out: string(out), err: e}
-		}
+		err = Build("github.com/custodian-dev/custodian/cmd/custodian", path)
 	})
 	if err != nil {
 		t.Fatalf("build custodian: %v", err)
 	}
 	return path
+}
+
+// Build builds the main package pkg (an import path or a directory) into
+// the file dst, static and without cgo (the README's build). It builds with
+// `go run -exec cp`: the go command caches what go run links, so the test
+// packages of one `go test ./...` that need the same binary link it once,
+// and a later run with unchanged sources links nothing; cp copies the
+// binary out of the cache.
+func Build(pkg, dst string) error {
+	cmd := exec.Command("go", "run", "-exec", "cp", pkg, dst)
+	cmd.Dir = moduleRoot()
+	if !filepath.IsAbs(pkg) && (pkg == "." || strings.HasPrefix(pkg, "./") || strings.HasPrefix(pkg, "../")) {
+		cmd.Dir = "" // a directory relative to the test's own
+	}
+	// The documented build (README): static, no cgo.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return &buildError{out: string(out), err: err}
+	}
+	return nil
 }
 
 type buildError struct {

@@ -3,6 +3,7 @@ package file_test
 import (
 	"testing"
 
+	"github.com/custodian-dev/custodian/internal/testenv"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
 	"github.com/custodian-dev/custodian/store/storetest"
@@ -10,6 +11,9 @@ import (
 
 func open(t testing.TB, dir string, opts file.Options) *file.Store {
 	t.Helper()
+	if opts.Logger == nil {
+		opts.Logger = testenv.Logger(t)
+	}
 	s, err := file.Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -19,6 +23,7 @@ func open(t testing.TB, dir string, opts file.Options) *file.Store {
 }
 
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	storetest.Run(t, func(t *testing.T) store.Store {
 		return open(t, t.TempDir(), file.Options{})
 	})

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custodian-dev/custodian/internal/testenv"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
 )
@@ -333,14 +334,19 @@ func TestHeldCrashKillNine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs in the full (non -short) pass")
 	}
+	t.Parallel()
 	dir := t.TempDir()
 	seedCrashDoc(t, dir, crashMembers)
 
-	minRounds, maxRounds, slow := 30, 120, 1
+	// A soak run kills at least 30 times and for 14 s; a default run 8
+	// times, and for 2 s; both go on (up to maxRounds) until the kills
+	// have interrupted 20 acknowledged commits (a busy machine commits
+	// less before each kill).
+	minRounds, maxRounds, slow := testenv.Rounds(8, 30), 120, 1
 	if raceEnabled {
-		minRounds, slow = 10, 5
+		minRounds, slow = min(minRounds, 10), 5
 	}
-	budget := 14 * time.Second
+	budget := testenv.Duration(2*time.Second, 14*time.Second)
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 9))
 	acked := map[uint64]string{} // revision -> actor
@@ -350,7 +356,7 @@ func TestHeldCrashKillNine(t *testing.T) {
 	childLog := &logCounter{n: map[string]int{}}
 	parentLog := &logCounter{n: map[string]int{}}
 	rounds := 0
-	for round := 0; round < maxRounds && (round < minRounds || time.Since(start) < budget); round++ {
+	for round := 0; round < maxRounds && (round < minRounds || time.Since(start) < budget || len(acked) < 20); round++ {
 		rounds++
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHeldCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashDirEnv+"="+dir, crashRoundEnv+"="+strconv.Itoa(round))

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custodian-dev/custodian/internal/testenv"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
 )
@@ -155,6 +156,7 @@ func TestFailedRewritesKeepTheMarkOfTheSnapshotOnDisk(t *testing.T) {
 // every commit acknowledged before it was taken, verifies, and recovers
 // without moving anything aside.
 func TestHoldCrashImages(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	seedCrashDoc(t, dir, 200)
 
@@ -174,7 +176,7 @@ func TestHoldCrashImages(t *testing.T) {
 		rng    = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 3))
 		live   atomic.Bool
 	)
-	perPoint := 5
+	perPoint := testenv.Rounds(3, 5)
 	if testing.Short() {
 		perPoint = 2
 	}

@@ -201,6 +201,7 @@ func TestSnapshotTruncatedAtEveryOffset(t *testing.T) {
 }
 
 func TestSnapshotBitFlips(t *testing.T) {
+	t.Parallel()
 	dir, want := commitN(t, 6)
 	snap := path(dir, "manifest.json")
 	orig := must(os.ReadFile(snap))

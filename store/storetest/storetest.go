@@ -21,6 +21,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/custodian-dev/custodian/internal/testenv"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -380,16 +381,17 @@ func testKeys(t *testing.T, s store.Store) {
 	}
 }
 
-// concurrentWriters has 16 writers commit 20 changes each to key
-// (initialised with one field), change(w, i) adding field w<w>-<i>, and
-// checks that no commit was lost: every field there, one revision each.
+// concurrentWriters has 8 writers commit 10 changes each to key (16 and
+// 20 in a soak run, testenv) (initialised with one field), change(w, i)
+// adding field w<w>-<i>, and checks that no commit was lost: every field
+// there, one revision each.
 func concurrentWriters(t *testing.T, s store.Store, change func(w, i int) store.UpdateFunc) {
 	t.Helper()
 	ctx := context.Background()
 	if _, err := s.Update(ctx, key, set("init", true), store.Create()); err != nil {
 		t.Fatal(err)
 	}
-	const writers, each = 16, 20
+	writers, each := testenv.Rounds(8, 16), testenv.Rounds(10, 20)
 	var wg sync.WaitGroup
 	errs := make(chan error, writers*each)
 	for w := range writers {
@@ -410,7 +412,7 @@ func concurrentWriters(t *testing.T, s store.Store, change func(w, i int) store.
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := decode(t, doc.Value); len(m) != writers*each+1 || doc.Revision != writers*each+1 {
+	if m := decode(t, doc.Value); len(m) != writers*each+1 || doc.Revision != uint64(writers*each+1) {
 		t.Fatalf("%d fields at revision %d, want %d", len(m), doc.Revision, writers*each+1)
 	}
 }

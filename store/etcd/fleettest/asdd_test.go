@@ -13,6 +13,7 @@ import (
 
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/client"
+	"github.com/custodian-dev/custodian/internal/testenv"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store/etcd"
 	"github.com/custodian-dev/custodian/store/etcd/etcdtest"
@@ -48,7 +49,7 @@ func TestFleetASDD(t *testing.T) {
 		t.Fatal(err)
 	}
 	const nClients = 64
-	perClient := 4
+	perClient := testenv.Rounds(2, 4)
 	if testing.Short() {
 		perClient = 2
 	}

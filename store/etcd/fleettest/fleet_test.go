@@ -15,6 +15,7 @@ import (
 	"github.com/custodian-dev/custodian/client"
 	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/internal/testbin"
+	"github.com/custodian-dev/custodian/internal/testenv"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store/etcd"
 	"github.com/custodian-dev/custodian/store/etcd/etcdtest"
@@ -93,7 +94,7 @@ func TestFleet(t *testing.T) {
 		}()
 	}
 
-	perClient := 12
+	perClient := testenv.Rounds(6, 12)
 	if testing.Short() {
 		perClient = 6
 	}
