@@ -24,7 +24,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
-	"github.com/spf13/pflag"
 
 	"github.com/custodian-dev/custodian/internal/cli"
 	"github.com/custodian-dev/custodian/internal/cli/cmdutil"
@@ -75,28 +74,21 @@ func WriteCommandDocs(dir string) (int, error) {
 // docsRoot is the command tree as a user without any $CUSTODIAN_* setting
 // sees it, with the default completion command added and no date stamps.
 func docsRoot() *cobra.Command {
+	// Flags take some defaults from $CUSTODIAN_* (--store, --server,
+	// --token…) when the commands are built: build them with none set.
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "CUSTODIAN_") {
+			os.Unsetenv(k)
+			defer os.Setenv(k, v)
+		}
+	}
 	app := &cmdutil.App{In: strings.NewReader(""), Out: io.Discard, Err: io.Discard}
 	root := cli.NewRoot(app)
 	root.InitDefaultCompletionCmd()
 	root.InitDefaultHelpCmd()
-	env := map[string]bool{}
-	for _, kv := range os.Environ() {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "CUSTODIAN_") && v != "" {
-			env[v] = true
-		}
-	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		c.DisableAutoGenTag = true
-		// A default taken from $CUSTODIAN_* (--store, --server, --token…)
-		// is the environment's, not the command's.
-		for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
-			fs.VisitAll(func(f *pflag.Flag) {
-				if env[f.DefValue] {
-					f.DefValue = ""
-				}
-			})
-		}
 		for _, sub := range c.Commands() {
 			walk(sub)
 		}
