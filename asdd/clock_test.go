@@ -10,7 +10,7 @@ import (
 
 // Issue 18 item 10: a clock that steps back gives no negative duration and
 // stretches no lease beyond its own length.
-func TestIssue18Item10ClockStepBack(t *testing.T) {
+func TestClockStepBack(t *testing.T) {
 	t.Run("time to resolve", func(t *testing.T) {
 		w := newWorld(t)
 		w.drive("S", Spec)

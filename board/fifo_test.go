@@ -12,10 +12,10 @@ import (
 	"github.com/custodian-dev/custodian/asdd"
 )
 
-// TestIssue18Item12HashesAndNoticeRefuseFIFOs: a FIFO where an artifact or
+// TestHashesAndNoticeRefuseFIFOs: a FIFO where an artifact or
 // an escalation notice belongs is answered at once with an error, never a
 // request (and an OS thread) pinned forever.
-func TestIssue18Item12HashesAndNoticeRefuseFIFOs(t *testing.T) {
+func TestHashesAndNoticeRefuseFIFOs(t *testing.T) {
 	f := newFixture(t)
 	sum := f.write("specs/S-1/intent.md", "# intent\n")
 	f.apply(asdd.Init{})

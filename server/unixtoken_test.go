@@ -16,10 +16,10 @@ import (
 	"github.com/custodian-dev/custodian/store/file"
 )
 
-// TestIssue18Item16TokenNotOnUnixSocket: with --token the TCP listener
+// TestTokenNotOnUnixSocket: with --token the TCP listener
 // demands it, the unix socket (the owner's own door, mode 0600) does not,
 // as docs/daemon.md says.
-func TestIssue18Item16TokenNotOnUnixSocket(t *testing.T) {
+func TestTokenNotOnUnixSocket(t *testing.T) {
 	dir := t.TempDir()
 	st, err := file.Open(dir, file.Options{Hold: true})
 	if err != nil {

@@ -119,7 +119,7 @@ func FuzzUpsertRow(f *testing.F) {
 // Issue 18 item 12 (and 16): a FIFO named as an artifact is refused at
 // once (exit 2), never waited on; a symlink loop is an integrity finding
 // (exit 5), not an internal error.
-func TestIssue18Item12ArtifactNotARegularFile(t *testing.T) {
+func TestArtifactNotARegularFile(t *testing.T) {
 	dir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(dir, "pipe.md"), 0o644); err != nil {
 		t.Fatal(err)

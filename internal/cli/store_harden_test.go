@@ -10,11 +10,11 @@ import (
 	"time"
 )
 
-// TestIssue18Item7And11VerifyRepairGolden: what a user sees when history
+// TestVerifyRepairGolden: what a user sees when history
 // is lost (issue 18 item 7: exit 5, both files kept, an explicit repair)
 // and after an ordinary crash (item 11: verify says what recovery will do
 // and exits 0).
-func TestIssue18Item7And11VerifyRepairGolden(t *testing.T) {
+func TestVerifyRepairGolden(t *testing.T) {
 	s := &storeTranscript{t: t, dir: t.TempDir(), now: time.Date(2026, 4, 20, 14, 0, 0, 0, time.UTC)}
 	doc := filepath.Join(s.dir, "notes", "doc.json")
 	journal := filepath.Join(s.dir, "notes", "doc.journal.ndjson")
@@ -69,11 +69,11 @@ func TestIssue18Item7And11VerifyRepairGolden(t *testing.T) {
 	checkGolden(t, filepath.Join("testdata", "store", "repair.golden"), hashRE.ReplaceAllString(pidRE.ReplaceAllString(s.buf.String(), `"PID/`), "sha256:HASH"))
 }
 
-// TestIssue21Item4DirectEditsGolden: a direct edit without a daemon is
+// TestDirectEditsGolden: a direct edit without a daemon is
 // adopted when valid (direct_edits: adopt, the default) and otherwise kept
 // aside with an escalation notice (direct_edits: reject); both reported on
 // stderr.
-func TestIssue21Item4DirectEditsGolden(t *testing.T) {
+func TestDirectEditsGolden(t *testing.T) {
 	s := &storeTranscript{t: t, dir: t.TempDir(), now: time.Date(2026, 4, 20, 14, 0, 0, 0, time.UTC)}
 	doc := filepath.Join(s.dir, "notes", "doc.json")
 	s.run("debug", "write", "notes/doc.json", "--writer", "a", "--count", "2")
@@ -99,10 +99,10 @@ func TestIssue21Item4DirectEditsGolden(t *testing.T) {
 	checkGolden(t, filepath.Join("testdata", "store", "direct-edits.golden"), hashRE.ReplaceAllString(pidRE.ReplaceAllString(s.buf.String(), `"PID/`), "sha256:HASH"))
 }
 
-// TestIssue18Item12FIFOsThroughTheCLI: a FIFO where the config, the
+// TestFIFOsThroughTheCLI: a FIFO where the config, the
 // journal, the lock or the snapshot belongs: each command answers at once
 // with exit 2 (config) or 5 (state file), never hangs.
-func TestIssue18Item12FIFOsThroughTheCLI(t *testing.T) {
+func TestFIFOsThroughTheCLI(t *testing.T) {
 	for _, tc := range []struct {
 		file string
 		exit int
@@ -136,12 +136,12 @@ func TestIssue18Item12FIFOsThroughTheCLI(t *testing.T) {
 	}
 }
 
-// TestIssue21Item4DirectEditOfTheTaskManifest: the case the issue names —
+// TestDirectEditOfTheTaskManifest: the case the issue names —
 // a direct edit of .impl/manifest.json, as the original task-manifest.sh
 // makes — is adopted when the task manifest's rules accept it (its diff in
 // the history), and kept aside with the committed value when they do not
 // (a merged task moved back).
-func TestIssue21Item4DirectEditOfTheTaskManifest(t *testing.T) {
+func TestDirectEditOfTheTaskManifest(t *testing.T) {
 	s := &storeTranscript{t: t, dir: t.TempDir(), now: time.Date(2026, 4, 20, 14, 0, 0, 0, time.UTC)}
 	s.run("impl", "--init", "--plan-path", "docs/plan.md", "--plan-number", "1", "--plan-title", "Auth")
 	s.run("impl", "--add-task", "--task-id", "1.1", "--phase", "1", "--description", "login")

@@ -19,11 +19,11 @@ import (
 	"github.com/custodian-dev/custodian/internal/testbin"
 )
 
-// TestIssue18Item14SocketlessDaemonIsNamed: with `serve --socket ""` a
+// TestSocketlessDaemonIsNamed: with `serve --socket ""` a
 // command run directly on the files cannot reach the daemon; it must not
 // wait for the lock the daemon holds for its lifetime, but fail within a
 // second naming the daemon (pid, address), exit 4.
-func TestIssue18Item14SocketlessDaemonIsNamed(t *testing.T) {
+func TestSocketlessDaemonIsNamed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -82,14 +82,14 @@ func TestIssue18Item14SocketlessDaemonIsNamed(t *testing.T) {
 	direct.want(0, "--server=http://"+addr, "get", asdd.Key)
 }
 
-// TestIssue19Item12DaemonNoticesDirectEdits: while `custodian serve` runs,
+// TestDaemonNoticesDirectEdits: while `custodian serve` runs,
 // a direct edit of the ASDD manifest is noticed at once (fsnotify): a
 // valid one (a rename) is adopted as a commit by direct-edit
 // (direct_edits: adopt, the default); one the domain's rules refuse (a
 // slice moved to DONE by hand) is kept aside, the file on disk goes back
 // to the committed value and an escalation notice says why; each is
 // reported on the daemon's stdout.
-func TestIssue19Item12DaemonNoticesDirectEdits(t *testing.T) {
+func TestDaemonNoticesDirectEdits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -181,10 +181,10 @@ func TestIssue19Item12DaemonNoticesDirectEdits(t *testing.T) {
 	p.want(0, "verify")
 }
 
-// TestIssue18Item12DaemonRefusesFIFOArtifacts: proposals naming a FIFO as
+// TestDaemonRefusesFIFOArtifacts: proposals naming a FIFO as
 // their artifact, sent to the daemon at once, are each refused promptly
 // (exit 2) and pin no thread of the daemon.
-func TestIssue18Item12DaemonRefusesFIFOArtifacts(t *testing.T) {
+func TestDaemonRefusesFIFOArtifacts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}

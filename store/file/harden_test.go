@@ -35,7 +35,7 @@ func snapshotFiles(t *testing.T, dir string) (snap, journal []byte) {
 	return must(os.ReadFile(path(dir, "manifest.json"))), must(os.ReadFile(path(dir, "journal.ndjson")))
 }
 
-func TestIssue18Item7SnapshotNewerThanJournalIsCorrupt(t *testing.T) {
+func TestSnapshotNewerThanJournalIsCorrupt(t *testing.T) {
 	dir, want := commitN(t, 3)
 	dropLastRecord(t, dir)
 	snap, journal := snapshotFiles(t, dir)
@@ -89,7 +89,7 @@ func TestIssue18Item7SnapshotNewerThanJournalIsCorrupt(t *testing.T) {
 	})
 }
 
-func TestIssue18Item7MissingJournalIsReported(t *testing.T) {
+func TestMissingJournalIsReported(t *testing.T) {
 	dir, want := commitN(t, 3)
 	if err := os.Remove(path(dir, "journal.ndjson")); err != nil {
 		t.Fatal(err)
@@ -144,7 +144,7 @@ func resealJournal(t *testing.T, dir string, edit func(r *store.Record)) {
 	}
 }
 
-func TestIssue18Item7RewrittenHistoryIsDetected(t *testing.T) {
+func TestRewrittenHistoryIsDetected(t *testing.T) {
 	forge := func(r *store.Record) {
 		if r.Rev == 2 {
 			r.Actor = "someone-else"
@@ -222,7 +222,7 @@ func TestIssue18Item7RewrittenHistoryIsDetected(t *testing.T) {
 
 // Issue 18 item 11: verify recognises what an ordinary crash leaves.
 
-func TestIssue18Item11VerifyRecognisesCrashStates(t *testing.T) {
+func TestVerifyRecognisesCrashStates(t *testing.T) {
 	t.Run("snapshot one commit behind with a leftover tmp", func(t *testing.T) {
 		dir, _ := commitN(t, 2)
 		old := must(os.ReadFile(path(dir, "manifest.json")))
@@ -296,7 +296,7 @@ func within(t *testing.T, d time.Duration, f func() error) error {
 	}
 }
 
-func TestIssue18Item12NonRegularStateFilesAreRefused(t *testing.T) {
+func TestNonRegularStateFilesAreRefused(t *testing.T) {
 	for _, name := range []string{"journal.ndjson", "manifest.json", "manifest.json.tmp", ".lock", ".head"} {
 		for _, kind := range []string{"fifo", "dir"} {
 			t.Run(name+" "+kind, func(t *testing.T) {
@@ -333,7 +333,7 @@ func TestIssue18Item12NonRegularStateFilesAreRefused(t *testing.T) {
 }
 
 // Issue 16 (contract gaps): a full disk does not stop reads.
-func TestIssue18Item16ReadsWorkWhenTheSnapshotCannotBeWritten(t *testing.T) {
+func TestReadsWorkWhenTheSnapshotCannotBeWritten(t *testing.T) {
 	dir, want := commitN(t, 3)
 	os.Remove(path(dir, "manifest.json"))
 	full := func(point string) error {
@@ -392,7 +392,7 @@ func onlyN(key string, prev, next []byte) error {
 	return nil
 }
 
-func TestIssue21Item4DirectEdits(t *testing.T) {
+func TestDirectEdits(t *testing.T) {
 	for _, hold := range []bool{false, true} {
 		mode := "direct"
 		if hold {
@@ -542,7 +542,7 @@ func anyValue(key string, prev, next []byte) error { return nil }
 
 // Issue 18 item 10: a commit's time is never earlier than its
 // predecessor's, whatever the clock says.
-func TestIssue18Item10RecordTimesNeverGoBack(t *testing.T) {
+func TestRecordTimesNeverGoBack(t *testing.T) {
 	for _, hold := range []bool{false, true} {
 		dir := t.TempDir()
 		var mu sync.Mutex
@@ -573,7 +573,7 @@ func TestIssue18Item10RecordTimesNeverGoBack(t *testing.T) {
 
 // Issue 18 item 16: refused or read-only requests leave no directory or
 // lock file behind.
-func TestIssue18Item16RefusedRequestsLeaveNothing(t *testing.T) {
+func TestRefusedRequestsLeaveNothing(t *testing.T) {
 	dir := t.TempDir()
 	s := open(t, dir, file.Options{})
 	for _, k := range []string{".impl/manifest.json", ".workflow/.cycle/c.json", key} {
@@ -611,7 +611,7 @@ func TestIssue18Item16RefusedRequestsLeaveNothing(t *testing.T) {
 // held revision 3, the latest is 4): what the edit changes is applied to
 // the latest; a member the later commit changed too is a CONFLICT and the
 // edit stays aside.
-func TestIssue21Item4DirectEditRebasedUnderServe(t *testing.T) {
+func TestDirectEditRebasedUnderServe(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		edit  func(m map[string]any)

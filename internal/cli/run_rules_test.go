@@ -9,7 +9,7 @@ import (
 	"github.com/custodian-dev/custodian/asdd"
 )
 
-// Issue 19 through `custodian run`: the runner, real agent processes.
+// The pipeline's rules through `custodian run`: the runner, real agent processes.
 
 // 1. run --quick with QA scoring 0.30 (its minimum is 0.85): the quick fix
 // halts, is escalated and logged, and run exits 3.

@@ -9,7 +9,7 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-// Issue 19: the pipeline's rules hold in the domain, whichever door a
+// The pipeline's rules hold in the domain, whichever door a
 // proposal comes through. One table test per rule.
 
 // 1. Quick mode: QA's verdict gates a quick fix, and the boundary keeps

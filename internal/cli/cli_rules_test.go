@@ -12,7 +12,7 @@ import (
 	"github.com/custodian-dev/custodian/reason"
 )
 
-// Issue 19 through the CLI door: `custodian propose` (and quick, halt,
+// The pipeline's rules through the CLI door: `custodian propose` (and quick, halt,
 // resolve, status, slice show, check, impl) enforce the domain's rules.
 
 // advance proposes for each agent with score 0.97 and its artifact file.
