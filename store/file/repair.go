@@ -213,18 +213,10 @@ func (d *doc) setForeignAside(rs *repairState) error {
 		return nil
 	}
 	aside := d.p.journal + ".foreign-" + stamp(d.s.opts.Now())
-	f, err := d.openRegular(aside, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("keep the journal's foreign lines: %w", err)
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+	if err := d.replaceFile(aside, aside+".tmp", "repair.foreign", func(f *os.File) error {
+		_, err := f.Write(data)
+		return err
+	}, nil); err != nil {
 		return fmt.Errorf("keep the journal's foreign lines at %s: %w", aside, err)
 	}
 	rs.aside = append(rs.aside, aside)
