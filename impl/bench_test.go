@@ -22,7 +22,7 @@ func manifestOf(b *testing.B, n int) []byte {
 
 // BenchmarkUpdateStatus measures the domain's share of one update-status:
 // decode the manifest, apply the update, encode it again (the store's share,
-// journal and snapshot, is measured by internal/cli's BenchmarkImplUpdateStatus).
+// journal and snapshot, is measured by cmd/custodian/internal/cli's BenchmarkImplUpdateStatus).
 func BenchmarkUpdateStatus(b *testing.B) {
 	for _, n := range []int{10, 100, 1000} {
 		b.Run(fmt.Sprintf("tasks=%d", n), func(b *testing.B) {

@@ -3,7 +3,9 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/testbin"
 	"github.com/custodian-dev/custodian/mcp"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
@@ -188,4 +191,20 @@ func docBytes(t *testing.T, st store.Store, key string) []byte {
 		t.Fatal(err)
 	}
 	return doc.Value
+}
+
+// runCLI runs the custodian binary in p's directory, as another process
+// writing to the project would, and returns its exit code and output.
+func runCLI(t *testing.T, p *project, args ...string) (int, string) {
+	t.Helper()
+	cmd := exec.Command(testbin.Path(t), append([]string{"-C", p.root}, args...)...)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode(), string(out)
+	case err != nil:
+		t.Fatal(err)
+	}
+	return 0, string(out)
 }

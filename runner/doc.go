@@ -44,5 +44,5 @@
 //
 // Everything that touches the outside is injected (State, Starter, Clock,
 // FS), so the logic is tested without processes; the CLI wires the real
-// ones (internal/cli/run/).
+// ones (cmd/custodian/internal/cli/run/).
 package runner

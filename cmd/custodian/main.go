@@ -4,7 +4,7 @@ package main
 import (
 	"os"
 
-	"github.com/custodian-dev/custodian/internal/cli"
+	"github.com/custodian-dev/custodian/cmd/custodian/internal/cli"
 )
 
 func main() {
