@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/filelock"
 	"github.com/custodian-dev/custodian/managed"
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -161,7 +162,7 @@ func own(kind, name string, pl *place) error {
 
 // dirLocks serializes the file effects of this process per directory (the
 // daemon applies the effects of concurrent commits at once); lockDir adds
-// an flock of the directory for other processes.
+// the directory's file lock (internal/filelock) for other processes.
 var dirLocks sync.Map // root name + "\x00" + directory -> *sync.Mutex
 
 // lock takes the locks of pl's directory: held while a file in it is read,
@@ -172,18 +173,13 @@ func (p *Project) lock(pl *place) (unlock func(), err error) {
 	m, _ := dirLocks.LoadOrStore(key, new(sync.Mutex))
 	mu := m.(*sync.Mutex)
 	mu.Lock()
-	d, err := pl.dir.Open(".")
+	release, err := filelock.Lock(pl.dir, ".")
 	if err != nil {
-		mu.Unlock()
-		return nil, err
-	}
-	if err := flock(d); err != nil {
-		d.Close()
 		mu.Unlock()
 		return nil, fmt.Errorf("lock %s: %w", path.Dir(pl.rel), err)
 	}
 	return func() {
-		d.Close() // releases the flock
+		release()
 		mu.Unlock()
 	}, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/custodian-dev/custodian/internal/filelock"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -116,4 +117,14 @@ func notReal(rel string, fi os.FileInfo, want string) error {
 		return reason.New(reason.InvalidInput, "%s is a symlink; cycle files are written only through real directories, never through a symlink", rel).With("path", rel)
 	}
 	return reason.New(reason.InvalidInput, "%s is not %s", rel, want).With("path", rel)
+}
+
+// lock takes the exclusive file lock on the lock file p inside root (made
+// when missing) and returns its release.
+func lock(root *os.Root, p string) (func(), error) {
+	unlock, err := filelock.Lock(root, p)
+	if err != nil {
+		return nil, fmt.Errorf("progress lock %s: %w", p, err)
+	}
+	return unlock, nil
 }
