@@ -102,6 +102,14 @@ func (o object) del(name string) object {
 	return out
 }
 
+// setOrDel sets o's member name to m, or removes it when m is empty.
+func (o object) setOrDel(name string, m object) object {
+	if len(m) == 0 {
+		return o.del(name)
+	}
+	return o.set(name, m.value())
+}
+
 func (o object) value() jsontext.Value {
 	var b bytes.Buffer
 	b.WriteByte('{')
@@ -240,23 +248,14 @@ func MergeHooks(settings []byte, command string) ([]byte, error) {
 // the sandboxed CLI sends its changes to, where the PreToolUse entry runs
 // the small FastBinary.
 func MergeHooksFor(settings []byte, command, session string) ([]byte, error) {
-	top, err := parseObject(settings)
+	top, hooks, _, err := parseMember(settings, "hooks", "settings", "settings.hooks")
 	if err != nil {
-		return nil, fmt.Errorf("settings: %w", err)
-	}
-	hooksV, _ := top.get("hooks")
-	hooks := object{}
-	if hooksV != nil {
-		if hooks, err = parseObject(hooksV); err != nil {
-			return nil, fmt.Errorf("settings.hooks: %w", err)
-		}
+		return nil, err
 	}
 	for _, ev := range Events {
-		var groups []jsontext.Value
-		if v, ok := hooks.get(ev.Name); ok {
-			if groups, err = parseArray(v); err != nil {
-				return nil, fmt.Errorf("settings.hooks.%s: %w", ev.Name, err)
-			}
+		groups, err := eventGroups(hooks, ev.Name)
+		if err != nil {
+			return nil, err
 		}
 		entry := object{}
 		if ev.Matcher != "" {
@@ -272,29 +271,15 @@ func MergeHooksFor(settings []byte, command, session string) ([]byte, error) {
 		placed := false
 		var out []jsontext.Value
 		for _, gv := range groups {
-			g, err := parseGroup(gv)
-			if err != nil {
-				out = append(out, gv)
-				continue
-			}
-			var kept []jsontext.Value
-			ours := false
-			for _, hv := range g.Hooks {
-				if isOurs(hookCommand(hv)) {
-					ours = true
-					continue
-				}
-				kept = append(kept, hv)
-			}
+			kept, ours, err := othersHooks(gv)
 			switch {
-			case !ours:
+			case err != nil || !ours:
 				out = append(out, gv)
-			case len(kept) == 0 && !placed:
+			case kept != nil:
+				out = append(out, kept)
+			case !placed:
 				out = append(out, entry.value()) // our group, rewritten in place
 				placed = true
-			case len(kept) > 0:
-				g.obj = g.obj.set("hooks", arrayValue(kept))
-				out = append(out, g.obj.value())
 			}
 		}
 		if !placed {
@@ -302,54 +287,36 @@ func MergeHooksFor(settings []byte, command, session string) ([]byte, error) {
 		}
 		hooks = hooks.set(ev.Name, arrayValue(out))
 	}
-	top = top.set("hooks", hooks.value())
-	return format(top)
+	return format(top.set("hooks", hooks.value()))
 }
 
 // RemoveHooks removes this hook's entries from settings; a group, an event
 // or the hooks object left empty by the removal goes too.
 func RemoveHooks(settings []byte) ([]byte, bool, error) {
-	top, err := parseObject(settings)
+	top, hooks, ok, err := parseMember(settings, "hooks", "settings", "settings.hooks")
 	if err != nil {
-		return nil, false, fmt.Errorf("settings: %w", err)
+		return nil, false, err
 	}
-	hooksV, ok := top.get("hooks")
 	if !ok {
 		return settings, false, nil
 	}
-	hooks, err := parseObject(hooksV)
-	if err != nil {
-		return nil, false, fmt.Errorf("settings.hooks: %w", err)
-	}
 	changed := false
 	for _, ev := range Events {
-		v, ok := hooks.get(ev.Name)
-		if !ok {
+		if _, ok := hooks.get(ev.Name); !ok {
 			continue
 		}
-		groups, err := parseArray(v)
+		groups, err := eventGroups(hooks, ev.Name)
 		if err != nil {
-			return nil, false, fmt.Errorf("settings.hooks.%s: %w", ev.Name, err)
+			return nil, false, err
 		}
 		var out []jsontext.Value
 		for _, gv := range groups {
-			g, err := parseGroup(gv)
-			if err != nil {
-				out = append(out, gv)
-				continue
-			}
-			var kept []jsontext.Value
-			for _, hv := range g.Hooks {
-				if !isOurs(hookCommand(hv)) {
-					kept = append(kept, hv)
-				}
-			}
+			kept, ours, err := othersHooks(gv)
 			switch {
-			case len(kept) == len(g.Hooks):
+			case err != nil || !ours:
 				out = append(out, gv)
-			case len(kept) > 0:
-				g.obj = g.obj.set("hooks", arrayValue(kept))
-				out = append(out, g.obj.value())
+			case kept != nil:
+				out = append(out, kept)
 				changed = true
 			default:
 				changed = true
@@ -364,13 +331,60 @@ func RemoveHooks(settings []byte) ([]byte, bool, error) {
 	if !changed {
 		return settings, false, nil
 	}
-	if len(hooks) == 0 {
-		top = top.del("hooks")
-	} else {
-		top = top.set("hooks", hooks.value())
-	}
-	b, err := format(top)
+	b, err := format(top.setOrDel("hooks", hooks))
 	return b, true, err
+}
+
+// parseMember parses b (empty for {}) as an object and its member name as
+// an object (empty when missing; ok says it was there); what and whatMember
+// name them in errors.
+func parseMember(b []byte, name, what, whatMember string) (top, m object, ok bool, err error) {
+	if top, err = parseObject(b); err != nil {
+		return nil, nil, false, fmt.Errorf("%s: %w", what, err)
+	}
+	v, ok := top.get(name)
+	if !ok {
+		return top, object{}, false, nil
+	}
+	if m, err = parseObject(v); err != nil {
+		return nil, nil, false, fmt.Errorf("%s: %w", whatMember, err)
+	}
+	return top, m, true, nil
+}
+
+// eventGroups parses the hook groups of an event (none when missing).
+func eventGroups(hooks object, event string) ([]jsontext.Value, error) {
+	v, ok := hooks.get(event)
+	if !ok {
+		return nil, nil
+	}
+	groups, err := parseArray(v)
+	if err != nil {
+		return nil, fmt.Errorf("settings.hooks.%s: %w", event, err)
+	}
+	return groups, nil
+}
+
+// othersHooks says whether the hook group gv holds this hook's entries
+// (ours) and, when it holds others' too, returns the group with only
+// theirs (nil when none is left). A group that does not parse is not ours.
+func othersHooks(gv jsontext.Value) (kept jsontext.Value, ours bool, err error) {
+	g, err := parseGroup(gv)
+	if err != nil {
+		return nil, false, err
+	}
+	var others []jsontext.Value
+	for _, hv := range g.Hooks {
+		if isOurs(hookCommand(hv)) {
+			ours = true
+		} else {
+			others = append(others, hv)
+		}
+	}
+	if len(others) == 0 {
+		return nil, ours, nil
+	}
+	return g.obj.set("hooks", arrayValue(others)).value(), ours, nil
 }
 
 // MCPServer is the .mcp.json entry of the custodian's MCP server.
@@ -378,35 +392,22 @@ const MCPServer = `{"command":"custodian","args":["mcp"]}`
 
 // MergeMCP adds (or updates) mcpServers.custodian in an .mcp.json.
 func MergeMCP(b []byte) ([]byte, error) {
-	top, err := parseObject(b)
+	top, servers, _, err := parseMember(b, "mcpServers", ".mcp.json", ".mcp.json mcpServers")
 	if err != nil {
-		return nil, fmt.Errorf(".mcp.json: %w", err)
+		return nil, err
 	}
-	servers := object{}
-	if v, ok := top.get("mcpServers"); ok {
-		if servers, err = parseObject(v); err != nil {
-			return nil, fmt.Errorf(".mcp.json mcpServers: %w", err)
-		}
-	}
-	servers = servers.set("custodian", jsontext.Value(MCPServer))
-	top = top.set("mcpServers", servers.value())
-	return format(top)
+	return format(top.set("mcpServers", servers.set("custodian", jsontext.Value(MCPServer)).value()))
 }
 
 // RemoveMCP removes mcpServers.custodian when it is the entry MergeMCP
 // writes (a hand-written server of that name is left alone).
 func RemoveMCP(b []byte) ([]byte, bool, error) {
-	top, err := parseObject(b)
+	top, servers, ok, err := parseMember(b, "mcpServers", ".mcp.json", ".mcp.json mcpServers")
 	if err != nil {
-		return nil, false, fmt.Errorf(".mcp.json: %w", err)
+		return nil, false, err
 	}
-	v, ok := top.get("mcpServers")
 	if !ok {
 		return b, false, nil
-	}
-	servers, err := parseObject(v)
-	if err != nil {
-		return nil, false, fmt.Errorf(".mcp.json mcpServers: %w", err)
 	}
 	cur, ok := servers.get("custodian")
 	if !ok {
@@ -416,13 +417,7 @@ func RemoveMCP(b []byte) ([]byte, bool, error) {
 	if c1.Compact() != nil || c2.Compact() != nil || !bytes.Equal(c1, c2) {
 		return b, false, nil
 	}
-	servers = servers.del("custodian")
-	if len(servers) == 0 {
-		top = top.del("mcpServers")
-	} else {
-		top = top.set("mcpServers", servers.value())
-	}
-	out, err := format(top)
+	out, err := format(top.setOrDel("mcpServers", servers.del("custodian")))
 	return out, true, err
 }
 
