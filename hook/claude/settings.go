@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -268,22 +269,11 @@ func MergeHooksFor(settings []byte, command, session string) ([]byte, error) {
 		}
 		h := object{{"type", quote("command")}, {"command", quote(c)}, {"timeout", timeout}}
 		entry = entry.set("hooks", arrayValue([]jsontext.Value{h.value()}))
-		placed := false
-		var out []jsontext.Value
-		for _, gv := range groups {
-			kept, ours, err := othersHooks(gv)
-			switch {
-			case err != nil || !ours:
-				out = append(out, gv)
-			case kept != nil:
-				out = append(out, kept)
-			case !placed:
-				out = append(out, entry.value()) // our group, rewritten in place
-				placed = true
-			}
-		}
-		if !placed {
+		out, _, at := dropOurs(groups)
+		if at < 0 {
 			out = append(out, entry.value())
+		} else {
+			out = slices.Insert(out, at, entry.value()) // our group, rewritten in place
 		}
 		hooks = hooks.set(ev.Name, arrayValue(out))
 	}
@@ -309,19 +299,8 @@ func RemoveHooks(settings []byte) ([]byte, bool, error) {
 		if err != nil {
 			return nil, false, err
 		}
-		var out []jsontext.Value
-		for _, gv := range groups {
-			kept, ours, err := othersHooks(gv)
-			switch {
-			case err != nil || !ours:
-				out = append(out, gv)
-			case kept != nil:
-				out = append(out, kept)
-				changed = true
-			default:
-				changed = true
-			}
-		}
+		out, removed, _ := dropOurs(groups)
+		changed = changed || removed
 		if len(out) == 0 {
 			hooks = hooks.del(ev.Name)
 		} else {
@@ -365,26 +344,38 @@ func eventGroups(hooks object, event string) ([]jsontext.Value, error) {
 	return groups, nil
 }
 
-// othersHooks says whether the hook group gv holds this hook's entries
-// (ours) and, when it holds others' too, returns the group with only
-// theirs (nil when none is left). A group that does not parse is not ours.
-func othersHooks(gv jsontext.Value) (kept jsontext.Value, ours bool, err error) {
-	g, err := parseGroup(gv)
-	if err != nil {
-		return nil, false, err
-	}
-	var others []jsontext.Value
-	for _, hv := range g.Hooks {
-		if isOurs(hookCommand(hv)) {
-			ours = true
-		} else {
-			others = append(others, hv)
+// dropOurs returns the hook groups without this hook's entries (a group
+// left empty goes; one that does not parse stays), whether it removed any,
+// and where in out the first group that held only this hook's stood (-1:
+// none).
+func dropOurs(groups []jsontext.Value) (out []jsontext.Value, removed bool, at int) {
+	at = -1
+	for _, gv := range groups {
+		g, err := parseGroup(gv)
+		if err != nil {
+			out = append(out, gv)
+			continue
+		}
+		var others []jsontext.Value
+		for _, hv := range g.Hooks {
+			if !isOurs(hookCommand(hv)) {
+				others = append(others, hv)
+			}
+		}
+		switch {
+		case len(others) == len(g.Hooks):
+			out = append(out, gv)
+		case len(others) > 0:
+			out = append(out, g.obj.set("hooks", arrayValue(others)).value())
+			removed = true
+		default:
+			removed = true
+			if at < 0 {
+				at = len(out)
+			}
 		}
 	}
-	if len(others) == 0 {
-		return nil, ours, nil
-	}
-	return g.obj.set("hooks", arrayValue(others)).value(), ours, nil
+	return out, removed, at
 }
 
 // MCPServer is the .mcp.json entry of the custodian's MCP server.
