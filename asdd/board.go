@@ -158,13 +158,9 @@ func NewBoard(m *Manifest, cfg *Config, now time.Time) Board {
 		for _, t := range Ready(s) {
 			bs.TasksReady = append(bs.TasksReady, t.ID)
 		}
-		for _, e := range s.Escalations {
-			if e.Status == EscalationOpen {
-				b.Escalations = append(b.Escalations, EscalationView{Slice: s.SliceID, Escalation: e})
-			}
-		}
 		b.Slices = append(b.Slices, bs)
 	}
+	b.Escalations = m.Escalations("", false)
 	slices.SortStableFunc(b.Slices, func(x, y BoardSlice) int { return boardOrder(x) - boardOrder(y) })
 	for _, k := range slices.Sorted(maps.Keys(m.AgentHeartbeats)) {
 		h := m.AgentHeartbeats[k]
@@ -177,6 +173,23 @@ func NewBoard(m *Manifest, cfg *Config, now time.Time) Board {
 		b.Heartbeats = append(b.Heartbeats, bh)
 	}
 	return b
+}
+
+// Escalations lists the open escalations (every one with all) of the
+// slice id, or of every slice when id is "", in manifest order.
+func (m *Manifest) Escalations(id string, all bool) []EscalationView {
+	list := []EscalationView{}
+	for _, s := range m.Slices {
+		if id != "" && s.SliceID != id {
+			continue
+		}
+		for _, e := range s.Escalations {
+			if all || e.Status == EscalationOpen {
+				list = append(list, EscalationView{Slice: s.SliceID, Escalation: e})
+			}
+		}
+	}
+	return list
 }
 
 // boardOrder sorts slices by phase: the lifecycle in order, then BLOCKED

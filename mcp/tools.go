@@ -265,29 +265,33 @@ type EscalationsResult struct {
 	Escalations Array  `json:"escalations"`
 }
 
-func (s *Server) manifest(ctx context.Context, svc app.Service) (*asdd.Manifest, *asdd.Config, error) {
+// manifestOf reads the manifest and, when id is not "", finds the slice id
+// in it (NOT_FOUND when it has none).
+func manifestOf(ctx context.Context, svc app.Service, id string) (*asdd.Manifest, *asdd.Slice, error) {
 	m, err := svc.Manifest(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	cfg, err := s.o.Config()
+	if id == "" {
+		return m, nil, nil
+	}
+	sl, err := m.Find(id)
 	if err != nil {
 		return nil, nil, err
 	}
-	return m, cfg, nil
+	return m, sl, nil
 }
 
 func (s *Server) addASDDTools() {
 	addTool(s, &sdk.Tool{Name: "status", Description: "The status board: slices by phase with CCS and weak link, blockers of halted slices, locks, open escalations, agent heartbeats (STALE when silent past the timeout). With slice: that slice only.", Annotations: readOnly("Status board")},
 		func(ctx context.Context, svc app.Service, in StatusIn) (*BoardResult, error) {
-			m, cfg, err := s.manifest(ctx, svc)
+			m, _, err := manifestOf(ctx, svc, in.Slice)
 			if err != nil {
 				return nil, err
 			}
-			if in.Slice != "" {
-				if _, err := m.Find(in.Slice); err != nil {
-					return nil, err
-				}
+			cfg, err := s.o.Config()
+			if err != nil {
+				return nil, err
 			}
 			b := asdd.NewBoard(m, cfg, s.o.Now())
 			if in.Slice != "" {
@@ -298,11 +302,7 @@ func (s *Server) addASDDTools() {
 		})
 	addTool(s, &sdk.Tool{Name: "slice_show", Description: "One slice as committed: phase, confidence chain, CCS, block record, lock, tasks, escalations.", Annotations: readOnly("Show a slice")},
 		func(ctx context.Context, svc app.Service, in SliceIn) (*SliceResult, error) {
-			m, err := svc.Manifest(ctx)
-			if err != nil {
-				return nil, err
-			}
-			sl, err := m.Find(in.Slice)
+			m, sl, err := manifestOf(ctx, svc, in.Slice)
 			if err != nil {
 				return nil, err
 			}
@@ -355,11 +355,7 @@ func (s *Server) addASDDTools() {
 		})
 	addTool(s, &sdk.Tool{Name: "tasks_ready", Description: "The tasks of a slice's plan that may start now: pending, not claimed, their dependencies and every earlier wave done.", Annotations: readOnly("Ready tasks")},
 		func(ctx context.Context, svc app.Service, in SliceIn) (*TasksResult, error) {
-			m, err := svc.Manifest(ctx)
-			if err != nil {
-				return nil, err
-			}
-			sl, err := m.Find(in.Slice)
+			m, sl, err := manifestOf(ctx, svc, in.Slice)
 			if err != nil {
 				return nil, err
 			}
@@ -379,27 +375,11 @@ func (s *Server) addASDDTools() {
 		})
 	addTool(s, &sdk.Tool{Name: "escalations", Description: "Escalation notices waiting for humans (open ones; all with all).", Annotations: readOnly("Escalations")},
 		func(ctx context.Context, svc app.Service, in EscalationsIn) (*EscalationsResult, error) {
-			m, err := svc.Manifest(ctx)
+			m, _, err := manifestOf(ctx, svc, in.Slice)
 			if err != nil {
 				return nil, err
 			}
-			if in.Slice != "" {
-				if _, err := m.Find(in.Slice); err != nil {
-					return nil, err
-				}
-			}
-			list := []asdd.EscalationView{}
-			for _, sl := range m.Slices {
-				if in.Slice != "" && sl.SliceID != in.Slice {
-					continue
-				}
-				for _, e := range sl.Escalations {
-					if in.All || e.Status == asdd.EscalationOpen {
-						list = append(list, asdd.EscalationView{Slice: sl.SliceID, Escalation: e})
-					}
-				}
-			}
-			return &EscalationsResult{Revision: m.Revision, Escalations: list}, nil
+			return &EscalationsResult{Revision: m.Revision, Escalations: m.Escalations(in.Slice, in.All)}, nil
 		})
 }
 
@@ -546,12 +526,18 @@ type ImplTasksResult struct {
 // Empty has no arguments.
 type Empty struct{}
 
-func implChange(r *wire.ImplResponse) *ImplChangeResult {
+// implChange makes the impl change req as this server's actor.
+func (s *Server) implChange(ctx context.Context, svc app.Service, req wire.ImplRequest) (*ImplChangeResult, error) {
+	req.Actor = s.o.Actor
+	r, err := svc.Impl(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	out := &ImplChangeResult{Revision: r.Revision, Message: r.Message, ID: r.ID, Phase: r.Phase}
 	if r.Transition != nil {
 		out.Transition = r.Transition
 	}
-	return out
+	return out, nil
 }
 
 func (s *Server) addImplTools() {
@@ -565,20 +551,12 @@ func (s *Server) addImplTools() {
 				}
 				deps = strings.Join(ss, ",")
 			}
-			r, err := svc.Impl(ctx, wire.ImplRequest{Op: string(impl.OpAddTask), TaskID: in.TaskID, Phase: strconv.Itoa(in.Phase), Description: in.Description,
-				DependsOn: deps, BoundedContexts: strings.Join(in.BoundedContexts, ","), Actor: s.o.Actor})
-			if err != nil {
-				return nil, err
-			}
-			return implChange(r), nil
+			return s.implChange(ctx, svc, wire.ImplRequest{Op: string(impl.OpAddTask), TaskID: in.TaskID, Phase: strconv.Itoa(in.Phase), Description: in.Description,
+				DependsOn: deps, BoundedContexts: strings.Join(in.BoundedContexts, ",")})
 		})
 	addTool(s, &sdk.Tool{Name: "impl_update_status", Description: "Change a plan task's status, with task-manifest.sh --update-status's rules (a merged or abandoned task stays so).", Annotations: change("Update a plan task's status", false)},
 		func(ctx context.Context, svc app.Service, in ImplUpdateStatusIn) (*ImplChangeResult, error) {
-			r, err := svc.Impl(ctx, wire.ImplRequest{Op: string(impl.OpUpdateStatus), TaskID: in.TaskID, Status: in.Status, Branch: in.Branch, CheckResults: in.CheckResults, Error: in.Error, Actor: s.o.Actor})
-			if err != nil {
-				return nil, err
-			}
-			return implChange(r), nil
+			return s.implChange(ctx, svc, wire.ImplRequest{Op: string(impl.OpUpdateStatus), TaskID: in.TaskID, Status: in.Status, Branch: in.Branch, CheckResults: in.CheckResults, Error: in.Error})
 		})
 	addTool(s, &sdk.Tool{Name: "impl_get_task", Description: "One task of the plan's task manifest.", Annotations: readOnly("Get a plan task")},
 		func(ctx context.Context, svc app.Service, in ImplTaskIn) (*ImplTaskResult, error) {
