@@ -78,10 +78,7 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra
 				return err
 			}
 			opts.App = app
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
 	}
 }

@@ -38,16 +38,10 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra
 			if len(args) == 1 {
 				opts.Slice = args[0]
 			}
-			if err := cmdutil.Required("role", opts.Role); err != nil {
+			if err := cmdutil.RequiredFlags(cmd, "role", "rationale"); err != nil {
 				return err
 			}
-			if err := cmdutil.Required("rationale", opts.Rationale); err != nil {
-				return err
-			}
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Role, "role", "", "the approving role (TL, PO, Security)")
@@ -62,26 +56,9 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra
 // run proposes the sign-off: on the project context, or on a slice (the
 // custodian records its artifacts' current hashes as the accepted versions).
 func run(ctx context.Context, opts *Options) error {
-	app := opts.App
-	if opts.Config {
-		_, r, err := cmdutil.ApplyOp(ctx, app, asdd.ClearReview{Role: opts.Role, By: opts.By, Rationale: opts.Rationale, Config: true})
-		if err != nil {
-			return err
-		}
-		return cmdutil.Finish(app, r, nil)
+	var op asdd.Op = asdd.Approve{Slice: opts.Slice, Role: opts.Role, By: opts.By, Rationale: opts.Rationale, RootCause: opts.RootCause}
+	if opts.Config || opts.Project {
+		op = asdd.ClearReview{Role: opts.Role, By: opts.By, Rationale: opts.Rationale, Config: opts.Config}
 	}
-	if opts.Project {
-		_, r, err := cmdutil.ApplyOp(ctx, app, asdd.ClearReview{Role: opts.Role, By: opts.By, Rationale: opts.Rationale})
-		if err != nil {
-			return err
-		}
-		return cmdutil.Finish(app, r, nil)
-	}
-	// The custodian records the artifacts' current hashes as the accepted
-	// versions (it reads them itself).
-	_, r, err := cmdutil.ApplyOp(ctx, app, asdd.Approve{Slice: opts.Slice, Role: opts.Role, By: opts.By, Rationale: opts.Rationale, RootCause: opts.RootCause})
-	if err != nil {
-		return err
-	}
-	return cmdutil.Finish(app, r, nil)
+	return cmdutil.Apply(ctx, opts.App, op)
 }

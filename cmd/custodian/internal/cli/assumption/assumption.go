@@ -39,10 +39,7 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *CorrectOptions) error)
 				return err
 			}
 			opts.Slice, opts.Index = args[0], n
-			if runF == nil {
-				runF = runCorrect
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, runCorrect)
 		},
 	}
 	correct.Flags().StringVar(&opts.Role, "role", "", "the correcting role (PO, TL)")
@@ -53,9 +50,5 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *CorrectOptions) error)
 
 // runCorrect proposes the correction.
 func runCorrect(ctx context.Context, opts *CorrectOptions) error {
-	_, r, err := cmdutil.ApplyOp(ctx, opts.App, asdd.CorrectAssumption{Slice: opts.Slice, Index: opts.Index, Role: opts.Role, Correction: opts.Text})
-	if err != nil {
-		return err
-	}
-	return cmdutil.Finish(opts.App, r, nil)
+	return cmdutil.Apply(ctx, opts.App, asdd.CorrectAssumption{Slice: opts.Slice, Index: opts.Index, Role: opts.Role, Correction: opts.Text})
 }

@@ -65,10 +65,7 @@ project root (-C), so they are on the same file system, and are removed.`,
 				return err
 			}
 			opts.Writers, opts.Sizes = ws, ss
-			if runF == nil {
-				runF = runStore
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, runStore)
 		},
 	}
 	cmd.Flags().DurationVar(&opts.Duration, "duration", time.Second, "time spent on each measurement")

@@ -88,24 +88,13 @@ Scratch files live under the project root (-C) and are removed.`,
 				return err
 			}
 			defer done()
-			sub := func(name string) (string, error) {
-				d := filepath.Join(tmp, name)
-				return d, os.MkdirAll(d, 0o755)
-			}
 			var rep DaemonBenchReport
 			progress("measuring bare append+fsync…")
 			if rep.Baseline, err = bench.BareAppend(tmp, 300, duration); err != nil {
 				return err
 			}
-			dir, err := sub("small")
+			dir, err := seeded(tmp, "small", slices)
 			if err != nil {
-				return err
-			}
-			doc, err := bench.Manifest(slices, 0)
-			if err != nil {
-				return err
-			}
-			if err := bench.Seed(dir, doc); err != nil {
 				return err
 			}
 			progress("measuring CLI mode (one process per proposal), %d slices…", slices)
@@ -128,10 +117,7 @@ Scratch files live under the project root (-C) and are removed.`,
 					d.Close()
 					return err
 				}
-				r.Baseline = rep.CLI.Name
-				if rep.CLI.PerSecond > 0 {
-					r.Ratio = r.PerSecond / rep.CLI.PerSecond
-				}
+				r.Baseline, r.Ratio = rep.CLI.Name, ratio(r, rep.CLI)
 				rep.Daemon = append(rep.Daemon, r)
 			}
 			for i, c := range cs {
@@ -142,9 +128,7 @@ Scratch files live under the project root (-C) and are removed.`,
 					return err
 				}
 				rep.HTTP = append(rep.HTTP, h)
-				if h.PerSecond > 0 {
-					rep.Daemon[i].VsHTTP = rep.Daemon[i].PerSecond / h.PerSecond
-				}
+				rep.Daemon[i].VsHTTP = ratio(rep.Daemon[i], h)
 			}
 			progress("measuring one-slice reads over the API…")
 			if rep.Reads, err = bench.SliceReads(d, "read one slice over the API", slices, duration); err != nil {
@@ -159,11 +143,8 @@ Scratch files live under the project root (-C) and are removed.`,
 				return err
 			}
 			// Raw writes replace the manifest: a project of their own.
-			wdir, err := sub("writes")
+			wdir, err := seeded(tmp, "writes", slices)
 			if err != nil {
-				return err
-			}
-			if err := bench.Seed(wdir, doc); err != nil {
 				return err
 			}
 			if d, err = bench.StartDaemon(wdir); err != nil {
@@ -193,20 +174,11 @@ Scratch files live under the project root (-C) and are removed.`,
 				if err != nil {
 					return err
 				}
-				rep.Process.Baseline = rep.CLI.Name
-				if rep.CLI.PerSecond > 0 {
-					rep.Process.Ratio = rep.Process.PerSecond / rep.CLI.PerSecond
-				}
+				rep.Process.Baseline, rep.Process.Ratio = rep.CLI.Name, ratio(rep.Process, rep.CLI)
 			}
 			progress("measuring one commit on %d slices…", big)
-			bdir, err := sub("big")
+			bdir, err := seeded(tmp, "big", big)
 			if err != nil {
-				return err
-			}
-			if doc, err = bench.Manifest(big, 0); err != nil {
-				return err
-			}
-			if err := bench.Seed(bdir, doc); err != nil {
 				return err
 			}
 			if d, err = bench.StartDaemon(bdir); err != nil {
@@ -224,7 +196,7 @@ Scratch files live under the project root (-C) and are removed.`,
 			}
 			for _, c := range cs {
 				progress("measuring real proposals (the daemon hashes the artifact), %d client(s)…", c)
-				pdir, err := sub(fmt.Sprintf("proposals-%d", c))
+				pdir, err := scratch(tmp, fmt.Sprintf("proposals-%d", c))
 				if err != nil {
 					return err
 				}
@@ -235,15 +207,15 @@ Scratch files live under the project root (-C) and are removed.`,
 				rep.Proposals = append(rep.Proposals, r)
 			}
 			progress("measuring CLI heartbeats on 10 and %d slices, alternately…", slices)
-			if err := cliCommitCost(exe, sub, slices, cliOps, duration, &rep); err != nil {
+			if err := cliCommitCost(exe, tmp, slices, cliOps, duration, &rep); err != nil {
 				return err
 			}
 			progress("measuring custodian impl --update-status%s…", map[bool]string{true: " against " + taskManifest, false: ""}[taskManifest != ""])
-			if err := implCost(exe, sub, taskManifest, cliOps, duration, &rep); err != nil {
+			if err := implCost(exe, tmp, taskManifest, cliOps, duration, &rep); err != nil {
 				return err
 			}
 			progress("measuring memory with %d tasks…", tasks)
-			mdir, err := sub("memory")
+			mdir, err := scratch(tmp, "memory")
 			if err != nil {
 				return err
 			}
@@ -354,18 +326,11 @@ func realProposals(dir string, clients, slices int, budget time.Duration) (bench
 
 // cliCommitCost measures CLI heartbeats, whole processes, on 10 and on
 // big slices, alternately.
-func cliCommitCost(exe string, sub func(string) (string, error), big, minOps int, budget time.Duration, rep *DaemonBenchReport) error {
+func cliCommitCost(exe, tmp string, big, minOps int, budget time.Duration, rep *DaemonBenchReport) error {
 	dirs := [2]string{}
 	for i, n := range []int{10, big} {
-		d, err := sub(fmt.Sprintf("cli-%d", n))
+		d, err := seeded(tmp, fmt.Sprintf("cli-%d", n), n)
 		if err != nil {
-			return err
-		}
-		doc, err := bench.Manifest(n, 0)
-		if err != nil {
-			return err
-		}
-		if err := bench.Seed(d, doc); err != nil {
 			return err
 		}
 		dirs[i] = d
@@ -387,7 +352,7 @@ func cliCommitCost(exe string, sub func(string) (string, error), big, minOps int
 
 // implCost measures custodian impl --update-status on a 10-task manifest,
 // alternately with the plugin's script when one is given.
-func implCost(exe string, sub func(string) (string, error), script string, minOps int, budget time.Duration, rep *DaemonBenchReport) error {
+func implCost(exe, tmp, script string, minOps int, budget time.Duration, rep *DaemonBenchReport) error {
 	setup := func(dir string, run func(args ...string) error) error {
 		// The .impl marker makes the scratch directory a project of its
 		// own: without it custodian impl would find the enclosing project
@@ -406,7 +371,7 @@ func implCost(exe string, sub func(string) (string, error), script string, minOp
 		return nil
 	}
 	statuses := []string{"in_progress", "pending"}
-	cdir, err := sub("impl-custodian")
+	cdir, err := scratch(tmp, "impl-custodian")
 	if err != nil {
 		return err
 	}
@@ -422,7 +387,7 @@ func implCost(exe string, sub func(string) (string, error), script string, minOp
 		rep.Impl = r
 		return err
 	}
-	sdir, err := sub("impl-script")
+	sdir, err := scratch(tmp, "impl-script")
 	if err != nil {
 		return err
 	}
@@ -444,6 +409,37 @@ func implCost(exe string, sub func(string) (string, error), script string, minOp
 		rep.ImplSpeedup = float64(rep.Script.P50) / float64(rep.Impl.P50)
 	}
 	return err
+}
+
+// scratch makes the directory name under tmp.
+func scratch(tmp, name string) (string, error) {
+	d := filepath.Join(tmp, name)
+	if err := os.MkdirAll(d, 0o755); err != nil {
+		return "", fmt.Errorf("bench: %w", err)
+	}
+	return d, nil
+}
+
+// seeded makes the scratch project name under tmp, with a manifest of n
+// slices.
+func seeded(tmp, name string, n int) (string, error) {
+	d, err := scratch(tmp, name)
+	if err != nil {
+		return "", err
+	}
+	doc, err := bench.Manifest(n, 0)
+	if err != nil {
+		return "", err
+	}
+	return d, bench.Seed(d, doc)
+}
+
+// ratio is a's throughput over b's (0 when b has none).
+func ratio(a, b bench.Result) float64 {
+	if b.PerSecond > 0 {
+		return a.PerSecond / b.PerSecond
+	}
+	return 0
 }
 
 // runQuiet runs exe -C dir args... with no daemon, failing with its output.

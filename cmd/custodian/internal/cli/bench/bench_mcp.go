@@ -3,8 +3,6 @@ package bench
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"text/tabwriter"
 	"time"
 
@@ -64,12 +62,6 @@ func mcpVsAPI(progress func(string, ...any), sock string, d *bench.Daemon, prefi
 	var cpu func() time.Duration
 	if pid := d.Pid(); pid != 0 {
 		cpu = func() time.Duration { return bench.ProcessCPU(pid) }
-	}
-	ratio := func(a, b bench.Result) float64 {
-		if b.PerSecond > 0 {
-			return a.PerSecond / b.PerSecond
-		}
-		return 0
 	}
 	for _, c := range cs {
 		progress("measuring %s/mcp (SDK and lean clients) and the HTTP API in turns, %d client(s)…", prefix, c)
@@ -139,15 +131,8 @@ daemon process's CPU time per call (from
 				return err
 			}
 			defer done()
-			dir := filepath.Join(tmp, "project")
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return fmt.Errorf("bench: %w", err)
-			}
-			doc, err := bench.Manifest(slices, 0)
+			dir, err := seeded(tmp, "project", slices)
 			if err != nil {
-				return err
-			}
-			if err := bench.Seed(dir, doc); err != nil {
 				return err
 			}
 			var rep MCPBenchReport

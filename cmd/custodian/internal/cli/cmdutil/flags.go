@@ -25,6 +25,16 @@ func Required(name, value string) error {
 	return nil
 }
 
+// RequiredFlags is Required for each of cmd's flags names, in order.
+func RequiredFlags(cmd *cobra.Command, names ...string) error {
+	for _, n := range names {
+		if err := Required(n, cmd.Flags().Lookup(n).Value.String()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ParseScore parses --score: a number in [0, 1].
 func ParseScore(s string) (float64, error) {
 	if s == "" {

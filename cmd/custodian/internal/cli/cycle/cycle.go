@@ -37,7 +37,7 @@ const (
 )
 
 // MaxInputBytes bounds a file or stdin that a cycle command reads.
-const MaxInputBytes = 16 << 20
+const MaxInputBytes = cmdutil.MaxInput
 
 type cycleCLI struct {
 	app   *cmdutil.App
@@ -453,17 +453,7 @@ func (c *cycleCLI) readInput(from string) ([]byte, error) {
 		defer f.Close()
 		r = f
 	}
-	b, err := io.ReadAll(io.LimitReader(r, MaxInputBytes+1))
-	if err != nil {
-		return nil, reason.New(reason.InvalidInput, "cannot read %s: %v", inputName(from), err)
-	}
-	if len(b) > MaxInputBytes {
-		return nil, reason.New(reason.InvalidInput, "%s is over the limit of %d bytes", inputName(from), MaxInputBytes)
-	}
-	if err := safetext.CheckString(inputName(from), string(b)); err != nil {
-		return nil, err
-	}
-	return b, nil
+	return cmdutil.ReadInput(r, inputName(from))
 }
 
 func (c *cycleCLI) requirementsCmd() *cobra.Command {

@@ -56,10 +56,7 @@ The project is left in place to explore. Needs nothing but this binary.`,
 			if len(args) == 1 {
 				opts.Dir = args[0]
 			}
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Serve, "serve", false, "then serve the web dashboard of the demo project until interrupted")

@@ -37,19 +37,10 @@ notice and a failure-log row, like any halt.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Slice = args[0]
-			if err := cmdutil.Required("agent", opts.Agent); err != nil {
+			if err := cmdutil.RequiredFlags(cmd, "agent", "mode", "reason"); err != nil {
 				return err
 			}
-			if err := cmdutil.Required("mode", opts.Mode); err != nil {
-				return err
-			}
-			if err := cmdutil.Required("reason", opts.Reason); err != nil {
-				return err
-			}
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "the reporting agent")
@@ -70,9 +61,5 @@ func run(ctx context.Context, opts *Options) error {
 	// The application layer hashes the slice's artifacts as marked: the
 	// phase's artifact is marked DRAFT — AGENT HALTED.
 	op := asdd.ReportFailure{Agent: opts.Agent, Slice: opts.Slice, Mode: opts.Mode, Reason: opts.Reason, Flagged: opts.Flagged, Artifacts: artifacts}
-	_, r, err := cmdutil.ApplyOp(ctx, app, op)
-	if err != nil {
-		return err
-	}
-	return cmdutil.Finish(app, r, nil)
+	return cmdutil.Apply(ctx, app, op)
 }

@@ -33,10 +33,7 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra
 				return err
 			}
 			opts.Wave, opts.Done, opts.Remaining = cmdutil.OptInt(cmd, "wave", wave), cmdutil.OptInt(cmd, "done", done), cmdutil.OptInt(cmd, "remaining", remaining)
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Agent, "agent", "", "the agent")
@@ -51,9 +48,5 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra
 // run proposes the heartbeat.
 func run(ctx context.Context, opts *Options) error {
 	op := asdd.Beat{Agent: opts.Agent, Status: opts.Status, Slice: opts.Slice, Wave: opts.Wave, Completed: opts.Done, Remaining: opts.Remaining}
-	_, r, err := cmdutil.ApplyOp(ctx, opts.App, op)
-	if err != nil {
-		return err
-	}
-	return cmdutil.Finish(opts.App, r, nil)
+	return cmdutil.Apply(ctx, opts.App, op)
 }

@@ -38,10 +38,7 @@ and create .asdd/state/manifest.json. Running it again changes nothing but
 the project context given with --sprint and --goal.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Sprint, "sprint", "", "the current sprint (project_context.current_sprint)")

@@ -102,10 +102,7 @@ unchanged since it was last hashed is not read again (the stat cache in
   custodian check --halt          # report, and halt the drifted slices`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF == nil {
-				runF = check
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, check)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Full, "full", false, "hash every file, ignoring the stat cache")

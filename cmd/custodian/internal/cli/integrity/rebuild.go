@@ -60,10 +60,7 @@ While a daemon serves the project the rebuild runs in it; moving files aside
 (--force, a manifest that cannot be recovered) needs the daemon stopped.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF == nil {
-				runF = runRebuild
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, runRebuild)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Force, "force", false, "scan the files even though the manifest or its journal is readable")
@@ -157,10 +154,7 @@ and --by the person (default $CUSTODIAN_ACTOR or the OS user).`,
 			if err := cmdutil.Required("role", opts.Role); err != nil {
 				return err
 			}
-			if runF == nil {
-				runF = runReview
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, runReview)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Role, "role", "", "the reviewing role (TL, PO, Security…)")
@@ -204,8 +198,6 @@ func runReview(ctx context.Context, opts *ReviewOptions) error {
 	_, r, err := cmdutil.ApplyOp(ctx, app, op)
 	if err != nil {
 		return err
-	}
-	if !opts.Project {
 	}
 	r.Warnings = append(warnings, r.Warnings...)
 	res.CommitResult = r

@@ -53,10 +53,7 @@ never deleted. Run it with the daemon stopped.`,
 				return reason.Usage("repair needs --reason")
 			}
 			opts.Key = args[0]
-			if runF == nil {
-				runF = runRepair
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, runRepair)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Keep, "keep", "", "what to keep: journal or snapshot (required)")

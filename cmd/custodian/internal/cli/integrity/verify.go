@@ -87,10 +87,7 @@ so that a CI job run in the wrong directory fails.`,
   custodian verify .asdd/state/manifest.json --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Keys = args
-			if runF == nil {
-				runF = runVerify
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, runVerify)
 		},
 	}
 }

@@ -32,10 +32,7 @@ func NewLockCmd(app *cmdutil.App, runF func(context.Context, *LockOptions) error
 			if err := cmdutil.Required("holder", opts.Holder); err != nil {
 				return err
 			}
-			if runF == nil {
-				runF = runLock
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, runLock)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Holder, "holder", "", "who takes the lease (an agent)")
@@ -46,11 +43,7 @@ func NewLockCmd(app *cmdutil.App, runF func(context.Context, *LockOptions) error
 
 // runLock proposes the lease.
 func runLock(ctx context.Context, opts *LockOptions) error {
-	_, r, err := cmdutil.ApplyOp(ctx, opts.App, asdd.LockSlice{Slice: opts.Slice, Holder: opts.Holder, TTL: opts.TTL, Reason: opts.Reason})
-	if err != nil {
-		return err
-	}
-	return cmdutil.Finish(opts.App, r, nil)
+	return cmdutil.Apply(ctx, opts.App, asdd.LockSlice{Slice: opts.Slice, Holder: opts.Holder, TTL: opts.TTL, Reason: opts.Reason})
 }
 
 // UnlockOptions is what `custodian unlock` was asked to do.
@@ -77,10 +70,7 @@ func NewUnlockCmd(app *cmdutil.App, runF func(context.Context, *UnlockOptions) e
 					return err
 				}
 			}
-			if runF == nil {
-				runF = runUnlock
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, runUnlock)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Holder, "holder", "", "the lease holder")
@@ -91,9 +81,5 @@ func NewUnlockCmd(app *cmdutil.App, runF func(context.Context, *UnlockOptions) e
 
 // runUnlock proposes the release.
 func runUnlock(ctx context.Context, opts *UnlockOptions) error {
-	_, r, err := cmdutil.ApplyOp(ctx, opts.App, asdd.UnlockSlice{Slice: opts.Slice, Holder: opts.Holder, Force: opts.Force, Role: opts.Role})
-	if err != nil {
-		return err
-	}
-	return cmdutil.Finish(opts.App, r, nil)
+	return cmdutil.Apply(ctx, opts.App, asdd.UnlockSlice{Slice: opts.Slice, Holder: opts.Holder, Force: opts.Force, Role: opts.Role})
 }

@@ -61,10 +61,7 @@ $CUSTODIAN_TOKEN.`,
 			if err := opts.LogLevel.UnmarshalText([]byte(logLevel)); err != nil {
 				return reason.Usage("--log-level %q: want debug, info, warn or error", logLevel)
 			}
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
 	}
 	cmdutil.EnumFlag(cmd, cmd.Flags(), &logLevel, "log-level", "warn", []string{"debug", "info", "warn", "error"}, "log level on stderr")

@@ -54,10 +54,7 @@ store (store: in .asdd/config.yaml, or $CUSTODIAN_STORE).`,
   custodian migrate --to file --from etcd://10.0.0.5:2379/team/proj`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
 	}
 	cmd.Flags().StringVar(&opts.To, "to", "", "target: etcd://HOST:PORT[,HOST:PORT]/PREFIX or file (required)")

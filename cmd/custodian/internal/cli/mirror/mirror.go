@@ -62,10 +62,7 @@ written under .asdd/escalations/.`,
   custodian mirror &        # follow the cluster without a daemon`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "write every document's latest version once and exit")

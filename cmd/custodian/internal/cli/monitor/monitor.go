@@ -52,10 +52,7 @@ interval until interrupted (custodian serve runs the same loop).`,
 			if !opts.Once && opts.Every <= 0 {
 				return fmt.Errorf("--every must be positive")
 			}
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "check once and exit")

@@ -45,10 +45,7 @@ slice (exit 3; 4 for an escalated conflict; 5 for drift) with the reason.`,
     --uncertainty "NFR latency target not specified" --trace .asdd/traces/SLICE-001-spec.md`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := cmdutil.Required("agent", opts.Agent); err != nil {
-				return err
-			}
-			if err := cmdutil.Required("slice", opts.Slice); err != nil {
+			if err := cmdutil.RequiredFlags(cmd, "agent", "slice"); err != nil {
 				return err
 			}
 			sc, err := cmdutil.ParseScore(score)
@@ -59,10 +56,7 @@ slice (exit 3; 4 for an escalated conflict; 5 for drift) with the reason.`,
 			if v, c, m := cmdutil.OptInt(cmd, "validated", validated), cmdutil.OptInt(cmd, "corrected", corrected), cmdutil.OptInt(cmd, "missing", missing); v != nil || c != nil || m != nil {
 				opts.Retro = &asdd.Retro{Validated: v, Corrected: c, Missing: m}
 			}
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
 	}
 	f := cmd.Flags()
@@ -101,9 +95,5 @@ func run(ctx context.Context, opts *Options) error {
 		}
 		prop.Trace = &asdd.Artifact{Name: "trace", Path: trace}
 	}
-	_, r, err := cmdutil.ApplyOp(ctx, app, prop)
-	if err != nil {
-		return err
-	}
-	return cmdutil.Finish(app, r, nil)
+	return cmdutil.Apply(ctx, app, prop)
 }

@@ -28,10 +28,7 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Description = args[0]
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
 	}
 	cmd.Flags().StringVar(&opts.ID, "id", "", "the slice id (default QUICK-<n>)")
@@ -47,13 +44,5 @@ func run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	_, r, err := cmdutil.ApplyOp(ctx, app, asdd.Quick{ID: opts.ID, Description: opts.Description, Agent: opts.Agent, Artifacts: artifacts})
-	if err != nil {
-		return err
-	}
-	for _, e := range r.Events {
-		if e.Type == "quick_fix" {
-		}
-	}
-	return cmdutil.Finish(app, r, nil)
+	return cmdutil.Apply(ctx, app, asdd.Quick{ID: opts.ID, Description: opts.Description, Agent: opts.Agent, Artifacts: artifacts})
 }

@@ -42,10 +42,7 @@ recorded as the human's accepted versions.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Slice = args[0]
-			if err := cmdutil.Required("role", opts.Role); err != nil {
-				return err
-			}
-			if err := cmdutil.Required("rationale", opts.Rationale); err != nil {
+			if err := cmdutil.RequiredFlags(cmd, "role", "rationale"); err != nil {
 				return err
 			}
 			if opts.To != "" && opts.Action == "" {
@@ -54,10 +51,7 @@ recorded as the human's accepted versions.`,
 			if opts.Favour != "" && opts.Action == "" {
 				opts.Action = asdd.ActionResume
 			}
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Role, "role", "", "the resolving role (TL, PO, Security)")
@@ -76,9 +70,5 @@ func run(ctx context.Context, opts *Options) error {
 	app := opts.App
 	op := asdd.Resolve{Slice: opts.Slice, Role: opts.Role, By: opts.By, Rationale: opts.Rationale, Action: opts.Action,
 		ReturnTo: opts.To, RootCause: opts.RootCause, Favour: opts.Favour}
-	_, r, err := cmdutil.ApplyOp(ctx, app, op)
-	if err != nil {
-		return err
-	}
-	return cmdutil.Finish(app, r, nil)
+	return cmdutil.Apply(ctx, app, op)
 }

@@ -75,10 +75,7 @@ See docs/runner.md.`,
 				return reason.Usage("--quick and --dry-run do not go together")
 			}
 			o.Slices, o.Until = args, strings.ToUpper(o.Until)
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), o)
+			return cmdutil.Run(app, cmd, o, runF, run)
 		},
 	}
 	f := cmd.Flags()

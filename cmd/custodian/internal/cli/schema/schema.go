@@ -29,10 +29,7 @@ func NewCmd(app *cmdutil.App, runF func(context.Context, *Options) error) *cobra
 			if len(args) == 1 && args[0] != "asdd" {
 				return reason.Usage("unknown schema %q (known: asdd)", args[0])
 			}
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), opts)
+			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
 	}
 }

@@ -91,10 +91,7 @@ usual paths current from the etcd watch, for plugins that read the files
 (see custodian mirror).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if runF == nil {
-				runF = run
-			}
-			return runF(app.Context(cmd), o)
+			return cmdutil.Run(app, cmd, o, runF, run)
 		},
 	}
 	f := cmd.Flags()

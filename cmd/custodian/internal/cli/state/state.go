@@ -24,9 +24,6 @@ import (
 // custodian state: the subagents state-manager's .agents/tmp/state.json
 // (seed 002), schema v2, every change a store commit.
 
-// stateMaxInput bounds what a command reads from stdin or a file.
-const stateMaxInput = 16 << 20
-
 // Runs are the functions state's subcommands call once their command
 // lines are parsed; a nil one runs the command. The changing subcommands
 // build the request they send (a wire.StateRequest: the operation and its
@@ -149,7 +146,7 @@ func (s *stateCmd) updateCmd() *cobra.Command {
 			var err error
 			if len(args) == 1 && args[0] != "-" {
 				raw = []byte(args[0])
-			} else if raw, err = readLimited(s.app.In, "stdin"); err != nil {
+			} else if raw, err = cmdutil.ReadInput(s.app.In, "stdin"); err != nil {
 				return err
 			}
 			if strings.TrimSpace(string(raw)) == "" {
@@ -186,12 +183,12 @@ func (s *stateCmd) recordOutputCmd() *cobra.Command {
 				if err != nil {
 					return reason.New(reason.InvalidInput, "phase output: %w", err)
 				}
-				content, err = readLimited(f, args[1])
+				content, err = cmdutil.ReadInput(f, args[1])
 				f.Close()
 				if err != nil {
 					return err
 				}
-			} else if content, err = readLimited(s.app.In, "stdin"); err != nil {
+			} else if content, err = cmdutil.ReadInput(s.app.In, "stdin"); err != nil {
 				return err
 			}
 			if ext == "json" && !json.Valid(content) {
@@ -285,21 +282,4 @@ func printState(app *cmdutil.App, v any) error {
 	}
 	_, err = app.Out.Write(b)
 	return err
-}
-
-func readLimited(r io.Reader, name string) ([]byte, error) {
-	if r == nil {
-		return nil, reason.New(reason.InvalidInput, "nothing to read on %s", name)
-	}
-	b, err := io.ReadAll(io.LimitReader(r, stateMaxInput+1))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", name, err)
-	}
-	if len(b) > stateMaxInput {
-		return nil, reason.New(reason.InvalidInput, "%s is over the limit of %d bytes", name, stateMaxInput)
-	}
-	if err := safetext.CheckString(name, string(b)); err != nil {
-		return nil, err
-	}
-	return b, nil
 }
