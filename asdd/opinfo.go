@@ -89,8 +89,18 @@ func (p Proposal) normalized() Op {
 func (Resolve) OpName() string        { return "resolve" }
 func (o Resolve) SliceID() string     { return o.Slice }
 func (Resolve) HumanDecision() string { return "resolve" }
+
+// normalized: with no action, a phase to return to means return and a
+// favoured agent resume (rerun otherwise, in apply).
 func (o Resolve) normalized() Op {
 	o.Action, o.ReturnTo = strings.ToLower(o.Action), strings.ToUpper(o.ReturnTo)
+	switch {
+	case o.Action != "":
+	case o.ReturnTo != "":
+		o.Action = ActionReturn
+	case o.Favour != "":
+		o.Action = ActionResume
+	}
 	return o
 }
 

@@ -130,6 +130,13 @@ func TestEnumeratedFieldsAreTakenInAnyCase(t *testing.T) {
 		{ReportFailure{Mode: "conflicting_agent_outputs"}, ReportFailure{Mode: ModeConflict}},
 		{AddSlice{ID: "S-1", Type: "retro_spec", GovernanceMode: "manual"}, AddSlice{ID: "S-1", Type: TypeRetroSpec, GovernanceMode: "MANUAL"}},
 		{LockSlice{Slice: "s-1", Holder: "tl"}, LockSlice{Slice: "s-1", Holder: "tl"}}, // ids and names keep their case
+		// With no action, a phase to return to means return and a favoured
+		// agent resume, whichever door the resolution came through.
+		{Resolve{ReturnTo: "design"}, Resolve{Action: ActionReturn, ReturnTo: Design}},
+		{Resolve{Favour: "spec"}, Resolve{Action: ActionResume, Favour: "spec"}},
+		{Resolve{ReturnTo: "SPEC", Favour: "spec"}, Resolve{Action: ActionReturn, ReturnTo: Spec, Favour: "spec"}},
+		{Resolve{Action: "Rerun", Favour: "spec"}, Resolve{Action: ActionRerun, Favour: "spec"}},
+		{Resolve{}, Resolve{}},
 	} {
 		if got := Normalize(tc.in); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("Normalize(%+v) = %+v, want %+v", tc.in, got, tc.want)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,6 +27,24 @@ type Artifact struct {
 	// is taken away: if the proposal is accepted, the marker goes and
 	// this hash is recorded.
 	UnmarkedSHA256 string `json:"unmarked_sha256,omitempty"`
+}
+
+// NamedArtifacts are the artifacts a door names as NAME -> PATH, in name
+// order, their paths slash-separated.
+func NamedArtifacts(paths map[string]string) []Artifact {
+	var out []Artifact
+	for _, name := range slices.Sorted(maps.Keys(paths)) {
+		out = append(out, Artifact{Name: name, Path: filepath.ToSlash(paths[name])})
+	}
+	return out
+}
+
+// TraceFile is the reasoning trace a door names (nil for "").
+func TraceFile(path string) *Artifact {
+	if path == "" {
+		return nil
+	}
+	return &Artifact{Name: "trace", Path: filepath.ToSlash(path)}
 }
 
 // Retro carries a retro-spec slice's validation counters.

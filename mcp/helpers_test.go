@@ -72,15 +72,6 @@ func (p *project) write(rel, content string) {
 	}
 }
 
-func (p *project) read(rel string) []byte {
-	p.t.Helper()
-	b, err := os.ReadFile(filepath.Join(p.root, filepath.FromSlash(rel)))
-	if err != nil {
-		p.t.Fatal(err)
-	}
-	return b
-}
-
 // seed makes the fixture every tool test starts from: an ASDD manifest
 // with slice SLICE-001 (tasks t1, t2 in wave 1, t3 in wave 2) and its
 // discovery artifact on disk, a task manifest with task 1, the

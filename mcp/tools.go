@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -310,32 +309,16 @@ func (s *Server) addASDDTools() {
 		})
 	addTool(s, &sdk.Tool{Name: "slice_add", Description: "Add a slice (FEATURE starts in DISCOVERY, RETRO_SPEC in BEHAVIOR_CAPTURE).", Annotations: change("Add a slice", false)},
 		func(ctx context.Context, svc app.Service, in SliceAddIn) (*OpResult, error) {
-			typ := in.Type
-			if typ == "" {
-				typ = asdd.TypeFeature
-			}
-			return asddOp(ctx, svc, asdd.AddSlice{ID: in.Slice, Name: in.Name, Type: typ, GovernanceMode: "MANUAL", By: s.o.Actor})
+			return asddOp(ctx, svc, asdd.AddSlice{ID: in.Slice, Name: in.Name, Type: in.Type, By: s.o.Actor})
 		})
 	addTool(s, &sdk.Tool{Name: "propose", Description: "Submit an agent's result for a slice. The custodian checks the lifecycle, the slice's lease, the agent's minimum confidence (raised by dynamic gating), uncertainty factors below 0.95, the CCS floor, the refinement-loop limit and concurrent changes since base_revision; it commits the result, or halts the slice (a tool error starting with the verdict's code; the halt is committed), or rejects it (a tool error starting with the reason code; nothing changed).", Annotations: change("Propose a result", false)},
 		func(ctx context.Context, svc app.Service, in ProposeIn) (*OpResult, error) {
-			names := slices.Sorted(maps.Keys(in.Artifacts))
-			arts := make([]asdd.Artifact, 0, len(names))
-			for _, n := range names {
-				arts = append(arts, asdd.Artifact{Name: n, Path: in.Artifacts[n]})
-			}
-			p := asdd.Proposal{Agent: in.Agent, Slice: in.Slice, Score: in.Score, Artifacts: arts, Uncertainty: in.Uncertainty, To: in.To, BaseRevision: in.BaseRevision}
-			if in.Trace != "" {
-				p.Trace = &asdd.Artifact{Name: "trace", Path: in.Trace}
-			}
-			return asddOp(ctx, svc, p)
+			return asddOp(ctx, svc, asdd.Proposal{Agent: in.Agent, Slice: in.Slice, Score: in.Score, Artifacts: asdd.NamedArtifacts(in.Artifacts),
+				Trace: asdd.TraceFile(in.Trace), Uncertainty: in.Uncertainty, To: in.To, BaseRevision: in.BaseRevision})
 		})
 	addTool(s, &sdk.Tool{Name: "heartbeat", Description: "Record an agent's heartbeat (agent_heartbeats): its status, slice, wave and task counts. An ACTIVE agent silent past its timeout is retried, then escalated.", Annotations: change("Heartbeat", true)},
 		func(ctx context.Context, svc app.Service, in HeartbeatIn) (*OpResult, error) {
-			st := in.Status
-			if st == "" {
-				st = asdd.HeartbeatActive
-			}
-			return asddOp(ctx, svc, asdd.Beat{Agent: in.Agent, Status: st, Slice: in.Slice, Wave: in.Wave, Completed: in.Done, Remaining: in.Remaining})
+			return asddOp(ctx, svc, asdd.Beat{Agent: in.Agent, Status: in.Status, Slice: in.Slice, Wave: in.Wave, Completed: in.Done, Remaining: in.Remaining})
 		})
 	addTool(s, &sdk.Tool{Name: "lock", Description: "Lease a slice: until the lease expires only its holder may change the slice (others get SLICE_LOCKED).", Annotations: change("Lock a slice", false)},
 		func(ctx context.Context, svc app.Service, in LockIn) (*OpResult, error) {
@@ -430,11 +413,7 @@ type RollbackResult struct {
 func (s *Server) addAdminTools() {
 	addTool(s, &sdk.Tool{Name: "resolve", Description: "A human's decision on a halted slice (the only way out of a halt): rerun, resume, or return to a phase. Call only on a named human's instruction.", Annotations: change("Resolve a halt (human)", false)},
 		func(ctx context.Context, svc app.Service, in ResolveIn) (*OpResult, error) {
-			action := in.Action
-			if in.To != "" && action == "" {
-				action = asdd.ActionReturn
-			}
-			return asddOp(ctx, svc, asdd.Resolve{Slice: in.Slice, Role: in.Role, By: in.By, Rationale: in.Rationale, Action: action, ReturnTo: in.To, RootCause: in.RootCause})
+			return asddOp(ctx, svc, asdd.Resolve{Slice: in.Slice, Role: in.Role, By: in.By, Rationale: in.Rationale, Action: in.Action, ReturnTo: in.To, RootCause: in.RootCause})
 		})
 	addTool(s, &sdk.Tool{Name: "approve", Description: "A named role's sign-off: accept a halted slice's output, clear NEEDS_HUMAN_REVIEW (of a slice, or of the project context with project). Call only on a named human's instruction.", Annotations: change("Approve (human)", false)},
 		func(ctx context.Context, svc app.Service, in ApproveIn) (*OpResult, error) {

@@ -916,14 +916,8 @@ func (r *Runner) propose(ctx context.Context, s *asdd.Slice, ag *asdd.Agent, res
 	// The artifacts and the trace are named; the application layer hashes
 	// them (marked as the agent's config says) and observes the slice's
 	// files itself.
-	p := asdd.Proposal{Agent: ag.Name, Slice: s.SliceID, Score: *res.Score, Uncertainty: res.Uncertainty,
-		To: res.To, BaseRevision: base, Assumptions: res.Assumptions}
-	for _, name := range slices.Sorted(maps.Keys(res.Artifacts)) {
-		p.Artifacts = append(p.Artifacts, asdd.Artifact{Name: name, Path: filepath.ToSlash(res.Artifacts[name])})
-	}
-	if res.Trace != "" {
-		p.Trace = &asdd.Artifact{Name: "trace", Path: filepath.ToSlash(res.Trace)}
-	}
+	p := asdd.Proposal{Agent: ag.Name, Slice: s.SliceID, Score: *res.Score, Artifacts: asdd.NamedArtifacts(res.Artifacts), Trace: asdd.TraceFile(res.Trace),
+		Uncertainty: res.Uncertainty, To: res.To, BaseRevision: base, Assumptions: res.Assumptions}
 	out, err := r.o.State.Apply(ctx, p, nil)
 	if err != nil {
 		return reject(err)

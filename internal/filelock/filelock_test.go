@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/gofrs/flock"
 )
 
 // The lock is the one flock(1) takes: a script's `flock -n` fails while
@@ -95,5 +97,41 @@ func TestRefusesWhatIsNotItsOwn(t *testing.T) {
 	}
 	if _, err := Held(root, "fifo"); err == nil {
 		t.Fatal("Held probed a FIFO")
+	}
+}
+
+// Held sees a lock this process holds through another open file (the
+// store's probe of its own daemon's pid file), and a lock taken by Lock.
+func TestHeldInProcess(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	pid := filepath.Join(dir, "daemon.pid")
+	if err := os.WriteFile(pid, []byte("123\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := flock.New(pid)
+	if err := l.Lock(); err != nil {
+		t.Fatal(err)
+	}
+	if held, err := Held(root, "daemon.pid"); err != nil || !held {
+		t.Fatalf("Held while gofrs/flock holds it = %v, %v", held, err)
+	}
+	if err := l.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := Lock(root, "daemon.pid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if held, err := Held(root, "daemon.pid"); err != nil || !held {
+		t.Fatalf("Held while Lock holds it = %v, %v", held, err)
+	}
+	unlock()
+	if held, err := Held(root, "daemon.pid"); err != nil || held {
+		t.Fatalf("Held after unlock = %v, %v", held, err)
 	}
 }

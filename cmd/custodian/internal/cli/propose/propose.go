@@ -93,7 +93,7 @@ func run(ctx context.Context, opts *Options) error {
 		if err != nil {
 			return err
 		}
-		prop.Trace = &asdd.Artifact{Name: "trace", Path: trace}
+		prop.Trace = asdd.TraceFile(trace)
 	}
 	return cmdutil.Apply(ctx, app, prop)
 }

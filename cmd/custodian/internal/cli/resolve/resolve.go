@@ -16,7 +16,7 @@ type Options struct {
 	Role      string // the resolving role
 	By        string // the person
 	Rationale string
-	Action    string // rerun, resume or return ("" lets the rules choose rerun)
+	Action    string // rerun, resume or return ("": return with To, resume with Favour, else rerun)
 	To        string // the phase to return to, upper case
 	Favour    string // the agent a conflict is arbitrated for
 	RootCause string
@@ -44,12 +44,6 @@ recorded as the human's accepted versions.`,
 			opts.Slice = args[0]
 			if err := cmdutil.RequiredFlags(cmd, "role", "rationale"); err != nil {
 				return err
-			}
-			if opts.To != "" && opts.Action == "" {
-				opts.Action = asdd.ActionReturn
-			}
-			if opts.Favour != "" && opts.Action == "" {
-				opts.Action = asdd.ActionResume
 			}
 			return cmdutil.Run(app, cmd, opts, runF, run)
 		},
