@@ -22,9 +22,10 @@ func TestResolveFlags(t *testing.T) {
 	}{
 		{base, &Options{Slice: "S-1", Role: "TL", Rationale: "ok"}, 0}, // the rules choose rerun
 		{with("--action", "resume", "--by", "ana", "--root-cause", "spec gap"), &Options{Slice: "S-1", Role: "TL", Rationale: "ok", Action: "resume", By: "ana", RootCause: "spec gap"}, 0},
-		// --to implies return, --favour implies resume; an explicit action stays.
-		{with("--to", "design"), &Options{Slice: "S-1", Role: "TL", Rationale: "ok", Action: "return", To: "DESIGN"}, 0},
-		{with("--favour", "design"), &Options{Slice: "S-1", Role: "TL", Rationale: "ok", Action: "resume", Favour: "design"}, 0},
+		// With no --action the rules take --to as return and --favour as
+		// resume (asdd.Resolve, whichever door); an explicit action stays.
+		{with("--to", "design"), &Options{Slice: "S-1", Role: "TL", Rationale: "ok", To: "DESIGN"}, 0},
+		{with("--favour", "design"), &Options{Slice: "S-1", Role: "TL", Rationale: "ok", Favour: "design"}, 0},
 		{with("--favour", "design", "--action", "rerun"), &Options{Slice: "S-1", Role: "TL", Rationale: "ok", Action: "rerun", Favour: "design"}, 0},
 		{[]string{"S-1", "--rationale", "ok"}, nil, reason.ExitUsage},
 		{[]string{"S-1", "--role", "TL"}, nil, reason.ExitUsage},
