@@ -17,13 +17,14 @@ import (
 // operation is sent to the daemon, which runs it through its Local. Reads
 // go to the daemon too, so they see every acknowledged commit.
 type Remote struct {
-	c *client.Client
+	c     *client.Client
+	reads // Doc, DocAt, History, Keys, Watch, Verify: the daemon's API
 }
 
 var _ Service = (*Remote)(nil)
 
 // NewRemote returns the application layer behind the daemon c talks to.
-func NewRemote(c *client.Client) *Remote { return &Remote{c: c} }
+func NewRemote(c *client.Client) *Remote { return &Remote{c: c, reads: reads{c}} }
 
 // Client returns the daemon client.
 func (r *Remote) Client() *client.Client { return r.c }
