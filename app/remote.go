@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 
 	"github.com/custodian-dev/custodian/agentstate"
 	"github.com/custodian-dev/custodian/asdd"
@@ -34,12 +33,12 @@ func (r *Remote) Close() error { return r.c.Close() }
 
 // Manifest reads the manifest from the daemon.
 func (r *Remote) Manifest(ctx context.Context) (*asdd.Manifest, error) {
-	doc, err := r.c.Get(ctx, asdd.Key)
-	if reason.CodeOf(err) == reason.NotFound || (err == nil && !doc.Exists()) {
-		return nil, errNoManifest
-	}
+	doc, err := r.Doc(ctx, asdd.Key)
 	if err != nil {
 		return nil, err
+	}
+	if !doc.Exists() {
+		return nil, errNoManifest
 	}
 	m, err := asdd.Decode(doc.Value)
 	if err != nil {
@@ -66,12 +65,12 @@ func (r *Remote) ASDD(ctx context.Context, op asdd.Op) (*wire.OpResponse, error)
 
 // ImplManifest reads the task manifest from the daemon.
 func (r *Remote) ImplManifest(ctx context.Context) (*impl.Manifest, uint64, error) {
-	doc, err := r.c.Get(ctx, impl.Key)
-	if errors.Is(err, reason.NotFound) || (err == nil && !doc.Exists()) {
-		return nil, 0, ErrNoImplManifest
-	}
+	doc, err := r.Doc(ctx, impl.Key)
 	if err != nil {
 		return nil, 0, err
+	}
+	if !doc.Exists() {
+		return nil, 0, ErrNoImplManifest
 	}
 	m, err := impl.Decode(doc.Value)
 	return m, doc.Revision, err
@@ -84,12 +83,12 @@ func (r *Remote) Impl(ctx context.Context, req wire.ImplRequest) (*wire.ImplResp
 
 // State reads the state-manager's state from the daemon.
 func (r *Remote) State(ctx context.Context) (agentstate.Object, uint64, error) {
-	doc, err := r.c.Get(ctx, agentstate.Key)
-	if errors.Is(err, reason.NotFound) || (err == nil && !doc.Exists()) {
-		return nil, 0, ErrNoState
-	}
+	doc, err := r.Doc(ctx, agentstate.Key)
 	if err != nil {
 		return nil, 0, err
+	}
+	if !doc.Exists() {
+		return nil, 0, ErrNoState
 	}
 	st, err := agentstate.Decode(doc.Value)
 	return st, doc.Revision, err
@@ -105,12 +104,12 @@ func (r *Remote) Cycle(ctx context.Context, id string) (cycle.State, uint64, err
 	if err := cycle.CheckID(id); err != nil {
 		return cycle.State{}, 0, err
 	}
-	doc, err := r.c.Get(ctx, cycle.Key(id))
-	if reason.CodeOf(err) == reason.NotFound || (err == nil && !doc.Exists()) {
-		return cycle.State{}, 0, NoCycle(id)
-	}
+	doc, err := r.Doc(ctx, cycle.Key(id))
 	if err != nil {
 		return cycle.State{}, 0, err
+	}
+	if !doc.Exists() {
+		return cycle.State{}, 0, NoCycle(id)
 	}
 	st, err := DecodeCycle(id, doc.Value)
 	return st, doc.Revision, err
