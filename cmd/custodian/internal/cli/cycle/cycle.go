@@ -10,7 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/cmd/custodian/internal/cli/cmdutil"
