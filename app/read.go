@@ -129,3 +129,25 @@ func (l *Local) Watch(ctx context.Context, key string, from uint64) iter.Seq2[st
 
 // Verify checks a document's journal.
 func (l *Local) Verify(ctx context.Context, key string) error { return l.reads().Verify(ctx, key) }
+
+// ManifestAt returns the ASDD manifest as it was right after revision rev
+// (nil before its first commit), read through r: Service.Manifest's
+// decoding, of a past version.
+func ManifestAt(ctx context.Context, r Reader, rev uint64) (*asdd.Manifest, error) {
+	doc, err := r.DocAt(ctx, asdd.Key, rev)
+	if err != nil || !doc.Exists() {
+		return nil, err
+	}
+	return manifestOf(doc)
+}
+
+// manifestOf decodes a stored ASDD manifest, checking it against its
+// schema (CORRUPT_STATE when it does not match).
+func manifestOf(doc store.Document) (*asdd.Manifest, error) {
+	m, err := asdd.Decode(doc.Value)
+	if err != nil {
+		return nil, corrupt(err)
+	}
+	m.Revision = doc.Revision
+	return m, nil
+}

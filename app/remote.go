@@ -40,12 +40,7 @@ func (r *Remote) Manifest(ctx context.Context) (*asdd.Manifest, error) {
 	if !doc.Exists() {
 		return nil, errNoManifest
 	}
-	m, err := asdd.Decode(doc.Value)
-	if err != nil {
-		return nil, corrupt(err)
-	}
-	m.Revision = doc.Revision
-	return m, nil
+	return manifestOf(doc)
 }
 
 // ASDD runs op in the daemon. Artifacts are sent by name and path only:

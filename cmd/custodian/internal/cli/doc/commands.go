@@ -370,15 +370,12 @@ func escalationsLeft(ctx context.Context, app *cmdutil.App, to uint64) []leftNot
 	if err != nil {
 		return nil
 	}
-	past, err := svc.DocAt(ctx, asdd.Key, to)
+	then, err := appl.ManifestAt(ctx, svc, to)
 	if err != nil {
 		return nil
 	}
-	then := &asdd.Manifest{}
-	if past.Exists() {
-		if then, err = asdd.Decode(past.Value); err != nil {
-			return nil
-		}
+	if then == nil {
+		then = &asdd.Manifest{}
 	}
 	status := map[string]string{}
 	for _, sl := range then.Slices {
