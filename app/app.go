@@ -25,6 +25,10 @@ import (
 
 // Service is the application layer of one project.
 type Service interface {
+	// Reader reads documents as stored (a version, the journal, the
+	// stream of commits), whichever door asks.
+	Reader
+
 	// Manifest returns the latest committed ASDD manifest
 	// (.asdd/state/manifest.json); NOT_FOUND when there is none.
 	Manifest(ctx context.Context) (*asdd.Manifest, error)

@@ -80,7 +80,9 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	}
 	actor := actorPrefix + op.Actor()
 	var out *asdd.Outcome
+	read := false // whether the store found a document to read
 	res, err := l.update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
+		read = true
 		uc.next, uc.decoded = nil, nil
 		var e *manifestenc.Encoded
 		var m *asdd.Manifest
@@ -148,6 +150,9 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 		}
 		return ch, nil
 	}, opts...)
+	if !read && reason.CodeOf(err) == reason.NotFound {
+		err = errNoManifest // the store's "no document", in the words of an ASDD project
+	}
 	if err != nil {
 		return nil, nil, err
 	}

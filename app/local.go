@@ -2,12 +2,8 @@ package app
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -113,19 +109,6 @@ func (l *Local) Rules() store.Rules { return l.o.Rules }
 
 // Store returns the store the service commits to.
 func (l *Local) Store() store.Store { return l.o.Store }
-
-// ReadConfig reads .asdd/config.yaml under root; a missing file means the
-// defaults of seed 004.
-func ReadConfig(root string) (*asdd.Config, error) {
-	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(asdd.ConfigPath)))
-	if errors.Is(err, fs.ErrNotExist) {
-		return asdd.DefaultConfig(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", asdd.ConfigPath, err)
-	}
-	return asdd.ParseConfig(b)
-}
 
 // warn reports an effect that failed after its commit.
 func (l *Local) warn(rev uint64, err error) string {

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"github.com/custodian-dev/custodian/managed"
 	"iter"
 	"strings"
 
@@ -10,18 +9,24 @@ import (
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/impl"
+	"github.com/custodian-dev/custodian/managed"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
 
-// Reader reads any managed document as stored: its latest value, its
-// journal and the stream of its commits. Doors that show documents as
-// they are (the MCP server's resources and history) read through it; what
-// they change still goes through Service. Local and Remote implement it.
+// Reader reads documents as stored: a version, the journal and the stream
+// of commits. It reads any key the store holds: the doors that serve only
+// the custodian's documents (the daemon's API, MCP) refuse other keys with
+// DocumentKey and list them with Documents. Local and Remote implement it,
+// as part of Service; what changes a document goes through Service's
+// operations.
 type Reader interface {
 	// Doc returns the latest committed version of key (Value nil when it
 	// was never committed).
 	Doc(ctx context.Context, key string) (store.Document, error)
+	// DocAt returns key as it was at revision rev (Value nil before its
+	// first commit); NOT_FOUND past the latest.
+	DocAt(ctx context.Context, key string, rev uint64) (store.Document, error)
 	// History returns key's journal records with from <= rev <= to (to 0:
 	// up to the latest).
 	History(ctx context.Context, key string, from, to uint64) ([]store.Record, error)
@@ -29,6 +34,9 @@ type Reader interface {
 	Keys(ctx context.Context) ([]string, error)
 	// Watch yields every commit of key after revision from, in order.
 	Watch(ctx context.Context, key string, from uint64) iter.Seq2[store.Commit, error]
+	// Verify checks key's journal against its latest version
+	// (CORRUPT_STATE naming what differs).
+	Verify(ctx context.Context, key string) error
 }
 
 // DocumentKey refuses a key that is not one of the custodian's documents
@@ -43,87 +51,103 @@ func DocumentKey(key string) error {
 	return reason.New(reason.InvalidInput, "%q is not a custodian document (%s, %s, %s or %s)", key, asdd.Key, impl.Key, agentstate.Key, cycle.Key("<id>"))
 }
 
-var (
-	_ Reader = (*Local)(nil)
-	_ Reader = (*Remote)(nil)
-)
-
-// Doc returns the latest committed version of a managed document.
-func (l *Local) Doc(ctx context.Context, key string) (store.Document, error) {
-	if err := DocumentKey(key); err != nil {
-		return store.Document{}, err
-	}
-	doc, err := l.o.Store.Get(ctx, key)
-	if reason.CodeOf(err) == reason.NotFound {
-		return store.Document{Key: key}, nil
-	}
-	if err != nil {
-		return store.Document{}, err
-	}
-	return doc, nil
-}
-
-// History returns a managed document's journal records.
-func (l *Local) History(ctx context.Context, key string, from, to uint64) ([]store.Record, error) {
-	if err := DocumentKey(key); err != nil {
-		return nil, err
-	}
-	return l.o.Store.History(ctx, key, from, to)
-}
-
-// Keys lists the managed documents that exist.
-func (l *Local) Keys(ctx context.Context) ([]string, error) { return managedKeys(l.o.Store.Keys(ctx)) }
-
-// Watch yields the commits of a managed document after revision from.
-func (l *Local) Watch(ctx context.Context, key string, from uint64) iter.Seq2[store.Commit, error] {
-	return watchKey(ctx, l.o.Store, key, from)
-}
-
-// Doc reads a managed document from the daemon.
-func (r *Remote) Doc(ctx context.Context, key string) (store.Document, error) {
-	if err := DocumentKey(key); err != nil {
-		return store.Document{}, err
-	}
-	doc, err := r.c.Get(ctx, key)
-	if reason.CodeOf(err) == reason.NotFound {
-		return store.Document{Key: key}, nil
-	}
-	return doc, err
-}
-
-// History reads a managed document's journal from the daemon.
-func (r *Remote) History(ctx context.Context, key string, from, to uint64) ([]store.Record, error) {
-	if err := DocumentKey(key); err != nil {
-		return nil, err
-	}
-	return r.c.History(ctx, key, from, to)
-}
-
-// Keys lists the managed documents the daemon holds.
-func (r *Remote) Keys(ctx context.Context) ([]string, error) { return managedKeys(r.c.Keys(ctx)) }
-
-// Watch follows a managed document's commits through the daemon's watch
-// stream.
-func (r *Remote) Watch(ctx context.Context, key string, from uint64) iter.Seq2[store.Commit, error] {
-	return watchKey(ctx, r.c, key, from)
-}
-
-func managedKeys(keys []string, err error) ([]string, error) {
-	if err != nil {
-		return nil, err
-	}
+// Documents returns the keys of keys that DocumentKey accepts.
+func Documents(keys []string) []string {
 	out := make([]string, 0, len(keys))
 	for _, k := range keys {
 		if DocumentKey(k) == nil {
 			out = append(out, k)
 		}
 	}
-	return out, nil
+	return out
 }
 
-func watchKey(ctx context.Context, st store.Store, key string, from uint64) iter.Seq2[store.Commit, error] {
-	if err := DocumentKey(key); err != nil {
-		return func(yield func(store.Commit, error) bool) { yield(store.Commit{}, err) }
+// NoDocument is the error of a read of a document never committed.
+func NoDocument(key string) error {
+	return reason.New(reason.NotFound, "no document %s (nothing committed yet)", key)
+}
+
+// reads are the store's reads both implementations share: Local reads its
+// store, Remote the daemon's API (the client is a store.Store).
+type reads struct{ st store.Store }
+
+// Doc returns the latest committed version of a document.
+func (r reads) Doc(ctx context.Context, key string) (store.Document, error) {
+	doc, err := r.st.Get(ctx, key)
+	if reason.CodeOf(err) == reason.NotFound {
+		return store.Document{Key: key}, nil
 	}
-	return st.Watch(ctx, key, from)
+	return doc, err
+}
+
+// DocAt returns a document as it was at a revision.
+func (r reads) DocAt(ctx context.Context, key string, rev uint64) (store.Document, error) {
+	return r.st.GetAt(ctx, key, rev)
+}
+
+// History returns a document's journal records.
+func (r reads) History(ctx context.Context, key string, from, to uint64) ([]store.Record, error) {
+	return r.st.History(ctx, key, from, to)
+}
+
+// Keys lists the documents that exist.
+func (r reads) Keys(ctx context.Context) ([]string, error) { return r.st.Keys(ctx) }
+
+// Watch yields the commits of a document after revision from.
+func (r reads) Watch(ctx context.Context, key string, from uint64) iter.Seq2[store.Commit, error] {
+	return r.st.Watch(ctx, key, from)
+}
+
+// Verify checks a document's journal.
+func (r reads) Verify(ctx context.Context, key string) error { return r.st.Verify(ctx, key) }
+
+// reads are Local's reads (Remote embeds its own).
+func (l *Local) reads() reads { return reads{l.o.Store} }
+
+// Doc returns the latest committed version of a document.
+func (l *Local) Doc(ctx context.Context, key string) (store.Document, error) {
+	return l.reads().Doc(ctx, key)
+}
+
+// DocAt returns a document as it was at a revision.
+func (l *Local) DocAt(ctx context.Context, key string, rev uint64) (store.Document, error) {
+	return l.reads().DocAt(ctx, key, rev)
+}
+
+// History returns a document's journal records.
+func (l *Local) History(ctx context.Context, key string, from, to uint64) ([]store.Record, error) {
+	return l.reads().History(ctx, key, from, to)
+}
+
+// Keys lists the documents that exist.
+func (l *Local) Keys(ctx context.Context) ([]string, error) { return l.reads().Keys(ctx) }
+
+// Watch yields the commits of a document after revision from.
+func (l *Local) Watch(ctx context.Context, key string, from uint64) iter.Seq2[store.Commit, error] {
+	return l.reads().Watch(ctx, key, from)
+}
+
+// Verify checks a document's journal.
+func (l *Local) Verify(ctx context.Context, key string) error { return l.reads().Verify(ctx, key) }
+
+// ManifestAt returns the ASDD manifest as it was right after revision rev
+// (nil before its first commit), read through r: Service.Manifest's
+// decoding, of a past version.
+func ManifestAt(ctx context.Context, r Reader, rev uint64) (*asdd.Manifest, error) {
+	doc, err := r.DocAt(ctx, asdd.Key, rev)
+	if err != nil || !doc.Exists() {
+		return nil, err
+	}
+	return manifestOf(doc)
+}
+
+// manifestOf decodes a stored ASDD manifest, checking it against its
+// schema (CORRUPT_STATE when it does not match).
+func manifestOf(doc store.Document) (*asdd.Manifest, error) {
+	m, err := asdd.Decode(doc.Value)
+	if err != nil {
+		return nil, corrupt(err)
+	}
+	m.Revision = doc.Revision
+	return m, nil
 }

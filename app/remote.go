@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"errors"
 
 	"github.com/custodian-dev/custodian/agentstate"
 	"github.com/custodian-dev/custodian/asdd"
@@ -17,13 +16,14 @@ import (
 // operation is sent to the daemon, which runs it through its Local. Reads
 // go to the daemon too, so they see every acknowledged commit.
 type Remote struct {
-	c *client.Client
+	c     *client.Client
+	reads // Doc, DocAt, History, Keys, Watch, Verify: the daemon's API
 }
 
 var _ Service = (*Remote)(nil)
 
 // NewRemote returns the application layer behind the daemon c talks to.
-func NewRemote(c *client.Client) *Remote { return &Remote{c: c} }
+func NewRemote(c *client.Client) *Remote { return &Remote{c: c, reads: reads{c}} }
 
 // Client returns the daemon client.
 func (r *Remote) Client() *client.Client { return r.c }
@@ -33,19 +33,14 @@ func (r *Remote) Close() error { return r.c.Close() }
 
 // Manifest reads the manifest from the daemon.
 func (r *Remote) Manifest(ctx context.Context) (*asdd.Manifest, error) {
-	doc, err := r.c.Get(ctx, asdd.Key)
-	if reason.CodeOf(err) == reason.NotFound || (err == nil && !doc.Exists()) {
-		return nil, errNoManifest
-	}
+	doc, err := r.Doc(ctx, asdd.Key)
 	if err != nil {
 		return nil, err
 	}
-	m, err := asdd.Decode(doc.Value)
-	if err != nil {
-		return nil, corrupt(err)
+	if !doc.Exists() {
+		return nil, errNoManifest
 	}
-	m.Revision = doc.Revision
-	return m, nil
+	return manifestOf(doc)
 }
 
 // ASDD runs op in the daemon. Artifacts are sent by name and path only:
@@ -65,12 +60,12 @@ func (r *Remote) ASDD(ctx context.Context, op asdd.Op) (*wire.OpResponse, error)
 
 // ImplManifest reads the task manifest from the daemon.
 func (r *Remote) ImplManifest(ctx context.Context) (*impl.Manifest, uint64, error) {
-	doc, err := r.c.Get(ctx, impl.Key)
-	if errors.Is(err, reason.NotFound) || (err == nil && !doc.Exists()) {
-		return nil, 0, ErrNoImplManifest
-	}
+	doc, err := r.Doc(ctx, impl.Key)
 	if err != nil {
 		return nil, 0, err
+	}
+	if !doc.Exists() {
+		return nil, 0, ErrNoImplManifest
 	}
 	m, err := impl.Decode(doc.Value)
 	return m, doc.Revision, err
@@ -83,12 +78,12 @@ func (r *Remote) Impl(ctx context.Context, req wire.ImplRequest) (*wire.ImplResp
 
 // State reads the state-manager's state from the daemon.
 func (r *Remote) State(ctx context.Context) (agentstate.Object, uint64, error) {
-	doc, err := r.c.Get(ctx, agentstate.Key)
-	if errors.Is(err, reason.NotFound) || (err == nil && !doc.Exists()) {
-		return nil, 0, ErrNoState
-	}
+	doc, err := r.Doc(ctx, agentstate.Key)
 	if err != nil {
 		return nil, 0, err
+	}
+	if !doc.Exists() {
+		return nil, 0, ErrNoState
 	}
 	st, err := agentstate.Decode(doc.Value)
 	return st, doc.Revision, err
@@ -104,12 +99,12 @@ func (r *Remote) Cycle(ctx context.Context, id string) (cycle.State, uint64, err
 	if err := cycle.CheckID(id); err != nil {
 		return cycle.State{}, 0, err
 	}
-	doc, err := r.c.Get(ctx, cycle.Key(id))
-	if reason.CodeOf(err) == reason.NotFound || (err == nil && !doc.Exists()) {
-		return cycle.State{}, 0, NoCycle(id)
-	}
+	doc, err := r.Doc(ctx, cycle.Key(id))
 	if err != nil {
 		return cycle.State{}, 0, err
+	}
+	if !doc.Exists() {
+		return cycle.State{}, 0, NoCycle(id)
 	}
 	st, err := DecodeCycle(id, doc.Value)
 	return st, doc.Revision, err

@@ -13,11 +13,12 @@
 // (.impl/manifest.json, phases × tasks) and the cycles
 // (.workflow/.cycle/*.json).
 //
-// Data flow: the page reads /board.json (View: asdd.NewBoard plus what only
-// a picture needs, built by NewView, a pure function) and /plan.json, then
-// follows the daemon's GET /v1/watch stream (Server-Sent Events) and
-// redraws on every commit, without a reload. The journal comes from GET
-// /v1/history and the same stream.
+// Data flow: the handler reads the documents through the daemon's
+// application layer (Options.App). The page reads /board.json (View:
+// asdd.NewBoard plus what only a picture needs, built by NewView, a pure
+// function) and /plan.json, then follows the daemon's GET /v1/watch stream
+// (Server-Sent Events) and redraws on every commit, without a reload. The
+// journal comes from GET /v1/history and the same stream.
 //
 // The dashboard is read-only unless the admin token is entered: resolve,
 // approve and review post to the daemon's POST /v1/asdd/{op}, which refuses

@@ -15,13 +15,13 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/asdd/effects"
 	"github.com/custodian-dev/custodian/cycle"
 	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/reconcile"
-	"github.com/custodian-dev/custodian/store"
 )
 
 //go:embed assets
@@ -38,8 +38,9 @@ func Assets() fs.FS {
 
 // Options configure the dashboard handler.
 type Options struct {
-	// Store holds the documents the dashboard shows.
-	Store store.Store
+	// App is the application layer the dashboard reads the documents
+	// through (the daemon's). Required.
+	App app.Service
 	// Root is the project root, for the drift marks (artifact hashes on
 	// disk) and the escalation notices; "" shows neither.
 	Root string
@@ -108,21 +109,8 @@ type handler struct {
 	driftMarks map[string][]DriftMark
 }
 
-func (h *handler) manifest(ctx context.Context) (*asdd.Manifest, error) {
-	doc, err := h.o.Store.Get(ctx, asdd.Key)
-	if err != nil {
-		return nil, err
-	}
-	m, err := asdd.Decode(doc.Value)
-	if err != nil {
-		return nil, reason.New(reason.CorruptState, "%s does not match its schema: %w", asdd.Key, err)
-	}
-	m.Revision = doc.Revision
-	return m, nil
-}
-
 func (h *handler) board(w http.ResponseWriter, r *http.Request) {
-	m, err := h.manifest(r.Context())
+	m, err := h.o.App.Manifest(r.Context())
 	if reason.CodeOf(err) == reason.NotFound {
 		m, err = &asdd.Manifest{}, nil // an empty board until `custodian init`
 	}
@@ -207,31 +195,23 @@ type PlanResponse struct {
 func (h *handler) plan(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	resp := PlanResponse{Cycles: []Cycle{}}
-	if doc, err := h.o.Store.Get(ctx, impl.Key); err == nil {
-		if m, err := impl.Decode(doc.Value); err == nil {
-			p := NewPlan(m)
-			resp.Plan = &p
-		} else {
-			resp.Errors = append(resp.Errors, impl.Key+": "+err.Error())
-		}
+	if m, _, err := h.o.App.ImplManifest(ctx); err == nil {
+		p := NewPlan(m)
+		resp.Plan = &p
 	} else if reason.CodeOf(err) != reason.NotFound {
 		resp.Errors = append(resp.Errors, impl.Key+": "+err.Error())
 	}
-	keys, err := h.o.Store.Keys(ctx)
+	keys, err := h.o.App.Keys(ctx)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	for _, k := range keys {
-		if _, ok := cycle.IDFromKey(k); !ok {
+		id, ok := cycle.IDFromKey(k)
+		if !ok {
 			continue
 		}
-		doc, err := h.o.Store.Get(ctx, k)
-		if err != nil {
-			resp.Errors = append(resp.Errors, k+": "+err.Error())
-			continue
-		}
-		st, err := cycle.Decode(doc.Value)
+		st, _, err := h.o.App.Cycle(ctx, id)
 		if err != nil {
 			resp.Errors = append(resp.Errors, k+": "+err.Error())
 			continue
@@ -247,7 +227,7 @@ func (h *handler) plan(w http.ResponseWriter, r *http.Request) {
 // with a resolution, approval or review, as the CLI does, so the files as
 // the human saw them are what is accepted (missing files are left out).
 func (h *handler) hashes(w http.ResponseWriter, r *http.Request) {
-	m, err := h.manifest(r.Context())
+	m, err := h.o.App.Manifest(r.Context())
 	if err != nil {
 		writeError(w, err)
 		return
@@ -290,7 +270,7 @@ func (h *handler) notice(w http.ResponseWriter, r *http.Request) {
 		writeError(w, reason.New(reason.NotFound, "the dashboard has no project root to read notices from"))
 		return
 	}
-	m, err := h.manifest(r.Context())
+	m, err := h.o.App.Manifest(r.Context())
 	if err != nil {
 		writeError(w, err)
 		return

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/asdd/effects"
 	"github.com/custodian-dev/custodian/board"
@@ -38,7 +39,7 @@ func newFixture(t *testing.T) *fixture {
 	}
 	t.Cleanup(func() { st.Close() })
 	f := &fixture{t: t, dir: dir, st: st, now: time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)}
-	f.srv = httptest.NewServer(board.Handler(board.Options{Store: st, Root: dir, Now: func() time.Time { return f.now }, DriftEvery: time.Nanosecond}))
+	f.srv = httptest.NewServer(board.Handler(board.Options{App: app.NewLocal(app.Options{Store: st, Root: dir}), Root: dir, Now: func() time.Time { return f.now }, DriftEvery: time.Nanosecond}))
 	t.Cleanup(f.srv.Close)
 	return f
 }

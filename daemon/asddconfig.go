@@ -1,10 +1,6 @@
 package daemon
 
 import (
-	"errors"
-	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -12,8 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/reason"
 )
 
 // configRecheck is how long the daemon trusts its last look at the ASDD
@@ -39,8 +35,8 @@ func versionOf(path string) fileVersion {
 	return v
 }
 
-// cachedConfig returns the ASDD configuration of the project at root,
-// parsed again only when .asdd/config.yaml changed (by its size, time and
+// cachedConfig returns the ASDD configuration of the project at root
+// (app.ReadConfig), read again only when .asdd/config.yaml changed (by its size, time and
 // inode), so the daemon follows edits without parsing YAML on every
 // proposal. The file is looked at (a stat) at most once per configRecheck:
 // proposals that arrive together share one look, and an edit is seen by
@@ -76,33 +72,11 @@ func cachedConfig(root string) func() (*asdd.Config, error) {
 			last.Store(&look{key: k, cfg: l.cfg, checked: now})
 			return l.cfg, nil
 		}
-		cfg, err := readConfig(path)
+		cfg, err := app.ReadConfig(root)
 		if err != nil {
 			return nil, err
 		}
 		last.Store(&look{key: k, cfg: cfg, checked: now})
 		return cfg, nil
 	}
-}
-
-// readConfig parses the ASDD configuration at path; a missing file means
-// the defaults. It never blocks: a FIFO or a device in its place is
-// INVALID_INPUT.
-func readConfig(path string) (*asdd.Config, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, fs.ErrNotExist) {
-		return asdd.DefaultConfig(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", asdd.ConfigPath, err)
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, reason.New(reason.InvalidInput, "%s is not a regular file", asdd.ConfigPath)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 16<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", asdd.ConfigPath, err)
-	}
-	return asdd.ParseConfig(b)
 }

@@ -16,7 +16,7 @@ func (d *Daemon) dashboard() http.Handler {
 	if !d.cfg.Board {
 		return nil
 	}
-	return board.Handler(board.Options{Store: d.st, Root: d.cfg.Root, Now: d.cfg.Now, Config: d.cfg.ASDDConfig})
+	return board.Handler(board.Options{App: d.local, Root: d.cfg.Root, Now: d.cfg.Now, Config: d.cfg.ASDDConfig})
 }
 
 // adminToken is the daemon's admin token: the one configured, else with

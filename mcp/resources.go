@@ -6,6 +6,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -32,6 +33,7 @@ func (s *Server) listResources(ctx context.Context) (*sdk.ListResourcesResult, e
 	if err != nil {
 		return nil, protocolError(err)
 	}
+	keys = app.Documents(keys) // the custodian's documents, no other key
 	// TTL 0: a list is stale at once (documents come and go); private: it
 	// is this project's.
 	res := &sdk.ListResourcesResult{Resources: []*sdk.Resource{}, Cacheable: sdk.Cacheable{TTLMs: 0, CacheScope: "private"}}

@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -183,11 +182,7 @@ func (s *Server) reader(ctx context.Context) (context.Context, app.Reader, error
 	if err != nil {
 		return ctx, nil, err
 	}
-	r, ok := svc.(app.Reader)
-	if !ok {
-		return ctx, nil, fmt.Errorf("the application layer %T cannot read documents", svc)
-	}
-	return ctx, r, nil
+	return ctx, svc, nil
 }
 
 // humanTools are the human decisions: tools only on an Admin server.

@@ -688,11 +688,7 @@ func (s *Server) addOtherTools() {
 			case limit == 0:
 				limit = 20
 			}
-			r, ok := svc.(app.Reader)
-			if !ok {
-				return nil, fmt.Errorf("the application layer %T cannot read history", svc)
-			}
-			doc, err := r.Doc(ctx, in.Key)
+			doc, err := svc.Doc(ctx, in.Key)
 			if err != nil {
 				return nil, err
 			}
@@ -703,7 +699,7 @@ func (s *Server) addOtherTools() {
 			if doc.Revision > uint64(limit) {
 				from = doc.Revision - uint64(limit) + 1
 			}
-			recs, err := r.History(ctx, in.Key, from, doc.Revision)
+			recs, err := svc.History(ctx, in.Key, from, doc.Revision)
 			if err != nil {
 				return nil, err
 			}

@@ -1,5 +1,6 @@
 // Package server is Custodian's daemon face (DESIGN.md §2, daemon mode): an
-// HTTP/JSON API over a store.Store, on the standard library's router.
+// HTTP/JSON API over the application layer (app.Local: its operations, and
+// its documents as stored, app.Reader), on the standard library's router.
 //
 // Document keys travel in the query (?key=.asdd/state/manifest.json), never
 // in the path, so the router's path cleaning cannot change them: the store

@@ -122,9 +122,9 @@ func (o *Options) defaults() {
 	}
 }
 
-// Server serves one store over HTTP.
+// Server serves one project's application layer over HTTP: its
+// operations, and its documents as stored (the reads of app.Reader).
 type Server struct {
-	st  store.Store
 	o   Options
 	mux *http.ServeMux
 	h   http.Handler
@@ -138,10 +138,11 @@ type Server struct {
 	onStop   []func()      // run by Stop
 }
 
-// New returns a server for st. The caller keeps ownership of st.
+// New returns a server of o.App, or (nil) of an application layer over st.
+// The caller keeps ownership of st.
 func New(st store.Store, o Options) *Server {
 	o.defaults()
-	s := &Server{st: st, o: o, mux: http.NewServeMux(), m: o.Metrics, stopping: make(chan struct{}), app: o.App}
+	s := &Server{o: o, mux: http.NewServeMux(), m: o.Metrics, stopping: make(chan struct{}), app: o.App}
 	if s.app == nil {
 		s.app = app.NewLocal(app.Options{Store: st, Root: o.Root, Config: o.ASDDConfig, Now: o.Now, Logger: o.Logger})
 	}

@@ -29,7 +29,7 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) keys(w http.ResponseWriter, r *http.Request) {
-	keys, err := s.st.Keys(r.Context())
+	keys, err := s.app.Keys(r.Context())
 	if err != nil {
 		writeError(w, err)
 		return
@@ -66,9 +66,9 @@ func (s *Server) getDoc(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	var doc store.Document
 	if at {
-		doc, err = s.st.GetAt(r.Context(), key, rev)
-	} else {
-		doc, err = s.st.Get(r.Context(), key)
+		doc, err = s.app.DocAt(r.Context(), key, rev)
+	} else if doc, err = s.app.Doc(r.Context(), key); err == nil && !doc.Exists() {
+		err = app.NoDocument(key)
 	}
 	s.m.reads.Observe(time.Since(start).Seconds())
 	if err != nil {
@@ -148,7 +148,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	recs, err := s.st.History(r.Context(), key, from, to)
+	recs, err := s.app.History(r.Context(), key, from, to)
 	if err != nil {
 		writeError(w, err)
 		return
@@ -161,7 +161,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Query().Get("key")
-	if err := s.st.Verify(r.Context(), key); err != nil {
+	if err := s.app.Verify(r.Context(), key); err != nil {
 		writeError(w, err)
 		return
 	}

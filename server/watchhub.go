@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/store"
 )
 
@@ -122,14 +122,11 @@ func (s *Server) hubFor(ctx context.Context, key string) (*hub, error) {
 	w.mu.Unlock()
 	// The current revision, read without holding up other streams.
 	var start uint64
-	doc, err := s.st.Get(ctx, key)
-	switch {
-	case err == nil:
-		start = doc.Revision
-	case errors.Is(err, reason.NotFound):
-	default:
+	doc, err := s.app.Doc(ctx, key)
+	if err != nil {
 		return nil, err
 	}
+	start = doc.Revision
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if h := w.hubs[key]; h != nil { // another stream started it meanwhile
@@ -144,7 +141,7 @@ func (s *Server) hubFor(ctx context.Context, key string) (*hub, error) {
 	}
 	w.hubs[key] = h
 	followed := make(chan struct{})
-	go func() { defer close(followed); h.follow(ctx, s.st, start) }()
+	go func() { defer close(followed); h.follow(ctx, s.app, start) }()
 	go func() { defer close(h.done); h.fanOut(ctx); <-followed }()
 	return h, nil
 }
@@ -165,8 +162,8 @@ func (s *Server) put(h *hub) {
 	}
 }
 
-// follow reads the store's commits after start into the ring.
-func (h *hub) follow(ctx context.Context, st store.Store, start uint64) {
+// follow reads the document's commits after start into the ring.
+func (h *hub) follow(ctx context.Context, st app.Reader, start uint64) {
 	var err error
 	for c, werr := range st.Watch(ctx, h.key, start) {
 		if werr != nil {
@@ -363,7 +360,7 @@ func (s *Server) join(ctx context.Context, h *hub, st *stream) error {
 func (s *Server) catchUp(ctx context.Context, key string, st *stream, to uint64) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	for c, err := range s.st.Watch(ctx, key, st.pos) {
+	for c, err := range s.app.Watch(ctx, key, st.pos) {
 		if err != nil {
 			return err
 		}

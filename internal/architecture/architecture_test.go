@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -70,6 +71,17 @@ var (
 	debt = map[string]string{
 		"cmd/custodian/internal/cli/integrity": "repair and verify call the file store directly",
 	}
+	// Doors read through app.Service (its Reader for documents as
+	// stored): these doors import the store contract for its value types
+	// and pure helpers only, never to open or read a store; every other
+	// door imports no store package at all.
+	storeTypes = map[string]string{
+		"server":                           "the document API's bodies are store.Document, store.Record, store.Commit; store.Depth",
+		"mcp":                              "the history tool's store.Record",
+		"cmd/custodian/internal/cli/doc":   "store.Indent, store.Diff, store.Record; debug write commits to the store on purpose",
+		"cmd/custodian/internal/cli/state": "store.Indent",
+		"cmd/custodian/internal/cli/apply": "store.CheckKey",
+	}
 )
 
 // TestLayering checks docs/architecture.md's "Never" list: domains import
@@ -97,6 +109,11 @@ func TestLayering(t *testing.T) {
 					continue
 				}
 				broken = "a door reaches a store backend only through a composition root"
+			case under(path, doors...) && !under(path, compositionRoots...) && dep == "store":
+				if _, known := storeTypes[path]; known {
+					continue
+				}
+				broken = "a door reads through app.Service, not a store (the store's value types: list the package in storeTypes)"
 			}
 			if broken != "" {
 				t.Errorf("%s imports %s: %s (docs/architecture.md)", path, dep, broken)
@@ -117,6 +134,11 @@ func TestLayering(t *testing.T) {
 		}
 		if !still {
 			t.Errorf("%s no longer imports a backend (%s was paid): remove it from the debt list", path, why)
+		}
+	}
+	for path := range storeTypes {
+		if p, ok := pkgs[path]; !ok || !slices.Contains(p.Imports, module+"store") {
+			t.Errorf("storeTypes %s: it no longer imports the store: remove it from the list", path)
 		}
 	}
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	appl "github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
-	"github.com/custodian-dev/custodian/cmd/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/reason"
 )
 
@@ -83,7 +83,7 @@ func TestRunDryRunGolden(t *testing.T) {
 
 func TestRunUsage(t *testing.T) {
 	e := newASDDEnv(t)
-	e.want(int(reason.ExitCode(cmdutil.ErrNoASDDManifest)), "run", "--dry-run")
+	e.want(int(reason.ExitCode(appl.ErrNoManifest)), "run", "--dry-run")
 	e.must("init")
 	e.must("slice", "add", "S")
 	for _, c := range []struct {

@@ -14,46 +14,15 @@ import (
 	"github.com/custodian-dev/custodian/wire"
 )
 
-// ErrNoASDDManifest is the error for a project without an ASDD manifest:
-// it says to run custodian init.
-var ErrNoASDDManifest = reason.New(reason.NotFound, "no ASDD manifest at %s: run `custodian init` first", asdd.Key)
-
-// NoManifestHint turns the store's "no document" for the ASDD manifest into
-// errNoASDDManifest, which says to run custodian init.
-func NoManifestHint(err error) error {
-	if e, ok := reason.As(err); ok && e.Code == reason.NotFound && strings.HasPrefix(e.Message, "no document "+asdd.Key) {
-		return ErrNoASDDManifest
-	}
-	return err
-}
-
-// LoadManifest returns the committed manifest.
+// LoadManifest returns the committed manifest through the application
+// layer (Service.Manifest: the daemon's while one runs); app.ErrNoManifest
+// when there is none.
 func LoadManifest(ctx context.Context, app *App) (*asdd.Manifest, error) {
-	st, err := app.Store()
+	svc, err := app.Service()
 	if err != nil {
 		return nil, err
 	}
-	doc, err := st.Get(ctx, asdd.Key)
-	if reason.CodeOf(err) == reason.NotFound {
-		return nil, ErrNoASDDManifest
-	}
-	if err != nil {
-		return nil, err
-	}
-	if !doc.Exists() {
-		return nil, ErrNoASDDManifest
-	}
-	m, err := asdd.Decode(doc.Value)
-	if err != nil {
-		return nil, corrupt(err)
-	}
-	m.Revision = doc.Revision
-	return m, nil
-}
-
-// corrupt reports a committed manifest that does not decode.
-func corrupt(err error) error {
-	return reason.New(reason.CorruptState, "%s does not match its schema (run `custodian check` or `custodian rebuild`): %w", asdd.Key, err)
+	return svc.Manifest(ctx)
 }
 
 // CommitResult is what a mutating command reports: the operation's
@@ -71,7 +40,7 @@ func ApplyOp(ctx context.Context, app *App, op asdd.Op) (*asdd.Outcome, *CommitR
 	}
 	resp, err := svc.ASDD(ctx, op)
 	if err != nil {
-		return nil, nil, Rejected(NoManifestHint(err))
+		return nil, nil, Rejected(err)
 	}
 	if _, remote := svc.(*AppRemote); remote {
 		for _, w := range resp.Warnings {

@@ -44,11 +44,11 @@ func ResolveKey(typed string) string {
 // needs a key: "the documents here: K1, K2; short names: …", or that none
 // is committed yet. (Opening the store to list them creates no file.)
 func (a *App) DocumentList(ctx context.Context) string {
-	s, err := a.Store()
+	svc, err := a.Service()
 	if err != nil {
 		return "short names: " + ShortNames
 	}
-	keys, err := s.Keys(ctx)
+	keys, err := svc.Keys(ctx)
 	if err != nil || len(keys) == 0 {
 		return "no document is committed here yet (custodian init, custodian impl --init, custodian state init, custodian cycle create)"
 	}
@@ -63,11 +63,11 @@ func (a *App) NoDocument(ctx context.Context, typed, key string, err error) erro
 	if reason.CodeOf(err) != reason.NotFound {
 		return err
 	}
-	s, serr := a.Store()
+	svc, serr := a.Service()
 	if serr != nil {
 		return err
 	}
-	keys, kerr := s.Keys(ctx)
+	keys, kerr := svc.Keys(ctx)
 	if kerr != nil {
 		return err
 	}

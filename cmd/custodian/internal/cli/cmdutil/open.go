@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"syscall"
 
@@ -25,45 +24,20 @@ import (
 	"github.com/custodian-dev/custodian/wire"
 )
 
-// ASDDConfig reads .asdd/config.yaml; a missing file means the defaults.
-func ASDDConfig(app *App) (*asdd.Config, error) {
-	root, err := app.Root()
+// ASDDConfig reads .asdd/config.yaml (app.ReadConfig); a missing file
+// means the defaults.
+func ASDDConfig(a *App) (*asdd.Config, error) {
+	root, err := a.Root()
 	if err != nil {
 		return nil, err
 	}
-	b, err := ReadProjectFile(filepath.Join(root, filepath.FromSlash(asdd.ConfigPath)))
-	if errors.Is(err, fs.ErrNotExist) {
-		return asdd.DefaultConfig(), nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", asdd.ConfigPath, err)
-	}
-	return asdd.ParseConfig(b)
+	return app.ReadConfig(root)
 }
 
 // withDirectEdits sets a file store's direct-edit policy and report for
 // the project at root (package directedit); reports go to out.
 func withDirectEdits(opts *file.Options, root string, out io.Writer) error {
 	return directedit.Configure(opts, root, out)
-}
-
-// ReadProjectFile reads a file the custodian owns (the config) without
-// ever blocking: a FIFO or a device in its place is INVALID_INPUT at once
-// (issue 18 item 12). Errors wrap fs.ErrNotExist when it is missing.
-func ReadProjectFile(name string) ([]byte, error) {
-	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, reason.New(reason.InvalidInput, "%s is not a regular file (%s)", name, fi.Mode().Type())
-	}
-	return io.ReadAll(io.LimitReader(f, 16<<20))
 }
 
 // StoreOpener may open the store a command uses instead of the embedded

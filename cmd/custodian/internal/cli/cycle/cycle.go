@@ -10,8 +10,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	appl "github.com/custodian-dev/custodian/app"
-
 	"github.com/spf13/cobra"
 
 	"github.com/custodian-dev/custodian/cmd/custodian/internal/cli/cmdutil"
@@ -139,9 +137,6 @@ func load(ctx context.Context, app *cmdutil.App, id string) (cycle.State, uint64
 	}
 	return svc.Cycle(ctx, id)
 }
-
-// The cycle's checks are the application layer's.
-var decodeValid = appl.DecodeCycle
 
 func messageOf(err error) string {
 	if e, ok := reason.As(err); ok {

@@ -130,11 +130,11 @@ func cycleIDs(ctx context.Context, app *cmdutil.App) ([]string, error) {
 			seen[id] = true
 		}
 	}
-	s, err := app.Store()
+	svc, err := app.Service()
 	if err != nil {
 		return nil, err
 	}
-	keys, err := s.Keys(ctx)
+	keys, err := svc.Keys(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +213,7 @@ func runSignal(ctx context.Context, opts *SignalOptions) error {
 // waitWhilePaused watches the cycle's commits from revision rev until its
 // signal is no longer pause, or the timeout passes (then it is still pause).
 func waitWhilePaused(ctx context.Context, app *cmdutil.App, id string, rev uint64, timeout time.Duration) (cycle.Signal, error) {
-	s, err := app.Store()
+	svc, err := app.Service()
 	if err != nil {
 		return cycle.Signal{}, err
 	}
@@ -223,22 +223,18 @@ func waitWhilePaused(ctx context.Context, app *cmdutil.App, id string, rev uint6
 		defer cancel()
 	}
 	paused := cycle.Signal{CycleID: id, Status: cycle.StatusPaused, Action: cycle.ActionPause}
-	for _, err := range s.Watch(ctx, cycle.Key(id), rev) {
+	for _, err := range svc.Watch(ctx, cycle.Key(id), rev) {
 		if err != nil {
 			if ctx.Err() != nil {
 				return paused, nil
 			}
 			return cycle.Signal{}, err
 		}
-		doc, err := s.Get(ctx, cycle.Key(id))
+		st, _, err := svc.Cycle(ctx, id)
 		if err != nil {
 			if ctx.Err() != nil {
 				return paused, nil
 			}
-			return cycle.Signal{}, err
-		}
-		st, err := decodeValid(id, doc.Value)
-		if err != nil {
 			return cycle.Signal{}, err
 		}
 		if sig := cycle.CheckSignal(st); sig.Action != cycle.ActionPause {

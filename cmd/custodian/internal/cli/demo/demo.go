@@ -352,15 +352,10 @@ func (d *demo) run() error {
 
 // check compares the end state with the script.
 func (d *demo) check() {
-	code, out := d.custodian("--json", "get", asdd.Key)
-	var doc struct{ Value json.RawMessage }
-	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
-		d.fail("read the manifest: exit %d", code)
-		return
-	}
-	m, err := asdd.Decode(doc.Value)
-	if err != nil {
-		d.fail("manifest: %v", err)
+	code, out := d.custodian("--json", "slice", "list")
+	m := &asdd.Manifest{}
+	if code != 0 || json.Unmarshal([]byte(out), &m.Slices) != nil {
+		d.fail("list the slices: exit %d", code)
 		return
 	}
 	want := map[string]string{"SLICE-001": asdd.Done, "SLICE-002": asdd.Blocked, "SLICE-003": asdd.Blocked, "SLICE-004": asdd.Done, "QUICK-001": asdd.QuickFix}

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	appl "github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/cmd/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/wire"
@@ -58,12 +59,15 @@ func NewGetCmd(app *cmdutil.App, runF func(context.Context, *GetOptions) error) 
 // runGet prints the document.
 func runGet(ctx context.Context, opts *GetOptions) error {
 	app := opts.App
-	s, err := app.Store()
+	svc, err := app.Service()
 	if err != nil {
 		return err
 	}
 	key := cmdutil.ResolveKey(opts.Key)
-	doc, err := s.Get(ctx, key)
+	doc, err := svc.Doc(ctx, key)
+	if err == nil && !doc.Exists() {
+		err = appl.NoDocument(key)
+	}
 	if err != nil {
 		return app.NoDocument(ctx, opts.Key, key, err)
 	}
@@ -73,7 +77,7 @@ func runGet(ctx context.Context, opts *GetOptions) error {
 			return err
 		}
 		head := doc.Revision
-		if doc, err = s.GetAt(ctx, key, rev); err != nil {
+		if doc, err = svc.DocAt(ctx, key, rev); err != nil {
 			return err
 		}
 		if !doc.Exists() {
@@ -125,12 +129,12 @@ func NewHistoryCmd(app *cmdutil.App, runF func(context.Context, *HistoryOptions)
 // runHistory lists the document's commits.
 func runHistory(ctx context.Context, opts *HistoryOptions) error {
 	app := opts.App
-	s, err := app.Store()
+	svc, err := app.Service()
 	if err != nil {
 		return err
 	}
 	key := cmdutil.ResolveKey(opts.Key)
-	recs, err := s.History(ctx, key, opts.From, opts.To)
+	recs, err := svc.History(ctx, key, opts.From, opts.To)
 	if err != nil {
 		return app.NoDocument(ctx, opts.Key, key, err)
 	}
@@ -198,12 +202,12 @@ func NewDiffCmd(app *cmdutil.App, runF func(context.Context, *DiffOptions) error
 // runDiff prints the patch from one revision to the other.
 func runDiff(ctx context.Context, opts *DiffOptions) error {
 	app := opts.App
-	s, err := app.Store()
+	svc, err := app.Service()
 	if err != nil {
 		return err
 	}
 	key := cmdutil.ResolveKey(opts.Key)
-	patch, err := store.DiffRevisions(ctx, s, key, opts.From, opts.To)
+	patch, err := diff(ctx, svc, key, opts.From, opts.To)
 	if err != nil {
 		return app.NoDocument(ctx, opts.Key, key, err)
 	}
@@ -235,6 +239,19 @@ func runDiff(ctx context.Context, opts *DiffOptions) error {
 		}
 		return nil
 	})
+}
+
+// diff is the RFC 6902 patch from key at revision a to key at revision b.
+func diff(ctx context.Context, svc appl.Service, key string, a, b uint64) (json.RawMessage, error) {
+	da, err := svc.DocAt(ctx, key, a)
+	if err != nil {
+		return nil, err
+	}
+	db, err := svc.DocAt(ctx, key, b)
+	if err != nil {
+		return nil, err
+	}
+	return store.Diff(da.Value, db.Value)
 }
 
 // RollbackOptions is what `custodian rollback` was asked to do.
@@ -345,27 +362,20 @@ type leftNotice struct {
 // effort: what cannot be read lists nothing (the rollback reports its own
 // errors).
 func escalationsLeft(ctx context.Context, app *cmdutil.App, to uint64) []leftNotice {
-	s, err := app.Store()
+	svc, err := app.Service()
 	if err != nil {
 		return nil
 	}
-	head, err := s.Get(ctx, asdd.Key)
-	if err != nil || !head.Exists() {
-		return nil
-	}
-	past, err := s.GetAt(ctx, asdd.Key, to)
+	now, err := svc.Manifest(ctx)
 	if err != nil {
 		return nil
 	}
-	now, err := asdd.Decode(head.Value)
+	then, err := appl.ManifestAt(ctx, svc, to)
 	if err != nil {
 		return nil
 	}
-	then := &asdd.Manifest{}
-	if past.Exists() {
-		if then, err = asdd.Decode(past.Value); err != nil {
-			return nil
-		}
+	if then == nil {
+		then = &asdd.Manifest{}
 	}
 	status := map[string]string{}
 	for _, sl := range then.Slices {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	appl "github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/cmd/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/internal/admincred"
@@ -62,7 +63,7 @@ func run(ctx context.Context, opts *Options) error {
 	var m *asdd.Manifest
 	adopt := false
 	if _, err := os.Stat(root); err == nil {
-		if m, err = cmdutil.LoadManifest(ctx, app); err != nil && err != cmdutil.ErrNoASDDManifest {
+		if m, err = cmdutil.LoadManifest(ctx, app); err != nil && !errors.Is(err, appl.ErrNoManifest) {
 			return err
 		}
 		adopt = m != nil && m.Revision == 0

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	appl "github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/cmd/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/internal/progress"
@@ -147,7 +148,7 @@ func runCheck(ctx context.Context, o *CheckOptions) (*CheckReport, error) {
 	}
 	defer root.Close()
 	in, err := loadCheckInput(ctx, app, root, full, o.ReadOnly)
-	if errors.Is(err, cmdutil.ErrNoASDDManifest) {
+	if errors.Is(err, appl.ErrNoManifest) {
 		// Never initialised, or lost with its journal.
 		if _, serr := root.Stat(reconcile.SpecsDir); serr == nil {
 			f := reconcile.Finding{Code: reason.StateInconsistency, Path: asdd.Key,

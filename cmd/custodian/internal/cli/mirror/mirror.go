@@ -21,7 +21,6 @@ import (
 	"github.com/custodian-dev/custodian/cmd/custodian/internal/cli/storeopen"
 	"github.com/custodian-dev/custodian/mirror"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store"
 )
 
 type mirrorReport struct {
@@ -150,8 +149,10 @@ type Lag struct {
 // Lags reports every document's mirror against the store, on a
 // project whose store is etcd (configured here, or served by a daemon that
 // mirrors into this directory); nil otherwise. It reads the store without
-// refreshing the mirrors, so it shows them as they were.
-func Lags(ctx context.Context, app *cmdutil.App, st store.Store) ([]Lag, error) {
+// refreshing the mirrors, so it shows them as they were: the store as it
+// is (app.Store, unwrapped), not the application layer's reads, which
+// refresh them.
+func Lags(ctx context.Context, app *cmdutil.App) ([]Lag, error) {
 	root, err := app.Root()
 	if err != nil {
 		return nil, err
@@ -164,6 +165,10 @@ func Lags(ctx context.Context, app *cmdutil.App, st store.Store) ([]Lag, error) 
 		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(mirror.StatePath(asdd.Key)))); err != nil {
 			return nil, nil
 		}
+	}
+	st, err := app.Store()
+	if err != nil {
+		return nil, err
 	}
 	if w, ok := st.(*mirror.Store); ok {
 		st = w.Unwrap()

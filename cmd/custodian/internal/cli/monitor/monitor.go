@@ -104,7 +104,7 @@ func monitorOnce(ctx context.Context, app *cmdutil.App) (*MonitorResult, error) 
 		return nil, err
 	}
 	res, err := appl.MonitorOnce(ctx, svc, cfg, app.Now())
-	return res, cmdutil.NoManifestHint(err)
+	return res, err
 }
 
 func printMonitor(w io.Writer, res *MonitorResult, now time.Time) error {

@@ -60,11 +60,7 @@ func run(ctx context.Context, opts *Options) error {
 	}
 	b := asdd.NewBoard(m, cfg, app.Now())
 	st := boardStyle{color: useColor(app.IsTTY, os.Getenv), floor: cfg.CCS.Floor}
-	s, err := app.Store()
-	if err != nil {
-		return err
-	}
-	lags, err := mirror.Lags(ctx, app, s)
+	lags, err := mirror.Lags(ctx, app)
 	if err != nil {
 		return err
 	}

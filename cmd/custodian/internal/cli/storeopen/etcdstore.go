@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/cmd/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/daemon"
 	"github.com/custodian-dev/custodian/mirror"
@@ -88,7 +89,7 @@ func ConfiguredStoreURL(app *cmdutil.App) (string, error) {
 // or key means the default; a file that is not YAML is left for the
 // commands that read the whole config to report.
 func storeFromConfig(path string) (string, error) {
-	data, err := cmdutil.ReadProjectFile(path)
+	data, err := app.ReadProjectFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}

@@ -69,13 +69,13 @@ with its key).`,
 // run prints the document's commits as they happen.
 func run(ctx context.Context, opts *Options) error {
 	app := opts.App
-	st, err := app.Store()
+	svc, err := app.Service()
 	if err != nil {
 		return err
 	}
 	typed := opts.Key
 	opts.Key = cmdutil.ResolveKey(typed)
-	doc, err := st.Get(ctx, opts.Key)
+	doc, err := svc.Doc(ctx, opts.Key)
 	if err == nil && !doc.Exists() {
 		err = reason.New(reason.NotFound, "no document %s", opts.Key)
 	}
@@ -98,7 +98,7 @@ func run(ctx context.Context, opts *Options) error {
 	enc := json.NewEncoder(app.Out)
 	enc.SetEscapeHTML(false)
 	n := 0
-	for c, err := range st.Watch(ctx, opts.Key, from) {
+	for c, err := range svc.Watch(ctx, opts.Key, from) {
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
