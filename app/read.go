@@ -57,6 +57,9 @@ func (l *Local) Doc(ctx context.Context, key string) (store.Document, error) {
 	if reason.CodeOf(err) == reason.NotFound {
 		return store.Document{Key: key}, nil
 	}
+	if err == nil {
+		doc.Value, err = doc.Bytes() // made from the model the store holds, if need be
+	}
 	if err != nil {
 		return store.Document{}, err
 	}

@@ -113,7 +113,11 @@ func (h *handler) manifest(ctx context.Context) (*asdd.Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := asdd.Decode(doc.Value)
+	raw, err := doc.Bytes()
+	if err != nil {
+		return nil, err
+	}
+	m, err := asdd.Decode(raw)
 	if err != nil {
 		return nil, reason.New(reason.CorruptState, "%s does not match its schema: %w", asdd.Key, err)
 	}

@@ -177,7 +177,7 @@ func (d *doc) loadFast() bool {
 	if err != nil || snap == nil || store.HashBytes(snap) != c.File {
 		return false
 	}
-	d.value, d.lazy, d.tree, d.sum, d.adopted = snap, nil, nil, last.Sum, false
+	d.cur, d.sum, d.adopted = bytesValue(snap), last.Sum, false
 	d.rev, d.last = last.Rev, &last
 	d.liveFirst = c.First
 	d.jID, d.sID = jid, snapID

@@ -1,7 +1,6 @@
 package file
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -263,6 +262,14 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		// project as it was (no lock file).
 		return store.Document{Key: key, Value: snap}, nil
 	}
+	if v := d.held.durable.Load(); v != nil && d.held.active.Load() {
+		// Hold mode: the latest durable revision, from memory, without
+		// the commit lock.
+		if !v.exists() {
+			return store.Document{}, notFound(key)
+		}
+		return v.document(key), nil
+	}
 	var out store.Document
 	err = d.lockedRead(ctx, func() error {
 		if err := d.refresh(); err != nil {
@@ -271,23 +278,13 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		if !d.has() {
 			return notFound(key)
 		}
-		out = store.Document{Key: key, Revision: d.rev, Value: d.share(d.bytes()), Sum: d.sumAtHand()}
+		out = d.cur.document(key, d.rev)
 		return nil
 	})
 	if err == nil {
 		err = d.awaitDurable(out.Revision)
 	}
 	return out, err
-}
-
-// sumAtHand is the current value's canonical sum for a Document: known
-// outside Hold mode (read with the value, or computed by its commit);
-// "" in Hold mode, where a value committed as a patch has none yet.
-func (d *doc) sumAtHand() string {
-	if d.held.locked {
-		return ""
-	}
-	return d.sum
 }
 
 func notFound(key string) error {
@@ -313,8 +310,10 @@ func (s *Store) GetAt(ctx context.Context, key string, rev uint64) (store.Docume
 			return reason.New(reason.NotFound, "%s has no revision %d (latest is %d)", key, rev, d.rev)
 		}
 		if rev == d.rev {
-			out = store.Document{Key: key, Revision: rev, Value: clone(d.bytes())}
-			return nil
+			out = d.cur.document(key, rev)
+			var err error
+			out.Value, err = d.bytes() // a history read: the bytes
+			return err
 		}
 		v, err := d.replayTo(rev)
 		if err != nil {
@@ -452,10 +451,7 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if !d.has() && !o.Create {
 			return notFound(key)
 		}
-		cur := store.Document{Key: key, Revision: d.rev}
-		if d.has() && (o.Cache == nil || !o.Cache.Holds(d.rev)) {
-			cur.Value, cur.Sum = d.share(d.bytes()), d.sumAtHand()
-		}
+		cur := d.cur.document(key, d.rev)
 		ch, err := fn(cur)
 		if err != nil {
 			return err
@@ -474,17 +470,7 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if rec == nil {
 			return nil
 		}
-		res = store.Result{Document: store.Document{Key: key, Revision: d.rev, Sum: d.sumAtHand()}, Changed: true, Record: rec}
-		if o.Cache != nil {
-			o.Cache.Committed(d.rev)
-			if d.value != nil && d.held.locked {
-				// The bytes of a patch are not made for the cache's
-				// caller, and outside Hold mode not copied for it.
-				res.Value = d.value
-			}
-		} else {
-			res.Value = d.share(d.bytes())
-		}
+		res = store.Result{Document: d.cur.document(key, d.rev), Changed: true, Record: rec}
 		return nil
 	})
 	if err == nil {
@@ -556,33 +542,15 @@ func (d *doc) unlockedForeign() (snap []byte, ok bool) {
 	return snap, true
 }
 
-// share returns the current value for a caller: a copy, except in Hold
-// mode, where values in memory are never changed in place (each commit
-// makes a new one), so the caller gets the value itself and must not modify
-// it (see the package doc).
-func (d *doc) share(b []byte) []byte {
-	if d.held.locked {
-		return b
-	}
-	return clone(b)
-}
+// has reports whether the document has a value.
+func (d *doc) has() bool { return d.cur != nil }
 
-// has reports whether the document has a value (made or lazy).
-func (d *doc) has() bool { return d.value != nil || d.lazy != nil }
-
-// bytes returns the current value, made now if it was left lazy.
-func (d *doc) bytes() []byte {
-	if d.value == nil && d.lazy != nil {
-		d.value = d.lazy.bytes()
+// bytes returns the current value's bytes, made now if they were not.
+func (d *doc) bytes() ([]byte, error) {
+	if d.cur == nil {
+		return nil, nil
 	}
-	return d.value
-}
-
-func clone(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return bytes.Clone(b)
+	return d.cur.bytes()
 }
 
 // doc is the in-process state of one document.
@@ -608,12 +576,11 @@ type doc struct {
 	wroteID fileID
 	rev     uint64
 	last    *store.Record
-	value   []byte // current value as stored in the snapshot (nil: none, or lazy)
-	tree    any    // value decoded, for diffs
-	// Hold mode: a value committed as a patch is kept as its decoded tree
-	// (value nil) until something needs its bytes.
-	lazy    *lazyValue
-	sum     string // canonical sum of value
+	// cur is the current value (nil: none): outside Hold mode its bytes
+	// are the snapshot's; in Hold mode they are compact, or made from
+	// the model of the commit that made it only when needed.
+	cur     *value
+	sum     string // canonical sum of cur, when known ("": not computed)
 	adopted bool   // value came from a snapshot with no journal
 	// snapMark is the file hash of the snapshot on disk when a mark names
 	// it ("" when its record's sum does); writeMark never drops that
@@ -630,6 +597,7 @@ type doc struct {
 	// served, commits refused until a load succeeds.
 	readOnly error
 	edit     *capturedEdit // a direct edit load found, to settle (direct.go)
+	notices  []DirectEdit  // edits settled, to tell once the snapshot holds them
 	repair   *repairState  // set during Repair (repair.go)
 	cmu      sync.Mutex    // guards changed
 	changed  chan struct{} // closed and replaced on every commit (wakes watchers)

@@ -43,89 +43,18 @@ type daemon struct {
 
 // version is one revision of a document's value, as kept in memory.
 type version struct {
-	rev   uint64
-	value []byte     // compact or as given; nil: not made yet (lazy) or no document
-	lazy  *lazyValue // the value of a commit made from a patch, made on demand
-	tree  any        // the value decoded (nil when unknown)
-	hash  string     // hash of the revision's journal record ("" when not written yet)
-	sum   string     // canonical sum of the value when known
-	size  int64      // journal bytes up to and including this revision
+	rev  uint64
+	val  *value // nil: no document
+	hash string // hash of the revision's journal record ("" when not written yet)
+	sum  string // canonical sum of the value when known
+	size int64  // journal bytes up to and including this revision
 }
 
 // exists reports whether the version has a value.
-func (v *version) exists() bool { return v != nil && (v.value != nil || v.lazy != nil) }
+func (v *version) exists() bool { return v != nil && v.val != nil }
 
-// bytes returns the version's value, made now if it was left lazy.
-func (v *version) bytes() []byte {
-	if v.value == nil && v.lazy != nil {
-		return v.lazy.bytes()
-	}
-	return v.value
-}
-
-// anchor returns the bytes and decoded tree of the nearest version, v or
-// one before it, whose bytes are made: a lazy value is made from them.
-func (v *version) anchor() ([]byte, any) {
-	if v.value != nil {
-		return v.value, v.tree
-	}
-	if v.lazy.made.Load() {
-		return v.lazy.raw, v.lazy.tree
-	}
-	return v.lazy.anchor, v.lazy.anchorTree
-}
-
-// sizeBound bounds the length of the version's bytes from above: a patch
-// makes a value at most six times its own length longer (each operation's
-// value and path, with the punctuation around them, are longer than what
-// it adds, and a character escaped as \u00XX is six bytes). Bytes made
-// meanwhile (the snapshot writer's) give the length itself: the bound
-// then starts again from it, instead of growing with every commit until
-// it passes the limit and a commit makes the whole document's bytes
-// under the document's lock to look (at 40,000 slices, 9 MB: 10 ms or
-// more, once every few thousand commits, while every commit waited).
-func (v *version) sizeBound() int {
-	if v.value != nil {
-		return len(v.value)
-	}
-	if v.lazy.made.Load() {
-		return len(v.lazy.raw)
-	}
-	return v.lazy.size
-}
-
-// lazyValue is the value of a commit made from a patch in Hold mode: its
-// decoded tree (the previous tree with the patch applied, sharing what the
-// patch did not touch), and its bytes made only when a read, a snapshot or
-// an update function without a cache needs them, from the bytes of an
-// earlier version (the anchor), keeping their member order
-// (jsonval.TreeBytes). Safe for concurrent use; never changed once made.
-type lazyValue struct {
-	tree       any
-	anchor     []byte
-	anchorTree any
-	// size bounds the length of the bytes from above: the limit on a
-	// document's size is checked on it, and on the bytes when it is over.
-	size int
-
-	once sync.Once
-	made atomic.Bool
-	raw  []byte
-}
-
-func (l *lazyValue) bytes() []byte {
-	l.once.Do(func() {
-		b, err := jsonval.TreeBytes(l.anchor, l.anchorTree, l.tree)
-		if err != nil {
-			// A tree decoded from JSON always encodes: a bug, which must
-			// not be written as the document.
-			panic(fmt.Sprintf("file: value made from its patch does not encode: %v", err))
-		}
-		l.raw = b
-		l.made.Store(true)
-	})
-	return l.raw
-}
+// document returns the version as a store.Document.
+func (v *version) document(key string) store.Document { return v.val.document(key, v.rev) }
 
 // pendingRec is a commit's record waiting to be written.
 type pendingRec struct {
@@ -382,14 +311,14 @@ func (d *doc) heldInit() {
 	// Values in memory are kept compact, as proposers write them: the
 	// snapshot's indentation would double a large document's size, and a
 	// proposer that re-encodes the value it read gets the same bytes.
-	if d.value != nil {
+	if d.cur != nil && d.cur.raw != nil {
 		var buf bytes.Buffer
-		buf.Grow(len(d.value))
-		if json.Compact(&buf, d.value) == nil {
-			d.value = buf.Bytes()
+		buf.Grow(len(d.cur.raw))
+		if json.Compact(&buf, d.cur.raw) == nil {
+			d.cur = bytesValue(buf.Bytes())
 		}
 	}
-	v := &version{rev: d.rev, value: d.value, tree: d.tree, sum: d.sum}
+	v := &version{rev: d.rev, val: d.cur, sum: d.sum}
 	if d.last != nil {
 		v.hash = d.last.Hash
 	}
@@ -417,45 +346,31 @@ func (d *doc) heldInit() {
 	d.held.active.Store(true)
 }
 
-// heldAppend seals a commit's records and queues them for the next journal
+// heldAppend seals a commit's record and queues it for the next journal
 // write, and makes its value the latest (under doc.mu). The caller waits
-// for the syncer, which writes and syncs them (awaitDurable).
-func (d *doc) heldAppend(recs []*store.Record, v *version) (*store.Record, error) {
+// for the syncer, which writes and syncs it (awaitDurable).
+func (d *doc) heldAppend(rec *store.Record, v *version) (*store.Record, error) {
 	h := &d.held
 	if h.closed {
 		return nil, errClosed
 	}
-	last := recs[len(recs)-1]
-	v.rev = last.Rev
-	if last.Sum != "" {
-		v.sum = last.Sum
-	}
-	lines, prev := h.sbuf[:0], h.sealHash
-	for _, r := range recs {
-		var err error
-		if lines, err = r.SealMAC(lines, prev, d.s.key); err != nil {
-			return nil, err
-		}
-		prev = r.Hash
+	v.rev = rec.Rev
+	lines, err := rec.SealMAC(h.sbuf[:0], h.sealHash, d.s.key)
+	if err != nil {
+		return nil, err
 	}
 	if cap(lines) <= 1<<20 {
 		h.sbuf = lines
 	}
-	h.sealHash = prev
+	h.sealHash = rec.Hash
 	h.pmu.Lock()
 	h.pbuf = append(h.pbuf, lines...)
-	for _, r := range recs {
-		pr := pendingRec{rec: r}
-		if r == last {
-			pr.last = v
-		}
-		h.pending = append(h.pending, pr)
-	}
+	h.pending = append(h.pending, pendingRec{rec: rec, last: v})
 	h.pmu.Unlock()
-	d.rev, d.last = last.Rev, last
-	d.value, d.lazy, d.tree, d.sum, d.adopted = v.value, v.lazy, v.tree, v.sum, false
+	d.rev, d.last = rec.Rev, rec
+	d.cur, d.sum, d.adopted = v.val, v.sum, false
 	h.latest.Store(v)
-	return last, nil
+	return rec, nil
 }
 
 // writeBatch writes a group: its records, sealed when committed, whose
@@ -724,7 +639,11 @@ func (d *doc) flushSnapshot(force bool) error {
 	if err := d.writeSnapshotCoop(coopHeld, func(f *os.File) error {
 		w := io.MultiWriter(f, fh)
 		bw := bufio.NewWriterSize(w, 256<<10)
-		return jsonval.IndentValidTo(bw, v.bytes())
+		b, err := v.val.bytes()
+		if err != nil {
+			return err
+		}
+		return jsonval.IndentValidTo(bw, b)
 	}, before); err != nil {
 		if guard != "" {
 			_ = d.s.root.Remove(guard) // the file was not replaced

@@ -70,6 +70,9 @@ func newCrashMemo(m map[string]json.RawMessage) *crashMemo {
 
 // bytes is the compact JSON of a crashMemo (keys sorted, as json.Marshal
 // writes a map).
+// MarshalJSON makes the memo a store.Change.Model.
+func (m *crashMemo) MarshalJSON() ([]byte, error) { return m.bytes(), nil }
+
 func (m *crashMemo) bytes() []byte {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
@@ -122,7 +125,7 @@ func (u *crashUpdate) Committed(rev uint64) {
 // update commits writer w's i-th change (crashChange) through the cache.
 func (c *crashCache) update(ctx context.Context, s store.Store, key string, w, i int, actor string, rng *rand.Rand) (store.Result, error) {
 	u := &crashUpdate{c: c}
-	return s.Update(ctx, key, crashChange(u, w, i, actor, rng), store.WithCache(u))
+	return s.Update(ctx, key, crashChange(u, w, i, actor, rng))
 }
 
 // crashChange proposes writer w's i-th change to cur: set or remove one
@@ -131,13 +134,14 @@ func crashChange(u *crashUpdate, w, i int, actor string, rng *rand.Rand) store.U
 	return func(cur store.Document) (store.Change, error) {
 		var old map[string]json.RawMessage
 		var keys []string
-		if cur.Value == nil && u.have != nil {
-			old, keys = u.have.m, u.have.keys
+		if m, ok := cur.Model.(*crashMemo); ok {
+			old, keys = m.m, m.keys
 		} else {
-			if cur.Value == nil {
-				return store.Change{}, fmt.Errorf("no value and nothing cached at revision %d", cur.Revision)
+			raw, err := cur.Bytes()
+			if err != nil || raw == nil {
+				return store.Change{}, fmt.Errorf("no value at revision %d: %v", cur.Revision, err)
 			}
-			if err := json.Unmarshal(cur.Value, &old); err != nil {
+			if err := json.Unmarshal(raw, &old); err != nil {
 				return store.Change{}, err
 			}
 			for k, v := range old { // the memo holds compact values
@@ -177,8 +181,8 @@ func crashChange(u *crashUpdate, w, i int, actor string, rng *rand.Rand) store.U
 		ch := store.Change{Actor: actor, Reason: "crash test"}
 		if rng.IntN(20) == 0 { // the whole value: the store diffs it
 			ch.Value = u.next.bytes()
-		} else { // the patch: applied to the store's tree
-			ch.Patch = json.RawMessage(patch)
+		} else { // the patch, with the writer's model of the value
+			ch.Patch, ch.Model = json.RawMessage(patch), u.next
 		}
 		return ch, nil
 	}
