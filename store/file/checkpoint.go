@@ -93,14 +93,14 @@ func (d *doc) readCheckpoint() *checkpoint {
 // sum. Best effort, outside Hold mode: a failure leaves the next open the
 // full read.
 func (d *doc) writeCheckpoint(rec *store.Record, off, n int64, snap []byte, sum string) {
-	if d.s.opts.Hold || rec == nil || rec.Sum == "" || sum != rec.Sum || off < 0 || d.liveFirst == 0 || d.liveFirst > rec.Rev {
+	if d.s.opts.Hold || rec == nil || rec.Sum == "" || sum != rec.Sum || off < 0 || d.j.liveFirst == 0 || d.j.liveFirst > rec.Rev {
 		return
 	}
 	fi, err := d.s.root.Lstat(d.p.journal)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() != off+n {
 		return
 	}
-	c := checkpoint{Rev: rec.Rev, Hash: rec.Hash, Off: off, Len: n, First: d.liveFirst, Journal: journalVersion(fi), File: store.HashBytes(snap), Sum: sum}
+	c := checkpoint{Rev: rec.Rev, Hash: rec.Hash, Off: off, Len: n, First: d.j.liveFirst, Journal: journalVersion(fi), File: store.HashBytes(snap), Sum: sum}
 	if c.Journal == "" {
 		return
 	}
@@ -179,9 +179,9 @@ func (d *doc) loadFast() bool {
 	}
 	d.cur, d.sum, d.adopted = bytesValue(snap), last.Sum, false
 	d.rev, d.last = last.Rev, &last
-	d.liveFirst = c.First
-	d.jID, d.sID = jid, snapID
-	d.snapMark, d.snapHash = "", ""
+	d.j.liveFirst = c.First
+	d.j.id, d.snap.id = jid, snapID
+	d.snap.mark, d.snap.hash = "", ""
 	d.readOnly = nil
 	d.loaded = true
 	return true

@@ -108,4 +108,19 @@
 //
 // The lock is advisory flock(2): all writers must go through Custodian, and
 // network file systems (NFS) are not supported.
+//
+// # Code
+//
+// Store's methods (file.go) take a document's doc (document.go: what this
+// process knows of one document's files and value) under its locks
+// (lock.go). A value in memory is a value (value.go): bytes, or the
+// proposer's model whose bytes are made when needed. The files each have
+// their own: the journal (journal.go: read, append and fsync, the
+// journalView; segment.go: sealed segments; anchor.go and witness.go: the
+// head's anchor and its witness), the snapshot (snapshot.go: durable
+// replacement, the snapshotView; checkpoint.go; mark.go). Commit is
+// commit.go; recovery is recover.go (load), verify.go and repair.go;
+// direct edits are direct.go and editbase.go; Hold mode is hold.go (the
+// hold type: group commit, the syncer, the paced snapshot writer); Watch
+// is watch.go.
 package file

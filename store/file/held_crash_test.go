@@ -88,44 +88,19 @@ func (m *crashMemo) bytes() []byte {
 	return buf.Bytes()
 }
 
-// crashCache is the writers' own decoded copy of one store's document, as
-// the application layer keeps the manifest: the crashMemo of the latest
-// revision they committed, used (store.WithCache) when the store says it
-// is still the current revision.
-type crashCache struct {
-	mu   sync.Mutex
-	rev  uint64
-	memo *crashMemo
-}
+// crashProposer is how the writers of one store's document: each update
+// proposes its patch with its crashMemo as the change's model, which the
+// store hands back with the revision (Document.Model) to the next update.
+type crashProposer struct{}
 
-// crashUpdate is one update's store.Cache.
+// crashUpdate is one update's proposal.
 type crashUpdate struct {
-	c          *crashCache
-	have, next *crashMemo
+	next *crashMemo
 }
 
-func (u *crashUpdate) Holds(rev uint64) bool {
-	u.c.mu.Lock()
-	defer u.c.mu.Unlock()
-	u.have = nil
-	if u.c.memo != nil && u.c.rev == rev {
-		u.have = u.c.memo
-	}
-	return u.have != nil
-}
-
-func (u *crashUpdate) Committed(rev uint64) {
-	u.c.mu.Lock()
-	defer u.c.mu.Unlock()
-	if u.next != nil && rev > u.c.rev {
-		u.c.rev, u.c.memo = rev, u.next
-	}
-}
-
-// update commits writer w's i-th change (crashChange) through the cache.
-func (c *crashCache) update(ctx context.Context, s store.Store, key string, w, i int, actor string, rng *rand.Rand) (store.Result, error) {
-	u := &crashUpdate{c: c}
-	return s.Update(ctx, key, crashChange(u, w, i, actor, rng))
+// update commits writer w's i-th change (crashChange).
+func (c *crashProposer) update(ctx context.Context, s store.Store, key string, w, i int, actor string, rng *rand.Rand) (store.Result, error) {
+	return s.Update(ctx, key, crashChange(&crashUpdate{}, w, i, actor, rng))
 }
 
 // crashChange proposes writer w's i-th change to cur: set or remove one
@@ -216,7 +191,7 @@ func TestHeldCrashChild(t *testing.T) {
 	var out sync.Mutex
 	fmt.Println("ready")
 	var wg sync.WaitGroup
-	cache := &crashCache{}
+	cache := &crashProposer{}
 	for w := range crashWriters {
 		wg.Add(1)
 		go func() {

@@ -1,77 +1,15 @@
 package file
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
-
-// parsedJournal is the result of reading a journal file.
-type parsedJournal struct {
-	recs []store.Record
-	end  int64 // offset just past the last complete, valid line
-	// lastOff is the offset where the last record's line starts (-1: no
-	// record).
-	lastOff int64
-	torn    bool // bytes after end that do not end with a newline
-}
-
-// parseJournal decodes journal bytes that start at offset base and continue
-// the chain after prev (nil: from the beginning; loose: after a record in
-// a file not read, whose hash is taken from the first line). A bad complete line is a
-// CORRUPT_STATE error naming the revision; an unterminated tail is reported
-// as torn, never as an error.
-func parseJournal(name string, data []byte, base int64, prev *store.Record) (parsedJournal, error) {
-	return parseJournalUpTo(name, data, base, prev, math.MaxUint64)
-}
-
-// parseJournalUpTo is parseJournal stopping after revision maxRev.
-func parseJournalUpTo(name string, data []byte, base int64, prev *store.Record, maxRev uint64) (parsedJournal, error) {
-	var pj parsedJournal
-	pj.end, pj.lastOff = base, -1
-	off := 0
-	for off < len(data) {
-		nl := bytes.IndexByte(data[off:], '\n')
-		if nl < 0 {
-			pj.torn = true
-			break
-		}
-		line := data[off : off+nl]
-		want := uint64(1)
-		if prev != nil {
-			want = prev.Rev + 1
-		}
-		r, err := store.DecodeRecord(line)
-		if err != nil {
-			return pj, reason.New(reason.CorruptState, "journal %s is corrupt at revision %d (byte %d): %v", name, want, base+int64(off), err)
-		}
-		if isLoose(prev) {
-			// The record before is in a file not read: only the
-			// revision can be checked.
-			if r.Rev != want {
-				return pj, reason.New(reason.CorruptState, "journal %s is corrupt at revision %d (byte %d): journal revision %d follows revision %d", name, want, base+int64(off), r.Rev, want-1)
-			}
-		} else if err := store.Chain(prev, r); err != nil {
-			return pj, reason.New(reason.CorruptState, "journal %s is corrupt at revision %d (byte %d): %v", name, want, base+int64(off), err)
-		}
-		if r.Rev > maxRev {
-			break
-		}
-		pj.recs = append(pj.recs, r)
-		prev = &pj.recs[len(pj.recs)-1]
-		pj.lastOff = base + int64(off)
-		off += nl + 1
-		pj.end = base + int64(off)
-	}
-	return pj, nil
-}
 
 // refresh brings the in-memory view up to date with the files. It must run
 // under the lock; it repairs what the recovery rules allow.
@@ -99,11 +37,11 @@ func (d *doc) refresh() error {
 	if err != nil {
 		return err
 	}
-	if d.loaded && jid == d.jID && sid == d.sID {
+	if d.loaded && jid == d.j.id && sid == d.snap.id {
 		return nil
 	}
 	// Another process appended to the journal we know: replay the new tail.
-	if d.loaded && d.jID.exists && jid.exists && jid.dev == d.jID.dev && jid.ino == d.jID.ino && jid.size > d.jID.size && !d.adopted {
+	if d.loaded && d.j.id.exists && jid.exists && jid.dev == d.j.id.dev && jid.ino == d.j.id.ino && jid.size > d.j.id.size && !d.adopted {
 		if ok, err := d.catchUp(jid, sid); ok || err != nil {
 			return err
 		}
@@ -124,11 +62,11 @@ func (d *doc) catchUp(jid, sid fileID) (bool, error) {
 		return false, pathError(d.p.key, err)
 	}
 	defer f.Close()
-	data := make([]byte, jid.size-d.jID.size)
-	if _, err := f.ReadAt(data, d.jID.size); err != nil && !errors.Is(err, io.EOF) {
+	data := make([]byte, jid.size-d.j.id.size)
+	if _, err := f.ReadAt(data, d.j.id.size); err != nil && !errors.Is(err, io.EOF) {
 		return false, fmt.Errorf("read journal %s: %w", d.p.journal, err)
 	}
-	pj, err := parseJournal(d.p.journal, data, d.jID.size, d.last)
+	pj, err := parseJournal(d.p.journal, data, d.j.id.size, d.last)
 	if err != nil {
 		return false, err
 	}
@@ -141,8 +79,8 @@ func (d *doc) catchUp(jid, sid fileID) (bool, error) {
 	if snap, snapID, err := d.readFileID(d.p.snap); err == nil && snap != nil {
 		if sum, err := store.SumOf(snap); err == nil && sum == last.Sum {
 			d.cur, d.sum = bytesValue(snap), sum
-			d.rev, d.last, d.jID = last.Rev, &pj.recs[len(pj.recs)-1], jid
-			d.sID = snapID
+			d.rev, d.last, d.j.id = last.Rev, &pj.recs[len(pj.recs)-1], jid
+			d.snap.id = snapID
 			return true, nil
 		}
 	}
@@ -159,8 +97,8 @@ func (d *doc) catchUp(jid, sid fileID) (bool, error) {
 	}
 	d.rev = pj.recs[len(pj.recs)-1].Rev
 	d.last = &pj.recs[len(pj.recs)-1]
-	d.jID = jid
-	d.sID = sid
+	d.j.id = jid
+	d.snap.id = sid
 	return true, nil
 }
 
@@ -211,7 +149,7 @@ func (d *doc) load() error {
 			return err
 		}
 	}
-	d.snapMark = ""
+	d.snap.mark = ""
 	var value []byte
 	var parsed *jsonval.Value // the snapshot's parse, when value is the snapshot
 	adopted := false
@@ -279,7 +217,7 @@ func (d *doc) load() error {
 					})
 					if k >= 0 {
 						k -= int(recs[0].Rev - 1)
-						d.snapMark = store.HashBytes(snap)
+						d.snap.mark = store.HashBytes(snap)
 					}
 				}
 				if k >= 0 {
@@ -322,7 +260,7 @@ func (d *doc) load() error {
 						if err := d.writeMark(m); err != nil {
 							d.logf("mark not written; the next open replays the journal again", "error", err)
 						} else {
-							d.snapMark = m.File
+							d.snap.mark = m.File
 						}
 					}
 				} else {
@@ -350,7 +288,7 @@ func (d *doc) load() error {
 			d.readOnly = fmt.Errorf("%s could not be rewritten from the journal: %w", d.p.snap, err)
 			snapID, _ = d.stat(d.p.snap)
 		} else {
-			snapID = d.wroteID
+			snapID = d.snap.wrote
 		}
 		value, parsed = b, nil
 	}
@@ -364,17 +302,17 @@ func (d *doc) load() error {
 	if last != nil {
 		d.rev = last.Rev
 	}
-	d.liveFirst = h.liveFirst
+	d.j.liveFirst = h.liveFirst
 	d.adopted = adopted
-	if d.jID, err = d.stat(d.p.journal); err != nil {
+	if d.j.id, err = d.stat(d.p.journal); err != nil {
 		return err
 	}
 	// The snapshot as read or written here, not as it is now: an edit
 	// made since is seen as a change by the next look.
-	d.sID = snapID
-	d.snapHash = ""
-	if d.s.opts.Hold && snap != nil && d.sID.exists {
-		d.snapHash = store.HashBytes(snap)
+	d.snap.id = snapID
+	d.snap.hash = ""
+	if d.s.opts.Hold && snap != nil && d.snap.id.exists {
+		d.snap.hash = store.HashBytes(snap)
 	}
 	d.loaded = true
 	d.advanceAnchor(anc, last)
@@ -509,50 +447,4 @@ func (d *doc) recoverTmp() error {
 		return fmt.Errorf("promote %s: %w", d.p.tmp, err)
 	}
 	return d.syncDir()
-}
-
-// readJournal reads the live journal, whose first record follows prev
-// (the newest segment's last record; nil when there is no segment). With
-// repair (under the lock), a torn tail is cut off after the journal is
-// copied aside to .broken-<time>.
-func (d *doc) readJournal(repair bool, prev *store.Record) (parsedJournal, error) {
-	data, err := d.readFile(d.p.journal)
-	if err != nil {
-		return parsedJournal{}, err
-	}
-	pj, err := parseJournal(d.p.journal, data, 0, prev)
-	if err != nil {
-		return pj, err
-	}
-	if pj.torn && repair {
-		broken := d.p.journal + ".broken-" + stamp(d.s.opts.Now())
-		if err := d.s.root.WriteFile(broken, data, 0o644); err != nil {
-			// Reads go on without the torn tail; writes wait until it
-			// can be cut off with its copy kept.
-			_ = d.s.root.Remove(broken)
-			d.logf("torn journal tail not cut off (its copy could not be kept); writes refused until it is", "error", err)
-			d.readOnly = fmt.Errorf("the torn tail of %s could not be cut off: keep torn journal: %w", d.p.journal, err)
-			return pj, nil
-		}
-		f, err := d.openRegular(d.p.journal, os.O_WRONLY, 0)
-		if err != nil {
-			return pj, fmt.Errorf("repair journal: %w", err)
-		}
-		err = f.Truncate(pj.end)
-		if err == nil {
-			err = f.Sync()
-		}
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return pj, fmt.Errorf("repair journal %s: %w", d.p.journal, err)
-		}
-		if err := d.syncDir(); err != nil {
-			return pj, err
-		}
-		d.logf("cut a torn journal tail (an unacknowledged commit)", "bytes", int64(len(data))-pj.end, "copy", broken)
-		pj.torn = false
-	}
-	return pj, nil
 }

@@ -377,7 +377,7 @@ func TestRotationHold(t *testing.T) {
 	var mu sync.Mutex
 	acked := map[uint64]string{}
 	var wg sync.WaitGroup
-	cache := &crashCache{}
+	cache := &crashProposer{}
 	// A rotation waits for the snapshot being written: on a busy machine
 	// 150 commits per writer may seal fewer than 5 segments; then the
 	// writers go on for another 150 each.
