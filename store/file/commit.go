@@ -108,20 +108,18 @@ func (d *doc) commitModel(ch store.Change) (*store.Record, error) {
 		// that bound passes the limit.
 		next.bound = d.cur.size() + 6*len(ch.Patch)
 	} else {
-		raw, err := next.bytes()
+		raw, err := ch.Model.MarshalJSON()
+		if err == nil {
+			// The record carries the value's canonical sum: the next
+			// process that reads the files whole (no checkpoint to go by)
+			// finds the snapshot's revision by it. Computing it parses
+			// the bytes: the indentation need not check them again.
+			sum, err = store.SumOf(raw)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", d.p.key, err)
-		}
-		if next.raw, err = store.Indent(raw); err != nil {
 			return nil, fmt.Errorf("%s: the model committed does not encode: %w", d.p.key, err)
 		}
-		next.bound = len(raw)
-		// The record carries the value's canonical sum: the next process
-		// that reads the files whole (no checkpoint to go by) finds the
-		// snapshot's revision by it.
-		if sum, err = store.SumOf(raw); err != nil {
-			return nil, fmt.Errorf("%s: the model committed does not encode: %w", d.p.key, err)
-		}
+		next.raw, next.bound = jsonval.IndentValid(raw), len(raw)
 	}
 	if next.bound > max {
 		raw, err := next.bytes()
