@@ -459,3 +459,45 @@ func TestHoldSnapshotOfUnsummedRevision(t *testing.T) {
 		t.Fatalf("snapshot with a foreign mark not moved aside: %v", aside)
 	}
 }
+
+// In Hold mode a read of the latest revision is served from memory without
+// the commit lock: a Get returns while an update function runs (it would
+// wait for it otherwise, and this test would not end), with the latest
+// durable revision.
+func TestHoldGetDoesNotWaitForACommit(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	s, err := file.Open(dir, file.Options{Hold: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	const key = "doc.json"
+	if _, err := s.Update(ctx, key, func(store.Document) (store.Change, error) {
+		return store.Change{Value: []byte(`{"a":1}`)}, nil
+	}, store.Create()); err != nil {
+		t.Fatal(err)
+	}
+	inside, release := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Update(ctx, key, func(cur store.Document) (store.Change, error) {
+			close(inside)
+			<-release
+			return store.Change{Patch: json.RawMessage(`[{"op":"add","path":"/b","value":2}]`)}, nil
+		})
+		done <- err
+	}()
+	<-inside
+	doc, err := s.Get(ctx, key)
+	close(release)
+	if err != nil || doc.Revision != 1 || !jsonEqual(doc.Value, []byte(`{"a":1}`)) {
+		t.Fatalf("get during a commit: %d %s %v", doc.Revision, doc.Value, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if doc, err := s.Get(ctx, key); err != nil || doc.Revision != 2 {
+		t.Fatalf("get after the commit: %d %v", doc.Revision, err)
+	}
+}
