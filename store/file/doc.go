@@ -71,8 +71,8 @@
 // lifetime: Open takes an exclusive flock on .asdd/state/custodian.pid and
 // writes its pid there (a second daemon is refused with CONFLICT naming that
 // pid); each document's lock is taken on first use and kept until Close.
-// Reads are served from memory (Get of the latest revision reads the last
-// durable version without the commit lock), and the values handed out
+// Reads are served from memory (Get of the latest revision reads it
+// without the commit lock, once it is durable), and the values handed out
 // (Get, the current Document an UpdateFunc sees) are the ones in memory,
 // not copies: callers must not modify them; a Document may carry only its
 // Model, whose bytes Document.Bytes makes. A commit queues its journal record and

@@ -258,9 +258,15 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		// project as it was (no lock file).
 		return store.Document{Key: key, Value: snap}, nil
 	}
-	if v := d.held.durable.Load(); v != nil && d.held.active.Load() {
-		// Hold mode: the latest durable revision, from memory, without
-		// the commit lock.
+	if d.held.active.Load() {
+		// Hold mode: the latest revision, from memory, without the commit
+		// lock (an update function running holds it), once it is durable
+		// (a write in flight is waited for, as its writer waits: a read
+		// never returns a revision older than one a compare-and-swap saw).
+		v := d.held.latest.Load()
+		if err := d.awaitDurable(v.rev); err != nil {
+			return store.Document{}, err
+		}
 		if !v.exists() {
 			return store.Document{}, notFound(key)
 		}

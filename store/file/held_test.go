@@ -463,7 +463,7 @@ func TestHoldSnapshotOfUnsummedRevision(t *testing.T) {
 // In Hold mode a read of the latest revision is served from memory without
 // the commit lock: a Get returns while an update function runs (it would
 // wait for it otherwise, and this test would not end), with the latest
-// durable revision.
+// committed revision.
 func TestHoldGetDoesNotWaitForACommit(t *testing.T) {
 	dir := t.TempDir()
 	ctx := context.Background()
