@@ -78,7 +78,7 @@ func (d *doc) readCheckpoint() *checkpoint {
 	var c checkpoint
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if dec.Decode(&c) != nil || c.Rev == 0 || c.Hash == "" || c.Off < 0 || c.Len < 2 || c.First == 0 || c.First > c.Rev || c.Journal == "" || c.File == "" || c.Sum == "" {
+	if dec.Decode(&c) != nil || c.Rev == 0 || c.Hash == "" || c.Off < 0 || c.Len < 2 || c.First == 0 || c.First > c.Rev || c.Journal == "" || c.File == "" {
 		return nil
 	}
 	if k := d.s.key; k != nil && !hmac.Equal([]byte(c.MAC), []byte(checkpointMAC(k, c))) {
@@ -93,7 +93,7 @@ func (d *doc) readCheckpoint() *checkpoint {
 // sum. Best effort, outside Hold mode: a failure leaves the next open the
 // full read.
 func (d *doc) writeCheckpoint(rec *store.Record, off, n int64, snap []byte, sum string) {
-	if d.s.opts.Hold || rec == nil || rec.Sum == "" || sum != rec.Sum || off < 0 || d.j.liveFirst == 0 || d.j.liveFirst > rec.Rev {
+	if d.s.opts.Hold || rec == nil || sum != rec.Sum || off < 0 || d.j.liveFirst == 0 || d.j.liveFirst > rec.Rev {
 		return
 	}
 	fi, err := d.s.root.Lstat(d.p.journal)

@@ -85,8 +85,8 @@
 // only when a read, a snapshot or a generic writer needs them, and
 // Document.Model hands it back with the revision. Records committed that
 // way carry no canonical sum. Outside Hold mode the bytes are made from the
-// Model at once (the snapshot is written with the commit) and the record
-// carries their sum.
+// Model at once (the snapshot is written with the commit); the record
+// carries no sum either, and the checkpoint names the snapshot's revision.
 // The snapshot is rewritten in the background with the latest synced value
 // at most once per SnapshotInterval (50 ms by default), never more than a
 // tenth of the time, and on Close; when its revision's record has no sum, a

@@ -53,6 +53,11 @@ func (d *doc) readMarks() []mark {
 // bytes are snap holds according to the marks, or -1.
 func (d *doc) markFor(snap []byte, hashes func(rev uint64) (string, bool)) int {
 	ms := d.readMarks()
+	if c := d.readCheckpoint(); c != nil {
+		// The checkpoint binds its record to the snapshot it saw, as a
+		// mark does (a direct commit by model writes no sum).
+		ms = append(ms, mark{Rev: c.Rev, Hash: c.Hash, File: c.File})
+	}
 	if len(ms) == 0 {
 		return -1
 	}

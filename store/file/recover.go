@@ -77,8 +77,9 @@ func (d *doc) catchUp(jid, sid fileID) (bool, error) {
 	// The committer rewrote the snapshot before it let go of the lock, so
 	// reading it is one parse, where replaying is one per record.
 	if snap, snapID, err := d.readFileID(d.p.snap); err == nil && snap != nil {
-		if sum, err := store.SumOf(snap); err == nil && sum == last.Sum {
-			d.cur, d.sum = bytesValue(snap), sum
+		if d.markFor(snap, func(rev uint64) (string, bool) { return last.Hash, rev == last.Rev }) >= 0 ||
+			last.Sum != "" && canonicalSum(snap) == last.Sum {
+			d.cur, d.sum = bytesValue(snap), last.Sum
 			d.rev, d.last, d.j.id = last.Rev, &pj.recs[len(pj.recs)-1], jid
 			d.snap.id = snapID
 			return true, nil
