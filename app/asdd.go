@@ -137,6 +137,9 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	if err != nil {
 		return nil, nil, err
 	}
+	if res.Changed {
+		l.recent.Store(out.Manifest)
+	}
 	switch {
 	case res.Changed && res.Model == nil:
 		// A backend that keeps no model (etcd): this process keeps it.
@@ -230,7 +233,11 @@ func (ob observer) Files(paths []string) (map[string]string, error) { return ob.
 // operation), read only. A path the slice gained since is not observed,
 // and the rules skip what was not observed.
 func (ob observer) Observed(id string) (map[string]string, error) {
-	m, _, err := ob.l.Latest(ob.ctx)
+	m := ob.l.recent.Load()
+	var err error
+	if m == nil {
+		m, _, err = ob.l.Latest(ob.ctx)
+	}
 	if err != nil {
 		if errors.Is(err, errNoManifest) {
 			return map[string]string{}, nil
@@ -327,5 +334,6 @@ func (l *Local) Latest(ctx context.Context) (*asdd.Manifest, uint64, error) {
 	if doc.Model == nil {
 		l.keep(h, doc.Revision)
 	}
+	l.recent.Store(h.m)
 	return h.m, doc.Revision, nil
 }

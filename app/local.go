@@ -51,6 +51,9 @@ type Local struct {
 	// held is the ASDD manifest this service decoded last, with its
 	// revision (model; the store hands back the ones it committed).
 	held atomic.Pointer[decodedManifest]
+	// recent is the ASDD manifest this service committed or read last:
+	// what an operation observes (observer.Observed) without a read.
+	recent atomic.Pointer[asdd.Manifest]
 	// proj is the project directory (Root), opened on the first
 	// operation that reads or writes its files and kept until Close: the
 	// daemon opened and closed it for every proposal (four system calls,

@@ -425,4 +425,5 @@ func (r *Remote) Rebuild(ctx context.Context, req wire.RebuildRequest) (*wire.Re
 // revision of it (heldManifest assumes a revision names one value).
 func (l *Local) forgetManifest() {
 	l.held.Store(nil)
+	l.recent.Store(nil)
 }
