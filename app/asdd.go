@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/custodian-dev/custodian/app/internal/manifestenc"
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/asdd/effects"
 	"github.com/custodian-dev/custodian/reason"
@@ -33,12 +32,11 @@ func (l *Local) Manifest(ctx context.Context) (*asdd.Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := l.decodeManifest(doc.Value, doc.Sum)
+	h, err := l.model(doc)
 	if err != nil {
-		return nil, corrupt(err)
+		return nil, err
 	}
-	m.Revision = doc.Revision
-	return m, nil
+	return h.m, nil
 }
 
 // ASDD runs op: the caller's right to ask it, the project's observation
@@ -73,61 +71,44 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 		return nil, nil, err
 	}
 	_, create := op.(asdd.Init)
-	uc := &updateCache{l: l}
-	opts := []store.UpdateOption{store.WithCache(uc)}
+	var opts []store.UpdateOption
 	if create {
 		opts = append(opts, store.Create())
 	}
 	actor := actorPrefix + op.Actor()
 	var out *asdd.Outcome
-	read := false // whether the store found a document to read
+	var decoded *heldManifest // the last run's manifest, when it decoded it
+	var next *heldManifest    // the last run's proposal
+	read := false             // whether the store found a document to read
 	res, err := l.update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
 		read = true
-		uc.next, uc.decoded = nil, nil
-		var e *manifestenc.Encoded
-		var m *asdd.Manifest
-		var finalizedWith *asdd.Config
-		if h := uc.current(cur); h != nil {
-			var err error
-			if e, err = h.encoded(); err != nil {
-				return store.Change{}, err
-			}
-			m, finalizedWith = e.Manifest, h.cfg
-		} else if cur.Exists() {
-			h, err := l.decodeHeld(cur)
+		decoded, next = nil, nil
+		var prev *heldManifest
+		if cur.Exists() {
+			h, err := l.model(cur)
 			if err != nil {
 				return store.Change{}, err
 			}
-			uc.decoded = h
-			e, m = h.e, h.e.Manifest
+			if h.cfg == nil {
+				decoded = h
+			}
+			prev = h
 		} else if !create {
 			return store.Change{}, errNoManifest
 		}
-		apply := asdd.Apply
-		if finalizedWith != nil && finalizedWith == cfg {
-			// The previous result of this service under the same rules:
-			// only what the operation touches needs finalizing.
-			apply = asdd.ApplyFinalized
+		apply, from := asdd.Apply, (*asdd.Manifest)(nil)
+		if prev != nil {
+			from = prev.m
+			if prev.cfg == cfg {
+				// The previous result of this service under the same
+				// rules: only what the operation touches needs
+				// finalizing.
+				apply = asdd.ApplyFinalized
+			}
 		}
-		o, err := apply(m, op, cfg, l.o.Now())
+		o, err := apply(from, op, cfg, l.o.Now())
 		if err != nil {
 			return store.Change{}, err
-		}
-		var ne *manifestenc.Encoded
-		var patch json.RawMessage
-		if e != nil {
-			// Only what the operation changed is encoded and validated;
-			// the patch spares the store a diff of the whole manifest.
-			if ne, patch, err = e.Next(o.Manifest); err != nil {
-				return store.Change{}, err
-			}
-		} else {
-			if _, err := asdd.Encode(o.Manifest); err != nil {
-				return store.Change{}, err
-			}
-			if ne, err = manifestenc.NewEncoded(o.Manifest); err != nil {
-				return store.Change{}, err
-			}
 		}
 		events := make([]store.Event, 0, len(o.Events))
 		for _, e := range o.Events {
@@ -138,15 +119,20 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 			events = append(events, store.Event{Type: e.Type, Data: data})
 		}
 		out = o
-		uc.next = &heldManifest{e: ne, cfg: cfg}
-		ch := store.Change{Actor: actor, Reason: o.Summary, Events: events}
-		if patch != nil {
-			// The store applies the patch to its own copy (in the daemon,
-			// its decoded one) and makes the bytes only if someone reads
-			// them.
-			ch.Patch = patch
-		} else {
-			ch.Value = ne.Bytes()
+		next = &heldManifest{m: o.Manifest, cfg: cfg}
+		ch := store.Change{Model: next, Actor: actor, Reason: o.Summary, Events: events}
+		ok := false
+		if prev != nil {
+			// Only what the operation changed is encoded and validated:
+			// the patch is the journal's record, the model the value.
+			if ch.Patch, ok, err = asdd.Patch(prev.m, o.Manifest); err != nil {
+				return store.Change{}, err
+			}
+		}
+		if !ok {
+			if ch.Value, err = asdd.Encode(o.Manifest); err != nil {
+				return store.Change{}, err
+			}
 		}
 		return ch, nil
 	}, opts...)
@@ -156,15 +142,21 @@ func (l *Local) apply(ctx context.Context, op asdd.Op, cfg *asdd.Config, actorPr
 	if err != nil {
 		return nil, nil, err
 	}
-	if !res.Changed && uc.decoded != nil {
-		// The last run decoded the committed revision it was given.
-		l.keep(uc.decoded)
+	if res.Changed {
+		l.recent.Store(out.Manifest)
 	}
-	if res.Changed && uc.decoded != nil && res.Record != nil && res.Record.Sum != "" {
-		// A process that read the manifest (no held copy: the CLI without
-		// a daemon) marks what it committed valid for the next one: the
-		// operation validated what it changed of a manifest that passed.
-		l.markValid(validMark{Sum: res.Record.Sum})
+	switch {
+	case res.Changed && res.Model == nil:
+		// A backend that keeps no model (etcd): this process keeps it.
+		l.keep(next, res.Revision)
+	case !res.Changed && decoded != nil:
+		l.keep(decoded, res.Revision)
+	}
+	if res.Changed && decoded != nil && res.Value != nil {
+		// A process that read the manifest (the CLI without a daemon)
+		// marks what it committed valid for the next one: the operation
+		// validated what it changed of a manifest that passed.
+		l.markValid(res.Value)
 	}
 	// out.Manifest is shared with the held manifest the next operation
 	// starts from: it is never written after the commit (its revision is
@@ -246,14 +238,18 @@ func (ob observer) Files(paths []string) (map[string]string, error) { return ob.
 // operation), read only. A path the slice gained since is not observed,
 // and the rules skip what was not observed.
 func (ob observer) Observed(id string) (map[string]string, error) {
-	e, err := ob.l.recent(ob.ctx)
+	m := ob.l.recent.Load()
+	var err error
+	if m == nil {
+		m, _, err = ob.l.Latest(ob.ctx)
+	}
 	if err != nil {
 		if errors.Is(err, errNoManifest) {
 			return map[string]string{}, nil
 		}
 		return nil, err
 	}
-	s := e.Manifest.Slice(id)
+	s := m.Slice(id)
 	if s == nil {
 		return map[string]string{}, nil
 	}
@@ -261,163 +257,88 @@ func (ob observer) Observed(id string) (map[string]string, error) {
 }
 
 func (ob observer) Slice(id string) (*asdd.Slice, error) {
-	e, _, err := ob.l.Latest(ob.ctx)
+	m, _, err := ob.l.Latest(ob.ctx)
 	if err != nil {
 		return nil, err
 	}
-	return e.Manifest.Find(id)
+	return m.Find(id)
 }
 
-// heldManifest is the ASDD manifest of one revision, decoded and encoded
-// (manifestenc.Encoded), and the configuration asdd.Apply finalized it
-// under (nil: unknown). Local keeps the one of the latest revision it
-// committed or decoded (Local.held), so that the next operation neither
-// decodes the manifest nor has its bytes made: an operation costs what it
-// changes, not the size of the manifest. Never changed once made.
-//
-// It is reused only for the revision it was made for, and only while that
-// revision is the store's current one: the store says so under its commit
-// lock (store.Cache.Holds), or hands the current value with its revision.
-// A revision names one value for the life of a store (every commit makes a
-// new one), so a manifest made from revision r's value, or committed as
-// revision r, is revision r's.
+// heldManifest is the ASDD manifest of one revision, decoded, and the
+// configuration asdd.Apply finalized it under (nil: unknown, it was
+// decoded). It is the model the application layer commits with the patch
+// of each operation (store.Change.Model): the store keeps it as the
+// document's value and hands it back with the revision (Document.Model),
+// so the next operation neither decodes the manifest nor has its bytes
+// made, and an operation costs what it changes, not the size of the
+// manifest. Never changed once made: readers share it.
 type heldManifest struct {
-	rev uint64
-	e   *manifestenc.Encoded // may be deferred (decodeHeld): see encoded
+	m   *asdd.Manifest
 	cfg *asdd.Config
 }
 
-// encoded returns the held manifest's encoding complete: one decoded by
-// decodeHeld has only the parts its operation changed encoded (a CLI
-// process applies one operation and exits), and is completed, once, when
-// a later operation or a reader of this process takes it up.
-func (h *heldManifest) encoded() (*manifestenc.Encoded, error) {
-	e, err := h.e.Complete()
+// MarshalJSON is the manifest's bytes, for the store: a plain encoding,
+// without the schema check (the operations validated what they changed).
+func (h *heldManifest) MarshalJSON() ([]byte, error) { return asdd.Marshal(h.m) }
+
+// decodedManifest is a manifest this process decoded or committed, and
+// its revision (Local.held).
+type decodedManifest struct {
+	rev uint64
+	h   *heldManifest
+}
+
+// model returns doc's manifest: the model the store handed back with it,
+// or the one this process decoded from the same revision last, or the
+// value decoded now.
+func (l *Local) model(doc store.Document) (*heldManifest, error) {
+	if h, ok := doc.Model.(*heldManifest); ok {
+		return h, nil
+	}
+	if d := l.held.Load(); d != nil && d.rev == doc.Revision && doc.Revision > 0 {
+		return d.h, nil
+	}
+	raw, err := doc.Bytes()
 	if err != nil {
-		return nil, reason.New(reason.CorruptState, "%s: %w", asdd.Key, err)
+		return nil, err
 	}
-	return e, nil
-}
-
-// keep makes h the held manifest unless one of a later revision is held.
-// A manifest of revision 0 (a file nobody journaled yet) is not kept:
-// revision 0 names no one value, another tool may rewrite the file.
-func (l *Local) keep(h *heldManifest) {
-	if h.rev == 0 {
-		return
-	}
-	for {
-		cur := l.held.Load()
-		if cur != nil && cur.rev >= h.rev {
-			return
-		}
-		if l.held.CompareAndSwap(cur, h) {
-			return
-		}
-	}
-}
-
-// updateCache is Local's store.Cache for one ASDD update: the store asks
-// it, under its commit lock, whether the held manifest is the current
-// revision's, and tells it the revision the update committed.
-type updateCache struct {
-	l    *Local
-	have *heldManifest // what Holds vouched for, for the run that follows
-	next *heldManifest // the manifest the update function proposed last
-	// decoded is the manifest the update function's last run decoded from
-	// the value it was given. It is kept only once Update has returned: a
-	// backend that batches commits (etcd) may run the function on a state
-	// that never commits (another writer wins the transaction), and a held
-	// manifest of that revision would then shadow the real one.
-	decoded *heldManifest
-}
-
-func (c *updateCache) Holds(rev uint64) bool {
-	c.have = nil
-	if h := c.l.held.Load(); h != nil && h.rev == rev {
-		c.have = h
-	}
-	return c.have != nil
-}
-
-func (c *updateCache) Committed(rev uint64) {
-	if c.next != nil {
-		c.next.rev = rev
-		c.l.keep(c.next)
-	}
-}
-
-// current returns the held manifest when it is cur's: the store vouched
-// for it (cur has no value), or cur's revision is the one it was made for.
-func (c *updateCache) current(cur store.Document) *heldManifest {
-	if cur.Value == nil && cur.Revision > 0 && c.have != nil && c.have.rev == cur.Revision {
-		return c.have
-	}
-	if h := c.l.held.Load(); cur.Value != nil && h != nil && h.rev == cur.Revision {
-		return h
-	}
-	return nil
-}
-
-// decodeHeld decodes cur's manifest. The caller keeps it as the held one
-// (Local.keep) once the store has said cur was committed: Update returned.
-func (l *Local) decodeHeld(cur store.Document) (*heldManifest, error) {
-	m, err := l.decodeManifest(cur.Value, cur.Sum)
+	m, err := l.decodeManifest(raw)
 	if err != nil {
 		return nil, corrupt(err)
 	}
-	m.Revision = cur.Revision
-	e, err := manifestenc.NewEncodedDeferred(m)
-	if err != nil {
-		return nil, reason.New(reason.CorruptState, "%s: %w", asdd.Key, err)
-	}
-	return &heldManifest{rev: cur.Revision, e: e}, nil
+	m.Revision = doc.Revision
+	return &heldManifest{m: m}, nil
 }
 
-// Latest returns the latest committed manifest, encoded, and its revision:
-// the held one when the store says it is still current, else decoded from
-// the value. The manifest is shared: callers must not change it.
-func (l *Local) Latest(ctx context.Context) (*manifestenc.Encoded, uint64, error) {
-	var h *heldManifest
-	decoded := false
-	uc := &updateCache{l: l}
-	read := func() error {
-		_, err := l.o.Store.Update(ctx, asdd.Key, func(cur store.Document) (store.Change, error) {
-			if h, decoded = uc.current(cur), false; h != nil {
-				return store.Change{}, nil
-			}
-			if !cur.Exists() {
-				return store.Change{}, errNoManifest
-			}
-			var err error
-			h, err = l.decodeHeld(cur)
-			decoded = err == nil
-			return store.Change{}, err // commits nothing
-		}, store.WithCache(uc))
-		if reason.CodeOf(err) == reason.NotFound {
-			err = errNoManifest
-		}
-		return err
+// keep remembers h, revision rev's manifest, for the next operation or
+// read of this process (a revision names one value for the life of a
+// store; rebuild forgets it, forgetManifest). Revision 0, a file nobody
+// journaled yet, names no one value: another tool may rewrite it.
+func (l *Local) keep(h *heldManifest, rev uint64) {
+	if rev > 0 && h != nil {
+		l.held.Store(&decodedManifest{rev: rev, h: h})
 	}
-	if err := read(); err != nil {
-		return nil, 0, err
+}
+
+// Latest returns the latest committed manifest and its revision: the
+// model the store holds, else decoded from the value. It reads without the
+// commit lock (in the daemon, from the store's memory). The manifest is
+// shared: callers must not change it.
+func (l *Local) Latest(ctx context.Context) (*asdd.Manifest, uint64, error) {
+	doc, err := l.o.Store.Get(ctx, asdd.Key)
+	if reason.CodeOf(err) == reason.NotFound || (err == nil && !doc.Exists()) {
+		return nil, 0, errNoManifest
 	}
-	if decoded {
-		l.keep(h)
-	}
-	e, err := h.encoded()
 	if err != nil {
 		return nil, 0, err
 	}
-	return e, h.rev, nil
-}
-
-// recent returns a recent manifest for observation: the held one, else
-// the store's latest.
-func (l *Local) recent(ctx context.Context) (*manifestenc.Encoded, error) {
-	if h := l.held.Load(); h != nil {
-		return h.encoded()
+	h, err := l.model(doc)
+	if err != nil {
+		return nil, 0, err
 	}
-	e, _, err := l.Latest(ctx)
-	return e, err
+	if doc.Model == nil {
+		l.keep(h, doc.Revision)
+	}
+	l.recent.Store(h.m)
+	return h.m, doc.Revision, nil
 }

@@ -67,7 +67,10 @@ func (l *Local) ApplyJQ(ctx context.Context, req wire.JQRequest) (*wire.JQRespon
 		var prev []byte
 		in := []byte("{}")
 		if cur.Exists() {
-			prev, in = cur.Value, cur.Value
+			if prev, err = cur.Bytes(); err != nil {
+				return nil, err
+			}
+			in = prev
 		}
 		started := time.Now()
 		next, err := compat.JQ(ctx, program, in, args)
@@ -125,7 +128,11 @@ func (l *Local) applyJQHeld(ctx context.Context, key, program string, args []com
 		var prev []byte
 		in := []byte("{}")
 		if cur.Exists() {
-			prev, in = cur.Value, cur.Value
+			var err error
+			if prev, err = cur.Bytes(); err != nil {
+				return store.Change{}, err
+			}
+			in = prev
 		}
 		jctx, cancel := context.WithTimeout(ctx, jqHeldBudget)
 		defer cancel()

@@ -44,9 +44,12 @@ type Local struct {
 	// fx serializes file effects of this process (markers, notices, the
 	// failure log), so that concurrent commits cannot lose a row.
 	fx sync.Mutex
-	// held is the ASDD manifest of the latest revision this service
-	// committed or decoded (see heldManifest).
-	held atomic.Pointer[heldManifest]
+	// held is the ASDD manifest this service decoded last, with its
+	// revision (model; the store hands back the ones it committed).
+	held atomic.Pointer[decodedManifest]
+	// recent is the ASDD manifest this service committed or read last:
+	// what an operation observes (observer.Observed) without a read.
+	recent atomic.Pointer[asdd.Manifest]
 	// proj is the project directory (Root), opened on the first
 	// operation that reads or writes its files and kept until Close: the
 	// daemon opened and closed it for every proposal (four system calls,

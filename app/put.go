@@ -42,9 +42,13 @@ func (l *Local) Put(ctx context.Context, req PutDocument) (*wire.PutResponse, er
 		opts = append(opts, store.Create())
 	}
 	res, err := l.o.Store.Update(ctx, req.Key, func(cur store.Document) (store.Change, error) {
+		prev, err := cur.Bytes()
+		if err != nil {
+			return store.Change{}, err
+		}
 		v := []byte(req.Value)
 		if req.Patch != nil {
-			p, err := store.ApplyPatch(cur.Value, req.Patch)
+			p, err := store.ApplyPatch(prev, req.Patch)
 			if err != nil {
 				return store.Change{}, reason.New(reason.InvalidInput, "%v", err)
 			}
@@ -53,7 +57,7 @@ func (l *Local) Put(ctx context.Context, req PutDocument) (*wire.PutResponse, er
 			}
 			v = p
 		}
-		if err := l.o.Rules.Validate(req.Key, cur.Value, v); err != nil {
+		if err := l.o.Rules.Validate(req.Key, prev, v); err != nil {
 			return store.Change{}, err
 		}
 		return store.Change{Value: v, Actor: req.Actor, Reason: req.Reason, Events: req.Events}, nil

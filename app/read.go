@@ -77,7 +77,13 @@ func (r reads) Doc(ctx context.Context, key string) (store.Document, error) {
 	if reason.CodeOf(err) == reason.NotFound {
 		return store.Document{Key: key}, nil
 	}
-	return doc, err
+	if err == nil {
+		doc.Value, err = doc.Bytes() // made from the model the store holds, if need be
+	}
+	if err != nil {
+		return store.Document{}, err
+	}
+	return doc, nil
 }
 
 // DocAt returns a document as it was at a revision.

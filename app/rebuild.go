@@ -90,7 +90,10 @@ func (l *Local) Rebuild(ctx context.Context, req wire.RebuildRequest) (*wire.Reb
 	doc, gerr := l.o.Store.Get(ctx, asdd.Key)
 	switch code := reason.CodeOf(gerr); {
 	case gerr == nil && doc.Exists():
-		_, derr := asdd.Decode(doc.Value)
+		raw, derr := doc.Bytes()
+		if derr == nil {
+			_, derr = asdd.Decode(raw)
+		}
 		switch {
 		case req.Force:
 			res.Why = fmt.Sprintf("--force: the manifest at revision %d is kept aside and rebuilt from the files", doc.Revision)
@@ -422,4 +425,5 @@ func (r *Remote) Rebuild(ctx context.Context, req wire.RebuildRequest) (*wire.Re
 // revision of it (heldManifest assumes a revision names one value).
 func (l *Local) forgetManifest() {
 	l.held.Store(nil)
+	l.recent.Store(nil)
 }

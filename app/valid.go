@@ -17,14 +17,10 @@ import (
 // the previous command committed, and those passed: every operation
 // validates what it changes of a manifest that passed before (and a
 // generic write validates the whole). So the application layer keeps
-// validity marks — the manifest values that passed, by their canonical
-// SHA-256 (the journal's sum, which the store hands over with the value
-// outside daemon mode: store.Document.Sum) or else by the SHA-256 of their
-// bytes, with the asdd.SchemaVersion they passed under — in validFile, and
-// decodes a value a mark names without the schema check. (What Validate
-// decides depends on the value only: white space, member order and a
-// member named twice read the same in the canonical form as in the
-// decoders.)
+// validity marks — the SHA-256 of manifest values that passed (the bytes
+// every backend hands over: the snapshot's, in store/file), with the
+// asdd.SchemaVersion they passed under — in validFile, and decodes a value
+// a mark names without the schema check.
 //
 // A mark binds the exact value and the version: a manifest edited by a
 // single character, written by another tool or release, or read by a
@@ -43,32 +39,26 @@ var validFile = path.Join(path.Dir(asdd.Key), ".valid")
 // keepValid is how many marks the file keeps.
 const keepValid = 4
 
-// validMark says that the manifest value whose canonical SHA-256 is Sum,
-// or whose bytes' SHA-256 is Bytes, passed asdd.Validate as Schema names
-// it.
+// validMark says that the manifest value whose bytes' SHA-256 is Bytes
+// passed asdd.Validate as Schema names it.
 type validMark struct {
 	Schema string `json:"schema"`
-	Sum    string `json:"sum,omitempty"`
-	Bytes  string `json:"bytes,omitempty"`
+	Bytes  string `json:"bytes"`
 }
 
 // decodeManifest is asdd.Decode of raw, skipping the schema check of a
-// value a validity mark names, and marking one that passes it. sum is
-// raw's canonical sum when the store handed it over ("" otherwise).
-func (l *Local) decodeManifest(raw []byte, sum string) (*asdd.Manifest, error) {
+// value a validity mark names, and marking one that passes it.
+func (l *Local) decodeManifest(raw []byte) (*asdd.Manifest, error) {
 	if !l.hasRoot() {
 		return asdd.Decode(raw)
 	}
-	m := validMark{Schema: asdd.SchemaVersion(), Sum: sum}
-	if sum == "" {
-		m.Bytes = store.HashBytes(raw)
-	}
+	m := validMark{Schema: asdd.SchemaVersion(), Bytes: store.HashBytes(raw)}
 	if slices.Contains(l.readValid(), m) {
 		return asdd.DecodeValid(raw)
 	}
 	out, err := asdd.Decode(raw)
 	if err == nil {
-		l.markValid(m)
+		l.markValid(raw)
 	}
 	return out, err
 }
@@ -86,14 +76,14 @@ func (l *Local) readValid() []validMark {
 	return ms
 }
 
-// markValid records m (a mark of this release's schema version). Best
-// effort: the directory is not created, and a failure only costs the next
-// reader a full check.
-func (l *Local) markValid(m validMark) {
-	if !l.hasRoot() || m.Sum == "" && m.Bytes == "" {
+// markValid records that raw passed (a mark of this release's schema
+// version). Best effort: the directory is not created, and a failure only
+// costs the next reader a full check.
+func (l *Local) markValid(raw []byte) {
+	if !l.hasRoot() {
 		return
 	}
-	m.Schema = asdd.SchemaVersion()
+	m := validMark{Schema: asdd.SchemaVersion(), Bytes: store.HashBytes(raw)}
 	ms := slices.DeleteFunc(l.readValid(), func(x validMark) bool { return x == m || x.Schema != m.Schema })
 	ms = append(ms, m)
 	if len(ms) > keepValid {

@@ -73,7 +73,7 @@ func TestValidityMarks(t *testing.T) {
 		return s
 	}
 	ms := marks()
-	if len(ms) == 0 || ms[len(ms)-1]["sum"] != sumOf(snapshot()) || ms[len(ms)-1]["schema"] != asdd.SchemaVersion() {
+	if len(ms) == 0 || ms[len(ms)-1]["bytes"] != store.HashBytes(snapshot()) || ms[len(ms)-1]["schema"] != asdd.SchemaVersion() {
 		t.Fatalf("marks %v do not name the committed manifest under %q", ms, asdd.SchemaVersion())
 	}
 

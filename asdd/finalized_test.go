@@ -19,8 +19,7 @@ import (
 // checkAggregate), for random sequences of operations. The sequences add
 // slices, change and halt them, take, renew and release leases that
 // expire in the past and in the future of later operations, and let the
-// clock step back now and then. (The encoding of each result, step by
-// step, is checked in app/internal/manifestenc.)
+// clock step back now and then.
 func TestPropertyApplyFinalized(t *testing.T) {
 	cfg := DefaultConfig()
 	seen := map[string]int{}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/wire"
 )
 
@@ -82,18 +83,21 @@ func (s *Server) answer(w http.ResponseWriter, v any, err error) {
 }
 
 // getSlice returns one slice of the latest manifest, as the daemon keeps
-// it encoded: no copy of the manifest, no encoding.
+// it: no copy of the manifest, one slice encoded.
 func (s *Server) getSlice(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	e, rev, err := s.app.Latest(r.Context())
+	m, rev, err := s.app.Latest(r.Context())
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	id := r.PathValue("id")
-	i := e.Manifest.SliceIndex(id)
-	if i < 0 {
-		_, err := e.Manifest.Find(id)
+	sl, err := m.Find(r.PathValue("id"))
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	b, err := asdd.Marshal(sl)
+	if err != nil {
 		writeError(w, err)
 		return
 	}
@@ -101,7 +105,7 @@ func (s *Server) getSlice(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("ETag", fmt.Sprintf("%q", fmt.Sprint(rev)))
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	w.Write(e.Slice(i))
+	w.Write(b)
 	w.Write([]byte{'\n'})
 }
 

@@ -70,6 +70,9 @@ func (s *Server) getDoc(w http.ResponseWriter, r *http.Request) {
 	} else if doc, err = s.app.Doc(r.Context(), key); err == nil && !doc.Exists() {
 		err = app.NoDocument(key)
 	}
+	if err == nil {
+		doc.Value, err = doc.Bytes() // made from the model the daemon holds, if need be
+	}
 	s.m.reads.Observe(time.Since(start).Seconds())
 	if err != nil {
 		writeError(w, err)

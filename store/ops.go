@@ -33,12 +33,19 @@ func Rollback(ctx context.Context, s Store, key string, rev uint64, actor, why s
 	if err != nil {
 		return Result{}, err
 	}
+	if old.Value, err = old.Bytes(); err != nil {
+		return Result{}, err
+	}
 	if old.Value == nil {
 		return Result{}, reason.New(reason.InvalidInput, "%s had no value at revision %d", key, rev)
 	}
 	return s.Update(ctx, key, func(cur Document) (Change, error) {
 		if validate != nil {
-			if err := validate(key, cur.Value, old.Value); err != nil {
+			prev, err := cur.Bytes()
+			if err != nil {
+				return Change{}, err
+			}
+			if err := validate(key, prev, old.Value); err != nil {
 				return Change{}, err
 			}
 		}

@@ -10,35 +10,22 @@ import (
 
 // Replay rebuilds a document value by applying records in order to base (the
 // value before the first record; nil for none), checking the sum of each
-// record that has one (a record whose sum is empty — all but the last of a
-// daemon's group write — is checked through the next record that has one).
-// It returns the value after the last record (nil when there is none).
+// record that has one (a record whose sum is empty — the daemon's — is
+// checked through the next record that has one). It returns the value after
+// the last record (nil when there is none), in canonical form (compact, keys
+// sorted: the form of the records' sums), or base itself when there is no
+// record.
 //
 // The cost is one decode of base, the patches themselves, one canonical
 // hash per record with a sum (encoding only what changed since the last
-// one; see jsonval.SumCache), and one pass over the bytes at the end: base is
-// decoded once and each record's patch is applied to the decoded tree
-// (jsonval.PatchTree), so the many records of a crash recovery do not each parse,
-// re-encode and hash the whole document. A patch jsonval.PatchTree does not apply
-// (operations other than add, replace and remove, or edge cases it refuses)
-// goes through the byte-level jsonval.ApplyPatch for that record — slower, same
-// result — and so does a base that does not decode.
-//
-// The result keeps base's member order: it is base (or, after a
-// whole-document replace such as revision 1's, that value's bytes) with
-// the difference to the final tree applied by jsonval.ApplyPatch. It is the same
-// value, with the same canonical sum, as applying every record to the
-// bytes in turn (except where that went wrong: the patch library ignores
-// an operation whose path goes through a member named "", jsonval.PatchTree
-// applies it), but member order can differ from that: members the records
-// added to an object come after its own in key order rather than in the
-// order of their records, a member removed and added again keeps its old
-// place, and values the records added or replaced — including array
-// elements that an insertion or removal before them shifted — are written
-// with their keys sorted (the canonical form). The bytes are checked
-// against the tree: where they differ (base names a member twice in one
-// object, or the patch library mishandles a path, as it does paths through
-// a member named "") the result is the final value's canonical form.
+// one; see jsonval.SumCache), and one encoding at the end: base is decoded
+// once and each record's patch is applied to the decoded tree
+// (jsonval.PatchTree), so the many records of a crash recovery or a verify
+// do not each parse, re-encode and hash the whole document. A patch
+// jsonval.PatchTree does not apply (operations other than add, replace and
+// remove, or edge cases it refuses) goes through the byte-level
+// jsonval.ApplyPatch for that record — slower, same result — and so does a
+// base that does not decode.
 func Replay(base []byte, recs []Record) ([]byte, error) {
 	if len(recs) == 0 {
 		return base, nil
@@ -71,7 +58,6 @@ func (p *Replayer) start(base []byte) bool {
 		return false
 	}
 	p.r.exists, p.r.tree = true, t
-	p.r.anchor, p.r.anchorTree = base, t
 	return true
 }
 
@@ -100,14 +86,11 @@ func (p *Replayer) Value() ([]byte, error) {
 // apply: what a journal holds was within the limits when it was written.
 var replayLimits = jsonval.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}
 
-// replayer is the state of one Replay: the current tree, and the bytes
-// (anchor) the final value is made from, with their tree.
+// replayer is the state of one Replay: the current tree.
 type replayer struct {
-	exists     bool // false: no document (tree is nil)
-	tree       any
-	anchor     []byte // nil exactly when !exists
-	anchorTree any
-	sums       jsonval.SumCache
+	exists bool // false: no document (tree is nil)
+	tree   any
+	sums   jsonval.SumCache
 }
 
 // apply applies one record to the tree and checks its sum.
@@ -157,24 +140,22 @@ func wholeDocument(patch []byte) (jsonval.RootOp, bool) {
 	return jsonval.RootOp{}, false
 }
 
-// replaceAll applies a whole-document operation as jsonval.ApplyPatch does; the new
-// value's bytes become the anchor.
+// replaceAll applies a whole-document operation as jsonval.ApplyPatch does.
 func (r *replayer) replaceAll(op jsonval.RootOp) error {
 	if op.Op == "remove" || op.Value == nil || (string(op.Value) == "null" && !r.exists) {
-		r.exists, r.tree, r.anchor, r.anchorTree = false, nil, nil, nil
+		r.exists, r.tree = false, nil
 		return nil
 	}
 	t, err := decodeValue(op.Value)
 	if err != nil {
 		return err
 	}
-	r.exists, r.tree, r.anchor, r.anchorTree = true, t, op.Value, t
+	r.exists, r.tree = true, t
 	return nil
 }
 
 // applyBytes applies a patch through the byte path: the tree's canonical
-// form, jsonval.ApplyPatch, and a decode of the result. The anchor stays: the final
-// difference is taken from it whatever path the records took.
+// form, jsonval.ApplyPatch, and a decode of the result.
 func (r *replayer) applyBytes(patch []byte) error {
 	var cur []byte
 	if r.exists {
@@ -188,18 +169,12 @@ func (r *replayer) applyBytes(patch []byte) error {
 		return err
 	}
 	if out == nil {
-		r.exists, r.tree, r.anchor, r.anchorTree = false, nil, nil, nil
+		r.exists, r.tree = false, nil
 		return nil
 	}
 	t, err := decodeValue(out)
 	if err != nil {
 		return err
-	}
-	if !r.exists {
-		// Only jsonval.ApplyPatch's whole-document cases make a document where
-		// there was none, and those are handled before; keep the
-		// invariant anyway.
-		r.anchor, r.anchorTree = out, t
 	}
 	r.exists, r.tree = true, t
 	return nil
@@ -214,13 +189,12 @@ func decodeValue(raw []byte) (any, error) {
 	return t, nil
 }
 
-// bytes returns the final value, keeping the anchor's member order
-// (jsonval.TreeBytes).
+// bytes returns the final value in canonical form.
 func (r *replayer) bytes() ([]byte, error) {
 	if !r.exists {
 		return nil, nil
 	}
-	return jsonval.TreeBytes(r.anchor, r.anchorTree, r.tree)
+	return jsonval.CanonicalJSON(r.tree)
 }
 
 // exactOpKeys reports whether every member name of the patch's operations

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"iter"
 	"time"
 
@@ -49,28 +50,50 @@ type UpdateFunc func(cur Document) (Change, error)
 type Document struct {
 	Key      string          `json:"key"`
 	Revision uint64          `json:"revision"`
-	Value    json.RawMessage `json:"value"` // nil when the document does not exist (revision 0), or elided for a Cache
-	// Sum is the canonical SHA-256 of Value (a journal record's sum) when
-	// the backend has it at hand without computing it (store/file outside
-	// Hold mode), "" otherwise. It is not part of the API's JSON.
-	Sum string `json:"-"`
+	Value    json.RawMessage `json:"value"` // nil when the document does not exist (revision 0), or when only Model is at hand
+	// Model is the decoded value a proposer committed this revision with
+	// (Change.Model), when the backend still holds it (store/file keeps
+	// the latest one): the same value, so a proposer that finds its own
+	// Model here knows its copy is the current revision's without decoding
+	// anything. Value may then be nil (Hold mode makes the bytes only when
+	// something needs them): read the bytes with Bytes. Not part of the
+	// API's JSON.
+	Model json.Marshaler `json:"-"`
 }
 
 // Exists reports whether the document has a value.
-func (d Document) Exists() bool { return d.Value != nil }
+func (d Document) Exists() bool { return d.Value != nil || d.Model != nil }
+
+// Bytes returns the document's value: Value, or the bytes of its Model
+// (nil when the document does not exist). Every reader of a document a
+// proposer may have committed with a Model reads it through Bytes.
+func (d Document) Bytes() (json.RawMessage, error) {
+	if d.Value != nil || d.Model == nil {
+		return d.Value, nil
+	}
+	b, err := d.Model.MarshalJSON()
+	if err != nil {
+		return nil, fmt.Errorf("%s: encode revision %d: %w", d.Key, d.Revision, err)
+	}
+	return b, nil
+}
 
 // Change is what an UpdateFunc proposes: one commit. The next value is
 // given whole (Value) or as the RFC 6902 patch from the current value
-// (Patch), never both; neither commits nothing. A backend applies a patch
-// itself: store/file in Hold mode to its decoded copy of the value (making
-// the value's bytes only when a read, a snapshot or a watcher needs them),
-// other backends to the current bytes. A patch that does not apply is
-// INVALID_INPUT and commits nothing; one that changes nothing ("[]")
-// commits nothing. The backend may keep Value and Patch as they are: the
-// proposer must not modify them afterwards.
+// (Patch), never both; neither commits nothing. A change may also carry
+// Model, the proposer's decoded copy of the next value (its MarshalJSON
+// gives the value's bytes, equal to the patch applied to the current
+// value): a backend that keeps documents in memory (store/file) keeps it
+// as the value and makes its bytes only when a read, a snapshot or a
+// watcher needs them; any backend may instead apply the patch to the
+// current bytes, or make the bytes from Model at once. A patch that does
+// not apply is INVALID_INPUT and commits nothing; one that changes
+// nothing ("[]") commits nothing. The backend keeps Value, Patch and
+// Model as they are: the proposer must not modify them afterwards.
 type Change struct {
 	Value  json.RawMessage // the complete next value
 	Patch  json.RawMessage // or the RFC 6902 patch from the current value
+	Model  json.Marshaler  // optional: the next value, decoded (see above)
 	Actor  string          // who proposed it (an agent, a role, "custodian")
 	Reason string          // why, in a sentence
 	Events []Event         // domain events the change produced
@@ -108,25 +131,6 @@ func (c Change) Check() error {
 		return reason.New(reason.InvalidInput, "a change gives either the next value or a patch, not both")
 	}
 	return nil
-}
-
-// Cache is an update caller's own decoded copy of a document's latest
-// value (the application layer keeps the manifest it last committed this
-// way, so that an operation neither decodes the document again nor has its
-// bytes made). Both methods are called by Update in the caller's
-// goroutine, under the document's commit lock: no other commit of the
-// document can happen between Holds and the end of Committed.
-type Cache interface {
-	// Holds reports whether the cache holds the value of revision rev, the
-	// current one. Called right before each run of the update function;
-	// when it returns true, a backend may pass the function cur with
-	// Revision rev and a nil Value (the function then uses its copy).
-	Holds(rev uint64) bool
-	// Committed tells the cache that the change the update function
-	// returned last was committed as revision rev (before Update returns,
-	// and before the commit is durable in Hold mode, where Update still
-	// waits for it).
-	Committed(rev uint64)
 }
 
 // Event is a domain event recorded with the commit that produced it.
@@ -182,8 +186,6 @@ type UpdateOptions struct {
 	// Create allows the update to create a document that does not exist yet.
 	// Without it, updating a missing document is NOT_FOUND.
 	Create bool
-	// Cache is the caller's copy of the value (WithCache).
-	Cache Cache
 }
 
 // IfRevision makes the update conditional on the current revision
@@ -194,16 +196,6 @@ func IfRevision(rev uint64) UpdateOption {
 
 // Create lets the update create the document.
 func Create() UpdateOption { return func(o *UpdateOptions) { o.Create = true } }
-
-// WithCache lets Update skip handing the update function the value of a
-// revision the caller's cache holds (cur.Value nil, see Cache), and tells
-// the cache each revision the caller commits. With it, the Result of a
-// commit may carry no Value either (store/file: outside Hold mode, where
-// it would be a copy, and in Hold mode for a change given as a patch,
-// whose bytes are not made). Backends without the
-// optimisation (store/etcd, the daemon's client) ignore it: the function
-// always gets the value.
-func WithCache(c Cache) UpdateOption { return func(o *UpdateOptions) { o.Cache = c } }
 
 // ApplyOptions folds opts into an UpdateOptions.
 func ApplyOptions(opts []UpdateOption) UpdateOptions {

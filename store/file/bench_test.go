@@ -238,14 +238,12 @@ func BenchmarkHoldCommit(b *testing.B) {
 					note := strings.Repeat("n", 200)
 					for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
 						t0 := time.Now()
-						// As the daemon's ASDD operations: a patch, the
-						// proposer keeping its own copy (the store's
-						// cache), the bytes made only when read.
+						// A patch, as generic writers give it.
 						k := fmt.Sprintf("w%02d", w)
 						p := fmt.Sprintf(`[{"op":"add","path":"/%s","value":{"i":%d,"note":"%s"}}]`, k, i, note)
 						_, err := s.Update(ctx, "doc.json", func(cur store.Document) (store.Change, error) {
 							return store.Change{Patch: json.RawMessage(p), Actor: k, Reason: "bench"}, nil
-						}, store.WithCache(benchCache{}))
+						})
 						if err != nil {
 							b.Error(err)
 							return
@@ -271,10 +269,3 @@ func BenchmarkHoldCommit(b *testing.B) {
 		})
 	}
 }
-
-// benchCache holds every revision: the update functions of the benchmark
-// need no value.
-type benchCache struct{}
-
-func (benchCache) Holds(uint64) bool { return true }
-func (benchCache) Committed(uint64)  {}

@@ -78,7 +78,7 @@ func (d *doc) readCheckpoint() *checkpoint {
 	var c checkpoint
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	if dec.Decode(&c) != nil || c.Rev == 0 || c.Hash == "" || c.Off < 0 || c.Len < 2 || c.First == 0 || c.First > c.Rev || c.Journal == "" || c.File == "" || c.Sum == "" {
+	if dec.Decode(&c) != nil || c.Rev == 0 || c.Hash == "" || c.Off < 0 || c.Len < 2 || c.First == 0 || c.First > c.Rev || c.Journal == "" || c.File == "" {
 		return nil
 	}
 	if k := d.s.key; k != nil && !hmac.Equal([]byte(c.MAC), []byte(checkpointMAC(k, c))) {
@@ -93,14 +93,14 @@ func (d *doc) readCheckpoint() *checkpoint {
 // sum. Best effort, outside Hold mode: a failure leaves the next open the
 // full read.
 func (d *doc) writeCheckpoint(rec *store.Record, off, n int64, snap []byte, sum string) {
-	if d.s.opts.Hold || rec == nil || rec.Sum == "" || sum != rec.Sum || off < 0 || d.liveFirst == 0 || d.liveFirst > rec.Rev {
+	if d.s.opts.Hold || rec == nil || sum != rec.Sum || off < 0 || d.j.liveFirst == 0 || d.j.liveFirst > rec.Rev {
 		return
 	}
 	fi, err := d.s.root.Lstat(d.p.journal)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() != off+n {
 		return
 	}
-	c := checkpoint{Rev: rec.Rev, Hash: rec.Hash, Off: off, Len: n, First: d.liveFirst, Journal: journalVersion(fi), File: store.HashBytes(snap), Sum: sum}
+	c := checkpoint{Rev: rec.Rev, Hash: rec.Hash, Off: off, Len: n, First: d.j.liveFirst, Journal: journalVersion(fi), File: store.HashBytes(snap), Sum: sum}
 	if c.Journal == "" {
 		return
 	}
@@ -177,11 +177,11 @@ func (d *doc) loadFast() bool {
 	if err != nil || snap == nil || store.HashBytes(snap) != c.File {
 		return false
 	}
-	d.value, d.lazy, d.tree, d.sum, d.adopted = snap, nil, nil, last.Sum, false
+	d.cur, d.sum, d.adopted = bytesValue(snap), last.Sum, false
 	d.rev, d.last = last.Rev, &last
-	d.liveFirst = c.First
-	d.jID, d.sID = jid, snapID
-	d.snapMark, d.snapHash = "", ""
+	d.j.liveFirst = c.First
+	d.j.id, d.snap.id = jid, snapID
+	d.snap.mark, d.snap.hash = "", ""
 	d.readOnly = nil
 	d.loaded = true
 	return true

@@ -48,7 +48,7 @@ func cpFast(t *testing.T, dir string, opts Options) bool {
 	}
 	if fast {
 		// What it took matches what the full open takes.
-		v, rev, last := string(d.value), d.rev, *d.last
+		v, rev, last := string(d.cur.raw), d.rev, *d.last
 		if err := d.locked(context.Background(), func() error {
 			d.loaded = false
 			d.s.opts.Hold = true
@@ -57,7 +57,7 @@ func cpFast(t *testing.T, dir string, opts Options) bool {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		if string(d.value) != v || d.rev != rev || d.last.Hash != last.Hash {
+		if string(d.cur.raw) != v || d.rev != rev || d.last.Hash != last.Hash {
 			t.Fatalf("the checkpoint's open took revision %d, the full open %d", rev, d.rev)
 		}
 	}

@@ -114,10 +114,7 @@ func (d *doc) settleEdit() {
 		return
 	}
 	ev := DirectEdit{Key: d.p.key, Policy: d.s.policy(), Revision: d.rev, Aside: e.aside, Time: d.s.opts.Now().UTC()}
-	var prev []byte
-	if d.has() {
-		prev = d.bytes()
-	}
+	prev, _ := d.bytes() // a model that does not encode: no patch in the notice
 	if e.value != nil && prev != nil {
 		if p, err := store.Diff(prev, e.value); err == nil {
 			ev.Patch = p
@@ -207,8 +204,18 @@ func (d *doc) settleEdit() {
 	} else {
 		d.logf("direct edit kept aside; the document keeps its committed value", "aside", ev.Aside, "reason", ev.Reason)
 	}
-	if f := d.s.opts.OnDirectEdit; f != nil {
-		f(ev)
+	if d.s.opts.OnDirectEdit != nil {
+		d.notices = append(d.notices, ev)
+	}
+}
+
+// tellEdits tells Options.OnDirectEdit of the direct edits settled, once
+// the snapshot holds what became of them.
+func (d *doc) tellEdits() {
+	ns := d.notices
+	d.notices = nil
+	for _, ev := range ns {
+		d.s.opts.OnDirectEdit(ev)
 	}
 }
 
@@ -393,6 +400,7 @@ func (d *doc) checkHeldEditLocked() {
 	if err := d.flushSnapshot(true); err != nil {
 		d.logf("snapshot not rewritten after a direct edit; the journal holds every commit", "error", err)
 	}
+	d.tellEdits()
 }
 
 // captureHeld looks at the snapshot file (under held.snapMu): when it is
@@ -432,8 +440,8 @@ func (d *doc) captureHeld() *capturedEdit {
 	if perr == nil {
 		if v := h.durable.Load(); v.exists() {
 			sum := v.sum
-			if sum == "" {
-				sum, _ = store.SumOf(v.bytes())
+			if b, err := v.val.bytes(); sum == "" && err == nil {
+				sum, _ = store.SumOf(b)
 			}
 			if sum == pv.Sum {
 				h.snapID, h.snapFile = id, store.HashBytes(b)

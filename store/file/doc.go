@@ -71,19 +71,22 @@
 // lifetime: Open takes an exclusive flock on .asdd/state/custodian.pid and
 // writes its pid there (a second daemon is refused with CONFLICT naming that
 // pid); each document's lock is taken on first use and kept until Close.
-// Reads are served from memory, and the values handed out (Get, the
-// current Document an UpdateFunc sees) are the ones in memory, not copies:
-// callers must not modify them. A commit queues its journal record and
+// Reads are served from memory (Get of the latest revision reads it
+// without the commit lock, once it is durable), and the values handed out
+// (Get, the current Document an UpdateFunc sees) are the ones in memory,
+// not copies: callers must not modify them; a Document may carry only its
+// Model, whose bytes Document.Bytes makes. A commit queues its journal record and
 // waits on its group; the document's syncer goroutine takes every queued
 // record, seals them (hash links), writes them in one append and fsyncs
 // (group commit), and only then are the commits acknowledged, readable and
-// delivered to watchers. A Change given as a patch is journaled as given
-// and applied to the decoded value kept in memory (jsonval.PatchTree): no
-// parse or diff of the whole document, and the new value's bytes are made
-// only when a read, a snapshot or an update function without a cache
-// needs them (from the last bytes made, keeping their member order). An
-// update run WithCache gets no value for a revision its caller's cache
-// holds. Records committed through a patch carry no canonical sum.
+// delivered to watchers. A Change given as a patch with its Model (the
+// application layer's operations) is journaled as given and the Model is
+// kept as the value (no copy of the store's own): its bytes are made, once,
+// only when a read, a snapshot or a generic writer needs them, and
+// Document.Model hands it back with the revision. Records committed that
+// way carry no canonical sum. Outside Hold mode the bytes are made from the
+// Model at once (the snapshot is written with the commit); the record
+// carries no sum either, and the checkpoint names the snapshot's revision.
 // The snapshot is rewritten in the background with the latest synced value
 // at most once per SnapshotInterval (50 ms by default), never more than a
 // tenth of the time, and on Close; when its revision's record has no sum, a
@@ -105,4 +108,19 @@
 //
 // The lock is advisory flock(2): all writers must go through Custodian, and
 // network file systems (NFS) are not supported.
+//
+// # Code
+//
+// Store's methods (file.go) take a document's doc (document.go: what this
+// process knows of one document's files and value) under its locks
+// (lock.go). A value in memory is a value (value.go): bytes, or the
+// proposer's model whose bytes are made when needed. The files each have
+// their own: the journal (journal.go: read, append and fsync, the
+// journalView; segment.go: sealed segments; anchor.go and witness.go: the
+// head's anchor and its witness), the snapshot (snapshot.go: durable
+// replacement, the snapshotView; checkpoint.go; mark.go). Commit is
+// commit.go; recovery is recover.go (load), verify.go and repair.go;
+// direct edits are direct.go and editbase.go; Hold mode is hold.go (the
+// hold type: group commit, the syncer, the paced snapshot writer); Watch
+// is watch.go.
 package file

@@ -31,7 +31,10 @@ func (d *doc) editBase(e *capturedEdit) (uint64, []byte, error) {
 	if !d.has() {
 		return d.rev, nil, nil
 	}
-	prev := d.bytes()
+	prev, err := d.bytes()
+	if err != nil {
+		return 0, nil, err
+	}
 	if n, ok := revisionMember(e.value); ok && n >= 1 && n <= d.rev {
 		if head, ok := revisionMember(prev); ok && head == d.rev {
 			if n == d.rev {

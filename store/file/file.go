@@ -1,7 +1,6 @@
 package file
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/gofrs/flock"
@@ -228,9 +226,6 @@ func (s *Store) Close() error {
 	return err
 }
 
-// errClosed is returned by every method after Close.
-var errClosed = errors.New("store is closed")
-
 func (s *Store) doc(key string) (*doc, error) {
 	if err := store.CheckKey(key); err != nil {
 		return nil, err
@@ -263,6 +258,20 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		// project as it was (no lock file).
 		return store.Document{Key: key, Value: snap}, nil
 	}
+	if d.held.active.Load() {
+		// Hold mode: the latest revision, from memory, without the commit
+		// lock (an update function running holds it), once it is durable
+		// (a write in flight is waited for, as its writer waits: a read
+		// never returns a revision older than one a compare-and-swap saw).
+		v := d.held.latest.Load()
+		if err := d.awaitDurable(v.rev); err != nil {
+			return store.Document{}, err
+		}
+		if !v.exists() {
+			return store.Document{}, notFound(key)
+		}
+		return v.document(key), nil
+	}
 	var out store.Document
 	err = d.lockedRead(ctx, func() error {
 		if err := d.refresh(); err != nil {
@@ -271,27 +280,13 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		if !d.has() {
 			return notFound(key)
 		}
-		out = store.Document{Key: key, Revision: d.rev, Value: d.share(d.bytes()), Sum: d.sumAtHand()}
+		out = d.cur.document(key, d.rev)
 		return nil
 	})
 	if err == nil {
 		err = d.awaitDurable(out.Revision)
 	}
 	return out, err
-}
-
-// sumAtHand is the current value's canonical sum for a Document: known
-// outside Hold mode (read with the value, or computed by its commit);
-// "" in Hold mode, where a value committed as a patch has none yet.
-func (d *doc) sumAtHand() string {
-	if d.held.locked {
-		return ""
-	}
-	return d.sum
-}
-
-func notFound(key string) error {
-	return reason.New(reason.NotFound, "no document %s (nothing committed yet)", key)
 }
 
 // GetAt returns the document as it was right after revision rev. Revision 0
@@ -313,8 +308,10 @@ func (s *Store) GetAt(ctx context.Context, key string, rev uint64) (store.Docume
 			return reason.New(reason.NotFound, "%s has no revision %d (latest is %d)", key, rev, d.rev)
 		}
 		if rev == d.rev {
-			out = store.Document{Key: key, Revision: rev, Value: clone(d.bytes())}
-			return nil
+			out = d.cur.document(key, rev)
+			var err error
+			out.Value, err = d.bytes() // a history read: the bytes
+			return err
 		}
 		v, err := d.replayTo(rev)
 		if err != nil {
@@ -452,10 +449,7 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if !d.has() && !o.Create {
 			return notFound(key)
 		}
-		cur := store.Document{Key: key, Revision: d.rev}
-		if d.has() && (o.Cache == nil || !o.Cache.Holds(d.rev)) {
-			cur.Value, cur.Sum = d.share(d.bytes()), d.sumAtHand()
-		}
+		cur := d.cur.document(key, d.rev)
 		ch, err := fn(cur)
 		if err != nil {
 			return err
@@ -474,17 +468,7 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if rec == nil {
 			return nil
 		}
-		res = store.Result{Document: store.Document{Key: key, Revision: d.rev, Sum: d.sumAtHand()}, Changed: true, Record: rec}
-		if o.Cache != nil {
-			o.Cache.Committed(d.rev)
-			if d.value != nil && d.held.locked {
-				// The bytes of a patch are not made for the cache's
-				// caller, and outside Hold mode not copied for it.
-				res.Value = d.value
-			}
-		} else {
-			res.Value = d.share(d.bytes())
-		}
+		res = store.Result{Document: d.cur.document(key, d.rev), Changed: true, Record: rec}
 		return nil
 	})
 	if err == nil {
@@ -554,352 +538,4 @@ func (d *doc) unlockedForeign() (snap []byte, ok bool) {
 		return nil, false // a custodian came meanwhile
 	}
 	return snap, true
-}
-
-// share returns the current value for a caller: a copy, except in Hold
-// mode, where values in memory are never changed in place (each commit
-// makes a new one), so the caller gets the value itself and must not modify
-// it (see the package doc).
-func (d *doc) share(b []byte) []byte {
-	if d.held.locked {
-		return b
-	}
-	return clone(b)
-}
-
-// has reports whether the document has a value (made or lazy).
-func (d *doc) has() bool { return d.value != nil || d.lazy != nil }
-
-// bytes returns the current value, made now if it was left lazy.
-func (d *doc) bytes() []byte {
-	if d.value == nil && d.lazy != nil {
-		d.value = d.lazy.bytes()
-	}
-	return d.value
-}
-
-func clone(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return bytes.Clone(b)
-}
-
-// doc is the in-process state of one document.
-type doc struct {
-	s     *Store
-	p     paths
-	flock *flock.Flock
-	coop  *flock.Flock // paths.coopLock, nil for none
-
-	mu sync.Mutex // serialises this process's goroutines; flock the processes
-
-	// The view of the files as of the last refresh or commit.
-	loaded bool
-	jID    fileID // journal identity and size read so far
-	// liveFirst is the first revision of the live journal (when it does
-	// not exist yet: the revision its first record will have).
-	liveFirst uint64
-	rotateAt  int64  // after a failed rotation: the journal size at which to try again
-	sID       fileID // snapshot identity as last read or written
-	// wroteID is the identity of the snapshot this process last wrote
-	// (taken from its temp file before the rename); guarded by mu, or in
-	// Hold mode by held.snapMu.
-	wroteID fileID
-	rev     uint64
-	last    *store.Record
-	value   []byte // current value as stored in the snapshot (nil: none, or lazy)
-	tree    any    // value decoded, for diffs
-	// Hold mode: a value committed as a patch is kept as its decoded tree
-	// (value nil) until something needs its bytes.
-	lazy    *lazyValue
-	sum     string // canonical sum of value
-	adopted bool   // value came from a snapshot with no journal
-	// snapMark is the file hash of the snapshot on disk when a mark names
-	// it ("" when its record's sum does); writeMark never drops that
-	// mark. Set by load (under mu) and, in Hold mode, by the snapshot
-	// writer (under held.snapMu).
-	snapMark string
-	// snapHash is, in Hold mode, the SHA-256 of the snapshot file's bytes
-	// as load left it.
-	snapHash string
-
-	broken error // a sync failed: the state on disk is unknown
-	// readOnly is why the last load could not finish a repair on disk
-	// (snapshot rewrite, torn tail cut off: a full disk): reads are
-	// served, commits refused until a load succeeds.
-	readOnly error
-	edit     *capturedEdit // a direct edit load found, to settle (direct.go)
-	repair   *repairState  // set during Repair (repair.go)
-	cmu      sync.Mutex    // guards changed
-	changed  chan struct{} // closed and replaced on every commit (wakes watchers)
-
-	held heldState // Hold mode only
-}
-
-type fileID struct {
-	exists bool
-	dev    uint64
-	ino    uint64
-	size   int64
-	mtime  int64
-}
-
-func (d *doc) notify() {
-	d.cmu.Lock()
-	close(d.changed)
-	d.changed = make(chan struct{})
-	d.cmu.Unlock()
-}
-
-// wake returns the channel closed at the next commit.
-func (d *doc) wake() <-chan struct{} {
-	d.cmu.Lock()
-	defer d.cmu.Unlock()
-	return d.changed
-}
-
-// locked runs f holding the in-process mutex and the cross-process lock.
-// lockedRead is locked for operations that only read: a document with no
-// file at all is NOT_FOUND at once, without creating its directory or lock
-// file (a read must leave the project as it was).
-// holding reports whether this store holds the document's lock (Hold mode).
-// A document loaded in Hold mode (held.active: its lock is held until
-// Close) is answered without taking d.mu: in the daemon every commit asked
-// first, and waited behind the commit holding d.mu only to read a flag.
-func (d *doc) holding() bool {
-	if d.held.active.Load() {
-		return true
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.held.locked
-}
-
-func (d *doc) lockedRead(ctx context.Context, f func() error) error {
-	// A document held in Hold mode exists; locked says so if Close came
-	// meanwhile.
-	known := d.held.active.Load()
-	if !known {
-		d.mu.Lock()
-		known = d.loaded || d.held.locked
-		d.mu.Unlock()
-	}
-	if !known {
-		exists := false
-		for _, name := range []string{d.p.snap, d.p.tmp, d.p.journal} {
-			id, err := d.stat(name)
-			if err != nil {
-				if reason.CodeOf(err) == reason.InvalidInput {
-					return err
-				}
-				exists = true // let the locked path report it
-				break
-			}
-			if id.exists {
-				exists = true
-				break
-			}
-		}
-		if !exists {
-			// A journal sealed whole, with no snapshot left beside it.
-			segs, err := d.segments()
-			if err != nil {
-				return err
-			}
-			exists = len(segs) > 0
-		}
-		if !exists {
-			// Gone, but committed here once: the locked path reports it.
-			w, err := d.readWitness()
-			if err != nil {
-				return err
-			}
-			exists = w != nil
-		}
-		if !exists {
-			return notFound(d.p.key)
-		}
-	}
-	return d.locked(ctx, f)
-}
-
-func (d *doc) locked(ctx context.Context, f func() error) error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.held.locked {
-		return f()
-	}
-	if d.held.closed {
-		return errClosed
-	}
-	if err := d.s.root.MkdirAll(d.p.dir, 0o755); err != nil {
-		return pathError(d.p.key, err)
-	}
-	// Create the lock file through the root so a symlinked directory that
-	// escapes the project is refused before flock follows the path.
-	// Opened without blocking and checked: flock would hang on a FIFO.
-	lf, err := d.openRegular(d.p.lock, os.O_CREATE|os.O_RDONLY, 0o644)
-	if err != nil {
-		if _, ok := reason.As(err); ok {
-			return err
-		}
-		return pathError(d.p.key, err)
-	}
-	lf.Close()
-	ok, err := d.flock.TryLock()
-	if err != nil {
-		return fmt.Errorf("lock %s: %w", d.p.lock, err)
-	}
-	if !ok && d.s.daemon == nil {
-		// Held by a daemon for its lifetime (one started without a socket
-		// this process could reach): waiting would never end.
-		if err := d.s.daemonHolder(d.p.lock); err != nil {
-			return err
-		}
-	}
-	if ok {
-		// Taken at once.
-	} else if ctx.Done() == nil {
-		if err := d.flock.Lock(); err != nil {
-			return fmt.Errorf("lock %s: %w", d.p.lock, err)
-		}
-	} else {
-		ok, err := d.flock.TryLockContext(ctx, time.Millisecond)
-		if err != nil && ctx.Err() == nil {
-			return fmt.Errorf("lock %s: %w", d.p.lock, err)
-		}
-		if !ok {
-			return reason.New(reason.Conflict, "lock %s not acquired: %v", d.p.lock, ctx.Err())
-		}
-	}
-	if d.s.daemon != nil {
-		// Hold mode: keep the lock until Close.
-		d.held.locked = true
-		return f()
-	}
-	defer d.flock.Unlock()
-	if d.coop != nil {
-		unlock, err := d.coopLock(ctx)
-		if err != nil {
-			return err
-		}
-		defer unlock()
-	}
-	return f()
-}
-
-// coopLock takes the cooperative lock of paths.coopLock (after the
-// document's own lock, always in that order).
-func (d *doc) coopLock(ctx context.Context) (func(), error) {
-	lf, err := d.s.root.OpenFile(d.p.coopLock, os.O_CREATE|os.O_RDONLY, 0o644)
-	if err != nil {
-		return nil, pathError(d.p.key, err)
-	}
-	lf.Close()
-	if ctx == nil || ctx.Done() == nil {
-		if err := d.coop.Lock(); err != nil {
-			return nil, fmt.Errorf("lock %s: %w", d.p.coopLock, err)
-		}
-	} else {
-		ok, err := d.coop.TryLockContext(ctx, time.Millisecond)
-		if err != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("lock %s: %w", d.p.coopLock, err)
-		}
-		if !ok {
-			return nil, reason.New(reason.Conflict, "lock %s not acquired: %v", d.p.coopLock, ctx.Err())
-		}
-	}
-	return func() { d.coop.Unlock() }, nil
-}
-
-// coopTry takes the cooperative lock if it is free, at once.
-func (d *doc) coopTry() (bool, error) {
-	lf, err := d.s.root.OpenFile(d.p.coopLock, os.O_CREATE|os.O_RDONLY, 0o644)
-	if err != nil {
-		return false, pathError(d.p.key, err)
-	}
-	lf.Close()
-	ok, err := d.coop.TryLock()
-	if err != nil {
-		return false, fmt.Errorf("lock %s: %w", d.p.coopLock, err)
-	}
-	return ok, nil
-}
-
-func pathError(key string, err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes") {
-		return reason.New(reason.InvalidInput, "document key %q resolves outside the project root", key)
-	}
-	if errors.Is(err, syscall.ENOTDIR) {
-		return reason.New(reason.InvalidInput, "document key %q: a parent is not a directory", key)
-	}
-	if errors.Is(err, syscall.ELOOP) {
-		return reason.New(reason.CorruptState, "%s: a state file is a symlink loop: %v", key, err)
-	}
-	return fmt.Errorf("%s: %w", key, err)
-}
-
-func (d *doc) stat(name string) (fileID, error) {
-	fi, err := d.s.root.Lstat(name)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fileID{}, nil
-	}
-	if err != nil {
-		return fileID{}, pathError(d.p.key, err)
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		// Follow it through the root: a link inside the project is fine, one
-		// that escapes is refused.
-		fi, err = d.s.root.Stat(name)
-		if err != nil {
-			return fileID{}, pathError(d.p.key, err)
-		}
-	}
-	return idOf(fi), nil
-}
-
-func (d *doc) logf(msg string, args ...any) {
-	d.s.opts.Logger.Warn(msg, append([]any{"document", d.p.key}, args...)...)
-}
-
-func (d *doc) fault(point string) error {
-	if d.s.opts.Fault == nil {
-		return nil
-	}
-	return d.s.opts.Fault(point)
-}
-
-func stamp(t time.Time) string { return t.UTC().Format("20060102T150405.000000000Z") }
-
-// moveAside renames a damaged file out of the way, never overwriting it.
-func (d *doc) moveAside(name, kind string) (string, error) {
-	dst := name + "." + kind + "-" + stamp(d.s.opts.Now())
-	if err := d.s.root.Rename(name, dst); err != nil {
-		return "", fmt.Errorf("move %s aside: %w", name, err)
-	}
-	if err := d.syncDir(); err != nil {
-		return "", err
-	}
-	return dst, nil
-}
-
-func (d *doc) syncDir() error {
-	if err := d.fault("dir.sync"); err != nil {
-		return fmt.Errorf("sync directory %s: %w", d.p.dir, err)
-	}
-	f, err := d.s.root.Open(d.p.dir)
-	if err != nil {
-		return fmt.Errorf("sync directory %s: %w", d.p.dir, err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("sync directory %s: %w", d.p.dir, err)
-	}
-	return nil
-}
-
-func (d *doc) readFile(name string) ([]byte, error) {
-	return d.readRegularFile(name)
 }

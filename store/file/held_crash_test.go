@@ -70,6 +70,9 @@ func newCrashMemo(m map[string]json.RawMessage) *crashMemo {
 
 // bytes is the compact JSON of a crashMemo (keys sorted, as json.Marshal
 // writes a map).
+// MarshalJSON makes the memo a store.Change.Model.
+func (m *crashMemo) MarshalJSON() ([]byte, error) { return m.bytes(), nil }
+
 func (m *crashMemo) bytes() []byte {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
@@ -85,44 +88,19 @@ func (m *crashMemo) bytes() []byte {
 	return buf.Bytes()
 }
 
-// crashCache is the writers' own decoded copy of one store's document, as
-// the application layer keeps the manifest: the crashMemo of the latest
-// revision they committed, used (store.WithCache) when the store says it
-// is still the current revision.
-type crashCache struct {
-	mu   sync.Mutex
-	rev  uint64
-	memo *crashMemo
-}
+// crashProposer is how the writers of one store's document: each update
+// proposes its patch with its crashMemo as the change's model, which the
+// store hands back with the revision (Document.Model) to the next update.
+type crashProposer struct{}
 
-// crashUpdate is one update's store.Cache.
+// crashUpdate is one update's proposal.
 type crashUpdate struct {
-	c          *crashCache
-	have, next *crashMemo
+	next *crashMemo
 }
 
-func (u *crashUpdate) Holds(rev uint64) bool {
-	u.c.mu.Lock()
-	defer u.c.mu.Unlock()
-	u.have = nil
-	if u.c.memo != nil && u.c.rev == rev {
-		u.have = u.c.memo
-	}
-	return u.have != nil
-}
-
-func (u *crashUpdate) Committed(rev uint64) {
-	u.c.mu.Lock()
-	defer u.c.mu.Unlock()
-	if u.next != nil && rev > u.c.rev {
-		u.c.rev, u.c.memo = rev, u.next
-	}
-}
-
-// update commits writer w's i-th change (crashChange) through the cache.
-func (c *crashCache) update(ctx context.Context, s store.Store, key string, w, i int, actor string, rng *rand.Rand) (store.Result, error) {
-	u := &crashUpdate{c: c}
-	return s.Update(ctx, key, crashChange(u, w, i, actor, rng), store.WithCache(u))
+// update commits writer w's i-th change (crashChange).
+func (c *crashProposer) update(ctx context.Context, s store.Store, key string, w, i int, actor string, rng *rand.Rand) (store.Result, error) {
+	return s.Update(ctx, key, crashChange(&crashUpdate{}, w, i, actor, rng))
 }
 
 // crashChange proposes writer w's i-th change to cur: set or remove one
@@ -131,13 +109,14 @@ func crashChange(u *crashUpdate, w, i int, actor string, rng *rand.Rand) store.U
 	return func(cur store.Document) (store.Change, error) {
 		var old map[string]json.RawMessage
 		var keys []string
-		if cur.Value == nil && u.have != nil {
-			old, keys = u.have.m, u.have.keys
+		if m, ok := cur.Model.(*crashMemo); ok {
+			old, keys = m.m, m.keys
 		} else {
-			if cur.Value == nil {
-				return store.Change{}, fmt.Errorf("no value and nothing cached at revision %d", cur.Revision)
+			raw, err := cur.Bytes()
+			if err != nil || raw == nil {
+				return store.Change{}, fmt.Errorf("no value at revision %d: %v", cur.Revision, err)
 			}
-			if err := json.Unmarshal(cur.Value, &old); err != nil {
+			if err := json.Unmarshal(raw, &old); err != nil {
 				return store.Change{}, err
 			}
 			for k, v := range old { // the memo holds compact values
@@ -177,8 +156,8 @@ func crashChange(u *crashUpdate, w, i int, actor string, rng *rand.Rand) store.U
 		ch := store.Change{Actor: actor, Reason: "crash test"}
 		if rng.IntN(20) == 0 { // the whole value: the store diffs it
 			ch.Value = u.next.bytes()
-		} else { // the patch: applied to the store's tree
-			ch.Patch = json.RawMessage(patch)
+		} else { // the patch, with the writer's model of the value
+			ch.Patch, ch.Model = json.RawMessage(patch), u.next
 		}
 		return ch, nil
 	}
@@ -212,7 +191,7 @@ func TestHeldCrashChild(t *testing.T) {
 	var out sync.Mutex
 	fmt.Println("ready")
 	var wg sync.WaitGroup
-	cache := &crashCache{}
+	cache := &crashProposer{}
 	for w := range crashWriters {
 		wg.Add(1)
 		go func() {

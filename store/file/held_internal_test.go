@@ -14,12 +14,10 @@ import (
 	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
-// cacheAll is a store.Cache that holds every revision: update functions
-// get no value, so a commit by patch leaves its bytes to be made later.
-type cacheAll struct{}
+// rawModel is a proposer's model that is its bytes (store.Change.Model).
+type rawModel []byte
 
-func (cacheAll) Holds(uint64) bool { return true }
-func (cacheAll) Committed(uint64)  {}
+func (m rawModel) MarshalJSON() ([]byte, error) { return m, nil }
 
 // In Hold mode the bound on a patched value's size starts again from the
 // bytes once a read (or the snapshot writer) made them: commits by patch
@@ -45,9 +43,14 @@ func TestHoldSizeBoundFollowsMadeBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	patch := func(p string) error {
-		_, err := s.Update(ctx, key, func(store.Document) (store.Change, error) {
-			return store.Change{Patch: json.RawMessage(p), Actor: "t", Reason: "bump"}, nil
-		}, store.WithCache(cacheAll{}))
+		_, err := s.Update(ctx, key, func(cur store.Document) (store.Change, error) {
+			raw, err := cur.Bytes()
+			if err != nil {
+				return store.Change{}, err
+			}
+			next, err := store.ApplyPatch(raw, []byte(p))
+			return store.Change{Patch: json.RawMessage(p), Model: rawModel(next), Actor: "t", Reason: "bump"}, err
+		})
 		return err
 	}
 	// Each patch raises the bound by six times its length (≈ 330 bytes):
@@ -57,15 +60,18 @@ func TestHoldSizeBoundFollowsMadeBytes(t *testing.T) {
 			t.Fatal(err)
 		}
 		v := d.held.latest.Load()
-		if v.lazy == nil {
-			t.Fatalf("commit %d: not kept as a lazy value", i+1)
+		if v.val.model == nil || v.val.raw != nil {
+			t.Fatalf("commit %d: not kept as its model", i+1)
 		}
-		if v.lazy.made.Load() {
-			t.Fatalf("commit %d made the whole value's bytes (%d) to check its size", i+1, len(v.lazy.raw))
+		if v.val.made.Load() {
+			t.Fatalf("commit %d made the whole value's bytes (%d) to check its size", i+1, len(v.val.out))
 		}
-		// A read makes them, as the snapshot writer does.
+		// The snapshot writer makes them.
+		if err := d.flushSnapshot(true); err != nil {
+			t.Fatalf("snapshot after commit %d: %v", i+1, err)
+		}
 		if got, err := s.Get(ctx, key); err != nil || !strings.HasSuffix(string(got.Value), fmt.Sprintf(`"n":%d}`, i+1)) {
-			t.Fatalf("read after commit %d: %v", i+1, err)
+			t.Fatalf("read after commit %d: %s %v", i+1, got.Value, err)
 		}
 	}
 	err = patch(fmt.Sprintf(`[{"op":"add","path":"/big","value":%q}]`, strings.Repeat("y", 4000)))
@@ -132,7 +138,7 @@ func TestHoldConcurrentPatchesOnLargeValue(t *testing.T) {
 			for _, p := range patches[w] {
 				if _, err := s.Update(ctx, key, func(store.Document) (store.Change, error) {
 					return store.Change{Patch: json.RawMessage(p), Actor: "w", Reason: "patch"}, nil
-				}, store.WithCache(cacheAll{})); err != nil {
+				}); err != nil {
 					t.Error(err)
 					return
 				}

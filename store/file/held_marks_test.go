@@ -218,7 +218,7 @@ func TestHoldCrashImages(t *testing.T) {
 	}
 	deadline := time.Now().Add(3 * time.Second)
 	var wg sync.WaitGroup
-	cache := &crashCache{}
+	cache := &crashProposer{}
 	for w := range 6 {
 		wg.Add(1)
 		go func() {

@@ -53,6 +53,11 @@ func (d *doc) readMarks() []mark {
 // bytes are snap holds according to the marks, or -1.
 func (d *doc) markFor(snap []byte, hashes func(rev uint64) (string, bool)) int {
 	ms := d.readMarks()
+	if c := d.readCheckpoint(); c != nil {
+		// The checkpoint binds its record to the snapshot it saw, as a
+		// mark does (a direct commit by model writes no sum).
+		ms = append(ms, mark{Rev: c.Rev, Hash: c.Hash, File: c.File})
+	}
 	if len(ms) == 0 {
 		return -1
 	}
@@ -71,14 +76,14 @@ func (d *doc) markFor(snap []byte, hashes func(rev uint64) (string, bool)) int {
 
 // writeMark adds m to the mark file durably (temp, fsync, rename, directory
 // fsync), keeping the last keepMarks, and always the mark that names the
-// snapshot on disk (d.snapMark): rewrites that failed after writing their
+// snapshot on disk (d.snap.mark): rewrites that failed after writing their
 // mark never push it out.
 func (d *doc) writeMark(m mark) error {
 	ms := append(d.readMarks(), m)
 	if len(ms) > keepMarks {
 		kept := ms[len(ms)-keepMarks:]
-		onDisk := func(x mark) bool { return x.File == d.snapMark }
-		if d.snapMark != "" && !slices.ContainsFunc(kept, onDisk) {
+		onDisk := func(x mark) bool { return x.File == d.snap.mark }
+		if d.snap.mark != "" && !slices.ContainsFunc(kept, onDisk) {
 			for i := len(ms) - keepMarks - 1; i >= 0; i-- {
 				if onDisk(ms[i]) {
 					kept = append([]mark{ms[i]}, kept...)

@@ -114,7 +114,11 @@ func (s *Store) Repair(ctx context.Context, key string, keep RepairKeep, actor, 
 		}
 		if d.adopted && keep == KeepSnapshot {
 			// A snapshot with no journal: journal it as revision 1.
-			rec, err := d.commit(store.Change{Value: d.bytes(), Actor: actor, Reason: "repair: " + why})
+			cur, err := d.bytes()
+			if err != nil {
+				return err
+			}
+			rec, err := d.commit(store.Change{Value: cur, Actor: actor, Reason: "repair: " + why})
 			if err != nil {
 				return err
 			}
@@ -144,9 +148,10 @@ func (d *doc) settleRepair(e *capturedEdit) {
 		rs.commitError = reason.New(reason.CorruptState, "the snapshot (kept at %s) does not parse, so it cannot be kept: %v; repair with --keep journal", e.aside, e.err)
 		return
 	}
-	var prev []byte
-	if d.has() {
-		prev = d.bytes()
+	prev, err := d.bytes()
+	if err != nil {
+		rs.commitError = err
+		return
 	}
 	if err := d.validate(prev, e.value); err != nil {
 		rs.commitError = fmt.Errorf("the snapshot (kept at %s) is not a valid %s; repair with --keep journal: %w", e.aside, d.p.key, err)

@@ -109,7 +109,7 @@ func Run(t *testing.T, open Opener) {
 		{"PatchChanges", testPatchChanges},
 		{"PatchRefused", testPatchRefused},
 		{"PatchConcurrentWriters", testPatchConcurrent},
-		{"Cache", testCache},
+		{"Model", testModel},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -653,74 +653,92 @@ func testPatchConcurrent(t *testing.T, s store.Store) {
 	})
 }
 
-// cache is a store.Cache holding the values of the revisions it was told
-// were committed, as the application layer keeps its manifest.
-type cache struct {
-	mu        sync.Mutex
-	values    map[uint64]map[string]any
-	held      map[string]any // what Holds vouched for
-	next      map[string]any // what the function proposed
-	committed []uint64
-}
+// model is a proposer's decoded value (store.Change.Model).
+type model map[string]any
 
-func (c *cache) Holds(rev uint64) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.held = c.values[rev]
-	return c.held != nil
-}
+func (m model) MarshalJSON() ([]byte, error) { return json.Marshal(map[string]any(m)) }
 
-func (c *cache) Committed(rev uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.committed = append(c.committed, rev)
-	c.values[rev] = c.next
-}
-
-// With a cache, an update function gets either the current value or no
-// value for a revision the cache holds; a backend that tells the cache
-// what it committed tells it exactly the revisions of the results; values
-// come out as without a cache.
-func testCache(t *testing.T, s store.Store) {
+// A change may carry the proposer's model of the next value with its
+// patch: an update function gets either the current value's bytes or, for
+// a revision committed with a model, that very model (the proposer's copy
+// is the current one) and its bytes through Bytes; readers and generic
+// writers after a commit by model see the value's bytes.
+func testModel(t *testing.T, s store.Store) {
 	ctx := context.Background()
-	c := &cache{values: map[uint64]map[string]any{}}
+	var last model
 	for i := range 6 {
 		res, err := s.Update(ctx, key, func(cur store.Document) (store.Change, error) {
-			m := map[string]any{}
-			switch {
-			case cur.Value != nil:
-				m = decode(t, cur.Value)
-			case cur.Revision > 0:
-				if c.held == nil || c.values[cur.Revision] == nil {
-					t.Errorf("no value for revision %d, which the cache does not hold", cur.Revision)
+			next := model{}
+			if cur.Exists() {
+				raw, err := cur.Bytes()
+				if err != nil {
+					return store.Change{}, err
 				}
-				for k, v := range c.held {
-					m[k] = v
+				for k, v := range decode(t, raw) {
+					next[k] = v
+				}
+				if m, ok := cur.Model.(model); ok && fmt.Sprint(m) != fmt.Sprint(next) {
+					t.Errorf("revision %d: the model handed back is not the value", cur.Revision)
 				}
 			}
-			m[fmt.Sprint("k", i)] = float64(i)
-			c.next = m
-			if i%2 == 0 {
-				b, _ := json.Marshal(m)
+			next[fmt.Sprint("k", i)] = float64(i)
+			last = next
+			if i == 0 {
+				b, _ := json.Marshal(next)
 				return store.Change{Value: b}, nil
 			}
-			return store.Change{Patch: json.RawMessage(fmt.Sprintf(`[{"op":"add","path":"/k%d","value":%d}]`, i, i))}, nil
-		}, store.WithCache(c), store.Create())
-		if err != nil || !res.Changed || res.Revision != uint64(i+1) {
+			return store.Change{Patch: json.RawMessage(fmt.Sprintf(`[{"op":"add","path":"/k%d","value":%d}]`, i, i)), Model: next}, nil
+		}, store.Create())
+		if err != nil || !res.Changed || res.Revision != uint64(i+1) || !res.Exists() {
 			t.Fatalf("commit %d: %+v %v", i, res, err)
 		}
-		if n := len(c.committed); n > 0 && c.committed[n-1] != res.Revision {
-			t.Fatalf("cache told %v, result at %d", c.committed, res.Revision)
+		if res.Model != nil && fmt.Sprint(res.Model) != fmt.Sprint(last) {
+			t.Fatalf("commit %d: the result's model is not the one committed", i)
 		}
 	}
-	if n := len(c.committed); n != 0 && n != 6 {
-		t.Fatalf("cache told %v: some commits, not all", c.committed)
-	}
+	want := map[string]any{"k0": 0.0, "k1": 1.0, "k2": 2.0, "k3": 3.0, "k4": 4.0, "k5": 5.0}
 	doc, err := s.Get(ctx, key)
+	if err != nil || !doc.Exists() {
+		t.Fatal(doc, err)
+	}
+	raw, err := doc.Bytes()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(map[string]any{"k0": 0.0, "k1": 1.0, "k2": 2.0, "k3": 3.0, "k4": 4.0, "k5": 5.0}, decode(t, doc.Value)); diff != "" {
+	if diff := cmp.Diff(want, decode(t, raw)); diff != "" {
 		t.Fatalf("value (-want +got):\n%s", diff)
+	}
+	// A generic writer after a commit by model: a patch with no model,
+	// then a whole value made from the bytes it was given.
+	if _, err := s.Update(ctx, key, patch(`[{"op":"add","path":"/g","value":1}]`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(ctx, key, func(cur store.Document) (store.Change, error) {
+		raw, err := cur.Bytes()
+		if err != nil {
+			return store.Change{}, err
+		}
+		m := decode(t, raw)
+		m["h"] = 2.0
+		b, _ := json.Marshal(m)
+		return store.Change{Value: b}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want["g"], want["h"] = 1.0, 2.0
+	doc, err = s.Get(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if raw, err = doc.Bytes(); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, decode(t, raw)); diff != "" {
+		t.Fatalf("value after generic writes (-want +got):\n%s", diff)
+	}
+	if got, err := s.GetAt(ctx, key, 6); err != nil {
+		t.Fatal(err)
+	} else if raw, err := got.Bytes(); err != nil || decode(t, raw)["k5"] != 5.0 {
+		t.Fatalf("revision 6: %s %v", raw, err)
 	}
 }

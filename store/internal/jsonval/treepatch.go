@@ -188,6 +188,3 @@ func arrayIndex(key string, n int) (int, error) {
 	}
 	return v, nil
 }
-
-// SumTree returns the canonical sum of a decoded tree ("sha256:<hex>").
-func SumTree(tree any) (string, error) { return canonicalSum(tree) }

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
 	"github.com/go-json-experiment/json/jsontext"
@@ -263,29 +262,20 @@ func IndentValidTo(w *bufio.Writer, raw []byte) error {
 	for end > 0 && isSpace(raw[end-1]) {
 		end--
 	}
-	indentBody(w, raw[:end], 0)
+	indentBody(w, raw[:end])
 	w.Write(raw[end:])
 	w.WriteByte('\n')
 	return w.Flush()
 }
 
-// writeNewline writes a newline and the indent of depth.
-func writeNewline(w *bufio.Writer, depth int) {
-	w.WriteByte('\n')
-	for range depth {
-		w.WriteString("  ")
-	}
-}
-
-// indentBody writes raw, valid JSON, indented as the value found depth
-// containers deep (its first line not indented).
-func indentBody(w *bufio.Writer, raw []byte, depth int) {
+// indentBody writes raw, valid JSON, indented.
+func indentBody(w *bufio.Writer, raw []byte) {
 	v := jsontext.Value(bytes.Clone(raw))
-	if err := v.Indent(jsontext.WithIndent("  "), jsontext.WithIndentPrefix(strings.Repeat("  ", depth))); err != nil {
+	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
 		// Valid JSON that jsontext does not take (nested deeper than
 		// its limit): encoding/json's scanner.
 		var buf bytes.Buffer
-		_ = json.Indent(&buf, raw, strings.Repeat("  ", depth), "  ")
+		_ = json.Indent(&buf, raw, "", "  ")
 		v = buf.Bytes()
 	}
 	w.Write(v)

@@ -1,11 +1,7 @@
 package file
 
 import (
-	"bufio"
 	"bytes"
-	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,7 +19,6 @@ import (
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
-	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // Hold mode (Options.Hold) is the daemon's way of using the files: one
@@ -43,98 +38,27 @@ type daemon struct {
 
 // version is one revision of a document's value, as kept in memory.
 type version struct {
-	rev   uint64
-	value []byte     // compact or as given; nil: not made yet (lazy) or no document
-	lazy  *lazyValue // the value of a commit made from a patch, made on demand
-	tree  any        // the value decoded (nil when unknown)
-	hash  string     // hash of the revision's journal record ("" when not written yet)
-	sum   string     // canonical sum of the value when known
-	size  int64      // journal bytes up to and including this revision
+	rev  uint64
+	val  *value // nil: no document
+	hash string // hash of the revision's journal record ("" when not written yet)
+	sum  string // canonical sum of the value when known
+	size int64  // journal bytes up to and including this revision
 }
 
 // exists reports whether the version has a value.
-func (v *version) exists() bool { return v != nil && (v.value != nil || v.lazy != nil) }
+func (v *version) exists() bool { return v != nil && v.val != nil }
 
-// bytes returns the version's value, made now if it was left lazy.
-func (v *version) bytes() []byte {
-	if v.value == nil && v.lazy != nil {
-		return v.lazy.bytes()
-	}
-	return v.value
-}
-
-// anchor returns the bytes and decoded tree of the nearest version, v or
-// one before it, whose bytes are made: a lazy value is made from them.
-func (v *version) anchor() ([]byte, any) {
-	if v.value != nil {
-		return v.value, v.tree
-	}
-	if v.lazy.made.Load() {
-		return v.lazy.raw, v.lazy.tree
-	}
-	return v.lazy.anchor, v.lazy.anchorTree
-}
-
-// sizeBound bounds the length of the version's bytes from above: a patch
-// makes a value at most six times its own length longer (each operation's
-// value and path, with the punctuation around them, are longer than what
-// it adds, and a character escaped as \u00XX is six bytes). Bytes made
-// meanwhile (the snapshot writer's) give the length itself: the bound
-// then starts again from it, instead of growing with every commit until
-// it passes the limit and a commit makes the whole document's bytes
-// under the document's lock to look (at 40,000 slices, 9 MB: 10 ms or
-// more, once every few thousand commits, while every commit waited).
-func (v *version) sizeBound() int {
-	if v.value != nil {
-		return len(v.value)
-	}
-	if v.lazy.made.Load() {
-		return len(v.lazy.raw)
-	}
-	return v.lazy.size
-}
-
-// lazyValue is the value of a commit made from a patch in Hold mode: its
-// decoded tree (the previous tree with the patch applied, sharing what the
-// patch did not touch), and its bytes made only when a read, a snapshot or
-// an update function without a cache needs them, from the bytes of an
-// earlier version (the anchor), keeping their member order
-// (jsonval.TreeBytes). Safe for concurrent use; never changed once made.
-type lazyValue struct {
-	tree       any
-	anchor     []byte
-	anchorTree any
-	// size bounds the length of the bytes from above: the limit on a
-	// document's size is checked on it, and on the bytes when it is over.
-	size int
-
-	once sync.Once
-	made atomic.Bool
-	raw  []byte
-}
-
-func (l *lazyValue) bytes() []byte {
-	l.once.Do(func() {
-		b, err := jsonval.TreeBytes(l.anchor, l.anchorTree, l.tree)
-		if err != nil {
-			// A tree decoded from JSON always encodes: a bug, which must
-			// not be written as the document.
-			panic(fmt.Sprintf("file: value made from its patch does not encode: %v", err))
-		}
-		l.raw = b
-		l.made.Store(true)
-	})
-	return l.raw
-}
+// document returns the version as a store.Document.
+func (v *version) document(key string) store.Document { return v.val.document(key, v.rev) }
 
 // pendingRec is a commit's record waiting to be written.
 type pendingRec struct {
-	rec  *store.Record // sealed (its line is in heldState.pbuf)
+	rec  *store.Record // sealed (its line is in hold.pbuf)
 	last *version      // the value after rec (nil for all but a commit's last record)
 }
 
-// heldState is a document's Hold-mode state.
-type heldState struct {
+// hold is a document's Hold-mode state.
+type hold struct {
 	locked bool // the document's flock is held (guarded by doc.mu)
 	closed bool // the store closed (guarded by doc.mu)
 
@@ -382,14 +306,14 @@ func (d *doc) heldInit() {
 	// Values in memory are kept compact, as proposers write them: the
 	// snapshot's indentation would double a large document's size, and a
 	// proposer that re-encodes the value it read gets the same bytes.
-	if d.value != nil {
+	if d.cur != nil && d.cur.raw != nil {
 		var buf bytes.Buffer
-		buf.Grow(len(d.value))
-		if json.Compact(&buf, d.value) == nil {
-			d.value = buf.Bytes()
+		buf.Grow(len(d.cur.raw))
+		if json.Compact(&buf, d.cur.raw) == nil {
+			d.cur = bytesValue(buf.Bytes())
 		}
 	}
-	v := &version{rev: d.rev, value: d.value, tree: d.tree, sum: d.sum}
+	v := &version{rev: d.rev, val: d.cur, sum: d.sum}
 	if d.last != nil {
 		v.hash = d.last.Hash
 	}
@@ -397,13 +321,13 @@ func (d *doc) heldInit() {
 	d.held.durable.Store(v)
 	d.held.snapRev = d.rev
 	d.held.snapDisk.Store(d.rev)
-	d.held.snapID, d.held.snapFile = d.sID, d.snapHash
+	d.held.snapID, d.held.snapFile = d.snap.id, d.snap.hash
 	d.held.taken = d.rev
-	d.held.jExists = d.jID.exists
-	d.held.size = d.jID.size
+	d.held.jExists = d.j.id.exists
+	d.held.size = d.j.id.size
 	d.held.written = 0
 	d.held.lastRev = d.rev
-	d.held.fileFirst = d.liveFirst
+	d.held.fileFirst = d.j.liveFirst
 	d.held.sealHash = ""
 	if d.last != nil {
 		d.held.sealHash = d.last.Hash
@@ -417,45 +341,31 @@ func (d *doc) heldInit() {
 	d.held.active.Store(true)
 }
 
-// heldAppend seals a commit's records and queues them for the next journal
+// heldAppend seals a commit's record and queues it for the next journal
 // write, and makes its value the latest (under doc.mu). The caller waits
-// for the syncer, which writes and syncs them (awaitDurable).
-func (d *doc) heldAppend(recs []*store.Record, v *version) (*store.Record, error) {
+// for the syncer, which writes and syncs it (awaitDurable).
+func (d *doc) heldAppend(rec *store.Record, v *version) (*store.Record, error) {
 	h := &d.held
 	if h.closed {
 		return nil, errClosed
 	}
-	last := recs[len(recs)-1]
-	v.rev = last.Rev
-	if last.Sum != "" {
-		v.sum = last.Sum
-	}
-	lines, prev := h.sbuf[:0], h.sealHash
-	for _, r := range recs {
-		var err error
-		if lines, err = r.SealMAC(lines, prev, d.s.key); err != nil {
-			return nil, err
-		}
-		prev = r.Hash
+	v.rev = rec.Rev
+	lines, err := rec.SealMAC(h.sbuf[:0], h.sealHash, d.s.key)
+	if err != nil {
+		return nil, err
 	}
 	if cap(lines) <= 1<<20 {
 		h.sbuf = lines
 	}
-	h.sealHash = prev
+	h.sealHash = rec.Hash
 	h.pmu.Lock()
 	h.pbuf = append(h.pbuf, lines...)
-	for _, r := range recs {
-		pr := pendingRec{rec: r}
-		if r == last {
-			pr.last = v
-		}
-		h.pending = append(h.pending, pr)
-	}
+	h.pending = append(h.pending, pendingRec{rec: rec, last: v})
 	h.pmu.Unlock()
-	d.rev, d.last = last.Rev, last
-	d.value, d.lazy, d.tree, d.sum, d.adopted = v.value, v.lazy, v.tree, v.sum, false
+	d.rev, d.last = rec.Rev, rec
+	d.cur, d.sum, d.adopted = v.val, v.sum, false
 	h.latest.Store(v)
-	return last, nil
+	return rec, nil
 }
 
 // writeBatch writes a group: its records, sealed when committed, whose
@@ -653,95 +563,6 @@ func (d *doc) syncGroup(batch []pendingRec, lines []byte) error {
 	d.writeAnchor(target.rev, target.hash)
 	if f := d.s.opts.OnSync; f != nil {
 		f(int(target.rev-before.rev), target.size-before.size, time.Since(start))
-	}
-	return nil
-}
-
-// flushSnapshot rewrites the snapshot with the latest synced value if it is
-// behind. The background writer (force false) also waits for its pacing:
-// a rewrite starts at least SnapshotInterval after the previous one started
-// and at least nine times the previous one's duration after it ended, so
-// rewriting a large document never takes more than about a tenth of the
-// time; Verify and shutdown force it.
-//
-// A value whose journal record carries no sum (commits made through their
-// patch) is named by a mark: the SHA-256 of the snapshot file's bytes as
-// written, bound to the revision and its record's hash, made durable before
-// the snapshot replaces the old one (recovery reads it back; see mark.go).
-func (d *doc) flushSnapshot(force bool) error {
-	h := &d.held
-	// A plugin's cooperative lock (state.json.lock) is taken before
-	// snapMu, never while holding it: a plugin holding its lock must not
-	// stall the readers and the edit watcher that take snapMu. The
-	// background writer only tries it and comes back at its next turn.
-	coopHeld := false
-	if d.coop != nil && d.s.daemon != nil {
-		if !force {
-			ok, err := d.coopTry()
-			if err != nil || !ok {
-				return err
-			}
-		} else if _, err := d.coopLock(context.Background()); err != nil {
-			return err
-		}
-		coopHeld = true
-		defer d.coop.Unlock()
-	}
-	h.snapMu.Lock()
-	defer h.snapMu.Unlock()
-	v := h.durable.Load()
-	if !v.exists() || v.rev <= h.snapRev {
-		return nil
-	}
-	start := time.Now()
-	if !force && start.Before(h.snapNext) {
-		return nil
-	}
-	fh := sha256.New()
-	file := ""  // the mark's file hash, when a mark names the new snapshot
-	guard := "" // a hard link to the file being replaced (direct.go)
-	oldID, oldFile, oldRev := h.snapID, h.snapFile, h.snapRev
-	before := func() error {
-		if v.sum == "" {
-			file = "sha256:" + hex.EncodeToString(fh.Sum(nil))
-			if err := d.writeMark(mark{Rev: v.rev, Hash: v.hash, File: file}); err != nil {
-				return err
-			}
-		}
-		// A direct edit of the file is moved aside right before the file
-		// is replaced, and the file replaced is kept by a hard link until
-		// the rename is done: an edit written in place meanwhile is in it.
-		// Never lost; settled by the edit watcher.
-		if e := d.captureHeld(); e != nil {
-			d.queueEdit(e)
-		}
-		oldID, oldFile = h.snapID, h.snapFile
-		guard = d.guardSnapshot()
-		return nil
-	}
-	// Every value in memory was parsed, or made from a parsed one and
-	// patches applied to its tree: indent without validating again.
-	if err := d.writeSnapshotCoop(coopHeld, func(f *os.File) error {
-		w := io.MultiWriter(f, fh)
-		bw := bufio.NewWriterSize(w, 256<<10)
-		return jsonval.IndentValidTo(bw, v.bytes())
-	}, before); err != nil {
-		if guard != "" {
-			_ = d.s.root.Remove(guard) // the file was not replaced
-		}
-		return err
-	}
-	if guard != "" {
-		d.checkGuard(guard, oldID, oldFile, oldRev)
-	}
-	h.snapRev, d.snapMark = v.rev, file
-	h.snapDisk.Store(v.rev)
-	h.snapFile = "sha256:" + hex.EncodeToString(fh.Sum(nil))
-	h.snapID = d.wroteID // as written: an edit right after the rename differs
-	end := time.Now()
-	h.snapNext = start.Add(d.s.opts.SnapshotInterval)
-	if t := end.Add(9 * end.Sub(start)); t.After(h.snapNext) {
-		h.snapNext = t
 	}
 	return nil
 }

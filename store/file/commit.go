@@ -1,0 +1,209 @@
+package file
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
+)
+
+// commit journals and applies a change. It returns nil when the change
+// commits nothing. A change given as a patch with the proposer's model
+// (the application layer's operations) is journaled as given and the
+// model becomes the value: its bytes are made now outside Hold mode (the
+// snapshot is written with the commit), later in Hold mode (when
+// something needs them). Any other change is made into bytes, checked
+// against the limits, compared with the current value and journaled as
+// the difference from it, with the new value's canonical sum.
+func (d *doc) commit(ch store.Change) (*store.Record, error) {
+	if ch.Patch != nil && bytes.Equal(bytes.TrimSpace(ch.Patch), []byte("[]")) {
+		return nil, nil // nothing changes
+	}
+	if ch.Patch != nil && ch.Model != nil && d.has() && !d.adopted {
+		return d.commitModel(ch)
+	}
+	var cur []byte
+	if d.has() {
+		var err error
+		if cur, err = d.bytes(); err != nil {
+			return nil, err
+		}
+	}
+	if ch.Patch != nil {
+		var err error
+		if ch, err = ch.Resolve(cur); err != nil {
+			return nil, fmt.Errorf("%s: %w", d.p.key, err)
+		}
+	}
+	value, stamped := store.StampRevision(ch.Value, d.rev+1)
+	curSum := ""
+	if d.has() && !d.adopted {
+		curSum = d.currentSum(cur)
+	}
+	if stamped && curSum != "" {
+		// A value that differs from the current one only by its revision
+		// member (a rollback to the latest revision) changes nothing.
+		if same, _ := store.StampRevision(ch.Value, d.rev); canonicalSum(same) == curSum {
+			return nil, nil
+		}
+	}
+	nv, err := jsonval.ParseValue(value, d.s.opts.Limits)
+	if err != nil {
+		return nil, err
+	}
+	if curSum != "" && nv.Sum == curSum {
+		return nil, nil
+	}
+	var from any
+	events, why := ch.Events, ch.Reason
+	if d.adopted {
+		why = strings.TrimPrefix(why+"; ", "; ") + "adopts " + d.p.key + " as found on disk"
+		// The first commit of a document nobody journaled (written by a
+		// plugin, by hand, by an older tool) adopts it: its record is the
+		// whole new value, and says what was found (nothing is lost).
+		events = append([]store.Event{adoptedEvent(cur)}, events...)
+	} else if cur != nil {
+		if from, err = jsonval.Decode(cur); err != nil {
+			return nil, reason.New(reason.CorruptState, "%s: %v", d.p.key, err)
+		}
+	}
+	patch, err := jsonval.DiffTrees(from, nv.Tree)
+	if err != nil {
+		return nil, err
+	}
+	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: why, Patch: patch, Events: events, Sum: nv.Sum}
+	raw := bytes.TrimRight(nv.Raw, " \t\r\n")
+	if d.held.locked {
+		// Hold mode keeps the value as given; the background snapshot
+		// writer indents it.
+		return d.appendAndApply(rec, bytesValue(bytes.Clone(raw)), nv.Sum)
+	}
+	snap, err := store.Indent(raw)
+	if err != nil {
+		return nil, reason.New(reason.InvalidInput, "%v", err)
+	}
+	return d.appendAndApply(rec, bytesValue(snap), nv.Sum)
+}
+
+// commitModel commits a change given as a patch with its model: the
+// record is the patch as given and the model is the new value. The record
+// carries no canonical sum (a sum reads the whole document: at 1,000
+// slices, a quarter of a CLI commit): the snapshot's revision is named by
+// the checkpoint the commit writes (outside Hold mode) or by a mark the
+// snapshot writer writes (Hold mode), and Verify compares the journal's
+// replay with the snapshot.
+func (d *doc) commitModel(ch store.Change) (*store.Record, error) {
+	max := d.s.opts.Limits.MaxBytes
+	if max <= 0 {
+		max = store.DefaultMaxBytes
+	}
+	next := &value{model: ch.Model}
+	var raw []byte
+	if d.held.locked {
+		// A patch makes a value at most six times its own length longer
+		// (each operation's value and path, with the punctuation around
+		// them, are longer than what it adds, and a character escaped as
+		// \u00XX is six bytes): the bytes are made, to look, only when
+		// that bound passes the limit.
+		if next.bound = d.cur.size() + 6*len(ch.Patch); next.bound > max {
+			var err error
+			if raw, err = next.bytes(); err != nil {
+				return nil, fmt.Errorf("%s: %w", d.p.key, err)
+			}
+			next.bound = len(raw)
+		}
+	} else {
+		var err error
+		raw, err = ch.Model.MarshalJSON()
+		if err == nil {
+			next.raw, err = store.Indent(raw) // checks it is JSON
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: the model committed does not encode: %w", d.p.key, err)
+		}
+		next.bound = len(raw)
+	}
+	if len(raw) > max {
+		return nil, reason.New(reason.InvalidInput, "document is %d bytes, over the limit of %d bytes", len(raw), max)
+	}
+	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
+	return d.appendAndApply(rec, next, "")
+}
+
+func adoptedEvent(found []byte) store.Event {
+	data := append(append([]byte(`{"found":`), bytes.TrimSpace(found)...), '}')
+	return store.Event{Type: store.AdoptedEvent, Data: data}
+}
+
+// canonicalSum is the canonical sum of v ("" when it does not parse).
+func canonicalSum(v []byte) string {
+	sum, err := store.SumOf(v)
+	if err != nil {
+		return ""
+	}
+	return sum
+}
+
+// currentSum is the canonical sum of the current value, whose bytes are
+// cur, computed when not known yet.
+func (d *doc) currentSum(cur []byte) string {
+	if d.sum == "" {
+		d.sum = canonicalSum(cur)
+	}
+	return d.sum
+}
+
+// appendAndApply journals rec (in Hold mode: queues it for the next group
+// write) and makes v the current value; sum is its canonical sum ("":
+// not known).
+func (d *doc) appendAndApply(rec *store.Record, v *value, sum string) (*store.Record, error) {
+	if d.held.locked {
+		return d.heldAppend(rec, &version{val: v, sum: sum})
+	}
+	prev := ""
+	if d.last != nil {
+		prev = d.last.Hash
+	}
+	line, err := rec.SealMAC(nil, prev, d.s.key)
+	if err != nil {
+		return nil, err
+	}
+	at, err := d.appendJournal(line)
+	if err != nil {
+		return nil, err
+	}
+	// Committed: the journal holds it durably.
+	d.writeAnchor(rec.Rev, rec.Hash)
+	d.rev, d.last = rec.Rev, rec
+	d.cur, d.sum, d.adopted = v, sum, false
+	if d.j.id, err = d.stat(d.p.journal); err != nil {
+		d.loaded = false
+	}
+	d.snap.wrote = fileID{}
+	snap := v.raw // outside Hold mode the bytes are the snapshot's
+	if err := d.writeSnapshot(snap); err != nil {
+		d.logf("snapshot not rewritten; the journal holds the commit and the next open replays it", "revision", rec.Rev, "error", err)
+	} else if n := d.s.segmentBytes(); n <= 0 || !d.j.id.exists || d.j.id.size < max(n, d.j.rotateAt) || !d.loaded {
+		if at >= 0 {
+			d.writeCheckpoint(rec, at, int64(len(line)), snap, sum)
+		}
+	} else {
+		// The snapshot holds every record of the live journal: seal it.
+		if err := d.rotate(d.j.liveFirst, rec.Rev); err != nil {
+			d.j.rotateAt = d.j.id.size + n/4 // not again at every commit
+			d.logf("journal not sealed as a segment; tried again after another quarter of the threshold", "error", err)
+		} else {
+			d.j.id, d.j.liveFirst, d.j.rotateAt = fileID{}, rec.Rev+1, 0
+		}
+	}
+	if d.snap.wrote.exists {
+		d.snap.id = d.snap.wrote // as written, not as it may be by now
+	} else if d.snap.id, err = d.stat(d.p.snap); err != nil {
+		d.loaded = false
+	}
+	d.notify()
+	return rec, nil
+}

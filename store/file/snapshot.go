@@ -1,0 +1,227 @@
+package file
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
+)
+
+// snapshotView is what this process knows of a document's snapshot file.
+type snapshotView struct {
+	id fileID // identity as last read or written
+	// wrote is the identity of the snapshot this process last wrote
+	// (taken from its temp file before the rename); guarded by doc.mu, or
+	// in Hold mode by hold.snapMu.
+	wrote fileID
+	// mark is the file hash of the snapshot on disk when a mark names it
+	// ("" when its record's sum does); writeMark never drops that mark.
+	// Set by load (under doc.mu) and, in Hold mode, by the snapshot writer
+	// (under hold.snapMu).
+	mark string
+	// hash is, in Hold mode, the SHA-256 of the snapshot file's bytes as
+	// load left it.
+	hash string
+}
+
+// writeSnapshot replaces the snapshot durably: temp file in the same
+// directory, fsync, rename, fsync the directory.
+func (d *doc) writeSnapshot(b []byte) error {
+	return d.writeSnapshotWith(func(f *os.File) error {
+		_, err := f.Write(b)
+		return err
+	}, nil)
+}
+
+// writeSnapshotFor is writeSnapshot of b, the value after rec: when rec
+// carries no sum (a daemon's commit made through its patch), a mark binds
+// the file to rec first, as the daemon's snapshot writer does, so the next
+// open knows which revision the file holds instead of moving it aside.
+func (d *doc) writeSnapshotFor(b []byte, rec *store.Record) error {
+	if rec == nil || rec.Sum != "" {
+		if err := d.writeSnapshot(b); err != nil {
+			return err
+		}
+		d.snap.mark = ""
+		return nil
+	}
+	m := mark{Rev: rec.Rev, Hash: rec.Hash, File: store.HashBytes(b)}
+	if err := d.writeSnapshotWith(func(f *os.File) error {
+		_, err := f.Write(b)
+		return err
+	}, func() error { return d.writeMark(m) }); err != nil {
+		return err
+	}
+	d.snap.mark = m.File
+	return nil
+}
+
+// writeSnapshotWith is writeSnapshot with the content written by write;
+// beforeRename, when set, runs once the new content is synced and before
+// it replaces the snapshot (it must make what it writes durable itself).
+func (d *doc) writeSnapshotWith(write func(f *os.File) error, beforeRename func() error) error {
+	return d.writeSnapshotCoop(false, write, beforeRename)
+}
+
+// writeSnapshotCoop is writeSnapshotWith by a caller that already holds the
+// cooperative lock (coopHeld) or not.
+func (d *doc) writeSnapshotCoop(coopHeld bool, write func(f *os.File) error, beforeRename func() error) error {
+	if d.coop != nil && d.s.daemon != nil && !coopHeld {
+		// Hold mode keeps the document's lock for the daemon's lifetime;
+		// the cooperative lock is taken around each snapshot rewrite.
+		unlock, err := d.coopLock(context.Background())
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
+	return d.replaceFile(d.p.snap, d.p.tmp, "snapshot", write, beforeRename)
+}
+
+// replaceFile replaces name with what write writes, atomically and
+// durably: tmp is written and synced, beforeRename (when set) runs, tmp is
+// renamed over name and the directory synced. A failure removes tmp and
+// leaves name as it was. The fault points are point+".write", ".sync" and
+// ".rename" (and "dir.sync").
+func (d *doc) replaceFile(name, tmp, point string, write func(f *os.File) error, beforeRename func() error) error {
+	err := d.fault(point + ".write")
+	var f *os.File
+	if err == nil {
+		f, err = d.openRegular(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", tmp, err)
+	}
+	err = write(f)
+	if err == nil {
+		if err = d.fault(point + ".sync"); err == nil {
+			err = f.Sync()
+		}
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && beforeRename != nil {
+		err = beforeRename()
+	}
+	var id fileID
+	if err == nil && name == d.p.snap {
+		// The identity the snapshot will have (rename keeps the inode and
+		// the mtime): taken now, so that a write right after the rename
+		// is never mistaken for ours.
+		id, err = d.stat(tmp)
+	}
+	if err == nil {
+		if err = d.fault(point + ".rename"); err == nil {
+			err = d.s.root.Rename(tmp, name)
+		}
+	}
+	if err == nil && name == d.p.snap {
+		d.snap.wrote = id
+	}
+	if err != nil {
+		_ = d.s.root.Remove(tmp)
+		return fmt.Errorf("replace %s: %w", name, err)
+	}
+	return d.syncDir()
+}
+
+// flushSnapshot rewrites the snapshot with the latest synced value if it is
+// behind. The background writer (force false) also waits for its pacing:
+// a rewrite starts at least SnapshotInterval after the previous one started
+// and at least nine times the previous one's duration after it ended, so
+// rewriting a large document never takes more than about a tenth of the
+// time; Verify and shutdown force it.
+//
+// A value whose journal record carries no sum (commits made through their
+// patch) is named by a mark: the SHA-256 of the snapshot file's bytes as
+// written, bound to the revision and its record's hash, made durable before
+// the snapshot replaces the old one (recovery reads it back; see mark.go).
+func (d *doc) flushSnapshot(force bool) error {
+	h := &d.held
+	// A plugin's cooperative lock (state.json.lock) is taken before
+	// snapMu, never while holding it: a plugin holding its lock must not
+	// stall the readers and the edit watcher that take snapMu. The
+	// background writer only tries it and comes back at its next turn.
+	coopHeld := false
+	if d.coop != nil && d.s.daemon != nil {
+		if !force {
+			ok, err := d.coopTry()
+			if err != nil || !ok {
+				return err
+			}
+		} else if _, err := d.coopLock(context.Background()); err != nil {
+			return err
+		}
+		coopHeld = true
+		defer d.coop.Unlock()
+	}
+	h.snapMu.Lock()
+	defer h.snapMu.Unlock()
+	v := h.durable.Load()
+	if !v.exists() || v.rev <= h.snapRev {
+		return nil
+	}
+	start := time.Now()
+	if !force && start.Before(h.snapNext) {
+		return nil
+	}
+	fh := sha256.New()
+	file := ""  // the mark's file hash, when a mark names the new snapshot
+	guard := "" // a hard link to the file being replaced (direct.go)
+	oldID, oldFile, oldRev := h.snapID, h.snapFile, h.snapRev
+	before := func() error {
+		if v.sum == "" {
+			file = "sha256:" + hex.EncodeToString(fh.Sum(nil))
+			if err := d.writeMark(mark{Rev: v.rev, Hash: v.hash, File: file}); err != nil {
+				return err
+			}
+		}
+		// A direct edit of the file is moved aside right before the file
+		// is replaced, and the file replaced is kept by a hard link until
+		// the rename is done: an edit written in place meanwhile is in it.
+		// Never lost; settled by the edit watcher.
+		if e := d.captureHeld(); e != nil {
+			d.queueEdit(e)
+		}
+		oldID, oldFile = h.snapID, h.snapFile
+		guard = d.guardSnapshot()
+		return nil
+	}
+	// Every value in memory was parsed, or made from a parsed one and
+	// patches applied to its tree: indent without validating again.
+	if err := d.writeSnapshotCoop(coopHeld, func(f *os.File) error {
+		w := io.MultiWriter(f, fh)
+		bw := bufio.NewWriterSize(w, 256<<10)
+		b, err := v.val.bytes()
+		if err != nil {
+			return err
+		}
+		return jsonval.IndentValidTo(bw, b)
+	}, before); err != nil {
+		if guard != "" {
+			_ = d.s.root.Remove(guard) // the file was not replaced
+		}
+		return err
+	}
+	if guard != "" {
+		d.checkGuard(guard, oldID, oldFile, oldRev)
+	}
+	h.snapRev, d.snap.mark = v.rev, file
+	h.snapDisk.Store(v.rev)
+	h.snapFile = "sha256:" + hex.EncodeToString(fh.Sum(nil))
+	h.snapID = d.snap.wrote // as written: an edit right after the rename differs
+	end := time.Now()
+	h.snapNext = start.Add(d.s.opts.SnapshotInterval)
+	if t := end.Add(9 * end.Sub(start)); t.After(h.snapNext) {
+		h.snapNext = t
+	}
+	return nil
+}
