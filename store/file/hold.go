@@ -17,6 +17,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/custodian-dev/custodian/internal/filelock"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 )
@@ -194,8 +195,7 @@ func (s *Store) daemonHolder(lock string) error {
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err == nil {
-		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	if held, err := filelock.Held(s.root, rel); err != nil || !held {
 		return nil // no daemon: the pid file is free
 	}
 	b, _ := io.ReadAll(io.LimitReader(f, 4096))
