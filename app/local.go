@@ -34,6 +34,10 @@ type Options struct {
 	// Rules check generic writes (rollback) of each document (nil:
 	// DocumentRules).
 	Rules store.Rules
+	// ReadOnly: the service records no validity mark (valid.go), so that
+	// a read writes no file (`custodian check --read-only`, which promises
+	// to write nothing); a manifest no mark names is checked in full.
+	ReadOnly bool
 }
 
 // Local is the application layer over a store and the project's files: the

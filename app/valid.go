@@ -80,7 +80,7 @@ func (l *Local) readValid() []validMark {
 // version). Best effort: the directory is not created, and a failure only
 // costs the next reader a full check.
 func (l *Local) markValid(raw []byte) {
-	if !l.hasRoot() {
+	if !l.hasRoot() || l.o.ReadOnly {
 		return
 	}
 	m := validMark{Schema: asdd.SchemaVersion(), Bytes: store.HashBytes(raw)}

@@ -88,3 +88,34 @@ func BenchmarkDecodeBaseline(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkMarshal measures Marshal of a 1,000-slice manifest (what a
+// commit by model hands the store), against encoding/json's Marshal of the
+// same value for scale.
+func BenchmarkMarshal(b *testing.B) {
+	m := New()
+	for i := range 1000 {
+		id := fmt.Sprintf("SLICE-%05d", i)
+		s := &Slice{SliceID: id, Name: fmt.Sprint("slice ", i), Type: "FEATURE", Status: Lifecycle[i%(len(Lifecycle)-1)], GovernanceMode: "MANUAL",
+			PhaseData:       map[string]string{"intent": ".asdd/specs/" + id + "/intent.md"},
+			ConfidenceChain: []ChainEntry{{Agent: "discovery", Score: 0.97, Timestamp: "2026-11-01T00:00:00Z"}},
+			ArtifactHashes:  map[string]string{".asdd/specs/" + id + "/intent.md": "sha256:0123456789abcdef"},
+			CreatedAt:       "2026-11-01T00:00:00Z", UpdatedAt: "2026-11-01T00:10:00Z"}
+		for t := range 3 {
+			s.Tasks = append(s.Tasks, Task{ID: fmt.Sprintf("T%03d", t), Title: fmt.Sprint("task ", t), Wave: 1, Status: "pending"})
+		}
+		m.Slices = append(m.Slices, s)
+	}
+	for _, c := range []struct {
+		name string
+		f    func(any) ([]byte, error)
+	}{{"asdd", Marshal}, {"encoding-json", json.Marshal}} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := c.f(m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	jsonv2 "github.com/go-json-experiment/json"
 )
 
 // The corpus under testdata/encoding holds manifests as the previous
@@ -224,4 +226,34 @@ func TestUnknownMembersKeepTheirOrder(t *testing.T) {
 	if m.ProjectContext.CurrentSprint != "S1" {
 		t.Errorf("current_sprint = %q", m.ProjectContext.CurrentSprint)
 	}
+}
+
+// Marshal writes strings and map keys as encoding/json does — invalid
+// UTF-8 as \ufffd, U+2028 and U+2029 escaped, HTML characters escaped —
+// whether or not the value also holds a plain U+FFFD; and a manifest part
+// as encodeOptions (the string marshalers on every string) write it.
+func FuzzMarshalMatchesEncodingJSON(f *testing.F) {
+	for _, s := range []string{"", "plain", "<&>", "a\u2028b\u2029", "bad\xffutf8", "\ufffd", "\ufffd\xfe", "tab\t\x00\x7f", "é 日本"} {
+		f.Add(s, "key")
+		f.Add("x", s)
+	}
+	f.Fuzz(func(t *testing.T, s, key string) {
+		v := map[string]any{key: []any{s, map[string]int{s: 1}}, "s": s}
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := Marshal(v)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("Marshal = %s, %v; encoding/json writes %s", got, err, want)
+		}
+		sl := &Slice{SliceID: key, Name: s, PhaseData: map[string]string{s: key}, Extra: Extra(`{"zz":"\u2028"}`)}
+		want, err = jsonv2.Marshal(sl, encodeOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Marshal(sl); err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("Marshal(slice) = %s, %v; encodeOptions write %s", got, err, want)
+		}
+	})
 }

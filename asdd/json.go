@@ -1,6 +1,7 @@
 package asdd
 
 import (
+	"bytes"
 	"errors"
 	"maps"
 	"slices"
@@ -36,7 +37,10 @@ var (
 		jsontext.AllowDuplicateNames(true),
 		jsontext.AllowInvalidUTF8(true),
 	)
-	encodeOptions = jsonv2.JoinOptions(
+	// libraryOptions is encodeOptions less the string and map-key
+	// marshalers of invalid UTF-8, a function call per string that cost
+	// ≈ 30% of a manifest's encoding: marshal tries it first.
+	libraryOptions = jsonv2.JoinOptions(
 		jsontext.AllowDuplicateNames(true), // inside unknown members, as read
 		jsontext.AllowInvalidUTF8(true),
 		jsontext.EscapeForHTML(true),
@@ -46,15 +50,33 @@ var (
 		jsonv2.FormatNilSliceAsNull(true),
 		jsonv2.FormatNilMapAsNull(true),
 		jsonv1.OmitEmptyWithLegacySemantics(true),
+	)
+	encodeOptions = jsonv2.JoinOptions(libraryOptions,
 		jsonv2.WithMarshalers(jsonv2.JoinMarshalers(legacyjson.Strings[string](),
 			legacyKeys[string](), legacyKeys[int](), legacyKeys[float64](), legacyKeys[*Heartbeat](), legacyKeys[any]())),
 	)
 )
 
+// replacement is U+FFFD in UTF-8: what libraryOptions write for invalid
+// UTF-8, which encoding/json writes as the escape \ufffd.
+var replacement = []byte("\uFFFD")
+
+// marshal encodes v with encodeOptions (and more): with libraryOptions
+// when that writes no U+FFFD — then no string or key held invalid UTF-8,
+// the one case where the two differ (U+2028 and U+2029 both escape) —
+// else again with encodeOptions.
+func marshal(v any, more ...jsonv2.Options) ([]byte, error) {
+	b, err := jsonv2.Marshal(v, append([]jsonv2.Options{libraryOptions}, more...)...)
+	if err != nil || !bytes.Contains(b, replacement) {
+		return b, err
+	}
+	return jsonv2.Marshal(v, append([]jsonv2.Options{encodeOptions}, more...)...)
+}
+
 // Marshal encodes v — a manifest or any part of one — as the manifest
 // file holds it (compact): byte for byte what encoding/json's Marshal
 // writes.
-func Marshal(v any) ([]byte, error) { return jsonv2.Marshal(v, encodeOptions) }
+func Marshal(v any) ([]byte, error) { return marshal(v) }
 
 // MarshalUnknown returns the members of x as they follow a manifest's
 // known members: `,"name":value` each, in order ("" for none).
@@ -62,9 +84,9 @@ func MarshalUnknown(x Extra) ([]byte, error) {
 	if len(x) == 0 {
 		return nil, nil
 	}
-	b, err := jsonv2.Marshal(&struct {
+	b, err := marshal(&struct {
 		X Extra `json:",inline"`
-	}{x}, encodeOptions)
+	}{x})
 	if err != nil || len(b) <= 2 {
 		return nil, err
 	}
@@ -83,7 +105,7 @@ func marshalTo(enc *jsontext.Encoder, plain any) error {
 			return jsonv2.MarshalEncode(enc, plain)
 		}
 	}
-	b, err := jsonv2.Marshal(plain, encodeOptions)
+	b, err := marshal(plain)
 	if err != nil {
 		return err
 	}

@@ -611,7 +611,7 @@ func DecodeValid(raw []byte) (*Manifest, error) {
 // Encode renders m as indented JSON and checks it against the schema: a
 // value that does not pass is never returned for commit.
 func Encode(m *Manifest) ([]byte, error) {
-	raw, err := jsonv2.Marshal(m, encodeOptions, jsontext.Multiline(true), jsontext.WithIndent("  "))
+	raw, err := marshal(m, jsontext.Multiline(true), jsontext.WithIndent("  "))
 	if err != nil {
 		return nil, fmt.Errorf("encode manifest: %w", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"github.com/custodian-dev/custodian/reason"
@@ -124,7 +123,7 @@ func Patch(prev, next *Manifest) (patch []byte, ok bool, err error) {
 	if len(ops) == 0 {
 		return []byte("[]"), true, nil
 	}
-	b, err := jsonv2.Marshal(ops, encodeOptions)
+	b, err := marshal(ops)
 	if err != nil {
 		return nil, false, fmt.Errorf("encode patch: %w", err)
 	}

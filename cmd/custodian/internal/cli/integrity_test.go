@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -705,5 +707,56 @@ func TestRebuildForceWithSegments(t *testing.T) {
 	}
 	if diff := cmp.Diff(before, p.statuses()); diff != "" {
 		t.Errorf("(-before +rebuilt):\n%s", diff)
+	}
+}
+
+// TestCheckReadOnlyWritesNoFile: check --read-only (the pre-commit hook)
+// leaves every file of the project as it was — bytes, mtimes, and the set
+// of files — even where a plain check would write its caches (no stat
+// cache, no check cache, no validity mark yet).
+func TestCheckReadOnlyWritesNoFile(t *testing.T) {
+	p := newIP(t)
+	p.must("init")
+	p.write(".asdd/specs/S-1/intent.md", "# S — intent\n")
+	p.must("slice", "add", "S-1")
+	p.must("propose", "--agent", "discovery", "--slice", "S-1", "--score", "0.96", "--artifact", "intent=.asdd/specs/S-1/intent.md")
+	// Without its caches a read would write them.
+	for _, name := range []string{".asdd/state/.valid", integrity.CheckCachePath, ".asdd/state/statcache"} {
+		if err := os.Remove(p.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	type stamp struct {
+		Bytes string
+		Mtime time.Time
+	}
+	files := func() map[string]stamp {
+		out := map[string]stamp{}
+		err := filepath.WalkDir(p.path("."), func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			b, err := os.ReadFile(path)
+			if err != nil && d.Type()&fs.ModeSymlink == 0 {
+				return err
+			}
+			out[path] = stamp{string(b), info.ModTime()}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	before := files()
+	for _, args := range [][]string{{"check", "--read-only"}, {"check", "--read-only", "--full"}} {
+		p.must(args...)
+		if diff := cmp.Diff(before, files()); diff != "" {
+			t.Errorf("%v changed the project (-before +after):\n%s", args, diff)
+		}
 	}
 }

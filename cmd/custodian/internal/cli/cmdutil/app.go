@@ -42,6 +42,10 @@ type App struct {
 	// Openers are tried in order before the embedded file store (the
 	// fallback); the composition root hands them in (StoreOpeners).
 	Openers []StoreOpener
+	// ReadOnly is set by a command that promises to write no file (check
+	// --read-only) before it opens the service: reads record no validity
+	// mark (app.Options.ReadOnly).
+	ReadOnly bool
 
 	mu      sync.Mutex
 	store   store.Store

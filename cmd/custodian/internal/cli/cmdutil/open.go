@@ -144,6 +144,8 @@ func (a *App) Service() (app.Service, error) {
 		Root:   root,
 		Config: func() (*asdd.Config, error) { return ASDDConfig(a) },
 		Now:    a.Now,
+		// check --read-only writes no file, not even a validity mark.
+		ReadOnly: a.ReadOnly,
 		// Warnings reach the user through Warn, on stderr.
 		Logger: slog.New(slog.DiscardHandler),
 		Warn: func(msg string) {

@@ -137,6 +137,7 @@ func check(ctx context.Context, opts *CheckOptions) error {
 func runCheck(ctx context.Context, o *CheckOptions) (*CheckReport, error) {
 	app := o.App
 	full, halt := o.Full, o.Halt
+	app.ReadOnly = o.ReadOnly // before the service opens: no validity mark either
 	rootDir, err := app.Root()
 	if err != nil {
 		return nil, err
