@@ -14,7 +14,7 @@ import (
 // refresh brings the in-memory view up to date with the files. It must run
 // under the lock; it repairs what the recovery rules allow.
 func (d *doc) refresh() error {
-	if d.held.locked {
+	if d.held.isLocked() {
 		// Hold mode: nobody else writes while the lock is held, so the
 		// files are read once.
 		if d.loaded {
@@ -23,7 +23,7 @@ func (d *doc) refresh() error {
 		if err := d.load(); err != nil {
 			return err
 		}
-		d.heldInit()
+		d.held.start()
 		d.watchEdits()
 		d.settleEdit()
 		d.tellEdits()

@@ -48,13 +48,13 @@ func (s *Store) VerifyDocument(ctx context.Context, key string) (VerifyReport, e
 		return rep, err
 	}
 	err = d.lockedRead(ctx, func() error {
-		if d.held.locked {
+		if d.held.isLocked() {
 			// Hold mode: make the files whole first (journal synced,
 			// snapshot at the latest revision), then check them as usual.
 			if err := d.awaitDurable(d.rev); err != nil {
 				return err
 			}
-			if err := d.flushSnapshot(true); err != nil {
+			if err := d.held.flushSnapshot(true); err != nil {
 				return err
 			}
 		}
