@@ -172,11 +172,10 @@ func (d *doc) writeAnchor(rev uint64, hash string) {
 		return
 	}
 	var err error
-	if d.held.active.Load() {
+	if h := d.held; h.isActive() {
 		// Hold mode: the syncer keeps the file open (nobody else writes
 		// while the daemon holds the document), and once it holds one
 		// padded line, a rewrite of the same length is one pwrite.
-		h := &d.held
 		if h.anchor == nil {
 			h.anchor, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644)
 		}

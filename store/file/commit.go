@@ -76,7 +76,7 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	}
 	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: why, Patch: patch, Events: events, Sum: nv.Sum}
 	raw := bytes.TrimRight(nv.Raw, " \t\r\n")
-	if d.held.locked {
+	if d.held.isLocked() {
 		// Hold mode keeps the value as given; the background snapshot
 		// writer indents it.
 		return d.appendAndApply(rec, bytesValue(bytes.Clone(raw)), nv.Sum)
@@ -102,7 +102,7 @@ func (d *doc) commitModel(ch store.Change) (*store.Record, error) {
 	}
 	next := &value{model: ch.Model}
 	var raw []byte
-	if d.held.locked {
+	if d.held.isLocked() {
 		// A patch makes a value at most six times its own length longer
 		// (each operation's value and path, with the punctuation around
 		// them, are longer than what it adds, and a character escaped as
@@ -160,8 +160,8 @@ func (d *doc) currentSum(cur []byte) string {
 // write) and makes v the current value; sum is its canonical sum ("":
 // not known).
 func (d *doc) appendAndApply(rec *store.Record, v *value, sum string) (*store.Record, error) {
-	if d.held.locked {
-		return d.heldAppend(rec, &version{val: v, sum: sum})
+	if d.held.isLocked() {
+		return d.held.append(rec, &version{val: v, sum: sum})
 	}
 	prev := ""
 	if d.last != nil {

@@ -185,7 +185,7 @@ func (d *doc) settleEdit() {
 			Reason: fmt.Sprintf("direct edit of %s adopted (direct_edits: adopt)", d.p.key),
 			Events: []store.Event{{Type: "direct_edit.adopted", Data: json.RawMessage(fmt.Sprintf(`{"from":%d,"base":%d}`, d.rev, ev.Base))}},
 		})
-		if err == nil && rec != nil && d.held.active.Load() {
+		if err == nil && rec != nil && d.held.isActive() {
 			err = d.awaitDurable(rec.Rev)
 		}
 		if err != nil {
@@ -340,7 +340,7 @@ func (ew *editWatcher) loop() {
 			ew.s.opts.Logger.Warn("file watcher", "error", err)
 		case <-settle:
 			for d := range due {
-				d.checkHeldEdit()
+				d.held.checkEdit()
 			}
 			clear(due)
 			settle = nil
@@ -359,27 +359,27 @@ func (ew *editWatcher) loop() {
 			}
 			ew.mu.Unlock()
 			for _, d := range docs {
-				d.checkHeldEdit()
+				d.held.checkEdit()
 			}
 		}
 	}
 }
 
-// checkHeldEdit settles a direct edit of a document the daemon holds.
-func (d *doc) checkHeldEdit() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.checkHeldEditLocked()
+// checkEdit settles a direct edit of a document the daemon holds.
+func (h *hold) checkEdit() {
+	h.d.mu.Lock()
+	defer h.d.mu.Unlock()
+	h.checkEditLocked()
 }
 
-// checkHeldEditLocked is checkHeldEdit under doc.mu.
-func (d *doc) checkHeldEditLocked() {
-	h := &d.held
+// checkEditLocked is checkEdit under doc.mu.
+func (h *hold) checkEditLocked() {
+	d := h.d
 	if !h.locked || h.closed || !h.active.Load() {
 		return
 	}
 	h.snapMu.Lock()
-	if e := d.captureHeld(); e != nil {
+	if e := h.captureEdit(); e != nil {
 		h.queued = append(h.queued, e)
 	}
 	edits := h.queued
@@ -397,18 +397,18 @@ func (d *doc) checkHeldEditLocked() {
 	h.snapMu.Lock()
 	h.snapRev = 0
 	h.snapMu.Unlock()
-	if err := d.flushSnapshot(true); err != nil {
+	if err := h.flushSnapshot(true); err != nil {
 		d.logf("snapshot not rewritten after a direct edit; the journal holds every commit", "error", err)
 	}
 	d.tellEdits()
 }
 
-// captureHeld looks at the snapshot file (under held.snapMu): when it is
+// captureEdit looks at the snapshot file (under snapMu): when it is
 // not what the daemon last wrote or read, it is moved aside and returned
 // for settling. A deleted snapshot is noted (snapID not existing) for a
 // rewrite.
-func (d *doc) captureHeld() *capturedEdit {
-	h := &d.held
+func (h *hold) captureEdit() *capturedEdit {
+	d := h.d
 	id, err := d.stat(d.p.snap)
 	if err != nil || id == h.snapID {
 		return nil
@@ -482,23 +482,25 @@ func (d *doc) validate(prev, next []byte) error {
 }
 
 // queueEdit hands an edit the snapshot writer moved aside to the watcher
-// (under held.snapMu).
-func (d *doc) queueEdit(e *capturedEdit) {
-	d.held.queued = append(d.held.queued, e)
-	d.s.mu.Lock()
-	ew := d.s.edits
-	d.s.mu.Unlock()
+// (under snapMu).
+func (h *hold) queueEdit(e *capturedEdit) {
+	h.queued = append(h.queued, e)
+	s := h.d.s
+	s.mu.Lock()
+	ew := s.edits
+	s.mu.Unlock()
 	if ew != nil {
 		ew.kick()
 	}
 }
 
 // guardSnapshot hard-links the snapshot about to be replaced to
-// <snap>.replacing (under held.snapMu, after captureHeld found it as the
+// <snap>.replacing (under snapMu, after captureEdit found it as the
 // daemon wrote it): whatever is written into that file until the rename
 // is kept. "" when there is no file (or links are not supported).
-func (d *doc) guardSnapshot() string {
-	if !d.held.snapID.exists {
+func (h *hold) guardSnapshot() string {
+	d := h.d
+	if !h.snapID.exists {
 		return ""
 	}
 	link := d.p.snap + ".replacing"
@@ -513,7 +515,8 @@ func (d *doc) guardSnapshot() string {
 // replaced (kept by guardSnapshot's link): unchanged, the link goes; written
 // in place between the last look and the rename, it is a direct edit,
 // moved aside and queued.
-func (d *doc) checkGuard(link string, was fileID, wasFile string, base uint64) {
+func (h *hold) checkGuard(link string, was fileID, wasFile string, base uint64) {
+	d := h.d
 	id, err := d.stat(link)
 	if err != nil || !id.exists {
 		return
@@ -540,8 +543,8 @@ func (d *doc) checkGuard(link string, was fileID, wasFile string, base uint64) {
 	_ = d.syncDir()
 	_ = pv
 	if perr != nil {
-		d.queueEdit(&capturedEdit{aside: aside, err: perr})
+		h.queueEdit(&capturedEdit{aside: aside, err: perr})
 		return
 	}
-	d.queueEdit(&capturedEdit{aside: aside, value: b, base: base})
+	h.queueEdit(&capturedEdit{aside: aside, value: b, base: base})
 }

@@ -121,6 +121,7 @@
 // replacement, the snapshotView; checkpoint.go; mark.go). Commit is
 // commit.go; recovery is recover.go (load), verify.go and repair.go;
 // direct edits are direct.go and editbase.go; Hold mode is hold.go (the
-// hold type: group commit, the syncer, the paced snapshot writer); Watch
-// is watch.go.
+// hold type, a doc's in Hold mode only: group commit, the syncer, the
+// paced snapshot writer; its checks for direct edits are in direct.go);
+// Watch is watch.go.
 package file

@@ -67,7 +67,7 @@ type doc struct {
 	cmu      sync.Mutex    // guards changed
 	changed  chan struct{} // closed and replaced on every commit (wakes watchers)
 
-	held hold // Hold mode only
+	held *hold // Hold mode only (nil outside it; hold.go)
 }
 
 type fileID struct {

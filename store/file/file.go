@@ -239,6 +239,9 @@ func (s *Store) doc(key string) (*doc, error) {
 	if !ok {
 		p := pathsFor(key)
 		d = &doc{s: s, p: p, flock: flock.New(filepath.Join(s.dir, filepath.FromSlash(p.lock))), changed: make(chan struct{})}
+		if s.daemon != nil {
+			d.held = &hold{d: d}
+		}
 		if p.coopLock != "" {
 			d.coop = flock.New(filepath.Join(s.dir, filepath.FromSlash(p.coopLock)))
 		}
@@ -258,7 +261,7 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		// project as it was (no lock file).
 		return store.Document{Key: key, Value: snap}, nil
 	}
-	if d.held.active.Load() {
+	if d.held.isActive() {
 		// Hold mode: the latest revision, from memory, without the commit
 		// lock (an update function running holds it), once it is durable
 		// (a write in flight is waited for, as its writer waits: a read
@@ -479,8 +482,8 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if err != nil {
 			return store.Result{}, err
 		}
-		if res.Changed && d.held.active.Load() && s.opts.SnapshotOnCommit != nil && s.opts.SnapshotOnCommit(key) {
-			if err := d.flushSnapshot(true); err != nil {
+		if res.Changed && d.held.isActive() && s.opts.SnapshotOnCommit != nil && s.opts.SnapshotOnCommit(key) {
+			if err := d.held.flushSnapshot(true); err != nil {
 				// Committed and durable: the snapshot catches up later.
 				d.logf("snapshot not rewritten at commit; the journal holds the commit", "error", err)
 			}

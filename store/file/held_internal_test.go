@@ -67,7 +67,7 @@ func TestHoldSizeBoundFollowsMadeBytes(t *testing.T) {
 			t.Fatalf("commit %d made the whole value's bytes (%d) to check its size", i+1, len(v.val.out))
 		}
 		// The snapshot writer makes them.
-		if err := d.flushSnapshot(true); err != nil {
+		if err := d.held.flushSnapshot(true); err != nil {
 			t.Fatalf("snapshot after commit %d: %v", i+1, err)
 		}
 		if got, err := s.Get(ctx, key); err != nil || !strings.HasSuffix(string(got.Value), fmt.Sprintf(`"n":%d}`, i+1)) {

@@ -1,7 +1,11 @@
 package file
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +24,7 @@ import (
 	"github.com/custodian-dev/custodian/internal/filelock"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
+	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // Hold mode (Options.Hold) is the daemon's way of using the files: one
@@ -58,8 +63,13 @@ type pendingRec struct {
 	last *version      // the value after rec (nil for all but a commit's last record)
 }
 
-// hold is a document's Hold-mode state.
+// hold is a document's Hold-mode state: group commit (the syncer), the
+// paced snapshot writer and the daemon's view of the files it owns. A doc
+// has one in Hold mode only (nil otherwise); what both modes share stays
+// on the doc.
 type hold struct {
+	d *doc
+
 	locked bool // the document's flock is held (guarded by doc.mu)
 	closed bool // the store closed (guarded by doc.mu)
 
@@ -236,10 +246,10 @@ func (s *Store) snapshotLoop() {
 		}
 		s.mu.Unlock()
 		for _, d := range docs {
-			if !d.held.active.Load() {
+			if !d.held.isActive() {
 				continue
 			}
-			if err := d.flushSnapshot(false); err != nil {
+			if err := d.held.flushSnapshot(false); err != nil {
 				d.logf("snapshot not rewritten; the journal holds every commit and the next open replays it", "error", err)
 			}
 		}
@@ -258,41 +268,9 @@ func (s *Store) stopDaemon(docs []*doc) error {
 	}
 	var errs []error
 	for _, d := range docs {
-		d.mu.Lock()
-		if d.held.locked {
-			// A direct edit made while the daemon ran is settled before
-			// it stops, not left on disk for the next command.
-			d.checkHeldEditLocked()
-			if v := d.held.latest.Load(); v != nil {
-				if err := d.awaitDurable(v.rev); err != nil {
-					errs = append(errs, err)
-				} else if err := d.flushSnapshot(true); err != nil {
-					errs = append(errs, err)
-				}
-			}
-			if d.held.quit != nil {
-				close(d.held.quit)
-				<-d.held.syncerDone
-				d.held.quit = nil
-			}
-			if d.held.jf != nil {
-				if err := d.held.jf.Close(); err != nil {
-					errs = append(errs, err)
-				}
-				d.held.jf = nil
-			}
-			if d.held.anchor != nil {
-				d.held.anchor.Close()
-				d.held.anchor, d.held.anchorSized = nil, false
-			}
-			if err := d.flock.Unlock(); err != nil {
-				errs = append(errs, err)
-			}
-			d.held.locked = false
+		if err := d.held.stop(); err != nil {
+			errs = append(errs, err)
 		}
-		d.held.closed = true
-		d.held.active.Store(false)
-		d.mu.Unlock()
 	}
 	_ = s.root.WriteFile(s.daemon.pidRel, nil, 0o644)
 	if err := s.daemon.pid.Unlock(); err != nil {
@@ -301,8 +279,60 @@ func (s *Store) stopDaemon(docs []*doc) error {
 	return errors.Join(errs...)
 }
 
-// heldInit starts Hold mode for a freshly loaded document (under doc.mu).
-func (d *doc) heldInit() {
+// stop flushes the document and releases what Hold mode holds of it: its
+// syncer, its open files, its lock.
+func (h *hold) stop() error {
+	d := h.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var errs []error
+	if h.locked {
+		// A direct edit made while the daemon ran is settled before
+		// it stops, not left on disk for the next command.
+		h.checkEditLocked()
+		if v := h.latest.Load(); v != nil {
+			if err := h.awaitDurable(v.rev); err != nil {
+				errs = append(errs, err)
+			} else if err := h.flushSnapshot(true); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if h.quit != nil {
+			close(h.quit)
+			<-h.syncerDone
+			h.quit = nil
+		}
+		if h.jf != nil {
+			if err := h.jf.Close(); err != nil {
+				errs = append(errs, err)
+			}
+			h.jf = nil
+		}
+		if h.anchor != nil {
+			h.anchor.Close()
+			h.anchor, h.anchorSized = nil, false
+		}
+		if err := d.flock.Unlock(); err != nil {
+			errs = append(errs, err)
+		}
+		h.locked = false
+	}
+	h.closed = true
+	h.active.Store(false)
+	return errors.Join(errs...)
+}
+
+// isActive reports whether h is the state of a document loaded in Hold
+// mode (false for nil: outside Hold mode).
+func (h *hold) isActive() bool { return h != nil && h.active.Load() }
+
+// isLocked reports whether Hold mode holds the document's lock (under
+// doc.mu; false for nil: outside Hold mode).
+func (h *hold) isLocked() bool { return h != nil && h.locked }
+
+// start starts Hold mode for a freshly loaded document (under doc.mu).
+func (h *hold) start() {
+	d := h.d
 	// Values in memory are kept compact, as proposers write them: the
 	// snapshot's indentation would double a large document's size, and a
 	// proposer that re-encodes the value it read gets the same bytes.
@@ -317,35 +347,35 @@ func (d *doc) heldInit() {
 	if d.last != nil {
 		v.hash = d.last.Hash
 	}
-	d.held.latest.Store(v)
-	d.held.durable.Store(v)
-	d.held.snapRev = d.rev
-	d.held.snapDisk.Store(d.rev)
-	d.held.snapID, d.held.snapFile = d.snap.id, d.snap.hash
-	d.held.taken = d.rev
-	d.held.jExists = d.j.id.exists
-	d.held.size = d.j.id.size
-	d.held.written = 0
-	d.held.lastRev = d.rev
-	d.held.fileFirst = d.j.liveFirst
-	d.held.sealHash = ""
+	h.latest.Store(v)
+	h.durable.Store(v)
+	h.snapRev = d.rev
+	h.snapDisk.Store(d.rev)
+	h.snapID, h.snapFile = d.snap.id, d.snap.hash
+	h.taken = d.rev
+	h.jExists = d.j.id.exists
+	h.size = d.j.id.size
+	h.written = 0
+	h.lastRev = d.rev
+	h.fileFirst = d.j.liveFirst
+	h.sealHash = ""
 	if d.last != nil {
-		d.held.sealHash = d.last.Hash
+		h.sealHash = d.last.Hash
 	}
-	d.held.pending, d.held.pbuf = nil, nil
-	d.held.open = make(chan struct{})
-	d.held.kick = make(chan struct{}, 1)
-	d.held.quit = make(chan struct{})
-	d.held.syncerDone = make(chan struct{})
-	go d.syncLoop()
-	d.held.active.Store(true)
+	h.pending, h.pbuf = nil, nil
+	h.open = make(chan struct{})
+	h.kick = make(chan struct{}, 1)
+	h.quit = make(chan struct{})
+	h.syncerDone = make(chan struct{})
+	go h.syncLoop()
+	h.active.Store(true)
 }
 
 // heldAppend seals a commit's record and queues it for the next journal
 // write, and makes its value the latest (under doc.mu). The caller waits
 // for the syncer, which writes and syncs it (awaitDurable).
-func (d *doc) heldAppend(rec *store.Record, v *version) (*store.Record, error) {
-	h := &d.held
+func (h *hold) append(rec *store.Record, v *version) (*store.Record, error) {
+	d := h.d
 	if h.closed {
 		return nil, errClosed
 	}
@@ -373,10 +403,10 @@ func (d *doc) heldAppend(rec *store.Record, v *version) (*store.Record, error) {
 // reads the whole document); the snapshot writer names the revision of each
 // snapshot it writes with a mark instead. It returns the version of the
 // group's last record.
-func (d *doc) writeBatch(batch []pendingRec, buf []byte) (*version, error) {
-	h := &d.held
+func (h *hold) writeBatch(batch []pendingRec, buf []byte) (*version, error) {
+	d := h.d
 	last := batch[len(batch)-1]
-	jf, err := d.openLive()
+	jf, err := h.openLive()
 	if err != nil {
 		return nil, fmt.Errorf("append to journal %s: %w", d.p.journal, err)
 	}
@@ -414,10 +444,19 @@ func (d *doc) brokenErr() error {
 	if d.broken != nil {
 		return d.broken
 	}
-	if !d.held.active.Load() {
+	if !d.held.isActive() {
 		return nil
 	}
-	return d.syncFailure()
+	return d.held.syncFailure()
+}
+
+// awaitDurable returns once revision rev is synced to the journal: at once
+// outside Hold mode, where commits are synced before they are applied.
+func (d *doc) awaitDurable(rev uint64) error {
+	if d.held == nil {
+		return nil
+	}
+	return d.held.awaitDurable(rev)
 }
 
 // awaitDurable returns once revision rev is synced to the journal. In Hold
@@ -427,16 +466,15 @@ func (d *doc) brokenErr() error {
 // channel of the group that holds its record and is woken once, when that
 // group is synced. Outside Hold mode commits are synced before they are
 // applied, so it returns at once.
-func (d *doc) awaitDurable(rev uint64) error {
-	h := &d.held
+func (h *hold) awaitDurable(rev uint64) error {
 	for {
 		// A failed write or sync fails every commit not yet durable, also
 		// one that reaches here only after Close.
-		if err := d.syncFailure(); err != nil {
-			return fmt.Errorf("sync journal %s (commit outcome unknown until reopened): %w", d.p.journal, err)
+		if err := h.syncFailure(); err != nil {
+			return fmt.Errorf("sync journal %s (commit outcome unknown until reopened): %w", h.d.p.journal, err)
 		}
 		if !h.active.Load() {
-			return nil // outside Hold mode, or after Close, which synced every queued commit
+			return nil // after Close, which synced every queued commit
 		}
 		h.pmu.Lock()
 		if v := h.durable.Load(); v != nil && v.rev >= rev {
@@ -459,17 +497,16 @@ func (d *doc) awaitDurable(rev uint64) error {
 	}
 }
 
-func (d *doc) syncFailure() error {
-	d.held.smu.Lock()
-	defer d.held.smu.Unlock()
-	return d.held.syncErr
+func (h *hold) syncFailure() error {
+	h.smu.Lock()
+	defer h.smu.Unlock()
+	return h.syncErr
 }
 
 // syncLoop is the document's syncer: woken when commits are queued, it
 // takes them all as one group, writes and fsyncs it, publishes it as
 // durable and wakes its waiters, until the store stops.
-func (d *doc) syncLoop() {
-	h := &d.held
+func (h *hold) syncLoop() {
 	defer close(h.syncerDone)
 	for {
 		select {
@@ -492,8 +529,8 @@ func (d *doc) syncLoop() {
 		}
 		h.pmu.Unlock()
 		synced := false
-		if len(batch) > 0 && d.syncFailure() == nil {
-			if err := d.syncGroup(batch, lines); err != nil {
+		if len(batch) > 0 && h.syncFailure() == nil {
+			if err := h.syncGroup(batch, lines); err != nil {
 				// A failed write or sync leaves the journal's tail unknown:
 				// fail every waiter and refuse writes until reopened.
 				h.smu.Lock()
@@ -506,9 +543,102 @@ func (d *doc) syncLoop() {
 		h.wbuf = lines
 		close(done)
 		if synced {
-			d.maybeRotate()
+			h.maybeRotate()
 		}
 	}
+}
+
+// flushSnapshot rewrites the snapshot with the latest synced value if it is
+// behind. The background writer (force false) also waits for its pacing:
+// a rewrite starts at least SnapshotInterval after the previous one started
+// and at least nine times the previous one's duration after it ended, so
+// rewriting a large document never takes more than about a tenth of the
+// time; Verify and shutdown force it.
+//
+// A value whose journal record carries no sum (commits made through their
+// patch) is named by a mark: the SHA-256 of the snapshot file's bytes as
+// written, bound to the revision and its record's hash, made durable before
+// the snapshot replaces the old one (recovery reads it back; see mark.go).
+func (h *hold) flushSnapshot(force bool) error {
+	d := h.d
+	// A plugin's cooperative lock (state.json.lock) is taken before
+	// snapMu, never while holding it: a plugin holding its lock must not
+	// stall the readers and the edit watcher that take snapMu. The
+	// background writer only tries it and comes back at its next turn.
+	coopHeld := false
+	if d.coop != nil && d.s.daemon != nil {
+		if !force {
+			ok, err := d.coopTry()
+			if err != nil || !ok {
+				return err
+			}
+		} else if _, err := d.coopLock(context.Background()); err != nil {
+			return err
+		}
+		coopHeld = true
+		defer d.coop.Unlock()
+	}
+	h.snapMu.Lock()
+	defer h.snapMu.Unlock()
+	v := h.durable.Load()
+	if !v.exists() || v.rev <= h.snapRev {
+		return nil
+	}
+	start := time.Now()
+	if !force && start.Before(h.snapNext) {
+		return nil
+	}
+	fh := sha256.New()
+	file := ""  // the mark's file hash, when a mark names the new snapshot
+	guard := "" // a hard link to the file being replaced (direct.go)
+	oldID, oldFile, oldRev := h.snapID, h.snapFile, h.snapRev
+	before := func() error {
+		if v.sum == "" {
+			file = "sha256:" + hex.EncodeToString(fh.Sum(nil))
+			if err := d.writeMark(mark{Rev: v.rev, Hash: v.hash, File: file}); err != nil {
+				return err
+			}
+		}
+		// A direct edit of the file is moved aside right before the file
+		// is replaced, and the file replaced is kept by a hard link until
+		// the rename is done: an edit written in place meanwhile is in it.
+		// Never lost; settled by the edit watcher.
+		if e := h.captureEdit(); e != nil {
+			h.queueEdit(e)
+		}
+		oldID, oldFile = h.snapID, h.snapFile
+		guard = h.guardSnapshot()
+		return nil
+	}
+	// Every value in memory was parsed, or made from a parsed one and
+	// patches applied to its tree: indent without validating again.
+	if err := d.writeSnapshotCoop(coopHeld, func(f *os.File) error {
+		w := io.MultiWriter(f, fh)
+		bw := bufio.NewWriterSize(w, 256<<10)
+		b, err := v.val.bytes()
+		if err != nil {
+			return err
+		}
+		return jsonval.IndentValidTo(bw, b)
+	}, before); err != nil {
+		if guard != "" {
+			_ = d.s.root.Remove(guard) // the file was not replaced
+		}
+		return err
+	}
+	if guard != "" {
+		h.checkGuard(guard, oldID, oldFile, oldRev)
+	}
+	h.snapRev, d.snap.mark = v.rev, file
+	h.snapDisk.Store(v.rev)
+	h.snapFile = "sha256:" + hex.EncodeToString(fh.Sum(nil))
+	h.snapID = d.snap.wrote // as written: an edit right after the rename differs
+	end := time.Now()
+	h.snapNext = start.Add(d.s.opts.SnapshotInterval)
+	if t := end.Add(9 * end.Sub(start)); t.After(h.snapNext) {
+		h.snapNext = t
+	}
+	return nil
 }
 
 // maybeRotate seals the live journal as a segment (the syncer, between two
@@ -516,8 +646,8 @@ func (d *doc) syncLoop() {
 // and the snapshot on disk holds one of its revisions or a later one — so
 // that recovery never needs more than the newest segment (segment.go). The
 // next group write starts a new live journal.
-func (d *doc) maybeRotate() {
-	h := &d.held
+func (h *hold) maybeRotate() {
+	d := h.d
 	n := d.s.segmentBytes()
 	if n <= 0 || h.jf == nil || h.size < max(n, h.rotateAt) || h.lastRev < h.fileFirst {
 		return
@@ -538,11 +668,11 @@ func (d *doc) maybeRotate() {
 }
 
 // syncGroup writes a group and fsyncs it, then publishes it as durable.
-func (d *doc) syncGroup(batch []pendingRec, lines []byte) error {
-	h := &d.held
+func (h *hold) syncGroup(batch []pendingRec, lines []byte) error {
+	d := h.d
 	start := time.Now()
 	// jf was opened before the batch was queued (pmu orders it).
-	target, err := d.writeBatch(batch, lines)
+	target, err := h.writeBatch(batch, lines)
 	if err != nil {
 		return err
 	}
@@ -552,7 +682,7 @@ func (d *doc) syncGroup(batch []pendingRec, lines []byte) error {
 	if err := h.jf.Sync(); err != nil {
 		return err
 	}
-	if err := d.checkLiveJournal(); err != nil {
+	if err := h.checkLiveJournal(); err != nil {
 		return err
 	}
 	before := h.durable.Load()

@@ -18,7 +18,10 @@ import (
 // Close) is answered without taking d.mu: in the daemon every commit asked
 // first, and waited behind the commit holding d.mu only to read a flag.
 func (d *doc) holding() bool {
-	if d.held.active.Load() {
+	if d.held == nil {
+		return false
+	}
+	if d.held.isActive() {
 		return true
 	}
 	d.mu.Lock()
@@ -29,10 +32,10 @@ func (d *doc) holding() bool {
 func (d *doc) lockedRead(ctx context.Context, f func() error) error {
 	// A document held in Hold mode exists; locked says so if Close came
 	// meanwhile.
-	known := d.held.active.Load()
+	known := d.held.isActive()
 	if !known {
 		d.mu.Lock()
-		known = d.loaded || d.held.locked
+		known = d.loaded || d.held.isLocked()
 		d.mu.Unlock()
 	}
 	if !known {
@@ -77,10 +80,10 @@ func (d *doc) lockedRead(ctx context.Context, f func() error) error {
 func (d *doc) locked(ctx context.Context, f func() error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.held.locked {
+	if d.held.isLocked() {
 		return f()
 	}
-	if d.held.closed {
+	if d.held != nil && d.held.closed {
 		return errClosed
 	}
 	if err := d.s.root.MkdirAll(d.p.dir, 0o755); err != nil {

@@ -14,7 +14,7 @@ import (
 // refresh brings the in-memory view up to date with the files. It must run
 // under the lock; it repairs what the recovery rules allow.
 func (d *doc) refresh() error {
-	if d.held.locked {
+	if d.held.isLocked() {
 		// Hold mode: nobody else writes while the lock is held, so the
 		// files are read once.
 		if d.loaded {
@@ -23,7 +23,7 @@ func (d *doc) refresh() error {
 		if err := d.load(); err != nil {
 			return err
 		}
-		d.heldInit()
+		d.held.start()
 		d.watchEdits()
 		d.settleEdit()
 		d.tellEdits()
@@ -134,10 +134,9 @@ func (d *doc) load() error {
 	if err != nil {
 		return err
 	}
-	recs := h.recs
 	var last *store.Record
-	if len(recs) > 0 {
-		l := recs[len(recs)-1] // a copy: d.last must not keep the records alive
+	if len(h.recs) > 0 {
+		l := h.recs[len(h.recs)-1] // a copy: d.last must not keep the records alive
 		last = &l
 	}
 	snap, snapID, err := d.readFileID(d.p.snap)
@@ -146,156 +145,24 @@ func (d *doc) load() error {
 	}
 	var anc *anchor
 	if d.repair == nil {
-		if anc, err = d.checkAnchor(recs, snap != nil); err != nil {
+		if anc, err = d.checkAnchor(h.recs, snap != nil); err != nil {
 			return err
 		}
 	}
 	d.snap.mark = ""
-	var value []byte
-	var parsed *jsonval.Value // the snapshot's parse, when value is the snapshot
-	adopted := false
-	rewrite := false
-	switch {
-	case snap == nil && last == nil:
-		// Nothing committed yet.
-	case snap == nil:
-		if recs, err = h.all(); err != nil {
-			return err
-		}
-		if value, err = store.Replay(nil, recs); err != nil {
-			return err
-		}
-		rewrite = true
-		d.logf("snapshot missing: rebuilt from the journal", "revision", last.Rev)
-	default:
-		pv, perr := jsonval.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
-		switch {
-		case perr != nil && last == nil:
-			return reason.New(reason.CorruptState, "%s does not parse and there is no journal to rebuild it from (the file is left as it is): %v", d.p.snap, perr)
-		case perr != nil:
-			if recs, err = h.all(); err != nil {
-				return err
-			}
-			aside, err := d.moveAside(d.p.snap, "corrupt")
-			if err != nil {
-				return err
-			}
-			d.logf("snapshot does not parse: moved aside and rebuilt from the journal", "aside", aside, "error", perr)
-			d.edit = &capturedEdit{aside: aside, err: perr}
-			if value, err = store.Replay(nil, recs); err != nil {
-				return err
-			}
-			rewrite = true
-		case last == nil:
-			if d.repair == nil {
-				if err := d.checkUnjournaled(pv.Tree); err != nil {
-					return err
-				}
-			}
-			value, adopted, parsed = snap, true, &pv
-		case pv.Sum == last.Sum:
-			value, parsed = snap, &pv
-		default:
-			// The record the snapshot holds: the last whose sum is the
-			// snapshot's, or the one a mark names (a daemon's snapshot of
-			// a revision whose record carries no sum), searched from the
-			// newest record back, reading older segments only while it
-			// is not found.
-			k := -1
-			for {
-				for i := len(recs) - 1; i >= 0; i-- {
-					if recs[i].Sum == pv.Sum {
-						k = i
-						break
-					}
-				}
-				if k < 0 {
-					k = d.markFor(snap, func(rev uint64) (string, bool) {
-						if rev < recs[0].Rev || rev > last.Rev {
-							return "", false
-						}
-						return recs[rev-recs[0].Rev].Hash, true
-					})
-					if k >= 0 {
-						k -= int(recs[0].Rev - 1)
-						d.snap.mark = store.HashBytes(snap)
-					}
-				}
-				if k >= 0 {
-					break
-				}
-				more, err := h.older()
-				if err != nil {
-					return err
-				}
-				if !more {
-					break
-				}
-				recs = h.recs
-			}
-			if k == len(recs)-1 {
-				value, parsed = snap, &pv
-			} else if k >= 0 {
-				if value, err = store.Replay(snap, recs[k+1:]); err != nil {
-					return err
-				}
-				d.logf("snapshot behind the journal: replayed", "from", recs[k].Rev, "to", last.Rev)
-			} else {
-				// Rebuild from the journal; but a snapshot that holds the
-				// value it rebuilds is good although nothing named it —
-				// the marks are local to the machine, so a clone of the
-				// project has the daemon's snapshot but not its mark — and
-				// stays (and gets a mark), unless a mark names these very
-				// bytes as another journal's record.
-				if recs, err = h.all(); err != nil {
-					return err
-				}
-				if value, err = store.Replay(nil, recs); err != nil {
-					return err
-				}
-				if sum, err := store.SumOf(value); err == nil && sum == pv.Sum {
-					value, k, parsed = snap, len(recs)-1, &pv
-					d.logf("snapshot named by no record or mark holds the journal's latest value: kept", "revision", last.Rev)
-					if last.Sum == "" {
-						m := mark{Rev: last.Rev, Hash: last.Hash, File: store.HashBytes(snap)}
-						if err := d.writeMark(m); err != nil {
-							d.logf("mark not written; the next open replays the journal again", "error", err)
-						} else {
-							d.snap.mark = m.File
-						}
-					}
-				} else {
-					aside, err := d.moveAside(d.p.snap, "unjournaled")
-					if err != nil {
-						return err
-					}
-					d.logf("snapshot was changed outside the custodian: moved aside and rebuilt from the journal", "aside", aside)
-					d.edit = &capturedEdit{aside: aside, value: snap}
-				}
-			}
-			rewrite = k != len(recs)-1
-		}
+	r, err := d.recoverValue(h, snap, last)
+	if err != nil {
+		return err
 	}
-	if rewrite {
-		b, err := store.Indent(value)
-		if err != nil {
+	if r.rewrite {
+		if snap, snapID, err = d.rewriteSnapshot(r.value, last); err != nil {
 			return err
 		}
-		snap = b
-		if err := d.writeSnapshotFor(b, last); err != nil {
-			// The journal holds the value: reads go on (a full disk must
-			// not stop them), writes wait for a load that rewrites it.
-			d.logf("snapshot not rewritten; serving the journal's value, writes refused until it is", "error", err)
-			d.readOnly = fmt.Errorf("%s could not be rewritten from the journal: %w", d.p.snap, err)
-			snapID, _ = d.stat(d.p.snap)
-		} else {
-			snapID = d.snap.wrote
-		}
-		value, parsed = b, nil
+		r.value, r.parsed = snap, nil
 	}
-	if parsed != nil {
-		d.cur, d.sum = bytesValue(value), parsed.Sum
-	} else if err := d.setValue(value); err != nil {
+	if r.parsed != nil {
+		d.cur, d.sum = bytesValue(r.value), r.parsed.Sum
+	} else if err := d.setValue(r.value); err != nil {
 		return err
 	}
 	d.rev = 0
@@ -304,7 +171,7 @@ func (d *doc) load() error {
 		d.rev = last.Rev
 	}
 	d.j.liveFirst = h.liveFirst
-	d.adopted = adopted
+	d.adopted = r.adopted
 	if d.j.id, err = d.stat(d.p.journal); err != nil {
 		return err
 	}
@@ -322,6 +189,166 @@ func (d *doc) load() error {
 		d.writeCheckpoint(last, h.lastOff, h.lastLen, snap, d.sum)
 	}
 	return nil
+}
+
+// recovered is the value load settles on.
+type recovered struct {
+	value   []byte
+	parsed  *jsonval.Value // the snapshot's parse, when value is the snapshot
+	adopted bool           // value is a snapshot with no journal
+	rewrite bool           // the snapshot must be rewritten to hold value
+}
+
+// recoverValue settles the document's value from the snapshot snap and
+// the journal whose last record is last: the snapshot as it is, the
+// journal replayed whole (no snapshot, or one that does not parse: moved
+// aside), or a snapshot behind the journal (recoverBehind).
+func (d *doc) recoverValue(h *history, snap []byte, last *store.Record) (recovered, error) {
+	switch {
+	case snap == nil && last == nil:
+		return recovered{}, nil // nothing committed yet
+	case snap == nil:
+		value, err := h.replayAll()
+		if err != nil {
+			return recovered{}, err
+		}
+		d.logf("snapshot missing: rebuilt from the journal", "revision", last.Rev)
+		return recovered{value: value, rewrite: true}, nil
+	}
+	pv, perr := jsonval.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
+	switch {
+	case perr != nil && last == nil:
+		return recovered{}, reason.New(reason.CorruptState, "%s does not parse and there is no journal to rebuild it from (the file is left as it is): %v", d.p.snap, perr)
+	case perr != nil:
+		recs, err := h.all()
+		if err != nil {
+			return recovered{}, err
+		}
+		aside, err := d.moveAside(d.p.snap, "corrupt")
+		if err != nil {
+			return recovered{}, err
+		}
+		d.logf("snapshot does not parse: moved aside and rebuilt from the journal", "aside", aside, "error", perr)
+		d.edit = &capturedEdit{aside: aside, err: perr}
+		value, err := store.Replay(nil, recs)
+		if err != nil {
+			return recovered{}, err
+		}
+		return recovered{value: value, rewrite: true}, nil
+	case last == nil:
+		if d.repair == nil {
+			if err := d.checkUnjournaled(pv.Tree); err != nil {
+				return recovered{}, err
+			}
+		}
+		return recovered{value: snap, parsed: &pv, adopted: true}, nil
+	case pv.Sum == last.Sum:
+		return recovered{value: snap, parsed: &pv}, nil
+	default:
+		return d.recoverBehind(h, snap, &pv, last)
+	}
+}
+
+// recoverBehind settles a snapshot that is not the journal's last
+// revision: the records after the one it holds are replayed onto it. A
+// snapshot no record or mark names is kept if it holds the journal's
+// latest value, and otherwise is a direct edit: moved aside, and the
+// journal replayed whole.
+func (d *doc) recoverBehind(h *history, snap []byte, pv *jsonval.Value, last *store.Record) (recovered, error) {
+	recs, k, err := d.findSnapshotRecord(h, snap, pv.Sum, last)
+	if err != nil {
+		return recovered{}, err
+	}
+	switch {
+	case k == len(recs)-1:
+		return recovered{value: snap, parsed: pv}, nil
+	case k >= 0:
+		value, err := store.Replay(snap, recs[k+1:])
+		if err != nil {
+			return recovered{}, err
+		}
+		d.logf("snapshot behind the journal: replayed", "from", recs[k].Rev, "to", last.Rev)
+		return recovered{value: value, rewrite: true}, nil
+	}
+	// Rebuild from the journal; but a snapshot that holds the value it
+	// rebuilds is good although nothing named it — the marks are local to
+	// the machine, so a clone of the project has the daemon's snapshot but
+	// not its mark — and stays (and gets a mark), unless a mark names
+	// these very bytes as another journal's record.
+	value, err := h.replayAll()
+	if err != nil {
+		return recovered{}, err
+	}
+	if sum, err := store.SumOf(value); err == nil && sum == pv.Sum {
+		d.logf("snapshot named by no record or mark holds the journal's latest value: kept", "revision", last.Rev)
+		if last.Sum == "" {
+			m := mark{Rev: last.Rev, Hash: last.Hash, File: store.HashBytes(snap)}
+			if err := d.writeMark(m); err != nil {
+				d.logf("mark not written; the next open replays the journal again", "error", err)
+			} else {
+				d.snap.mark = m.File
+			}
+		}
+		return recovered{value: snap, parsed: pv}, nil
+	}
+	aside, err := d.moveAside(d.p.snap, "unjournaled")
+	if err != nil {
+		return recovered{}, err
+	}
+	d.logf("snapshot was changed outside the custodian: moved aside and rebuilt from the journal", "aside", aside)
+	d.edit = &capturedEdit{aside: aside, value: snap}
+	return recovered{value: value, rewrite: true}, nil
+}
+
+// findSnapshotRecord finds the record the snapshot holds: the last whose
+// sum is the snapshot's, or the one a mark names (a daemon's snapshot of a
+// revision whose record carries no sum), searched from the newest record
+// back, reading older segments only while it is not found. It returns the
+// records read and the index of that record among them (-1: none).
+func (d *doc) findSnapshotRecord(h *history, snap []byte, sum string, last *store.Record) ([]store.Record, int, error) {
+	recs := h.recs
+	for {
+		for i := len(recs) - 1; i >= 0; i-- {
+			if recs[i].Sum == sum {
+				return recs, i, nil
+			}
+		}
+		k := d.markFor(snap, func(rev uint64) (string, bool) {
+			if rev < recs[0].Rev || rev > last.Rev {
+				return "", false
+			}
+			return recs[rev-recs[0].Rev].Hash, true
+		})
+		if k >= 0 {
+			d.snap.mark = store.HashBytes(snap)
+			return recs, k - int(recs[0].Rev-1), nil
+		}
+		more, err := h.older()
+		if err != nil || !more {
+			return recs, -1, err
+		}
+		recs = h.recs
+	}
+}
+
+// rewriteSnapshot writes value, indented, as the snapshot of revision
+// last, and returns the bytes and the file written. A failed write leaves
+// the document read-only (readOnly) but readable: the journal holds the
+// value, and a later load rewrites it.
+func (d *doc) rewriteSnapshot(value []byte, last *store.Record) ([]byte, fileID, error) {
+	b, err := store.Indent(value)
+	if err != nil {
+		return nil, fileID{}, err
+	}
+	if err := d.writeSnapshotFor(b, last); err != nil {
+		// The journal holds the value: reads go on (a full disk must
+		// not stop them), writes wait for a load that rewrites it.
+		d.logf("snapshot not rewritten; serving the journal's value, writes refused until it is", "error", err)
+		d.readOnly = fmt.Errorf("%s could not be rewritten from the journal: %w", d.p.snap, err)
+		id, _ := d.stat(d.p.snap)
+		return b, id, nil
+	}
+	return b, d.snap.wrote, nil
 }
 
 // history is what load has read of a document's journal: recs, contiguous,
@@ -412,6 +439,15 @@ func (h *history) all() ([]store.Record, error) {
 			return h.recs, nil
 		}
 	}
+}
+
+// replayAll reads every record and replays them from nothing.
+func (h *history) replayAll() ([]byte, error) {
+	recs, err := h.all()
+	if err != nil {
+		return nil, err
+	}
+	return store.Replay(nil, recs)
 }
 
 // recoverTmp applies seed 002's rules to a leftover <snapshot>.tmp.

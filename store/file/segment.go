@@ -420,7 +420,7 @@ func (d *doc) replayTo(rev uint64) ([]byte, error) {
 // eachRecords calls fn with the records from <= rev <= to, in order, a
 // journal file's worth at a time, and checks that they were all there.
 func (d *doc) eachRecords(from, to uint64, fn func([]store.Record) error) error {
-	if d.held.active.Load() {
+	if d.held.isActive() {
 		// Hold mode: commits queued for the next group write are not in
 		// the file yet.
 		if err := d.awaitDurable(d.rev); err != nil {
@@ -512,8 +512,8 @@ func (s *Store) JournalFiles(key string) ([]string, error) {
 
 // openLive opens the live journal for appending in Hold mode (the
 // syncer), creating it, with a directory sync, if it does not exist.
-func (d *doc) openLive() (*os.File, error) {
-	h := &d.held
+func (h *hold) openLive() (*os.File, error) {
+	d := h.d
 	if h.jf != nil {
 		return h.jf, nil
 	}

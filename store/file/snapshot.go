@@ -1,17 +1,11 @@
 package file
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
-	"time"
 
 	"github.com/custodian-dev/custodian/store"
-	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // snapshotView is what this process knows of a document's snapshot file.
@@ -131,97 +125,4 @@ func (d *doc) replaceFile(name, tmp, point string, write func(f *os.File) error,
 		return fmt.Errorf("replace %s: %w", name, err)
 	}
 	return d.syncDir()
-}
-
-// flushSnapshot rewrites the snapshot with the latest synced value if it is
-// behind. The background writer (force false) also waits for its pacing:
-// a rewrite starts at least SnapshotInterval after the previous one started
-// and at least nine times the previous one's duration after it ended, so
-// rewriting a large document never takes more than about a tenth of the
-// time; Verify and shutdown force it.
-//
-// A value whose journal record carries no sum (commits made through their
-// patch) is named by a mark: the SHA-256 of the snapshot file's bytes as
-// written, bound to the revision and its record's hash, made durable before
-// the snapshot replaces the old one (recovery reads it back; see mark.go).
-func (d *doc) flushSnapshot(force bool) error {
-	h := &d.held
-	// A plugin's cooperative lock (state.json.lock) is taken before
-	// snapMu, never while holding it: a plugin holding its lock must not
-	// stall the readers and the edit watcher that take snapMu. The
-	// background writer only tries it and comes back at its next turn.
-	coopHeld := false
-	if d.coop != nil && d.s.daemon != nil {
-		if !force {
-			ok, err := d.coopTry()
-			if err != nil || !ok {
-				return err
-			}
-		} else if _, err := d.coopLock(context.Background()); err != nil {
-			return err
-		}
-		coopHeld = true
-		defer d.coop.Unlock()
-	}
-	h.snapMu.Lock()
-	defer h.snapMu.Unlock()
-	v := h.durable.Load()
-	if !v.exists() || v.rev <= h.snapRev {
-		return nil
-	}
-	start := time.Now()
-	if !force && start.Before(h.snapNext) {
-		return nil
-	}
-	fh := sha256.New()
-	file := ""  // the mark's file hash, when a mark names the new snapshot
-	guard := "" // a hard link to the file being replaced (direct.go)
-	oldID, oldFile, oldRev := h.snapID, h.snapFile, h.snapRev
-	before := func() error {
-		if v.sum == "" {
-			file = "sha256:" + hex.EncodeToString(fh.Sum(nil))
-			if err := d.writeMark(mark{Rev: v.rev, Hash: v.hash, File: file}); err != nil {
-				return err
-			}
-		}
-		// A direct edit of the file is moved aside right before the file
-		// is replaced, and the file replaced is kept by a hard link until
-		// the rename is done: an edit written in place meanwhile is in it.
-		// Never lost; settled by the edit watcher.
-		if e := d.captureHeld(); e != nil {
-			d.queueEdit(e)
-		}
-		oldID, oldFile = h.snapID, h.snapFile
-		guard = d.guardSnapshot()
-		return nil
-	}
-	// Every value in memory was parsed, or made from a parsed one and
-	// patches applied to its tree: indent without validating again.
-	if err := d.writeSnapshotCoop(coopHeld, func(f *os.File) error {
-		w := io.MultiWriter(f, fh)
-		bw := bufio.NewWriterSize(w, 256<<10)
-		b, err := v.val.bytes()
-		if err != nil {
-			return err
-		}
-		return jsonval.IndentValidTo(bw, b)
-	}, before); err != nil {
-		if guard != "" {
-			_ = d.s.root.Remove(guard) // the file was not replaced
-		}
-		return err
-	}
-	if guard != "" {
-		d.checkGuard(guard, oldID, oldFile, oldRev)
-	}
-	h.snapRev, d.snap.mark = v.rev, file
-	h.snapDisk.Store(v.rev)
-	h.snapFile = "sha256:" + hex.EncodeToString(fh.Sum(nil))
-	h.snapID = d.snap.wrote // as written: an edit right after the rename differs
-	end := time.Now()
-	h.snapNext = start.Add(d.s.opts.SnapshotInterval)
-	if t := end.Add(9 * end.Sub(start)); t.After(h.snapNext) {
-		h.snapNext = t
-	}
-	return nil
 }

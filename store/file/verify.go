@@ -48,13 +48,13 @@ func (s *Store) VerifyDocument(ctx context.Context, key string) (VerifyReport, e
 		return rep, err
 	}
 	err = d.lockedRead(ctx, func() error {
-		if d.held.locked {
+		if d.held.isLocked() {
 			// Hold mode: make the files whole first (journal synced,
 			// snapshot at the latest revision), then check them as usual.
 			if err := d.awaitDurable(d.rev); err != nil {
 				return err
 			}
-			if err := d.flushSnapshot(true); err != nil {
+			if err := d.held.flushSnapshot(true); err != nil {
 				return err
 			}
 		}
@@ -63,76 +63,15 @@ func (s *Store) VerifyDocument(ctx context.Context, key string) (VerifyReport, e
 	return rep, err
 }
 
+// verify checks the document's files as recovery would find them, and
+// reports what the next open would do; it changes nothing.
 func (d *doc) verify(ctx context.Context, rep *VerifyReport) (err error) {
-	key := d.p.key
-	snap, err := d.readFile(d.p.snap)
-	if err != nil {
+	c := &verification{d: d, rep: rep}
+	if err := c.readFiles(); err != nil {
 		return err
 	}
-	tmp, err := d.readFile(d.p.tmp)
-	if err != nil {
+	if err := c.replayJournal(ctx); err != nil {
 		return err
-	}
-	jid, err := d.stat(d.p.journal)
-	if err != nil {
-		return err
-	}
-	anc, bad, err := d.readAnchor()
-	if err != nil {
-		return err
-	}
-	var snapSum string
-	var snapTree any
-	if snap != nil {
-		pv, err := jsonval.ParseValue(snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
-		if err != nil {
-			if tmp != nil {
-				if _, terr := store.SumOf(tmp); terr == nil {
-					// The rename of a finished rewrite did not happen and
-					// the snapshot was then damaged: recovery promotes
-					// the .tmp only when the snapshot is missing.
-					return reason.New(reason.CorruptState, "%s does not parse (a complete %s is beside it): %v", d.p.snap, d.p.tmp, err)
-				}
-			}
-			return reason.New(reason.CorruptState, "%s does not parse: %v", d.p.snap, err)
-		}
-		snapSum, snapTree = pv.Sum, pv.Tree
-	}
-	key2 := d.s.key
-	var v []byte
-	sums := map[string]uint64{} // sum -> the last revision with it
-	hashes := map[uint64]string{}
-	macFrom := uint64(0) // the first revision carrying a MAC
-	var macErr error
-	last, torn, err := d.walk(1, 0, func(name string, recs []store.Record) error {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		for _, r := range recs {
-			if r.Sum != "" {
-				sums[r.Sum] = r.Rev
-			}
-			hashes[r.Rev] = r.Hash
-			if key2 != nil && macErr == nil && (r.MAC != "" || macFrom != 0) {
-				if macFrom == 0 {
-					macFrom = r.Rev
-				}
-				if err := r.CheckMAC(key2); err != nil {
-					macErr = reason.New(reason.CorruptState, "journal %s: %v", name, err)
-				}
-			}
-		}
-		var err error
-		if v, err = store.Replay(v, recs); err != nil {
-			return reason.New(reason.CorruptState, "journal %s: %v", name, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if macErr != nil {
-		return macErr
 	}
 	// The witness: the state must not have gone back (witness.go). Checked
 	// after the anchor, which names more exactly what happened to a journal
@@ -143,12 +82,12 @@ func (d *doc) verify(ctx context.Context, rep *VerifyReport) (err error) {
 		return err
 	}
 	checkWitness := func() error {
-		return d.checkWitness(w, last, func(rev uint64) (string, bool) { h, ok := hashes[rev]; return h, ok }, snap != nil)
+		return d.checkWitness(w, c.last, c.hashAt, c.snap != nil)
 	}
 	if w != nil {
 		rep.Witnessed = w.Rev
 	}
-	if last == nil && snap == nil {
+	if c.last == nil && c.snap == nil {
 		if err := checkWitness(); err != nil {
 			return err
 		}
@@ -158,54 +97,173 @@ func (d *doc) verify(ctx context.Context, rep *VerifyReport) (err error) {
 			err = checkWitness()
 		}
 	}()
-	if last == nil {
-		// No record: no journal, an empty one, or one holding only a torn
-		// line (a crash in the document's first commit).
-		if snap == nil {
-			if anc != nil {
-				return reason.New(reason.CorruptState, "%s: its snapshot and its journal %s are gone, but revision %d was committed (anchor %s): rebuild it, or restore them from a backup (the next commit starts a new history)", key, d.p.journal, anc.Rev, d.p.head)
-			}
-			if jid.exists {
-				rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s holds no complete record (a crash during the document's first commit, never acknowledged): nothing was committed; the next commit starts the journal afresh", d.p.journal))
-				return nil
-			}
-			if tmp != nil {
-				rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s is left from a write that did not finish; the next open promotes it as the snapshot", d.p.tmp))
-				return nil
-			}
-			return notFound(key)
-		}
-		if anc != nil {
-			return d.checkAnchorWith(anc, bad, nil, true)
-		}
-		if ms := d.readMarks(); len(ms) > 0 {
-			return reason.New(reason.CorruptState, "%s: its journal %s is missing, but its marks name revision %d: restore the journal, or start a new one from the snapshot: %s", key, d.p.journal, ms[len(ms)-1].Rev, d.repairCommand())
-		}
-		if n, ok := snapshotRevision(snapTree); ok {
-			return reason.New(reason.CorruptState, "%s names revision %s but has no journal (%s is missing): restore the journal, or start a new one from the snapshot: %s", d.p.snap, n, d.p.journal, d.repairCommand())
-		}
-		return nil // a file made by another tool, not yet adopted
+	if c.last == nil {
+		return c.checkNoRecord()
 	}
-	rep.Revision = last.Rev
-	// The anchor: the journal must reach it, through the record it names.
+	rep.Revision = c.last.Rev
+	if err := c.checkAnchor(); err != nil {
+		return err
+	}
+	if c.torn {
+		rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s ends in a torn record (an unacknowledged commit cut short by a crash): the next open copies the journal aside and cuts it off", d.p.journal))
+	}
+	return c.checkSnapshot()
+}
+
+// verification is one run of verify: the files as read and what replaying
+// the journal found.
+type verification struct {
+	d   *doc
+	rep *VerifyReport
+
+	snap, tmp []byte // the snapshot and a leftover .tmp (nil: none)
+	jid       fileID // the live journal
+	anc       *anchor
+	bad       string // why the anchor file does not parse
+	snapSum   string // the snapshot's canonical sum
+	snapTree  any
+
+	v       []byte            // the journal replayed
+	last    *store.Record     // its last record (nil: none)
+	torn    bool              // the journal ends in a torn line
+	sums    map[string]uint64 // sum -> the last revision with it
+	hashes  map[uint64]string // revision -> its record's hash
+	macFrom uint64            // the first revision carrying a MAC
+}
+
+func (c *verification) hashAt(rev uint64) (string, bool) {
+	h, ok := c.hashes[rev]
+	return h, ok
+}
+
+// readFiles reads the snapshot, the .tmp, the journal's identity and the
+// anchor, and checks that the snapshot parses.
+func (c *verification) readFiles() error {
+	d := c.d
+	var err error
+	if c.snap, err = d.readFile(d.p.snap); err != nil {
+		return err
+	}
+	if c.tmp, err = d.readFile(d.p.tmp); err != nil {
+		return err
+	}
+	if c.jid, err = d.stat(d.p.journal); err != nil {
+		return err
+	}
+	if c.anc, c.bad, err = d.readAnchor(); err != nil {
+		return err
+	}
+	if c.snap == nil {
+		return nil
+	}
+	pv, err := jsonval.ParseValue(c.snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
+	if err != nil {
+		if c.tmp != nil {
+			if _, terr := store.SumOf(c.tmp); terr == nil {
+				// The rename of a finished rewrite did not happen and
+				// the snapshot was then damaged: recovery promotes
+				// the .tmp only when the snapshot is missing.
+				return reason.New(reason.CorruptState, "%s does not parse (a complete %s is beside it): %v", d.p.snap, d.p.tmp, err)
+			}
+		}
+		return reason.New(reason.CorruptState, "%s does not parse: %v", d.p.snap, err)
+	}
+	c.snapSum, c.snapTree = pv.Sum, pv.Tree
+	return nil
+}
+
+// replayJournal replays every journal file, checking each record's MAC
+// once the journal key is set, and notes each record's sum and hash.
+func (c *verification) replayJournal(ctx context.Context) error {
+	key := c.d.s.key
+	c.sums, c.hashes = map[string]uint64{}, map[uint64]string{}
+	var macErr error
+	var err error
+	c.last, c.torn, err = c.d.walk(1, 0, func(name string, recs []store.Record) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for _, r := range recs {
+			if r.Sum != "" {
+				c.sums[r.Sum] = r.Rev
+			}
+			c.hashes[r.Rev] = r.Hash
+			if key != nil && macErr == nil && (r.MAC != "" || c.macFrom != 0) {
+				if c.macFrom == 0 {
+					c.macFrom = r.Rev
+				}
+				if err := r.CheckMAC(key); err != nil {
+					macErr = reason.New(reason.CorruptState, "journal %s: %v", name, err)
+				}
+			}
+		}
+		var err error
+		if c.v, err = store.Replay(c.v, recs); err != nil {
+			return reason.New(reason.CorruptState, "journal %s: %v", name, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return macErr
+}
+
+// checkNoRecord judges a document whose journal holds no record: no
+// journal, an empty one, or one holding only a torn line (a crash in the
+// document's first commit).
+func (c *verification) checkNoRecord() error {
+	d, key, rep := c.d, c.d.p.key, c.rep
+	if c.snap == nil {
+		if c.anc != nil {
+			return reason.New(reason.CorruptState, "%s: its snapshot and its journal %s are gone, but revision %d was committed (anchor %s): rebuild it, or restore them from a backup (the next commit starts a new history)", key, d.p.journal, c.anc.Rev, d.p.head)
+		}
+		if c.jid.exists {
+			rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s holds no complete record (a crash during the document's first commit, never acknowledged): nothing was committed; the next commit starts the journal afresh", d.p.journal))
+			return nil
+		}
+		if c.tmp != nil {
+			rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s is left from a write that did not finish; the next open promotes it as the snapshot", d.p.tmp))
+			return nil
+		}
+		return notFound(key)
+	}
+	if c.anc != nil {
+		return d.checkAnchorWith(c.anc, c.bad, nil, true)
+	}
+	if ms := d.readMarks(); len(ms) > 0 {
+		return reason.New(reason.CorruptState, "%s: its journal %s is missing, but its marks name revision %d: restore the journal, or start a new one from the snapshot: %s", key, d.p.journal, ms[len(ms)-1].Rev, d.repairCommand())
+	}
+	if n, ok := snapshotRevision(c.snapTree); ok {
+		return reason.New(reason.CorruptState, "%s names revision %s but has no journal (%s is missing): restore the journal, or start a new one from the snapshot: %s", d.p.snap, n, d.p.journal, d.repairCommand())
+	}
+	return nil // a file made by another tool, not yet adopted
+}
+
+// checkAnchor checks that the journal reaches the anchor, through the
+// record it names, and, with a journal key, that the anchor and the
+// records after it are authenticated.
+func (c *verification) checkAnchor() error {
+	d, key, rep, anc, last := c.d, c.d.p.key, c.rep, c.anc, c.last
+	jkey := d.s.key
 	switch {
-	case anc == nil && bad != "":
-		if key2 != nil {
-			return reason.New(reason.CorruptState, "%s: %s and the journal key is set: %s", key, bad, d.repairCommand())
+	case anc == nil && c.bad != "":
+		if jkey != nil {
+			return reason.New(reason.CorruptState, "%s: %s and the journal key is set: %s", key, c.bad, d.repairCommand())
 		}
 		rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s does not parse (a write cut short): the next commit rewrites it", d.p.head))
 	case anc == nil:
-		if key2 != nil {
+		if jkey != nil {
 			return reason.New(reason.CorruptState, "%s: the journal key is set but %s is missing: %s", key, d.p.head, d.repairCommand())
 		}
 	default:
-		if key2 != nil && !hmac.Equal([]byte(anc.MAC), []byte(anchorMAC(key2, anc.Rev, anc.Hash))) {
+		if jkey != nil && !hmac.Equal([]byte(anc.MAC), []byte(anchorMAC(jkey, anc.Rev, anc.Hash))) {
 			return reason.New(reason.CorruptState, "%s: the anchor %s is not authenticated by the journal key: %s", key, d.p.head, d.repairCommand())
 		}
 		if anc.Rev > last.Rev {
 			return reason.New(reason.CorruptState, "%s: the journal ends at revision %d but revision %d was committed (anchor %s): its last %d record(s) are lost: %s", key, last.Rev, anc.Rev, d.p.head, anc.Rev-last.Rev, d.repairCommand())
 		}
-		if hashes[anc.Rev] != anc.Hash {
+		if c.hashes[anc.Rev] != anc.Hash {
 			return reason.New(reason.CorruptState, "%s: journal record %d is not the one committed (its hash differs from the anchor %s): the history was rewritten: %s", key, anc.Rev, d.p.head, d.repairCommand())
 		}
 		rep.Anchored = anc.Rev
@@ -215,15 +273,20 @@ func (d *doc) verify(ctx context.Context, rep *VerifyReport) (err error) {
 	}
 	// With a key the anchor is authenticated (else refused above), and
 	// through the hash chain every record up to it; the records after
-	// it carry their MACs (checked above).
-	rep.Authenticated = key2 != nil
-	if key2 != nil && anc.Rev < last.Rev && (macFrom == 0 || macFrom > anc.Rev+1) {
+	// it carry their MACs (checked by replayJournal).
+	rep.Authenticated = jkey != nil
+	if jkey != nil && anc.Rev < last.Rev && (c.macFrom == 0 || c.macFrom > anc.Rev+1) {
 		return reason.New(reason.CorruptState, "%s: records after the anchor's revision %d carry no MAC: they were not written by a holder of the journal key: %s", key, anc.Rev, d.repairCommand())
 	}
-	if torn {
-		rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s ends in a torn record (an unacknowledged commit cut short by a crash): the next open copies the journal aside and cuts it off", d.p.journal))
-	}
-	want, _ := store.SumOf(v)
+	return nil
+}
+
+// checkSnapshot checks that the snapshot holds the journal's replay, or an
+// earlier revision of it (named by a sum or a mark) that recovery would
+// replay onto, and reports a leftover .tmp.
+func (c *verification) checkSnapshot() error {
+	d, rep, last, snap, tmp := c.d, c.rep, c.last, c.snap, c.tmp
+	want, _ := store.SumOf(c.v)
 	switch {
 	case snap == nil && tmp != nil:
 		if s, err := store.SumOf(tmp); err == nil && s == want {
@@ -234,7 +297,7 @@ func (d *doc) verify(ctx context.Context, rep *VerifyReport) (err error) {
 		return nil
 	case snap == nil:
 		return reason.New(reason.CorruptState, "%s is missing (journal is at revision %d)", d.p.snap, last.Rev)
-	case snapSum == want:
+	case c.snapSum == want:
 		if last.Sum != "" && last.Sum != want {
 			return reason.New(reason.CorruptState, "replaying %s does not reproduce its revision %d", d.p.journal, last.Rev)
 		}
@@ -242,9 +305,9 @@ func (d *doc) verify(ctx context.Context, rep *VerifyReport) (err error) {
 		// An earlier revision of this journal (a crash between the
 		// journal's fsync and the snapshot's rename, or a daemon's
 		// deferred snapshot): recovery replays the records after it.
-		k, ok := sums[snapSum]
+		k, ok := c.sums[c.snapSum]
 		if !ok {
-			if i := d.markFor(snap, func(rev uint64) (string, bool) { h, ok := hashes[rev]; return h, ok }); i >= 0 {
+			if i := d.markFor(snap, c.hashAt); i >= 0 {
 				k, ok = uint64(i+1), true
 			}
 		}

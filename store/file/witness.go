@@ -204,8 +204,9 @@ func (s *Store) witnessedKeys() []string {
 // the journal's path: git (stash, reset, checkout) and a restored backup
 // replace files by unlinking them, and a daemon appending to the old file
 // would acknowledge commits no one can read. One stat per group.
-func (d *doc) checkLiveJournal() error {
-	open, err := d.held.jf.Stat()
+func (h *hold) checkLiveJournal() error {
+	d := h.d
+	open, err := h.jf.Stat()
 	if err != nil {
 		return err
 	}

@@ -240,22 +240,15 @@ func Indent(raw []byte) ([]byte, error) {
 		}
 		return nil, errors.New("indent: invalid JSON")
 	}
-	return indentValid(raw), nil
-}
-
-// IndentValid is Indent for input known to be valid JSON (a value that was
-// parsed, or written by encoding/json): it skips the validation.
-func IndentValid(raw []byte) []byte { return indentValid(raw) }
-
-// indentValid is Indent for input known to be valid JSON.
-func indentValid(raw []byte) []byte {
 	var buf bytes.Buffer
 	w := bufio.NewWriterSize(&buf, 64<<10)
 	_ = IndentValidTo(w, raw) // a bytes.Buffer does not fail
-	return buf.Bytes()
+	return buf.Bytes(), nil
 }
 
-// IndentValidTo writes IndentValid(raw) to w and flushes it.
+// IndentValidTo writes raw, known to be valid JSON (a value that was
+// parsed, or written by encoding/json), indented as Indent does, to w and
+// flushes it: it skips the validation.
 func IndentValidTo(w *bufio.Writer, raw []byte) error {
 	// Trailing white space is kept, as encoding/json.Indent keeps it.
 	end := len(raw)
