@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 	"github.com/custodian-dev/custodian/asdd"
 	"github.com/custodian-dev/custodian/internal/testbin"
 	"github.com/custodian-dev/custodian/mcp"
-	"github.com/custodian-dev/custodian/reason"
+	"github.com/custodian-dev/custodian/mcp/mcptest"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/file"
 	"github.com/custodian-dev/custodian/wire"
@@ -113,44 +112,6 @@ func (p *project) server(admin bool) *mcp.Server {
 	return s
 }
 
-// connect returns a client session to s over in-memory transports.
-func connect(t *testing.T, s *mcp.Server, opts *sdk.ClientOptions) *sdk.ClientSession {
-	t.Helper()
-	ct, st := sdk.NewInMemoryTransports()
-	ctx := context.Background()
-	ss, err := s.SDK().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, opts)
-	cs, err := c.Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cs.Close(); ss.Wait() })
-	return cs
-}
-
-// call calls a tool; a protocol error fails the test.
-func call(t *testing.T, cs *sdk.ClientSession, name string, args any) *sdk.CallToolResult {
-	t.Helper()
-	res, err := cs.CallTool(context.Background(), &sdk.CallToolParams{Name: name, Arguments: args})
-	if err != nil {
-		t.Fatalf("%s: protocol error: %v", name, err)
-	}
-	return res
-}
-
-// text is a result's first text content.
-func text(res *sdk.CallToolResult) string {
-	for _, c := range res.Content {
-		if tc, ok := c.(*sdk.TextContent); ok {
-			return tc.Text
-		}
-	}
-	return ""
-}
-
 // structured decodes a result's structured content.
 func structured(t *testing.T, res *sdk.CallToolResult) map[string]any {
 	t.Helper()
@@ -163,15 +124,6 @@ func structured(t *testing.T, res *sdk.CallToolResult) map[string]any {
 		t.Fatalf("structured content %s: %v", b, err)
 	}
 	return m
-}
-
-// errorCode is the reason code an error result's text starts with.
-func errorCode(res *sdk.CallToolResult) reason.Code {
-	if !res.IsError {
-		return ""
-	}
-	code, _, _ := strings.Cut(text(res), ": ")
-	return reason.Code(code)
 }
 
 // docBytes returns a document's value as stored.
@@ -199,3 +151,11 @@ func runCLI(t *testing.T, p *project, args ...string) (int, string) {
 	}
 	return 0, string(out)
 }
+
+// The MCP door's test helpers (package mcptest).
+var (
+	connect   = mcptest.Connect
+	call      = mcptest.Call
+	text      = mcptest.Text
+	errorCode = mcptest.ErrorCode
+)

@@ -148,7 +148,7 @@ func TestLayering(t *testing.T) {
 // driver).
 func TestBinaryLinksNoTestCode(t *testing.T) {
 	for path := range list(t, true, "./cmd/custodian") {
-		for _, banned := range []string{"store/etcd/etcdtest", "store/storetest", "github.com/chromedp/", "go.etcd.io/etcd/server/", "internal/testbin"} {
+		for _, banned := range []string{"store/etcd/etcdtest", "store/storetest", "github.com/chromedp/", "go.etcd.io/etcd/server/", "internal/testbin", "mcp/mcptest"} {
 			if strings.Contains(path, banned) {
 				t.Errorf("cmd/custodian links %s", path)
 			}
