@@ -102,7 +102,7 @@ func (s *Store) policy() DirectEditPolicy {
 }
 
 // settleEdit adopts or rejects the edit load captured (under doc.mu and,
-// outside Hold mode, the flock; in Hold mode after heldInit).
+// outside Hold mode, the flock; in Hold mode after hold.start).
 func (d *doc) settleEdit() {
 	e := d.edit
 	d.edit = nil

@@ -371,7 +371,7 @@ func (h *hold) start() {
 	h.active.Store(true)
 }
 
-// heldAppend seals a commit's record and queues it for the next journal
+// append seals a commit's record and queues it for the next journal
 // write, and makes its value the latest (under doc.mu). The caller waits
 // for the syncer, which writes and syncs it (awaitDurable).
 func (h *hold) append(rec *store.Record, v *version) (*store.Record, error) {
