@@ -233,17 +233,24 @@ func applySafely(p jsonpatch.Patch, doc []byte, opts *jsonpatch.ApplyOptions) (o
 // for byte what encoding/json.Indent writes, by jsontext (several times
 // faster). Input that is not valid JSON is refused.
 func Indent(raw []byte) ([]byte, error) {
-	if !json.Valid(raw) {
+	// jsontext's indenting validates as it goes, so valid JSON is read
+	// once; what it refuses (invalid JSON, or valid JSON nested deeper
+	// than its limit) goes to encoding/json's scanner, which refuses the
+	// invalid.
+	end := len(raw)
+	for end > 0 && isSpace(raw[end-1]) {
+		end--
+	}
+	v := jsontext.Value(bytes.Clone(raw[:end]))
+	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
 		var buf bytes.Buffer
-		if err := json.Indent(&buf, raw, "", "  "); err != nil {
+		if err := json.Indent(&buf, raw[:end], "", "  "); err != nil {
 			return nil, fmt.Errorf("indent: %w", err)
 		}
-		return nil, errors.New("indent: invalid JSON")
+		v = buf.Bytes()
 	}
-	var buf bytes.Buffer
-	w := bufio.NewWriterSize(&buf, 64<<10)
-	_ = IndentValidTo(w, raw) // a bytes.Buffer does not fail
-	return buf.Bytes(), nil
+	out := append([]byte(v), raw[end:]...) // trailing white space kept, as encoding/json.Indent keeps it
+	return append(out, '\n'), nil
 }
 
 // IndentValidTo writes raw, known to be valid JSON (a value that was
