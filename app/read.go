@@ -35,8 +35,8 @@ type Reader interface {
 	// Watch yields every commit of key after revision from, in order.
 	Watch(ctx context.Context, key string, from uint64) iter.Seq2[store.Commit, error]
 	// Verify checks key's journal against its latest version
-	// (CORRUPT_STATE naming what differs).
-	Verify(ctx context.Context, key string) error
+	// (CORRUPT_STATE naming what differs) and says what it found.
+	Verify(ctx context.Context, key string) (store.VerifyReport, error)
 }
 
 // DocumentKey refuses a key that is not one of the custodian's documents
@@ -104,8 +104,24 @@ func (r reads) Watch(ctx context.Context, key string, from uint64) iter.Seq2[sto
 	return r.st.Watch(ctx, key, from)
 }
 
-// Verify checks a document's journal.
-func (r reads) Verify(ctx context.Context, key string) error { return r.st.Verify(ctx, key) }
+// Verify checks a document's journal: the report of a store that gives
+// one (store.ReportingVerifier: the file store's recovery notes, anchor
+// and MACs), else the revision verified.
+func (r reads) Verify(ctx context.Context, key string) (store.VerifyReport, error) {
+	if v, ok := r.st.(store.ReportingVerifier); ok {
+		return v.VerifyDocument(ctx, key)
+	}
+	rep := store.VerifyReport{Key: key}
+	if err := r.st.Verify(ctx, key); err != nil {
+		return rep, err
+	}
+	doc, err := r.st.Get(ctx, key)
+	if err != nil && reason.CodeOf(err) != reason.NotFound {
+		return rep, err
+	}
+	rep.Revision = doc.Revision
+	return rep, nil
+}
 
 // reads are Local's reads (Remote embeds its own).
 func (l *Local) reads() reads { return reads{l.o.Store} }
@@ -132,9 +148,6 @@ func (l *Local) Keys(ctx context.Context) ([]string, error) { return l.reads().K
 func (l *Local) Watch(ctx context.Context, key string, from uint64) iter.Seq2[store.Commit, error] {
 	return l.reads().Watch(ctx, key, from)
 }
-
-// Verify checks a document's journal.
-func (l *Local) Verify(ctx context.Context, key string) error { return l.reads().Verify(ctx, key) }
 
 // ManifestAt returns the ASDD manifest as it was right after revision rev
 // (nil before its first commit), read through r: Service.Manifest's

@@ -66,7 +66,8 @@ func TestReadsSameEverywhere(t *testing.T) {
 			}
 		}
 		cancel()
-		got = append(got, "verify "+errText(p.svc.Verify(ctx, asdd.Key)))
+		rep, err := p.svc.Verify(ctx, asdd.Key)
+		got = append(got, fmt.Sprintf("verify revision %d %s", rep.Revision, errText(err)))
 		none, err := p.svc.Doc(ctx, ".impl/manifest.json")
 		return append(got, fmt.Sprintf("never committed: rev %d exists %v %s", none.Revision, none.Exists(), errText(err)))
 	})

@@ -164,7 +164,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 	key := r.URL.Query().Get("key")
-	if err := s.app.Verify(r.Context(), key); err != nil {
+	if _, err := s.app.Verify(r.Context(), key); err != nil {
 		writeError(w, err)
 		return
 	}

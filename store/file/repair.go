@@ -11,32 +11,19 @@ import (
 	"github.com/custodian-dev/custodian/store"
 )
 
-// RepairKeep says which side of a document whose journal and snapshot
-// disagree in a way recovery must not decide (the journal lost records or
-// is missing, its history was rewritten, its anchor is not authenticated)
-// a repair keeps.
-type RepairKeep string
+// RepairKeep says which side a repair keeps (store.RepairKeep).
+type RepairKeep = store.RepairKeep
 
 // What a repair keeps.
 const (
-	// KeepJournal makes the journal, as it is, the document's history: the
-	// anchor is set to its head (and authenticated, with a key), and a
-	// snapshot that is no revision of it is moved aside.
-	KeepJournal RepairKeep = "journal"
-	// KeepSnapshot does the same and then commits the snapshot's value as a
-	// new revision (by the repair's actor), so nothing of it is lost. A
-	// snapshot whose journal is missing starts a new journal.
-	KeepSnapshot RepairKeep = "snapshot"
+	KeepJournal  = store.KeepJournal
+	KeepSnapshot = store.KeepSnapshot
 )
 
 // RepairResult says what a repair did.
-type RepairResult struct {
-	Key       string   `json:"key"`
-	Kept      string   `json:"kept"`
-	Revision  uint64   `json:"revision"`
-	Committed bool     `json:"committed"`       // the snapshot's value was committed as Revision
-	Aside     []string `json:"aside,omitempty"` // files moved aside (never deleted)
-}
+type RepairResult = store.RepairResult
+
+var _ store.Repairer = (*Store)(nil)
 
 type repairState struct {
 	keep        RepairKeep

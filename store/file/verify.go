@@ -25,20 +25,9 @@ func (s *Store) Verify(ctx context.Context, key string) error {
 }
 
 // VerifyReport is what Verify found on a document that passed.
-type VerifyReport struct {
-	Key      string `json:"key"`
-	Revision uint64 `json:"revision"`
-	// Recovery lists the states an ordinary crash leaves that the next
-	// open recovers (silently, under the lock), and what it will do:
-	// they are not corruption.
-	Recovery []string `json:"recovery,omitempty"`
-	// Anchored is the revision the anchor names (0: no anchor);
-	// Authenticated, that a journal key checked the anchor and every MAC.
-	Anchored      uint64 `json:"anchored"`
-	Authenticated bool   `json:"authenticated"`
-	// Witnessed is the revision the witness names (0: none; witness.go).
-	Witnessed uint64 `json:"witnessed,omitempty"`
-}
+type VerifyReport = store.VerifyReport
+
+var _ store.ReportingVerifier = (*Store)(nil)
 
 // VerifyDocument is Verify returning what it found.
 func (s *Store) VerifyDocument(ctx context.Context, key string) (VerifyReport, error) {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/custodian-dev/custodian/cmd/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store/file"
 )
 
 // RepairOptions is what `custodian repair` was asked to do.
@@ -70,12 +69,11 @@ func runRepair(ctx context.Context, opts *RepairOptions) error {
 	if err := app.RequireHuman("repair"); err != nil {
 		return err
 	}
-	fs, err := app.OpenFileStore()
+	svc, err := app.LocalService() // the daemon stopped: repair moves its files
 	if err != nil {
 		return err
 	}
-	defer fs.Close()
-	res, err := fs.Repair(ctx, opts.Key, file.RepairKeep(opts.Keep), cmdutil.Actor(opts.Actor), opts.Reason)
+	res, err := svc.Repair(ctx, cmdutil.ResolveKey(opts.Key), opts.Keep, cmdutil.Actor(opts.Actor), opts.Reason)
 	if err != nil {
 		return err
 	}

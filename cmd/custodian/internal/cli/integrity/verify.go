@@ -4,20 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/custodian-dev/custodian/agentstate"
-	"github.com/custodian-dev/custodian/asdd"
+	appl "github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/cmd/custodian/internal/cli/cmdutil"
-	"github.com/custodian-dev/custodian/cycle"
-	"github.com/custodian-dev/custodian/impl"
 	"github.com/custodian-dev/custodian/reason"
-	"github.com/custodian-dev/custodian/store/file"
 )
 
 type verifyResult struct {
@@ -33,25 +26,6 @@ type verifyResult struct {
 	// that the journal key checked the anchor and the records' MACs.
 	Anchored      uint64 `json:"anchored,omitempty"`
 	Authenticated bool   `json:"authenticated,omitempty"`
-}
-
-// wellKnownKeys are the documents verify looks at when none is named,
-// besides those with a journal: a snapshot whose journal was deleted is
-// reported, not skipped.
-func wellKnownKeys(root string) []string {
-	keys := []string{asdd.Key, impl.Key, agentstate.Key}
-	if m, err := filepath.Glob(filepath.Join(root, filepath.FromSlash(cycle.Dir), "*.json")); err == nil {
-		for _, p := range m {
-			keys = append(keys, cycle.Dir+"/"+filepath.Base(p))
-		}
-	}
-	var out []string
-	for _, k := range keys {
-		if fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(k))); err == nil && !fi.IsDir() {
-			out = append(out, k)
-		}
-	}
-	return out
 }
 
 // VerifyOptions is what `custodian verify` was asked to do.
@@ -92,10 +66,11 @@ so that a CI job run in the wrong directory fails.`,
 	}
 }
 
-// runVerify checks each document and prints what it found; corruption exits 5.
+// runVerify checks each document through the application layer and
+// prints what it found; corruption exits 5.
 func runVerify(ctx context.Context, opts *VerifyOptions) error {
 	app := opts.App
-	s, err := app.Store()
+	svc, err := app.Service()
 	if err != nil {
 		return err
 	}
@@ -104,19 +79,16 @@ func runVerify(ctx context.Context, opts *VerifyOptions) error {
 		keys[i] = cmdutil.ResolveKey(k)
 	}
 	if len(keys) == 0 {
-		if keys, err = s.Keys(ctx); err != nil {
+		files := false
+		if l, ok := svc.(*appl.Local); ok {
+			keys, files, err = l.VerifyKeys(ctx)
+		} else {
+			keys, err = svc.Keys(ctx)
+		}
+		if err != nil {
 			return err
 		}
-		if _, ok := s.(*file.Store); ok {
-			if root, err := app.Root(); err == nil {
-				keys = append(keys, wellKnownKeys(root)...)
-				slices.Sort(keys)
-				keys = slices.Compact(keys)
-			}
-		}
-	}
-	if len(keys) == 0 && len(opts.Keys) == 0 {
-		if _, ok := s.(*file.Store); ok {
+		if len(keys) == 0 && files {
 			// Nothing to verify because there is no project here:
 			// fail, as a CI job in the wrong directory should.
 			if err := app.RequireProject(); err != nil {
@@ -128,19 +100,8 @@ func runVerify(ctx context.Context, opts *VerifyOptions) error {
 	bad := 0
 	for _, k := range keys {
 		r := verifyResult{Key: k, OK: true}
-		var err error
-		if fs, ok := s.(*file.Store); ok {
-			var rep file.VerifyReport
-			rep, err = fs.VerifyDocument(ctx, k)
-			r.Revision, r.Recovery, r.Anchored, r.Authenticated = rep.Revision, rep.Recovery, rep.Anchored, rep.Authenticated
-		} else if err = s.Verify(ctx, k); err == nil {
-			if recs, herr := s.History(ctx, k, 0, 0); herr == nil && len(recs) > 0 {
-				r.Revision = recs[len(recs)-1].Rev
-			}
-		}
-		if err == nil && k == asdd.Key {
-			err = configDrift(ctx, app) // the config is state too
-		}
+		rep, err := svc.Verify(ctx, k)
+		r.Revision, r.Recovery, r.Anchored, r.Authenticated = rep.Revision, rep.Recovery, rep.Anchored, rep.Authenticated
 		if err != nil {
 			r.OK, r.Problem, r.Code = false, err.Error(), string(reason.CodeOf(err))
 			if e, ok := reason.As(err); ok {
@@ -201,18 +162,4 @@ func runVerify(ctx context.Context, opts *VerifyOptions) error {
 		return &cmdutil.ExitError{Code: code}
 	}
 	return nil
-}
-
-// configDrift reports a .asdd/config.yaml other than the one the ASDD
-// manifest pins (asdd.ConfigDrift).
-func configDrift(ctx context.Context, app *cmdutil.App) error {
-	m, err := cmdutil.LoadManifest(ctx, app)
-	if err != nil {
-		return nil // the manifest's own problems are VerifyDocument's
-	}
-	cfg, err := cmdutil.ASDDConfig(app)
-	if err != nil {
-		return err
-	}
-	return asdd.ConfigDrift(m, cfg)
 }
