@@ -170,8 +170,8 @@ func Diff(a, b []byte) (json.RawMessage, error) {
 	return DiffTrees(ta, tb)
 }
 
-// RootOp is a patch operation decoded for its op, path and value only.
-type RootOp struct {
+// rootOp is a patch operation decoded for its op, path and value only.
+type rootOp struct {
 	Op    string          `json:"op"`
 	Path  string          `json:"path"`
 	Value json.RawMessage `json:"value"`
@@ -181,7 +181,7 @@ type RootOp struct {
 // the new value (nil when the patch removes the whole document). Object key
 // order of doc is preserved.
 func ApplyPatch(doc []byte, patch []byte) ([]byte, error) {
-	var ops []RootOp
+	var ops []rootOp
 	if err := json.Unmarshal(patch, &ops); err != nil {
 		return nil, fmt.Errorf("apply patch: %w", err)
 	}
@@ -237,48 +237,25 @@ func Indent(raw []byte) ([]byte, error) {
 	// once; what it refuses (invalid JSON, or valid JSON nested deeper
 	// than its limit) goes to encoding/json's scanner, which refuses the
 	// invalid.
-	end := len(raw)
-	for end > 0 && isSpace(raw[end-1]) {
-		end--
-	}
-	v := jsontext.Value(bytes.Clone(raw[:end]))
+	body := bytes.TrimRight(raw, " \t\r\n")
+	v := jsontext.Value(bytes.Clone(body))
 	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
 		var buf bytes.Buffer
-		if err := json.Indent(&buf, raw[:end], "", "  "); err != nil {
+		if err := json.Indent(&buf, body, "", "  "); err != nil {
 			return nil, fmt.Errorf("indent: %w", err)
 		}
 		v = buf.Bytes()
 	}
-	out := append([]byte(v), raw[end:]...) // trailing white space kept, as encoding/json.Indent keeps it
+	out := append([]byte(v), raw[len(body):]...) // trailing white space kept, as encoding/json.Indent keeps it
 	return append(out, '\n'), nil
 }
 
-// IndentValidTo writes raw, known to be valid JSON (a value that was
-// parsed, or written by encoding/json), indented as Indent does, to w and
-// flushes it: it skips the validation.
+// IndentValidTo writes raw indented as Indent does to w and flushes it.
 func IndentValidTo(w *bufio.Writer, raw []byte) error {
-	// Trailing white space is kept, as encoding/json.Indent keeps it.
-	end := len(raw)
-	for end > 0 && isSpace(raw[end-1]) {
-		end--
+	b, err := Indent(raw)
+	if err != nil {
+		return err
 	}
-	indentBody(w, raw[:end])
-	w.Write(raw[end:])
-	w.WriteByte('\n')
+	w.Write(b)
 	return w.Flush()
 }
-
-// indentBody writes raw, valid JSON, indented.
-func indentBody(w *bufio.Writer, raw []byte) {
-	v := jsontext.Value(bytes.Clone(raw))
-	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
-		// Valid JSON that jsontext does not take (nested deeper than
-		// its limit): encoding/json's scanner.
-		var buf bytes.Buffer
-		_ = json.Indent(&buf, raw, "", "  ")
-		v = buf.Bytes()
-	}
-	w.Write(v)
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
