@@ -10,7 +10,6 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
@@ -133,108 +132,6 @@ func CanonicalJSON(v any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// diffTrees appends to ops the operations turning a into b at path.
-func diffTrees(path string, a, b any, ops []Op) ([]Op, error) {
-	switch av := a.(type) {
-	case map[string]any:
-		bv, ok := b.(map[string]any)
-		if !ok {
-			break
-		}
-		// Only the keys that changed are sorted (for a deterministic patch),
-		// not the whole object.
-		type group struct {
-			key string
-			ops []Op
-		}
-		var groups []group
-		for k, aval := range av {
-			p := path + "/" + escapePointer(k)
-			if bval, ok := bv[k]; ok {
-				sub, err := diffTrees(p, aval, bval, nil)
-				if err != nil {
-					return nil, err
-				}
-				if len(sub) > 0 {
-					groups = append(groups, group{k, sub})
-				}
-			} else {
-				groups = append(groups, group{k, []Op{{Op: "remove", Path: p}}})
-			}
-		}
-		for k, bval := range bv {
-			if _, ok := av[k]; !ok {
-				v, err := CanonicalJSON(bval)
-				if err != nil {
-					return nil, err
-				}
-				groups = append(groups, group{k, []Op{{Op: "add", Path: path + "/" + escapePointer(k), Value: v}}})
-			}
-		}
-		slices.SortFunc(groups, func(x, y group) int { return strings.Compare(x.key, y.key) })
-		for _, g := range groups {
-			ops = append(ops, g.ops...)
-		}
-		return ops, nil
-	case []any:
-		ba, ok := b.([]any)
-		if !ok {
-			break
-		}
-		n := min(len(av), len(ba))
-		var err error
-		for i := 0; i < n; i++ {
-			if ops, err = diffTrees(path+"/"+strconv.Itoa(i), av[i], ba[i], ops); err != nil {
-				return nil, err
-			}
-		}
-		for i := len(av) - 1; i >= n; i-- {
-			ops = append(ops, Op{Op: "remove", Path: path + "/" + strconv.Itoa(i)})
-		}
-		for i := n; i < len(ba); i++ {
-			v, err := CanonicalJSON(ba[i])
-			if err != nil {
-				return nil, err
-			}
-			ops = append(ops, Op{Op: "add", Path: path + "/" + strconv.Itoa(i), Value: v})
-		}
-		return ops, nil
-	default:
-		if scalarEqual(a, b) {
-			return ops, nil
-		}
-	}
-	v, err := CanonicalJSON(b)
-	if err != nil {
-		return nil, err
-	}
-	return append(ops, Op{Op: "replace", Path: path, Value: v}), nil
-}
-
-func scalarEqual(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case json.Number:
-		y, ok := b.(json.Number)
-		return ok && x == y
-	}
-	return false
-}
-
-func escapePointer(s string) string {
-	if !strings.ContainsAny(s, "~/") {
-		return s
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
 }
 
 // SumCache makes canonical sums of successive versions of one document

@@ -116,72 +116,11 @@ func SumOf(raw []byte) (string, error) {
 	return canonicalSum(tree)
 }
 
-// nullTree stands for "no document" on either side of a diff.
-var nullTree any
-
-// DiffTrees returns the RFC 6902 patch turning from into to (decoded trees;
-// nil for a missing document). Objects are compared key by key, arrays
-// index by index; values in the patch are in canonical form.
-func DiffTrees(from, to any) (json.RawMessage, error) {
-	var ops []Op
-	var err error
-	if from == nil && to != nil {
-		v, err := CanonicalJSON(to)
-		if err != nil {
-			return nil, err
-		}
-		ops = []Op{{Op: "add", Path: "", Value: v}}
-	} else if ops, err = diffTrees("", from, to, nil); err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
-	}
-	if len(ops) == 0 {
-		return json.RawMessage("[]"), nil
-	}
-	b, err := json.Marshal(ops)
-	if err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
-	}
-	return b, nil
-}
-
-// Op is one RFC 6902 operation, fields in the RFC's order.
-type Op struct {
-	Op    string          `json:"op"`
-	From  string          `json:"from,omitempty"`
-	Path  string          `json:"path"`
-	Value json.RawMessage `json:"value,omitempty"`
-}
-
-// Diff returns the RFC 6902 patch turning raw value a into raw value b; nil
-// stands for a missing document.
-func Diff(a, b []byte) (json.RawMessage, error) {
-	var ta, tb any = nullTree, nullTree
-	var err error
-	if a != nil {
-		if ta, err = Decode(a); err != nil {
-			return nil, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
-		}
-	}
-	if b != nil {
-		if tb, err = Decode(b); err != nil {
-			return nil, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
-		}
-	}
-	return DiffTrees(ta, tb)
-}
-
-// rootOp is a patch operation decoded for its op, path and value only.
-type rootOp struct {
-	Op    string          `json:"op"`
-	Path  string          `json:"path"`
-	Value json.RawMessage `json:"value"`
-}
-
 // ApplyPatch applies an RFC 6902 patch to doc (nil: no document) and returns
 // the new value (nil when the patch removes the whole document). Object key
 // order of doc is preserved.
 func ApplyPatch(doc []byte, patch []byte) ([]byte, error) {
-	var ops []rootOp
+	var ops []op
 	if err := json.Unmarshal(patch, &ops); err != nil {
 		return nil, fmt.Errorf("apply patch: %w", err)
 	}
