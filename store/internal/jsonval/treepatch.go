@@ -4,15 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // PatchTree applies an RFC 6902 patch of add, replace and remove operations
 // to a decoded tree (as ParseValue makes it) and returns the new tree.
-// Containers of tree along each path are copied (once per call), never
-// changed, so tree stays as it was and the result shares everything the
+// Containers of tree along each path are copied, never changed, so tree stays as it was and the result shares everything the
 // patch did not touch: the cost is that of the patch, not of the document
 // (BenchmarkReplay1000). It refuses (with an error, so the caller can fall
 // back to ApplyPatch) other operations, whole-document operations, and
@@ -29,7 +29,6 @@ func PatchTree(tree any, patch []byte, lim Limits) (any, error) {
 	if err := json.Unmarshal(patch, &ops); err != nil {
 		return nil, fmt.Errorf("patch: %w", err)
 	}
-	fresh := made{}
 	for _, m := range ops {
 		var op, path string
 		if err := json.Unmarshal(m["op"], &op); err != nil {
@@ -66,7 +65,7 @@ func PatchTree(tree any, patch []byte, lim Limits) (any, error) {
 		default:
 			return nil, fmt.Errorf("patch: operation %q not applied to trees", op)
 		}
-		next, err := fresh.patchAt(tree, segs, op, val)
+		next, err := patchAt(tree, segs, op, val)
 		if err != nil {
 			return nil, fmt.Errorf("patch: %s %s: %w", op, path, err)
 		}
@@ -75,60 +74,29 @@ func PatchTree(tree any, patch []byte, lim Limits) (any, error) {
 	return tree, nil
 }
 
-// patchAt returns a copy of node with the operation applied at segs.
-// made holds the containers one PatchTree call made (copies along its
-// operations' paths): a later operation of the same patch changes them in
-// place instead of copying them again (a heartbeat's patch replaces
-// /revision and adds /agent_heartbeats/NAME: the root is copied once, not
-// twice). Containers of the input tree or of a patch's values are never in
-// it; its keys keep the containers alive, so an address is never reused
-// during the call.
-type made map[uintptr]any
-
-// has reports whether container c (a map or a non-empty slice) is one
-// this call made.
-func (m made) has(c any) bool {
-	_, ok := m[reflect.ValueOf(c).Pointer()]
-	return ok
-}
-
-// add records c as made by this call.
-func (m made) add(c any) { m[reflect.ValueOf(c).Pointer()] = c }
-
-func (m made) patchAt(node any, segs []string, op string, val any) (any, error) {
+// patchAt returns a copy of node with the operation applied at segs: the
+// containers along the path are copied, the rest shared.
+func patchAt(node any, segs []string, op string, val any) (any, error) {
 	key, last := segs[0], len(segs) == 1
 	switch n := node.(type) {
 	case map[string]any:
 		child, ok := n[key]
-		c := n
-		if !m.has(n) {
-			c = make(map[string]any, len(n)+1)
-			for k, v := range n {
-				c[k] = v
-			}
-			m.add(c)
-		}
-		if last {
-			switch {
-			case op == "add":
-				c[key] = val
-			case !ok:
-				return nil, fmt.Errorf("no member %q", key)
-			case op == "replace":
-				c[key] = val
-			default:
-				delete(c, key)
-			}
-			return c, nil
-		}
-		if !ok {
+		if !ok && (!last || op != "add") {
 			return nil, fmt.Errorf("no member %q", key)
 		}
-		nc, err := m.patchAt(child, segs[1:], op, val)
-		if err != nil {
-			return nil, err
+		c := maps.Clone(n)
+		switch {
+		case !last:
+			nc, err := patchAt(child, segs[1:], op, val)
+			if err != nil {
+				return nil, err
+			}
+			c[key] = nc
+		case op == "remove":
+			delete(c, key)
+		default:
+			c[key] = val
 		}
-		c[key] = nc
 		return c, nil
 	case []any:
 		i, err := arrayIndex(key, len(n))
@@ -139,34 +107,22 @@ func (m made) patchAt(node any, segs []string, op string, val any) (any, error) 
 			if i > len(n) {
 				return nil, fmt.Errorf("index %d past the end (%d)", i, len(n))
 			}
-			c := make([]any, 0, len(n)+1)
-			c = append(c, n[:i]...)
-			c = append(c, val)
-			return append(c, n[i:]...), nil
+			return slices.Insert(slices.Clone(n), i, val), nil
 		}
 		if i >= len(n) {
 			return nil, fmt.Errorf("index %d past the end (%d)", i, len(n))
 		}
-		if last && op == "remove" {
-			c := make([]any, 0, len(n)-1)
-			c = append(c, n[:i]...)
-			return append(c, n[i+1:]...), nil
-		}
-		c := n
-		if !m.has(n) {
-			c = make([]any, len(n))
-			copy(c, n)
-			m.add(c)
-		}
-		if last {
+		c := slices.Clone(n)
+		switch {
+		case !last:
+			if c[i], err = patchAt(n[i], segs[1:], op, val); err != nil {
+				return nil, err
+			}
+		case op == "remove":
+			c = slices.Delete(c, i, i+1)
+		default:
 			c[i] = val
-			return c, nil
 		}
-		nc, err := m.patchAt(n[i], segs[1:], op, val)
-		if err != nil {
-			return nil, err
-		}
-		c[i] = nc
 		return c, nil
 	}
 	return nil, fmt.Errorf("%q is not in an object or array", key)
