@@ -733,12 +733,3 @@ func canonical(t testing.TB, raw []byte) string {
 	}
 	return string(b)
 }
-
-// sumTree is the canonical sum of a decoded tree.
-func sumTree(tree any) (string, error) {
-	b, err := jsonval.CanonicalJSON(tree)
-	if err != nil {
-		return "", err
-	}
-	return store.SumOf(b)
-}
