@@ -12,8 +12,9 @@ import (
 
 // PatchTree applies an RFC 6902 patch of add, replace and remove operations
 // to a decoded tree (as ParseValue makes it) and returns the new tree.
-// Containers of tree along each path are copied, never changed, so tree stays as it was and the result shares everything the
-// patch did not touch: the cost is that of the patch, not of the document
+// Containers of tree along each path are copied, never changed, so tree
+// stays as it was and the result shares everything the patch did not
+// touch: the cost is that of the patch, not of the document
 // (BenchmarkReplay1000). It refuses (with an error, so the caller can fall
 // back to ApplyPatch) other operations, whole-document operations, and
 // values over the limits. It reads an operation's members as the patch
