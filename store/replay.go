@@ -1,29 +1,25 @@
 package store
 
 import (
-	"encoding/json"
-	"strings"
-
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // Replay rebuilds a document value by applying records in order to base (the
 // value before the first record; nil for none), checking the sum of each
-// record that has one (a record whose sum is empty — the daemon's — is
+// record that has one (a record whose sum is empty — the app's — is
 // checked through the next record that has one). It returns the value after
 // the last record (nil when there is none), in canonical form (compact, keys
 // sorted: the form of the records' sums), or base itself when there is no
 // record.
 //
-// The cost is one decode of base, the patches themselves, one canonical
-// hash per record with a sum (encoding only what changed since the last
-// one; see jsonval.SumCache), and one encoding at the end: base is decoded
-// once and each record's patch is applied to the decoded tree
-// (jsonval.PatchTree), so the many records of a crash recovery or a verify
-// do not each parse, re-encode and hash the whole document. A patch
-// jsonval.PatchTree does not apply (operations other than add, replace and
-// remove, or edge cases it refuses) goes through the byte-level
+// base is decoded once and each record's patch is applied to the decoded
+// tree (jsonval.PatchTree), and a record's sum encodes only what changed
+// since the last one (jsonval.SumCache), so the many records of a crash
+// recovery or a verify do not each parse, re-encode and hash the whole
+// document (BenchmarkReplay1000). A patch jsonval.PatchTree does not apply
+// (operations other than add, replace and remove, whole-document
+// operations, edge cases it refuses) goes through the byte-level
 // jsonval.ApplyPatch for that record — slower, same result — and so does a
 // base that does not decode.
 func Replay(base []byte, recs []Record) ([]byte, error) {
@@ -31,10 +27,14 @@ func Replay(base []byte, recs []Record) ([]byte, error) {
 		return base, nil
 	}
 	var r Replayer
-	if base != nil && !r.start(base) {
-		// Not a value: the byte path fails where it always did (or a
-		// whole-document replace makes the base irrelevant).
-		return replayBytes(base, recs)
+	if base != nil {
+		t, err := jsonval.Decode(base)
+		if err != nil {
+			// Not a value: the byte path fails where it always did (or a
+			// whole-document replace makes the base irrelevant).
+			return replayBytes(base, recs)
+		}
+		r.exists, r.tree = true, t
 	}
 	if err := r.Apply(recs); err != nil {
 		return nil, err
@@ -46,38 +46,32 @@ func Replay(base []byte, recs []Record) ([]byte, error) {
 // too long to hold in memory at once (a store reads it a file at a time).
 // Its zero value starts from no document.
 type Replayer struct {
-	r    replayer
-	last uint64 // the last revision applied
-}
-
-// start makes base the value before the first record; false if it is not
-// a JSON value.
-func (p *Replayer) start(base []byte) bool {
-	t, err := jsonval.Decode(base)
-	if err != nil {
-		return false
-	}
-	p.r.exists, p.r.tree = true, t
-	return true
+	exists bool // false: no document (tree is nil)
+	tree   any
+	sums   jsonval.SumCache
+	last   uint64 // the last revision applied
 }
 
 // Apply applies records in order, checking each sum as Replay does.
-func (p *Replayer) Apply(recs []Record) error {
+func (r *Replayer) Apply(recs []Record) error {
 	for i := range recs {
-		if err := p.r.apply(&recs[i]); err != nil {
+		if err := r.apply(&recs[i]); err != nil {
 			return err
 		}
-		p.last = recs[i].Rev
+		r.last = recs[i].Rev
 	}
 	return nil
 }
 
 // Value returns the value after the records applied so far, as Replay
 // would (nil when there is no document).
-func (p *Replayer) Value() ([]byte, error) {
-	out, err := p.r.bytes()
+func (r *Replayer) Value() ([]byte, error) {
+	if !r.exists {
+		return nil, nil
+	}
+	out, err := jsonval.CanonicalJSON(r.tree)
 	if err != nil {
-		return nil, reason.New(reason.CorruptState, "replay to revision %d: %v", p.last, err)
+		return nil, reason.New(reason.CorruptState, "replay to revision %d: %v", r.last, err)
 	}
 	return out, nil
 }
@@ -86,36 +80,19 @@ func (p *Replayer) Value() ([]byte, error) {
 // apply: what a journal holds was within the limits when it was written.
 var replayLimits = jsonval.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30}
 
-// replayer is the state of one Replay: the current tree.
-type replayer struct {
-	exists bool // false: no document (tree is nil)
-	tree   any
-	sums   jsonval.SumCache
-}
-
 // apply applies one record to the tree and checks its sum.
-func (r *replayer) apply(rec *Record) error {
-	applied := false
-	if r.exists && exactOpKeys(rec.Patch) {
-		if next, err := jsonval.PatchTree(r.tree, rec.Patch, replayLimits); err == nil {
-			r.tree, applied = next, true
-		}
-	}
-	if !applied {
-		if op, ok := wholeDocument(rec.Patch); ok {
-			if err := r.replaceAll(op); err != nil {
-				return reason.New(reason.CorruptState, "replay revision %d: %v", rec.Rev, err)
-			}
-		} else if err := r.applyBytes(rec.Patch); err != nil {
-			return reason.New(reason.CorruptState, "replay revision %d: %v", rec.Rev, err)
-		}
+func (r *Replayer) apply(rec *Record) error {
+	next, err := jsonval.PatchTree(r.tree, rec.Patch, replayLimits)
+	if err == nil {
+		r.tree = next
+	} else if err := r.applyBytes(rec.Patch); err != nil {
+		return reason.New(reason.CorruptState, "replay revision %d: %v", rec.Rev, err)
 	}
 	if rec.Sum == "" {
 		return nil
 	}
 	sum := ""
 	if r.exists {
-		var err error
 		if sum, err = r.sums.Sum(r.tree); err != nil {
 			return reason.New(reason.CorruptState, "replay revision %d: %v", rec.Rev, err)
 		}
@@ -126,37 +103,9 @@ func (r *replayer) apply(rec *Record) error {
 	return nil
 }
 
-// wholeDocument returns the patch's operation when it is the single
-// whole-document add, replace or remove that jsonval.ApplyPatch handles itself.
-func wholeDocument(patch []byte) (jsonval.RootOp, bool) {
-	var ops []jsonval.RootOp
-	if err := json.Unmarshal(patch, &ops); err != nil || len(ops) != 1 || ops[0].Path != "" {
-		return jsonval.RootOp{}, false
-	}
-	switch ops[0].Op {
-	case "add", "replace", "remove":
-		return ops[0], true
-	}
-	return jsonval.RootOp{}, false
-}
-
-// replaceAll applies a whole-document operation as jsonval.ApplyPatch does.
-func (r *replayer) replaceAll(op jsonval.RootOp) error {
-	if op.Op == "remove" || op.Value == nil || (string(op.Value) == "null" && !r.exists) {
-		r.exists, r.tree = false, nil
-		return nil
-	}
-	t, err := decodeValue(op.Value)
-	if err != nil {
-		return err
-	}
-	r.exists, r.tree = true, t
-	return nil
-}
-
 // applyBytes applies a patch through the byte path: the tree's canonical
 // form, jsonval.ApplyPatch, and a decode of the result.
-func (r *replayer) applyBytes(patch []byte) error {
+func (r *Replayer) applyBytes(patch []byte) error {
 	var cur []byte
 	if r.exists {
 		var err error
@@ -168,59 +117,13 @@ func (r *replayer) applyBytes(patch []byte) error {
 	if err != nil {
 		return err
 	}
-	if out == nil {
-		r.exists, r.tree = false, nil
-		return nil
-	}
-	t, err := decodeValue(out)
-	if err != nil {
-		return err
-	}
-	r.exists, r.tree = true, t
-	return nil
-}
-
-// decodeValue decodes a value the byte path made, failing as jsonval.SumOf does.
-func decodeValue(raw []byte) (any, error) {
-	t, err := jsonval.Decode(raw)
-	if err != nil {
-		return nil, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
-	}
-	return t, nil
-}
-
-// bytes returns the final value in canonical form.
-func (r *replayer) bytes() ([]byte, error) {
-	if !r.exists {
-		return nil, nil
-	}
-	return jsonval.CanonicalJSON(r.tree)
-}
-
-// exactOpKeys reports whether every member name of the patch's operations
-// that encoding/json would take for op, path, value or from is spelled
-// exactly so. jsonval.PatchTree's decoding matches them case-insensitively, the
-// byte path's JSON patch library does not; a patch spelled otherwise goes
-// through the byte path so that both replays agree.
-func exactOpKeys(patch []byte) bool {
-	var ops []map[string]json.RawMessage
-	if err := json.Unmarshal(patch, &ops); err != nil {
-		return true // jsonval.PatchTree refuses it too
-	}
-	for _, op := range ops {
-		for k := range op {
-			switch k {
-			case "op", "path", "value", "from":
-				continue
-			}
-			for _, name := range [...]string{"op", "path", "value", "from"} {
-				if strings.EqualFold(k, name) {
-					return false
-				}
-			}
+	r.exists, r.tree = out != nil, nil
+	if out != nil {
+		if r.tree, err = jsonval.Decode(out); err != nil {
+			return reason.New(reason.InvalidInput, "malformed JSON: %v", err) // as jsonval.SumOf fails
 		}
 	}
-	return true
+	return nil
 }
 
 // replayBytes is the record-by-record byte path: each patch applied to the

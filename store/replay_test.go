@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/custodian-dev/custodian/bench"
 	"github.com/custodian-dev/custodian/internal/testenv"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
@@ -583,41 +584,33 @@ func FuzzReplay(f *testing.F) {
 	})
 }
 
-// replayBench is a ~1 MB document of 1,000 slices and 1,000 records that
-// each change one slice's status and the revision, with a sum on every
-// every-th record and on the last.
-func replayBench(b *testing.B, every int) ([]byte, []store.Record) {
+// replay1000 is a 1,000-slice manifest (bench.Manifest) and 200 records
+// after it as the app writes them: heartbeats and slice status changes,
+// each with the revision; with a sum on every record (as generic writers
+// and the journals of f795856 and e2b548f carry them) when sums is set.
+func replay1000(b *testing.B, sums bool) ([]byte, []store.Record) {
 	b.Helper()
-	slices := make([]any, 1000)
-	for i := range slices {
-		slices[i] = map[string]any{
-			"id":     fmt.Sprintf("SLICE-%04d", i),
-			"status": "DRAFT",
-			"ccs":    json.Number("0.8125"),
-			"chain":  []any{json.Number("0.9"), json.Number("0.88"), json.Number("0.91")},
-			"lock":   map[string]any{"holder": "agent-7", "until": "2026-11-21T10:00:00Z"},
-			"notes":  strings.Repeat("lorem ipsum dolor sit amet ", 32),
-		}
-	}
-	doc := map[string]any{"revision": json.Number("0"), "project": "bench", "slices": slices}
-	raw, err := json.Marshal(doc)
+	base, err := bench.Manifest(1000, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
-	base, err := store.Indent(raw)
+	tree, err := jsonval.Decode(base)
 	if err != nil {
 		b.Fatal(err)
 	}
-	tree := any(doc)
-	recs := make([]store.Record, 1000)
+	recs := make([]store.Record, 200)
 	for i := range recs {
-		patch := fmt.Sprintf(`[{"op":"replace","path":"/slices/%d/status","value":"S%d"},{"op":"replace","path":"/revision","value":%d}]`, (i*37)%1000, i, i+1)
-		recs[i] = store.Record{Rev: uint64(i + 1), Patch: json.RawMessage(patch)}
+		s := (i * 37) % 1000
+		patch := fmt.Sprintf(`[{"op":"replace","path":"/slices/%d/status","value":"S%d"},{"op":"replace","path":"/slices/%d/updated_at","value":"2026-12-07T01:%02d:00Z"},{"op":"replace","path":"/revision","value":%d}]`, s, i, s, i%60, i+2)
+		if i%2 == 0 {
+			patch = fmt.Sprintf(`[{"op":"add","path":"/agent_heartbeats/agent_%d","value":{"last_execution":"2026-12-07T01:16:%02dZ","status":"ACTIVE","current_slice":"SLICE-%05d","tasks_completed":%d}},{"op":"replace","path":"/revision","value":%d}]`, i%7, i%60, s, i, i+2)
+		}
+		recs[i] = store.Record{Rev: uint64(i + 2), Patch: json.RawMessage(patch)}
 		if tree, err = jsonval.PatchTree(tree, recs[i].Patch, store.Limits{}); err != nil {
 			b.Fatal(err)
 		}
-		if every > 0 && (i+1)%every == 0 || i == len(recs)-1 {
-			if recs[i].Sum, err = sumTree(tree); err != nil {
+		if sums {
+			if recs[i].Sum, err = plainSum(tree); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -625,31 +618,106 @@ func replayBench(b *testing.B, every int) ([]byte, []store.Record) {
 	return base, recs
 }
 
-// BenchmarkReplay replays 1,000 small patches onto a ~1 MB document: the
-// byte path of before (bytes) against Replay (tree), with a sum on every
-// 50th record (a daemon's journal) and on every record.
-func BenchmarkReplay(b *testing.B) {
+// BenchmarkReplay1000 replays 200 records onto a 1,000-slice manifest (a
+// crash recovery, a verify, a GetAt), against the same replay without
+// each piece Replay has:
+//
+//   - with a sum on every record: without the SumCache (each sum encodes
+//     the whole tree), and without tree patches (each record applied to
+//     the bytes by the patch library, each sum of the bytes);
+//   - as the app writes them (no sums): decoding the base with
+//     encoding/json and encoding the result with json.Marshal instead of
+//     the jsontext reader and the canonical writer.
+func BenchmarkReplay1000(b *testing.B) {
 	for _, bc := range []struct {
 		name   string
-		every  int
+		sums   bool
 		replay func([]byte, []store.Record) ([]byte, error)
 	}{
-		{"bytes/sum-every-50", 50, byteReplay},
-		{"tree/sum-every-50", 50, store.Replay},
-		{"tree/sum-every-record", 1, store.Replay},
-		{"tree/sum-last-only", 0, store.Replay},
+		{"sums/Replay", true, store.Replay},
+		{"sums/no-SumCache", true, replayNoCache},
+		{"sums/bytes", true, replayBytes},
+		{"app/Replay", false, store.Replay},
+		{"app/libraries", false, replayLibraries},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			base, recs := replayBench(b, bc.every)
-			b.SetBytes(int64(len(base)))
-			b.ResetTimer()
-			for range b.N {
+			base, recs := replay1000(b, bc.sums)
+			want, err := store.Replay(base, recs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			got, err := bc.replay(base, recs)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if canonical(b, got) != string(want) {
+				b.Fatal("another value than Replay's")
+			}
+			defer cpuTime(b)()
+			for b.Loop() {
 				if _, err := bc.replay(base, recs); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 	}
+}
+
+// replayNoCache is Replay with a sum of the whole tree for each record.
+func replayNoCache(base []byte, recs []store.Record) ([]byte, error) {
+	tree, err := jsonval.Decode(base)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		if tree, err = jsonval.PatchTree(tree, r.Patch, store.Limits{}); err != nil {
+			return nil, err
+		}
+		if sum, err := plainSum(tree); err != nil || sum != r.Sum {
+			return nil, fmt.Errorf("revision %d: sum %s (%v)", r.Rev, sum, err)
+		}
+	}
+	return jsonval.CanonicalJSON(tree)
+}
+
+// plainSum is the canonical sum of a tree, encoded whole.
+func plainSum(tree any) (string, error) {
+	b, err := jsonval.CanonicalJSON(tree)
+	return store.HashBytes(b), err
+}
+
+// replayBytes is the byte path: each record applied to the bytes by the
+// patch library, each sum of the bytes.
+func replayBytes(base []byte, recs []store.Record) ([]byte, error) {
+	v := base
+	for _, r := range recs {
+		var err error
+		if v, err = store.ApplyPatch(v, r.Patch); err != nil {
+			return nil, err
+		}
+		if sum, err := store.SumOf(v); err != nil || sum != r.Sum {
+			return nil, fmt.Errorf("revision %d: sum %s (%v)", r.Rev, sum, err)
+		}
+	}
+	return v, nil
+}
+
+// replayLibraries is Replay of records without sums with encoding/json's
+// decoding and json.Marshal's encoding.
+func replayLibraries(base []byte, recs []store.Record) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(base))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, err
+	}
+	for _, r := range recs {
+		var err error
+		if tree, err = jsonval.PatchTree(tree, r.Patch, store.Limits{}); err != nil {
+			return nil, err
+		}
+	}
+	return json.Marshal(tree)
 }
 
 // canonical is raw's canonical form.
@@ -664,13 +732,4 @@ func canonical(t testing.TB, raw []byte) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-// sumTree is the canonical sum of a decoded tree.
-func sumTree(tree any) (string, error) {
-	b, err := jsonval.CanonicalJSON(tree)
-	if err != nil {
-		return "", err
-	}
-	return store.SumOf(b)
 }

@@ -2,37 +2,40 @@ package jsonval
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash"
 	"reflect"
 	"slices"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 )
 
-// writeCanonical writes v — a tree decoded by decode (maps, slices,
-// strings, json.Number, bools, nil) — as compact JSON with object keys
-// sorted, byte for byte what encoding/json.Marshal writes for the same tree,
-// without its reflection.
-func writeCanonical(w *bufio.Writer, v any) error {
-	c := canonWriter{w: w}
-	return c.write(v)
-}
-
-// canonWriter is writeCanonical's state: the member names of the objects
-// being written, outermost first, each object's sorted, in one slice reused
-// from object to object (not a slice allocated per object).
+// canonWriter writes a tree decoded by Decode (maps, slices, strings,
+// json.Number, bools, nil) in canonical form: compact JSON with object
+// keys sorted, byte for byte what encoding/json.Marshal writes for the same
+// tree, without its reflection (BenchmarkParseValue).
 type canonWriter struct {
-	w    *bufio.Writer
+	w *bufio.Writer
+	// keys holds the member names of the objects being written, outermost
+	// first, each object's sorted, in one slice reused from object to
+	// object (not a slice allocated per object).
 	keys []string
+	// memo and next are a SumCache's: the canonical form of the
+	// containers two levels under the root, from the last sum and for
+	// this one; nil for a writer without memory.
+	memo, next map[memoKey]memoEntry
 }
 
-func (c *canonWriter) write(v any) error {
+func (c *canonWriter) write(v any, depth int) error {
 	w := c.w
+	if depth == 2 && c.next != nil {
+		if k, ok := keyOf(v); ok {
+			return c.memoized(v, k)
+		}
+	}
 	switch x := v.(type) {
 	case nil:
 		w.WriteString("null")
@@ -56,7 +59,7 @@ func (c *canonWriter) write(v any) error {
 			k := c.keys[i] // by index: writing a member's value may grow the slice
 			writeString(w, k)
 			w.WriteByte(':')
-			if err := c.write(x[k]); err != nil {
+			if err := c.write(x[k], depth+1); err != nil {
 				return err
 			}
 		}
@@ -68,7 +71,7 @@ func (c *canonWriter) write(v any) error {
 			if i > 0 {
 				w.WriteByte(',')
 			}
-			if err := c.write(e); err != nil {
+			if err := c.write(e, depth+1); err != nil {
 				return err
 			}
 		}
@@ -99,12 +102,16 @@ func writeString(w *bufio.Writer, s string) {
 	w.WriteByte('"')
 }
 
-// canonicalSum is the SHA-256 of v's canonical form: compact JSON with
-// object keys sorted (what encoding/json produces from maps).
-func canonicalSum(v any) (string, error) {
+// canonicalSum is the SHA-256 of v's canonical form.
+func canonicalSum(v any) (string, error) { return sumWith(v, nil, nil) }
+
+// sumWith is the canonical sum of v, with a SumCache's memo and next (or
+// none).
+func sumWith(v any, memo, next map[memoKey]memoEntry) (string, error) {
 	h := sha256.New()
 	w := bufio.NewWriterSize(h, 32<<10)
-	if err := writeCanonical(w, v); err != nil {
+	c := canonWriter{w: w, memo: memo, next: next}
+	if err := c.write(v, 0); err != nil {
 		return "", err
 	}
 	if err := w.Flush(); err != nil {
@@ -115,117 +122,16 @@ func canonicalSum(v any) (string, error) {
 
 // CanonicalJSON is the canonical form of a decoded tree (see SumOf).
 func CanonicalJSON(v any) ([]byte, error) {
-	var sb strings.Builder
-	w := bufio.NewWriter(&sb)
-	if err := writeCanonical(w, v); err != nil {
+	var buf bytes.Buffer
+	w := bufio.NewWriter(&buf)
+	c := canonWriter{w: w}
+	if err := c.write(v, 0); err != nil {
 		return nil, err
 	}
 	if err := w.Flush(); err != nil {
 		return nil, err
 	}
-	return []byte(sb.String()), nil
-}
-
-// diffTrees appends to ops the operations turning a into b at path.
-func diffTrees(path string, a, b any, ops []Op) ([]Op, error) {
-	switch av := a.(type) {
-	case map[string]any:
-		bv, ok := b.(map[string]any)
-		if !ok {
-			break
-		}
-		// Only the keys that changed are sorted (for a deterministic patch),
-		// not the whole object.
-		type group struct {
-			key string
-			ops []Op
-		}
-		var groups []group
-		for k, aval := range av {
-			p := path + "/" + escapePointer(k)
-			if bval, ok := bv[k]; ok {
-				sub, err := diffTrees(p, aval, bval, nil)
-				if err != nil {
-					return nil, err
-				}
-				if len(sub) > 0 {
-					groups = append(groups, group{k, sub})
-				}
-			} else {
-				groups = append(groups, group{k, []Op{{Op: "remove", Path: p}}})
-			}
-		}
-		for k, bval := range bv {
-			if _, ok := av[k]; !ok {
-				v, err := CanonicalJSON(bval)
-				if err != nil {
-					return nil, err
-				}
-				groups = append(groups, group{k, []Op{{Op: "add", Path: path + "/" + escapePointer(k), Value: v}}})
-			}
-		}
-		slices.SortFunc(groups, func(x, y group) int { return strings.Compare(x.key, y.key) })
-		for _, g := range groups {
-			ops = append(ops, g.ops...)
-		}
-		return ops, nil
-	case []any:
-		ba, ok := b.([]any)
-		if !ok {
-			break
-		}
-		n := min(len(av), len(ba))
-		var err error
-		for i := 0; i < n; i++ {
-			if ops, err = diffTrees(path+"/"+strconv.Itoa(i), av[i], ba[i], ops); err != nil {
-				return nil, err
-			}
-		}
-		for i := len(av) - 1; i >= n; i-- {
-			ops = append(ops, Op{Op: "remove", Path: path + "/" + strconv.Itoa(i)})
-		}
-		for i := n; i < len(ba); i++ {
-			v, err := CanonicalJSON(ba[i])
-			if err != nil {
-				return nil, err
-			}
-			ops = append(ops, Op{Op: "add", Path: path + "/" + strconv.Itoa(i), Value: v})
-		}
-		return ops, nil
-	default:
-		if scalarEqual(a, b) {
-			return ops, nil
-		}
-	}
-	v, err := CanonicalJSON(b)
-	if err != nil {
-		return nil, err
-	}
-	return append(ops, Op{Op: "replace", Path: path, Value: v}), nil
-}
-
-func scalarEqual(a, b any) bool {
-	switch x := a.(type) {
-	case nil:
-		return b == nil
-	case bool:
-		y, ok := b.(bool)
-		return ok && x == y
-	case string:
-		y, ok := b.(string)
-		return ok && x == y
-	case json.Number:
-		y, ok := b.(json.Number)
-		return ok && x == y
-	}
-	return false
-}
-
-func escapePointer(s string) string {
-	if !strings.ContainsAny(s, "~/") {
-		return s
-	}
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+	return buf.Bytes(), nil
 }
 
 // SumCache makes canonical sums of successive versions of one document
@@ -234,13 +140,12 @@ func escapePointer(s string) string {
 // and objects, such as the ASDD manifest's slices and heartbeats). Trees
 // made by PatchTree share every container a patch did not touch with the
 // tree they came from, so the next sum re-encodes only what changed (the
-// SHA-256 still reads the whole canonical form). Trees must not be changed
-// in place once summed. A SumCache is for one goroutine at a time; its zero
-// value is ready to use.
+// SHA-256 still reads the whole canonical form): a replay of records that
+// carry sums is several times faster (BenchmarkReplay1000). Trees must not
+// be changed in place once summed. A SumCache is for one goroutine at a
+// time; its zero value is ready to use.
 type SumCache struct {
 	memo map[memoKey]memoEntry
-	h    hash.Hash
-	w    *bufio.Writer // onto h, kept: a replay sums once per record
 }
 
 type memoKey struct {
@@ -253,85 +158,39 @@ type memoEntry struct {
 	b   []byte
 }
 
-// Sum returns the canonical sum of tree, as SumTree does.
+// keyOf is the memo key of a map or a non-empty slice.
+func keyOf(v any) (memoKey, bool) {
+	switch x := v.(type) {
+	case map[string]any:
+		return memoKey{reflect.ValueOf(x).Pointer(), len(x)}, true
+	case []any:
+		return memoKey{reflect.ValueOf(x).Pointer(), len(x)}, len(x) > 0
+	}
+	return memoKey{}, false
+}
+
+// Sum returns the canonical sum of tree, as SumOf does of its bytes.
 func (c *SumCache) Sum(tree any) (string, error) {
 	next := make(map[memoKey]memoEntry, len(c.memo))
-	if c.w == nil {
-		c.h = sha256.New()
-		c.w = bufio.NewWriterSize(c.h, 64<<10)
-	}
-	h, w := c.h, c.w
-	h.Reset()
-	w.Reset(h)
-	if err := c.write(w, tree, 0, next); err != nil {
-		return "", err
-	}
-	if err := w.Flush(); err != nil {
+	sum, err := sumWith(tree, c.memo, next)
+	if err != nil {
 		return "", err
 	}
 	c.memo = next
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return sum, nil
 }
 
-func (c *SumCache) write(w *bufio.Writer, v any, depth int, next map[memoKey]memoEntry) error {
-	switch x := v.(type) {
-	case map[string]any:
-		if depth == 2 {
-			return c.memoized(w, x, memoKey{reflect.ValueOf(x).Pointer(), len(x)}, next)
+// memoized writes v, whose memo key is k, from the memo or encoded anew.
+func (c *canonWriter) memoized(v any, k memoKey) error {
+	e, ok := c.memo[k]
+	if !ok {
+		b, err := CanonicalJSON(v)
+		if err != nil {
+			return err
 		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		w.WriteByte('{')
-		for i, k := range keys {
-			if i > 0 {
-				w.WriteByte(',')
-			}
-			writeString(w, k)
-			w.WriteByte(':')
-			if err := c.write(w, x[k], depth+1, next); err != nil {
-				return err
-			}
-		}
-		w.WriteByte('}')
-		return nil
-	case []any:
-		if depth == 2 && len(x) > 0 {
-			return c.memoized(w, x, memoKey{reflect.ValueOf(x).Pointer(), len(x)}, next)
-		}
-		w.WriteByte('[')
-		for i, e := range x {
-			if i > 0 {
-				w.WriteByte(',')
-			}
-			if err := c.write(w, e, depth+1, next); err != nil {
-				return err
-			}
-		}
-		w.WriteByte(']')
-		return nil
+		e = memoEntry{obj: v, b: b}
 	}
-	return writeCanonical(w, v)
-}
-
-func (c *SumCache) memoized(w *bufio.Writer, v any, k memoKey, next map[memoKey]memoEntry) error {
-	if e, ok := c.memo[k]; ok {
-		next[k] = e
-		w.Write(e.b)
-		return nil
-	}
-	var sb strings.Builder
-	bw := bufio.NewWriter(&sb)
-	if err := writeCanonical(bw, v); err != nil {
-		return err
-	}
-	if err := bw.Flush(); err != nil {
-		return err
-	}
-	b := []byte(sb.String())
-	next[k] = memoEntry{obj: v, b: b}
-	w.Write(b)
+	c.next[k] = e
+	c.w.Write(e.b)
 	return nil
 }

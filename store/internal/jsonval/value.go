@@ -116,72 +116,11 @@ func SumOf(raw []byte) (string, error) {
 	return canonicalSum(tree)
 }
 
-// nullTree stands for "no document" on either side of a diff.
-var nullTree any
-
-// DiffTrees returns the RFC 6902 patch turning from into to (decoded trees;
-// nil for a missing document). Objects are compared key by key, arrays
-// index by index; values in the patch are in canonical form.
-func DiffTrees(from, to any) (json.RawMessage, error) {
-	var ops []Op
-	var err error
-	if from == nil && to != nil {
-		v, err := CanonicalJSON(to)
-		if err != nil {
-			return nil, err
-		}
-		ops = []Op{{Op: "add", Path: "", Value: v}}
-	} else if ops, err = diffTrees("", from, to, nil); err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
-	}
-	if len(ops) == 0 {
-		return json.RawMessage("[]"), nil
-	}
-	b, err := json.Marshal(ops)
-	if err != nil {
-		return nil, fmt.Errorf("diff: %w", err)
-	}
-	return b, nil
-}
-
-// Op is one RFC 6902 operation, fields in the RFC's order.
-type Op struct {
-	Op    string          `json:"op"`
-	From  string          `json:"from,omitempty"`
-	Path  string          `json:"path"`
-	Value json.RawMessage `json:"value,omitempty"`
-}
-
-// Diff returns the RFC 6902 patch turning raw value a into raw value b; nil
-// stands for a missing document.
-func Diff(a, b []byte) (json.RawMessage, error) {
-	var ta, tb any = nullTree, nullTree
-	var err error
-	if a != nil {
-		if ta, err = Decode(a); err != nil {
-			return nil, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
-		}
-	}
-	if b != nil {
-		if tb, err = Decode(b); err != nil {
-			return nil, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
-		}
-	}
-	return DiffTrees(ta, tb)
-}
-
-// RootOp is a patch operation decoded for its op, path and value only.
-type RootOp struct {
-	Op    string          `json:"op"`
-	Path  string          `json:"path"`
-	Value json.RawMessage `json:"value"`
-}
-
 // ApplyPatch applies an RFC 6902 patch to doc (nil: no document) and returns
 // the new value (nil when the patch removes the whole document). Object key
 // order of doc is preserved.
 func ApplyPatch(doc []byte, patch []byte) ([]byte, error) {
-	var ops []RootOp
+	var ops []op
 	if err := json.Unmarshal(patch, &ops); err != nil {
 		return nil, fmt.Errorf("apply patch: %w", err)
 	}
@@ -237,48 +176,25 @@ func Indent(raw []byte) ([]byte, error) {
 	// once; what it refuses (invalid JSON, or valid JSON nested deeper
 	// than its limit) goes to encoding/json's scanner, which refuses the
 	// invalid.
-	end := len(raw)
-	for end > 0 && isSpace(raw[end-1]) {
-		end--
-	}
-	v := jsontext.Value(bytes.Clone(raw[:end]))
+	body := bytes.TrimRight(raw, " \t\r\n")
+	v := jsontext.Value(bytes.Clone(body))
 	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
 		var buf bytes.Buffer
-		if err := json.Indent(&buf, raw[:end], "", "  "); err != nil {
+		if err := json.Indent(&buf, body, "", "  "); err != nil {
 			return nil, fmt.Errorf("indent: %w", err)
 		}
 		v = buf.Bytes()
 	}
-	out := append([]byte(v), raw[end:]...) // trailing white space kept, as encoding/json.Indent keeps it
+	out := append([]byte(v), raw[len(body):]...) // trailing white space kept, as encoding/json.Indent keeps it
 	return append(out, '\n'), nil
 }
 
-// IndentValidTo writes raw, known to be valid JSON (a value that was
-// parsed, or written by encoding/json), indented as Indent does, to w and
-// flushes it: it skips the validation.
+// IndentValidTo writes raw indented as Indent does to w and flushes it.
 func IndentValidTo(w *bufio.Writer, raw []byte) error {
-	// Trailing white space is kept, as encoding/json.Indent keeps it.
-	end := len(raw)
-	for end > 0 && isSpace(raw[end-1]) {
-		end--
+	b, err := Indent(raw)
+	if err != nil {
+		return err
 	}
-	indentBody(w, raw[:end])
-	w.Write(raw[end:])
-	w.WriteByte('\n')
+	w.Write(b)
 	return w.Flush()
 }
-
-// indentBody writes raw, valid JSON, indented.
-func indentBody(w *bufio.Writer, raw []byte) {
-	v := jsontext.Value(bytes.Clone(raw))
-	if err := v.Indent(jsontext.WithIndent("  ")); err != nil {
-		// Valid JSON that jsontext does not take (nested deeper than
-		// its limit): encoding/json's scanner.
-		var buf bytes.Buffer
-		_ = json.Indent(&buf, raw, "", "  ")
-		v = buf.Bytes()
-	}
-	w.Write(v)
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }

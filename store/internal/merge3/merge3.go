@@ -20,7 +20,6 @@
 package merge3
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,7 +65,7 @@ var absent any = absentT{}
 func Merge(base, edit, head []byte) (merged []byte, patch json.RawMessage, err error) {
 	var t [3]any
 	for i, raw := range [][]byte{base, edit, head} {
-		if t[i], err = decode(raw); err != nil {
+		if t[i], err = jsonval.Decode(raw); err != nil {
 			return nil, nil, fmt.Errorf("merge: %w: %v", ErrNotJSON, err)
 		}
 	}
@@ -90,7 +89,7 @@ func Merge(base, edit, head []byte) (merged []byte, patch json.RawMessage, err e
 	merged, err = jsonval.ApplyPatch(head, patch)
 	if err == nil {
 		var got any
-		if got, err = decode(merged); err == nil && equal(got, want) {
+		if got, err = jsonval.Decode(merged); err == nil && equal(got, want) {
 			return merged, patch, nil
 		}
 	}
@@ -100,38 +99,12 @@ func Merge(base, edit, head []byte) (merged []byte, patch json.RawMessage, err e
 	return merged, patch, nil
 }
 
-func decode(raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, errors.New("data after the JSON value")
-	}
-	return v, nil
-}
-
+// op is one operation of the patch Merge returns; Value is nil for a
+// remove (a pointer, so that a null value is written).
 type op struct {
 	Op    string `json:"op"`
 	Path  string `json:"path"`
-	Value any    `json:"value,omitempty"`
-}
-
-// MarshalJSON writes a null value (which omitempty would drop) as null.
-func (o op) MarshalJSON() ([]byte, error) {
-	if o.Op == "remove" {
-		return json.Marshal(struct {
-			Op   string `json:"op"`
-			Path string `json:"path"`
-		}{o.Op, o.Path})
-	}
-	return json.Marshal(struct {
-		Op    string `json:"op"`
-		Path  string `json:"path"`
-		Value any    `json:"value"`
-	}{o.Op, o.Path, o.Value})
+	Value *any   `json:"value,omitempty"`
 }
 
 type merger struct{ ops []op }
@@ -174,9 +147,9 @@ func (m *merger) take(path string, e, h any) {
 	case e == absent:
 		m.ops = append(m.ops, op{Op: "remove", Path: path})
 	case h == absent:
-		m.ops = append(m.ops, op{Op: "add", Path: path, Value: e})
+		m.ops = append(m.ops, op{Op: "add", Path: path, Value: &e})
 	default:
-		m.ops = append(m.ops, op{Op: "replace", Path: path, Value: e})
+		m.ops = append(m.ops, op{Op: "replace", Path: path, Value: &e})
 	}
 }
 
@@ -226,7 +199,7 @@ func (m *merger) array(path string, b, e, h []any) (any, error) {
 		return append(out, h[lb:]...), nil
 	}
 	for _, v := range e[lb:] {
-		m.ops = append(m.ops, op{Op: "add", Path: path + "/-", Value: v})
+		m.ops = append(m.ops, op{Op: "add", Path: path + "/-", Value: &v})
 	}
 	return append(out, e[lb:]...), nil
 }
