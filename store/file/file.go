@@ -153,6 +153,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
+	if opts.PidFile == "" {
+		opts.PidFile = DefaultPidFile
+	}
+	if opts.SnapshotInterval <= 0 {
+		opts.SnapshotInterval = 50 * time.Millisecond
+	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 100 * time.Millisecond
 	}
@@ -276,19 +282,13 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		return v.document(key), nil
 	}
 	var out store.Document
-	err = d.lockedRead(ctx, func() error {
-		if err := d.refresh(); err != nil {
-			return err
-		}
+	err = d.read(ctx, func() (uint64, error) {
 		if !d.has() {
-			return notFound(key)
+			return 0, notFound(key)
 		}
 		out = d.cur.document(key, d.rev)
-		return nil
+		return d.rev, nil
 	})
-	if err == nil {
-		err = d.awaitDurable(out.Revision)
-	}
 	return out, err
 }
 
@@ -299,33 +299,20 @@ func (s *Store) GetAt(ctx context.Context, key string, rev uint64) (store.Docume
 	if err != nil {
 		return store.Document{}, err
 	}
-	var out store.Document
-	err = d.lockedRead(ctx, func() error {
-		if err := d.refresh(); err != nil {
-			return err
-		}
-		if d.rev == 0 && !d.has() {
-			return notFound(key)
-		}
+	out := store.Document{Key: key, Revision: rev}
+	err = d.read(ctx, func() (uint64, error) {
 		if rev > d.rev {
-			return reason.New(reason.NotFound, "%s has no revision %d (latest is %d)", key, rev, d.rev)
+			return 0, reason.New(reason.NotFound, "%s has no revision %d (latest is %d)", key, rev, d.rev)
 		}
+		var err error
 		if rev == d.rev {
 			out = d.cur.document(key, rev)
-			var err error
 			out.Value, err = d.bytes() // a history read: the bytes
-			return err
+		} else {
+			out.Value, err = d.replayTo(rev)
 		}
-		v, err := d.replayTo(rev)
-		if err != nil {
-			return err
-		}
-		out = store.Document{Key: key, Revision: rev, Value: v}
-		return nil
+		return rev, err
 	})
-	if err == nil {
-		err = d.awaitDurable(out.Revision)
-	}
 	return out, err
 }
 
@@ -336,24 +323,38 @@ func (s *Store) History(ctx context.Context, key string, from, to uint64) ([]sto
 		return nil, err
 	}
 	var out []store.Record
-	err = d.lockedRead(ctx, func() error {
+	err = d.read(ctx, func() (uint64, error) {
+		if to == 0 || to > d.rev {
+			to = d.rev
+		}
+		out, err = d.readRecords(from, to)
+		if len(out) == 0 {
+			return 0, err
+		}
+		return out[len(out)-1].Rev, err
+	})
+	return out, err
+}
+
+// read runs f under the document's lock once it is up to date, for a
+// document that has a revision or a value (NOT_FOUND otherwise), and
+// returns once the revision f read is durable (Hold mode).
+func (d *doc) read(ctx context.Context, f func() (rev uint64, err error)) error {
+	var rev uint64
+	err := d.lockedRead(ctx, func() (err error) {
 		if err := d.refresh(); err != nil {
 			return err
 		}
 		if d.rev == 0 && !d.has() {
-			return notFound(key)
+			return notFound(d.p.key)
 		}
-		if to == 0 || to > d.rev {
-			to = d.rev
-		}
-		recs, err := d.readRecords(from, to)
-		out = recs
+		rev, err = f()
 		return err
 	})
-	if err == nil && len(out) > 0 {
-		err = d.awaitDurable(out[len(out)-1].Rev)
+	if err != nil {
+		return err
 	}
-	return out, err
+	return d.awaitDurable(rev)
 }
 
 // Keys lists the documents that have a journal under the project root.

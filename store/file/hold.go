@@ -28,18 +28,15 @@ import (
 )
 
 // Hold mode (Options.Hold) is the daemon's way of using the files: one
-// process owns every document for its lifetime, so it can keep the state in
-// memory, let concurrent commits share one journal fsync (group commit), and
-// rewrite snapshots in the background. The files stay in the format the
-// package doc describes, and the recovery rules already cover a snapshot
-// that is behind its journal, which is all a crash in Hold mode can leave.
+// process owns every document until Close, so it keeps the values in
+// memory, lets concurrent commits share one journal fsync (group commit) and
+// rewrites snapshots in the background. A crash can only leave a snapshot
+// behind its journal, which recovery replays.
 
 // daemon is the store-wide state of Hold mode.
 type daemon struct {
-	pid     *flock.Flock
-	pidRel  string
-	stop    chan struct{}
-	stopped chan struct{}
+	pid           *flock.Flock
+	stop, stopped chan struct{}
 }
 
 // version is one revision of a document's value, as kept in memory.
@@ -63,49 +60,39 @@ type pendingRec struct {
 	last *version      // the value after rec (nil for all but a commit's last record)
 }
 
-// hold is a document's Hold-mode state: group commit (the syncer), the
-// paced snapshot writer and the daemon's view of the files it owns. A doc
-// has one in Hold mode only (nil otherwise); what both modes share stays
-// on the doc.
+// hold is a document's Hold-mode state (nil outside Hold mode): group
+// commit (the syncer), the paced snapshot writer, and the daemon's view of
+// the files it owns.
 type hold struct {
 	d *doc
 
-	locked bool // the document's flock is held (guarded by doc.mu)
-	closed bool // the store closed (guarded by doc.mu)
+	// Guarded by doc.mu. Records are sealed (prev, hash) as they are
+	// queued, so the syncer only writes and syncs: sealing a large group
+	// (≈ 4 µs a record) kept the journal idle while every writer waited.
+	locked, closed bool   // the document's flock is held; the store closed
+	sealHash       string // hash of the last record sealed
+	sbuf           []byte // sealing scratch
 
-	jf   *os.File // the live journal, open for appending (the syncer's)
-	wbuf []byte   // the syncer's buffer: the lines of the group it writes
-
-	// Commits are sealed (prev, hash) when they are made, under doc.mu, so
-	// the syncer only writes and syncs: sealing a large group (≈ 4 µs a
-	// record) kept the journal idle while every writer waited on it.
-	sealHash string // hash of the last record sealed (guarded by doc.mu)
-	sbuf     []byte // sealing scratch (guarded by doc.mu)
-
-	// Commits waiting for the next journal write, in revision order, and
-	// their lines.
+	// Commits queued for the next journal write, in revision order, their
+	// lines, and the groups: a commit waits on the channel of the group
+	// that holds its record, closed once it is synced. Guarded by pmu.
 	pmu     sync.Mutex
-	pending []pendingRec // guarded by pmu
-	pbuf    []byte       // guarded by pmu
+	pending []pendingRec
+	pbuf    []byte
+	open    chan struct{} // the group being queued
+	flight  chan struct{} // the group the syncer took last
+	taken   uint64        // the last revision the syncer took
 
-	// The groups: commits wait on the channel of the group that holds
-	// their record, closed once it is synced (guarded by pmu).
-	open   chan struct{} // the group being queued
-	flight chan struct{} // the group the syncer took last
-	taken  uint64        // the last revision the syncer took
-
-	// The syncer goroutine writes and syncs the groups, one at a time,
-	// and seals the live journal as a segment when it is past
-	// SegmentBytes; it owns jf and the fields below.
-	kick       chan struct{} // wakes the syncer (buffered)
-	quit       chan struct{} // stops it
-	syncerDone chan struct{}
-	jExists    bool   // the live journal exists (else opening it creates it)
-	size       int64  // bytes in the live journal
-	written    int64  // bytes written since the document was loaded
-	lastRev    uint64 // revision of the last record written
-	fileFirst  uint64 // the first revision of the live journal
-	rotateAt   int64  // after a failed rotation: the size at which to try again
+	// The syncer's: it writes and syncs one group at a time and seals the
+	// live journal as a segment past SegmentBytes.
+	kick, quit, syncerDone chan struct{}
+	jf                     *os.File // the live journal, open for appending
+	wbuf                   []byte   // the lines of the group it writes
+	jExists                bool     // the live journal exists (else opening creates it)
+	size, written          int64    // bytes in the live journal; written since loaded
+	lastRev, fileFirst     uint64   // last revision written; the live journal's first
+	rotateAt               int64    // after a failed rotation: the size to try again at
+	anchor                 *os.File // the anchor file, kept open (anchor.go)
 
 	active  atomic.Bool             // the document is loaded in Hold mode
 	latest  atomic.Pointer[version] // the last queued revision
@@ -114,35 +101,22 @@ type hold struct {
 	smu     sync.Mutex // guards syncErr
 	syncErr error
 
-	snapMu   sync.Mutex // one snapshot rewrite at a time
-	snapRev  uint64     // revision the snapshot file holds
-	snapNext time.Time  // no background rewrite before this (paced by the last one's cost)
-	// snapDisk is snapRev for the syncer, which seals a journal file
-	// only once the snapshot holds one of its revisions.
-	snapDisk atomic.Uint64
-	// The snapshot file as the daemon last wrote or read it (guarded by
-	// snapMu): anything else there is a direct edit (direct.go), and
-	// edits the snapshot writer moved aside before replacing the file
-	// wait in queued for the watcher to settle them.
+	// The snapshot writer's, guarded by snapMu (one rewrite at a time).
+	snapMu   sync.Mutex
+	snapRev  uint64        // the revision the snapshot file holds
+	snapDisk atomic.Uint64 // snapRev for the syncer: it seals a journal only once the snapshot holds one of its revisions
+	snapNext time.Time     // no background rewrite before this
+	// The snapshot file as the daemon last wrote or read it: anything
+	// else there is a direct edit (editwatch.go); the edits moved aside
+	// before a rewrite wait in queued for the watcher to settle them.
 	snapID   fileID
 	snapFile string
 	queued   []*capturedEdit
-
-	anchor *os.File // the anchor file, open for the syncer's rewrites
-	// anchorSized: the anchor file is known to hold one padded line (no
-	// truncation needed to rewrite it).
-	anchorSized bool
 }
 
 // startDaemon takes the daemon lock and starts the snapshot writer.
 func (s *Store) startDaemon() error {
 	rel := s.opts.PidFile
-	if rel == "" {
-		rel = DefaultPidFile
-	}
-	if s.opts.SnapshotInterval <= 0 {
-		s.opts.SnapshotInterval = 50 * time.Millisecond
-	}
 	if err := s.root.MkdirAll(path.Dir(rel), 0o755); err != nil {
 		return fmt.Errorf("daemon lock: %w", err)
 	}
@@ -158,7 +132,7 @@ func (s *Store) startDaemon() error {
 	}
 	if !ok {
 		holder := "unknown"
-		if b, err := s.root.ReadFile(rel); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		if b, _ := s.root.ReadFile(rel); len(bytes.TrimSpace(b)) > 0 {
 			holder, _, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
 		}
 		return reason.New(reason.Conflict, "another custodian daemon (pid %s) already serves this project (it holds %s)", holder, rel)
@@ -167,7 +141,7 @@ func (s *Store) startDaemon() error {
 		fl.Unlock()
 		return fmt.Errorf("daemon lock: write pid: %w", err)
 	}
-	s.daemon = &daemon{pid: fl, pidRel: rel, stop: make(chan struct{}), stopped: make(chan struct{})}
+	s.daemon = &daemon{pid: fl, stop: make(chan struct{}), stopped: make(chan struct{})}
 	go s.snapshotLoop()
 	return nil
 }
@@ -185,7 +159,7 @@ func (s *Store) AnnounceDaemon(addrs ...string) error {
 		b = append(b, strings.ReplaceAll(a, "\n", " ")...)
 		b = append(b, '\n')
 	}
-	return s.root.WriteFile(s.daemon.pidRel, b, 0o644)
+	return s.root.WriteFile(s.opts.PidFile, b, 0o644)
 }
 
 // daemonHolder returns, when a running daemon holds the project (its pid
@@ -194,9 +168,6 @@ func (s *Store) AnnounceDaemon(addrs ...string) error {
 // lock for one commit: wait for it).
 func (s *Store) daemonHolder(lock string) error {
 	rel := s.opts.PidFile
-	if rel == "" {
-		rel = DefaultPidFile
-	}
 	f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil
@@ -209,15 +180,15 @@ func (s *Store) daemonHolder(lock string) error {
 		return nil // no daemon: the pid file is free
 	}
 	b, _ := io.ReadAll(io.LimitReader(f, 4096))
-	pid, addrs := "unknown", []string{}
-	var fields []string
-	for _, l := range strings.Split(string(b), "\n") {
+	var lines []string
+	for l := range strings.Lines(string(b)) {
 		if l = strings.TrimSpace(l); l != "" {
-			fields = append(fields, l)
+			lines = append(lines, l)
 		}
 	}
-	if len(fields) > 0 {
-		pid, addrs = fields[0], fields[1:]
+	pid, addrs := "unknown", []string{}
+	if len(lines) > 0 {
+		pid, addrs = lines[0], lines[1:]
 	}
 	where := "no socket: it was started with --socket \"\" and, if it listens on TCP, is reached with --server URL"
 	if len(addrs) > 0 {
@@ -272,7 +243,7 @@ func (s *Store) stopDaemon(docs []*doc) error {
 			errs = append(errs, err)
 		}
 	}
-	_ = s.root.WriteFile(s.daemon.pidRel, nil, 0o644)
+	_ = s.root.WriteFile(s.opts.PidFile, nil, 0o644)
 	if err := s.daemon.pid.Unlock(); err != nil {
 		errs = append(errs, err)
 	}
@@ -289,7 +260,7 @@ func (h *hold) stop() error {
 	if h.locked {
 		// A direct edit made while the daemon ran is settled before
 		// it stops, not left on disk for the next command.
-		h.checkEditLocked()
+		h.checkEdit()
 		if v := h.latest.Load(); v != nil {
 			if err := h.awaitDurable(v.rev); err != nil {
 				errs = append(errs, err)
@@ -310,7 +281,7 @@ func (h *hold) stop() error {
 		}
 		if h.anchor != nil {
 			h.anchor.Close()
-			h.anchor, h.anchorSized = nil, false
+			h.anchor = nil
 		}
 		if err := d.flock.Unlock(); err != nil {
 			errs = append(errs, err)
@@ -349,20 +320,11 @@ func (h *hold) start() {
 	}
 	h.latest.Store(v)
 	h.durable.Store(v)
-	h.snapRev = d.rev
+	h.snapRev, h.taken, h.lastRev = d.rev, d.rev, d.rev
 	h.snapDisk.Store(d.rev)
 	h.snapID, h.snapFile = d.snap.id, d.snap.hash
-	h.taken = d.rev
-	h.jExists = d.j.id.exists
-	h.size = d.j.id.size
-	h.written = 0
-	h.lastRev = d.rev
-	h.fileFirst = d.j.liveFirst
-	h.sealHash = ""
-	if d.last != nil {
-		h.sealHash = d.last.Hash
-	}
-	h.pending, h.pbuf = nil, nil
+	h.jExists, h.size, h.written, h.fileFirst = d.j.id.exists, d.j.id.size, 0, d.j.liveFirst
+	h.sealHash, h.pending, h.pbuf = v.hash, nil, nil
 	h.open = make(chan struct{})
 	h.kick = make(chan struct{}, 1)
 	h.quit = make(chan struct{})
@@ -398,35 +360,6 @@ func (h *hold) append(rec *store.Record, v *version) (*store.Record, error) {
 	return rec, nil
 }
 
-// writeBatch writes a group: its records, sealed when committed, whose
-// lines are buf. A commit made through its patch carries no sum (a sum
-// reads the whole document); the snapshot writer names the revision of each
-// snapshot it writes with a mark instead. It returns the version of the
-// group's last record.
-func (h *hold) writeBatch(batch []pendingRec, buf []byte) (*version, error) {
-	d := h.d
-	last := batch[len(batch)-1]
-	jf, err := h.openLive()
-	if err != nil {
-		return nil, fmt.Errorf("append to journal %s: %w", d.p.journal, err)
-	}
-	err = d.fault("journal.write")
-	if err == nil {
-		_, err = jf.Write(buf)
-	}
-	if err != nil {
-		if terr := jf.Truncate(h.size); terr != nil {
-			err = fmt.Errorf("%w (and the partial write could not be cut back: %v)", err, terr)
-		}
-		return nil, fmt.Errorf("append to journal %s: %w", d.p.journal, err)
-	}
-	h.size += int64(len(buf))
-	h.written += int64(len(buf))
-	h.lastRev = last.rec.Rev
-	last.last.hash, last.last.size = last.rec.Hash, h.written
-	return last.last, nil
-}
-
 // durableRev is the last revision watchers may see: in Hold mode the last
 // synced one, otherwise every complete record.
 func (d *doc) durableRev() uint64 {
@@ -459,13 +392,10 @@ func (d *doc) awaitDurable(rev uint64) error {
 	return d.held.awaitDurable(rev)
 }
 
-// awaitDurable returns once revision rev is synced to the journal. In Hold
-// mode the document's syncer goroutine takes every commit queued so far as
-// one group (its own and those of writers that came meanwhile: group
-// commit), writes them in one append and fsyncs; each waiter sleeps on the
-// channel of the group that holds its record and is woken once, when that
-// group is synced. Outside Hold mode commits are synced before they are
-// applied, so it returns at once.
+// awaitDurable returns once revision rev is synced: the syncer takes every
+// commit queued so far as one group (group commit), and each waiter sleeps
+// on the channel of the group that holds its record, woken once it is
+// synced.
 func (h *hold) awaitDurable(rev uint64) error {
 	for {
 		// A failed write or sync fails every commit not yet durable, also
@@ -589,9 +519,8 @@ func (h *hold) flushSnapshot(force bool) error {
 		return nil
 	}
 	fh := sha256.New()
-	file := ""  // the mark's file hash, when a mark names the new snapshot
-	guard := "" // a hard link to the file being replaced (direct.go)
-	oldID, oldFile, oldRev := h.snapID, h.snapFile, h.snapRev
+	file := "" // the mark's file hash, when a mark names the new snapshot
+	var guard func()
 	before := func() error {
 		if v.sum == "" {
 			file = "sha256:" + hex.EncodeToString(fh.Sum(nil))
@@ -599,14 +528,6 @@ func (h *hold) flushSnapshot(force bool) error {
 				return err
 			}
 		}
-		// A direct edit of the file is moved aside right before the file
-		// is replaced, and the file replaced is kept by a hard link until
-		// the rename is done: an edit written in place meanwhile is in it.
-		// Never lost; settled by the edit watcher.
-		if e := h.captureEdit(); e != nil {
-			h.queueEdit(e)
-		}
-		oldID, oldFile = h.snapID, h.snapFile
 		guard = h.guardSnapshot()
 		return nil
 	}
@@ -621,13 +542,13 @@ func (h *hold) flushSnapshot(force bool) error {
 		}
 		return jsonval.IndentValidTo(bw, b)
 	}, before); err != nil {
-		if guard != "" {
-			_ = d.s.root.Remove(guard) // the file was not replaced
+		if guard != nil {
+			_ = d.s.root.Remove(d.p.snap + ".replacing") // the file was not replaced
 		}
 		return err
 	}
-	if guard != "" {
-		h.checkGuard(guard, oldID, oldFile, oldRev)
+	if guard != nil {
+		guard()
 	}
 	h.snapRev, d.snap.mark = v.rev, file
 	h.snapDisk.Store(v.rev)
@@ -667,19 +588,35 @@ func (h *hold) maybeRotate() {
 	h.jf, h.jExists, h.size, h.fileFirst = nil, false, 0, h.lastRev+1
 }
 
-// syncGroup writes a group and fsyncs it, then publishes it as durable.
-func (h *hold) syncGroup(batch []pendingRec, lines []byte) error {
+// syncGroup writes a group (its records, sealed when queued, whose lines
+// are buf) and fsyncs it, then publishes it as durable.
+func (h *hold) syncGroup(batch []pendingRec, buf []byte) error {
 	d := h.d
 	start := time.Now()
-	// jf was opened before the batch was queued (pmu orders it).
-	target, err := h.writeBatch(batch, lines)
-	if err != nil {
-		return err
+	jf, err := h.openLive()
+	if err == nil {
+		err = d.fault("journal.write")
 	}
+	if err == nil {
+		if _, err = jf.Write(buf); err != nil {
+			if terr := jf.Truncate(h.size); terr != nil {
+				err = fmt.Errorf("%w (and the partial write could not be cut back: %v)", err, terr)
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("append to journal %s: %w", d.p.journal, err)
+	}
+	h.size += int64(len(buf))
+	h.written += int64(len(buf))
+	last := batch[len(batch)-1]
+	h.lastRev = last.rec.Rev
+	target := last.last
+	target.hash, target.size = last.rec.Hash, h.written
 	if err := d.fault("journal.sync"); err != nil {
 		return err
 	}
-	if err := h.jf.Sync(); err != nil {
+	if err := jf.Sync(); err != nil {
 		return err
 	}
 	if err := h.checkLiveJournal(); err != nil {
@@ -688,11 +625,28 @@ func (h *hold) syncGroup(batch []pendingRec, lines []byte) error {
 	before := h.durable.Load()
 	h.durable.Store(target)
 	d.notify()
-	// After the waiters are woken: the anchor only needs to follow the
-	// synced journal, not to precede the acknowledgement.
+	// After the waiters are woken: the anchor only follows the synced
+	// journal, it need not precede the acknowledgement.
 	d.writeAnchor(target.rev, target.hash)
 	if f := d.s.opts.OnSync; f != nil {
 		f(int(target.rev-before.rev), target.size-before.size, time.Since(start))
 	}
 	return nil
+}
+
+// checkLiveJournal checks, after a group's fsync and before it is
+// acknowledged, that the journal appended to is still the file at the
+// journal's path: git (stash, reset, checkout) and a restored backup
+// replace files by unlinking them, and a daemon appending to the old file
+// would acknowledge commits no one can read. One stat per group.
+func (h *hold) checkLiveJournal() error {
+	d := h.d
+	open, err := h.jf.Stat()
+	if err != nil {
+		return err
+	}
+	if now, err := d.s.root.Lstat(d.p.journal); err == nil && os.SameFile(open, now) {
+		return nil
+	}
+	return reason.New(reason.CorruptState, "%s: rewound: its journal %s was replaced or removed while the daemon held it (git stash, reset or checkout, a restored backup); the commits in flight are not acknowledged and the daemon refuses writes to it: stop the daemon, then restore the files or run %s", d.p.key, d.p.journal, d.repairCommand())
 }

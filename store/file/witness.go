@@ -14,34 +14,17 @@ import (
 	"github.com/custodian-dev/custodian/store"
 )
 
-// The witness. A document's anchor (anchor.go) lives beside its journal,
-// so whatever puts old files back puts the old anchor back with them: a
-// `git stash`, `git reset --hard`, `git checkout <old> -- .asdd`, `git
-// clean`, a backup copied over the project. The witness is a second copy
-// of the anchor kept where none of those reach (Options.Witness; projectroot.WitnessDir
-// chooses the git common directory, which git's commands on the work tree
-// never rewrite and which every worktree of the repository shares, or
-// outside git the user's state directory). Every open and Verify compare
-// the journal with it:
-//
-//   - the journal ends before the witness's revision: the files went back
-//     (CORRUPT_STATE, naming both revisions);
-//   - the journal's record at the witness's revision has another hash: the
-//     files were replaced by another history (another branch's state, a
-//     backup of another project);
-//   - the journal and the snapshot are both gone after the witness's
-//     revision was committed: the state was deleted (git clean).
-//
-// Nothing is changed when it refuses; `custodian repair KEY --keep
-// journal|snapshot` is the human's way to accept the state as it now is
-// (the witness then follows the kept journal), and restoring the files
-// (`git stash pop`) settles it too. A witness behind the journal (a crash
-// between the journal's fsync and the witness's write; the witness is not
-// fsynced, like the anchor) is accepted and moved forward.
-//
-// What it does not see: a rewind of the witness too (a backup of the whole
-// home directory, a rewrite of .git/custodian by hand) and a state rolled
-// back while no witness existed (a fresh clone). docs/security.md says so.
+// The witness. The anchor lives beside its journal, so whatever puts old
+// files back (git stash, reset, checkout, clean; a restored backup) puts the
+// old anchor back with them. The witness is a copy of the anchor kept where
+// none of those reach (Options.Witness; projectroot.WitnessDir: the git
+// common directory, or the user's state directory). Every open and Verify
+// refuse, changing nothing, a journal that ends before the witness's
+// revision, holds another hash there, or is gone with its snapshot after
+// that revision was committed. `custodian repair` accepts the state as it
+// is; restoring the files settles it too. A witness behind the journal (not
+// fsynced, like the anchor) is moved forward. It cannot see a rewind of the
+// witness too, nor one from before it existed (docs/security.md).
 
 // witnessPath is the document's witness file ("" without a witness
 // directory): the key, escaped to one file name, + ".head".
@@ -67,8 +50,8 @@ func (d *doc) readWitness() (*anchor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the witness %s: %w", name, err)
 	}
-	a, ok := parseAnchor(b)
-	if !ok {
+	a := parseAnchor(b)
+	if a == nil {
 		d.logf("the witness does not parse (a write cut short); the next commit rewrites it", "witness", name)
 		return nil, nil
 	}
@@ -87,11 +70,18 @@ func (d *doc) writeWitness(line []byte) {
 		d.logf("witness not written", "error", err)
 		return
 	}
-	err := writeInPlace(name, line)
+	write := func() error {
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o600)
+		if err != nil {
+			return err
+		}
+		return errors.Join(writeAt0(f, line), f.Close())
+	}
+	err := write()
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(name), 0o700); err == nil {
 			d.describeWitnessDir()
-			err = writeInPlace(name, line)
+			err = write()
 		}
 	}
 	switch {
@@ -103,22 +93,6 @@ func (d *doc) writeWitness(line []byte) {
 	default:
 		d.logf("witness not written: a rewind of the state files is not detected until it is", "witness", name, "error", err)
 	}
-}
-
-// writeInPlace writes line at the start of name (created when missing) and
-// cuts the file there: one pwrite once the file holds a padded line.
-func writeInPlace(name string, line []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err = f.WriteAt(line, 0); err == nil {
-		err = f.Truncate(int64(len(line)))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // describeWitnessDir leaves a README in a new witness directory, so that a
@@ -197,24 +171,6 @@ func (s *Store) witnessedKeys() []string {
 		}
 	}
 	return keys
-}
-
-// checkLiveJournal is the daemon's check, after a group's fsync and before
-// it is acknowledged, that the journal it appends to is still the file at
-// the journal's path: git (stash, reset, checkout) and a restored backup
-// replace files by unlinking them, and a daemon appending to the old file
-// would acknowledge commits no one can read. One stat per group.
-func (h *hold) checkLiveJournal() error {
-	d := h.d
-	open, err := h.jf.Stat()
-	if err != nil {
-		return err
-	}
-	now, err := d.s.root.Lstat(d.p.journal)
-	if err == nil && os.SameFile(open, now) {
-		return nil
-	}
-	return reason.New(reason.CorruptState, "%s: rewound: its journal %s was replaced or removed while the daemon held it (git stash, reset or checkout, a restored backup); the commits in flight are not acknowledged and the daemon refuses writes to it: stop the daemon, then restore the files or run %s", d.p.key, d.p.journal, d.repairCommand())
 }
 
 // StartAnew is a rebuild's word (a human decision) that the document's
