@@ -41,7 +41,10 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	value, stamped := store.StampRevision(ch.Value, d.rev+1)
 	curSum := ""
 	if d.has() && !d.adopted {
-		curSum = d.currentSum(cur)
+		if d.sum == "" {
+			d.sum = canonicalSum(cur)
+		}
+		curSum = d.sum
 	}
 	if stamped && curSum != "" {
 		// A value that differs from the current one only by its revision
@@ -145,15 +148,6 @@ func canonicalSum(v []byte) string {
 		return ""
 	}
 	return sum
-}
-
-// currentSum is the canonical sum of the current value, whose bytes are
-// cur, computed when not known yet.
-func (d *doc) currentSum(cur []byte) string {
-	if d.sum == "" {
-		d.sum = canonicalSum(cur)
-	}
-	return d.sum
 }
 
 // appendAndApply journals rec (in Hold mode: queues it for the next group

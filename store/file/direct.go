@@ -11,27 +11,20 @@ import (
 	"github.com/custodian-dev/custodian/store/internal/merge3"
 )
 
-// Direct edits. A snapshot whose content is no revision of its journal
-// was written behind the custodian's back (an editor, a script, a plugin
-// that predates it). It is found in one place — the open that reads the
-// files (every command's first access, recover.go's load) and, in Hold
-// mode, a file watcher on the snapshots (the daemon) — and settled by one
-// function, settleEdit:
+// Direct edits. A snapshot whose content is no revision of its journal was
+// written behind the custodian's back (an editor, a script, an old plugin).
+// An open finds it (recover.go), and in Hold mode the edit watcher too
+// (editwatch.go); settleEdit settles it:
 //
 //  1. the edited file is moved aside first (<name>.json.unjournaled-<time>,
-//     or .corrupt-<time> when it does not parse), so nothing is lost
-//     whatever happens next, and the snapshot is rewritten from the
-//     journal;
-//  2. under DirectEditAdopt an edit that parses is merged three ways from
-//     the revision it was made on (editBase, merge3): its own change is
-//     carried onto the latest value, and one that overlaps what a later
-//     commit changed is a CONFLICT; a merged value that passes the
-//     document's validator (Options.Validate, Options.DirectEditRule) is
-//     committed as a new revision by actor "direct-edit" (its diff is in
-//     the history) and the copy aside is removed; anything else stays
-//     aside and the document keeps its committed value;
-//  3. Options.OnDirectEdit is told what happened and why (the CLI prints
-//     it and writes an escalation notice for a rejected edit).
+//     or .corrupt-<time>), so nothing is lost, and the snapshot is
+//     rewritten from the journal;
+//  2. under DirectEditAdopt, what the edit changed from the revision it was
+//     made on (editBase) is merged three ways onto the latest value (a
+//     change overlapping a later commit's is a CONFLICT) and, if the
+//     validators pass it, committed by actor "direct-edit" and the copy
+//     aside removed; anything else stays aside;
+//  3. Options.OnDirectEdit is told what happened and why.
 
 // DirectEditPolicy is what happens to a valid direct edit.
 type DirectEditPolicy string
@@ -89,13 +82,6 @@ type capturedEdit struct {
 	base uint64
 }
 
-func (s *Store) policy() DirectEditPolicy {
-	if s.opts.DirectEdits == "" {
-		return DirectEditReject
-	}
-	return s.opts.DirectEdits
-}
-
 // settleEdit adopts or rejects the edit load captured (under doc.mu and,
 // outside Hold mode, the flock; in Hold mode after hold.start).
 func (d *doc) settleEdit() {
@@ -108,100 +94,94 @@ func (d *doc) settleEdit() {
 		d.settleRepair(e)
 		return
 	}
-	ev := DirectEdit{Key: d.p.key, Policy: d.s.policy(), Revision: d.rev, Aside: e.aside, Time: d.s.opts.Now().UTC()}
+	ev := DirectEdit{Key: d.p.key, Policy: d.s.opts.DirectEdits, Revision: d.rev, Aside: e.aside, Time: d.s.opts.Now().UTC()}
+	if ev.Policy == "" {
+		ev.Policy = DirectEditReject
+	}
 	prev, _ := d.bytes() // a model that does not encode: no patch in the notice
 	if e.value != nil && prev != nil {
 		if p, err := store.Diff(prev, e.value); err == nil {
 			ev.Patch = p
 		}
 	}
-	refuse := func(err error) {
+	if err := d.adoptEdit(e, prev, &ev); err != nil {
 		ev.Reason, ev.Code = err.Error(), string(reason.CodeOf(err))
 		if re, ok := reason.As(err); ok {
 			ev.Reason = re.Message
 		}
+	} else if d.s.root.Remove(e.aside) == nil {
+		ev.Aside = "" // adopted, or nothing to adopt: nothing is lost
 	}
 	switch {
-	case e.err != nil:
-		refuse(reason.New(reason.InvalidInput, "the edited file does not parse: %v", e.err))
-	case ev.Policy != DirectEditAdopt:
-		refuse(reason.New(reason.InvalidInput, "direct edits are rejected by policy (direct_edits: %s)", ev.Policy))
-	case d.readOnly != nil:
-		refuse(fmt.Errorf("not adopted: %w", d.readOnly))
-	default:
-		// Only what the edit itself changed (from the revision it was
-		// made on) is adopted, carried onto the latest value; a change
-		// that overlaps what a later commit changed is kept aside.
-		base, baseVal, err := d.editBase(e)
-		if err != nil {
-			refuse(err)
-			break
-		}
-		ev.Base = base
-		if base < d.rev {
-			merged, patch, err := merge3.Merge(baseVal, e.value, prev)
-			if c, ok := errors.AsType[*merge3.Conflict](err); ok {
-				if own, err := store.Diff(baseVal, e.value); err == nil {
-					ev.Patch = own // what the edit itself changed
-				}
-				refuse(reason.New(reason.Conflict, "the edit was made on revision %d, and %s: adopting it would undo or overwrite revisions %d to %d, which stand", base, c, base+1, d.rev).With("member", c.Path))
-				break
-			}
-			if err != nil {
-				refuse(err)
-				break
-			}
-			ev.Patch = patch
-			if string(patch) == "[]" {
-				// A copy of revision base written back, or changes a
-				// later commit already made: nothing to adopt, and
-				// nothing lost (revision base is in the history).
-				ev.Unchanged = true
-				if err := d.s.root.Remove(e.aside); err == nil {
-					ev.Aside = ""
-				}
-				break
-			}
-			e.value = merged
-		}
-		if err := d.validate(prev, e.value); err != nil {
-			refuse(err)
-			break
-		}
-		if r := d.s.opts.DirectEditRule; r != nil {
-			if err := r(d.p.key, prev, e.value); err != nil {
-				refuse(err)
-				break
-			}
-		}
-		rec, err := d.commit(store.Change{
-			Value:  e.value,
-			Actor:  DirectEditActor,
-			Reason: fmt.Sprintf("direct edit of %s adopted (direct_edits: adopt)", d.p.key),
-			Events: []store.Event{{Type: "direct_edit.adopted", Data: json.RawMessage(fmt.Sprintf(`{"from":%d,"base":%d}`, d.rev, ev.Base))}},
-		})
-		if err == nil && rec != nil && d.held.isActive() {
-			err = d.awaitDurable(rec.Rev)
-		}
-		if err != nil {
-			refuse(err)
-			break
-		}
-		ev.Adopted, ev.Revision = true, d.rev
-		if err := d.s.root.Remove(e.aside); err == nil {
-			ev.Aside = ""
-		}
-	}
-	if ev.Adopted {
+	case ev.Adopted:
 		d.logf("direct edit adopted", "revision", ev.Revision, "base", ev.Base)
-	} else if ev.Unchanged {
+	case ev.Unchanged:
 		d.logf("direct edit changes nothing the latest revision lacks: nothing adopted", "base", ev.Base, "revision", ev.Revision)
-	} else {
+	default:
 		d.logf("direct edit kept aside; the document keeps its committed value", "aside", ev.Aside, "reason", ev.Reason)
 	}
 	if d.s.opts.OnDirectEdit != nil {
 		d.notices = append(d.notices, ev)
 	}
+}
+
+// adoptEdit commits what the edit itself changed (from the revision it was
+// made on), carried onto the latest value, when the policy and the
+// document's rules allow; the error says why not. An edit that changes
+// nothing the latest value lacks (a copy of revision Base written back, or
+// changes a later commit already made) is Unchanged, with no error.
+func (d *doc) adoptEdit(e *capturedEdit, prev []byte, ev *DirectEdit) error {
+	switch {
+	case e.err != nil:
+		return reason.New(reason.InvalidInput, "the edited file does not parse: %v", e.err)
+	case ev.Policy != DirectEditAdopt:
+		return reason.New(reason.InvalidInput, "direct edits are rejected by policy (direct_edits: %s)", ev.Policy)
+	case d.readOnly != nil:
+		return fmt.Errorf("not adopted: %w", d.readOnly)
+	}
+	base, baseVal, err := d.editBase(e)
+	if err != nil {
+		return err
+	}
+	ev.Base = base
+	if base < d.rev {
+		merged, patch, err := merge3.Merge(baseVal, e.value, prev)
+		if c, ok := errors.AsType[*merge3.Conflict](err); ok {
+			if own, err := store.Diff(baseVal, e.value); err == nil {
+				ev.Patch = own // what the edit itself changed
+			}
+			return reason.New(reason.Conflict, "the edit was made on revision %d, and %s: adopting it would undo or overwrite revisions %d to %d, which stand", base, c, base+1, d.rev).With("member", c.Path)
+		}
+		if err != nil {
+			return err
+		}
+		if ev.Patch, ev.Unchanged = patch, string(patch) == "[]"; ev.Unchanged {
+			return nil
+		}
+		e.value = merged
+	}
+	if err := d.validate(prev, e.value); err != nil {
+		return err
+	}
+	if r := d.s.opts.DirectEditRule; r != nil {
+		if err := r(d.p.key, prev, e.value); err != nil {
+			return err
+		}
+	}
+	rec, err := d.commit(store.Change{
+		Value:  e.value,
+		Actor:  DirectEditActor,
+		Reason: fmt.Sprintf("direct edit of %s adopted (direct_edits: adopt)", d.p.key),
+		Events: []store.Event{{Type: "direct_edit.adopted", Data: json.RawMessage(fmt.Sprintf(`{"from":%d,"base":%d}`, d.rev, base))}},
+	})
+	if err == nil && rec != nil {
+		err = d.awaitDurable(rec.Rev)
+	}
+	if err != nil {
+		return err
+	}
+	ev.Adopted, ev.Revision = true, d.rev
+	return nil
 }
 
 // tellEdits tells Options.OnDirectEdit of the direct edits settled, once

@@ -34,21 +34,15 @@ type Options struct {
 	// processes (commits of this process wake watchers at once). 100 ms by
 	// default.
 	PollInterval time.Duration
-	// Fault, when set, is called at each named point of the persistence path
-	// ("journal.write", "journal.sync", "snapshot.write", "snapshot.sync",
-	// "snapshot.rename", "marks.write", "marks.sync", "marks.rename",
-	// "segment.rename", "segment.sync", "dir.sync") and a non-nil result
-	// fails that step as
-	// the operating system would. For crash and fault-injection tests only.
+	// Fault, when set, is called at each named point of the persistence
+	// path ("journal.write", "journal.sync", "snapshot.write", …,
+	// "dir.sync": grep d.fault) and a non-nil result fails that step as the
+	// operating system would. For crash and fault-injection tests only.
 	Fault func(point string) error
 
-	// Hold selects daemon mode (custodian serve): the store takes an
-	// exclusive lock on PidFile at Open (refusing, with the holder's pid, if
-	// another daemon has it), takes each document's lock on first use and
-	// keeps it until Close, serves reads from memory, group-commits (writers
-	// that arrive while a journal fsync is in flight share the next one) and
-	// rewrites snapshots in the background at most once per
-	// SnapshotInterval, and on Close.
+	// Hold selects daemon mode (custodian serve; hold.go): one process
+	// owns the documents until Close, serves reads from memory,
+	// group-commits and rewrites snapshots in the background.
 	Hold bool
 	// PidFile is the daemon lock file, relative to the project root
 	// (".asdd/state/custodian.pid" by default). Hold mode only.
@@ -57,11 +51,9 @@ type Options struct {
 	// document's snapshot in Hold mode; 50 ms by default.
 	SnapshotInterval time.Duration
 	// SnapshotOnCommit, in Hold mode, names the documents whose snapshot
-	// must hold a commit before the commit is acknowledged: those that
-	// other tools read from disk right after changing them through the
-	// custodian (a plugin's hook running jq on .impl/manifest.json after
-	// task-manifest.sh --update-status). Others are rewritten in the
-	// background as SnapshotInterval paces them.
+	// must hold a commit before it is acknowledged: those other tools read
+	// from disk right after changing them through the custodian (a
+	// plugin's hook running jq on .impl/manifest.json).
 	SnapshotOnCommit func(key string) bool
 	// OnSync, when set, is told after each journal fsync of Hold mode how
 	// many commits and bytes it made durable and how long it took (the
@@ -73,11 +65,9 @@ type Options struct {
 	// $CUSTODIAN_JOURNAL_SEGMENT_BYTES when set, else
 	// DefaultSegmentBytes; a negative value never rotates.
 	SegmentBytes int64
-	// JournalKey, when set, authenticates the journal: every record
-	// carries an HMAC under it and the anchor (anchor.go) too, so that a
-	// history rewritten with every hash recomputed, or cut short with its
-	// anchor rewritten, is detected by Verify (and a forged anchor by every
-	// open). Nil takes $CUSTODIAN_JOURNAL_KEY, or the content of the file
+	// JournalKey, when set, authenticates the journal: every record and
+	// the anchor carry an HMAC under it (anchor.go). Nil takes
+	// $CUSTODIAN_JOURNAL_KEY, or the content of the file
 	// $CUSTODIAN_JOURNAL_KEY_FILE names (outside the project); neither set,
 	// or an empty non-nil key: no key.
 	JournalKey []byte
@@ -98,11 +88,10 @@ type Options struct {
 	// OnDirectEdit, when set, is told of every direct edit found and what
 	// became of it.
 	OnDirectEdit func(DirectEdit)
-	// Witness is a directory outside the project's work tree where the
-	// store keeps a copy of each document's anchor, so that a state put
-	// back with its anchor (git stash, reset, checkout, clean; a restored
-	// backup) is detected (witness.go). "" keeps none; projectroot.WitnessDir gives
-	// the project's.
+	// Witness is a directory outside the work tree where the store keeps a
+	// copy of each document's anchor, so that a state put back with its
+	// anchor is detected (witness.go). "" keeps none; projectroot.WitnessDir
+	// gives the project's.
 	Witness string
 }
 

@@ -43,7 +43,7 @@ type daemon struct {
 type version struct {
 	rev  uint64
 	val  *value // nil: no document
-	hash string // hash of the revision's journal record ("" when not written yet)
+	hash string // hash of the revision's journal record
 	sum  string // canonical sum of the value when known
 	size int64  // journal bytes up to and including this revision
 }
@@ -53,12 +53,6 @@ func (v *version) exists() bool { return v != nil && v.val != nil }
 
 // document returns the version as a store.Document.
 func (v *version) document(key string) store.Document { return v.val.document(key, v.rev) }
-
-// pendingRec is a commit's record waiting to be written.
-type pendingRec struct {
-	rec  *store.Record // sealed (its line is in hold.pbuf)
-	last *version      // the value after rec (nil for all but a commit's last record)
-}
 
 // hold is a document's Hold-mode state (nil outside Hold mode): group
 // commit (the syncer), the paced snapshot writer, and the daemon's view of
@@ -70,18 +64,18 @@ type hold struct {
 	// queued, so the syncer only writes and syncs: sealing a large group
 	// (≈ 4 µs a record) kept the journal idle while every writer waited.
 	locked, closed bool   // the document's flock is held; the store closed
-	sealHash       string // hash of the last record sealed
 	sbuf           []byte // sealing scratch
 
-	// Commits queued for the next journal write, in revision order, their
-	// lines, and the groups: a commit waits on the channel of the group
-	// that holds its record, closed once it is synced. Guarded by pmu.
-	pmu     sync.Mutex
-	pending []pendingRec
-	pbuf    []byte
-	open    chan struct{} // the group being queued
-	flight  chan struct{} // the group the syncer took last
-	taken   uint64        // the last revision the syncer took
+	// The lines of the commits queued for the next journal write and the
+	// version of the last, and the groups: a commit waits on the channel of
+	// the group that holds its record, closed once it is synced. Guarded
+	// by pmu.
+	pmu    sync.Mutex
+	pbuf   []byte
+	next   *version      // nil: nothing queued
+	open   chan struct{} // the group being queued
+	flight chan struct{} // the group the syncer took last
+	taken  uint64        // the last revision the syncer took
 
 	// The syncer's: it writes and syncs one group at a time and seals the
 	// live journal as a segment past SegmentBytes.
@@ -98,8 +92,7 @@ type hold struct {
 	latest  atomic.Pointer[version] // the last queued revision
 	durable atomic.Pointer[version] // the last synced revision
 
-	smu     sync.Mutex // guards syncErr
-	syncErr error
+	failed atomic.Pointer[error] // why a group failed: every later commit fails too
 
 	// The snapshot writer's, guarded by snapMu (one rewrite at a time).
 	snapMu   sync.Mutex
@@ -324,7 +317,7 @@ func (h *hold) start() {
 	h.snapDisk.Store(d.rev)
 	h.snapID, h.snapFile = d.snap.id, d.snap.hash
 	h.jExists, h.size, h.written, h.fileFirst = d.j.id.exists, d.j.id.size, 0, d.j.liveFirst
-	h.sealHash, h.pending, h.pbuf = v.hash, nil, nil
+	h.next, h.pbuf = nil, nil
 	h.open = make(chan struct{})
 	h.kick = make(chan struct{}, 1)
 	h.quit = make(chan struct{})
@@ -341,18 +334,21 @@ func (h *hold) append(rec *store.Record, v *version) (*store.Record, error) {
 	if h.closed {
 		return nil, errClosed
 	}
-	v.rev = rec.Rev
-	lines, err := rec.SealMAC(h.sbuf[:0], h.sealHash, d.s.key)
+	prev := ""
+	if d.last != nil {
+		prev = d.last.Hash
+	}
+	lines, err := rec.SealMAC(h.sbuf[:0], prev, d.s.key)
 	if err != nil {
 		return nil, err
 	}
 	if cap(lines) <= 1<<20 {
 		h.sbuf = lines
 	}
-	h.sealHash = rec.Hash
+	v.rev, v.hash = rec.Rev, rec.Hash
 	h.pmu.Lock()
 	h.pbuf = append(h.pbuf, lines...)
-	h.pending = append(h.pending, pendingRec{rec: rec, last: v})
+	h.next = v
 	h.pmu.Unlock()
 	d.rev, d.last = rec.Rev, rec
 	d.cur, d.sum, d.adopted = v.val, v.sum, false
@@ -428,9 +424,10 @@ func (h *hold) awaitDurable(rev uint64) error {
 }
 
 func (h *hold) syncFailure() error {
-	h.smu.Lock()
-	defer h.smu.Unlock()
-	return h.syncErr
+	if p := h.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
 // syncLoop is the document's syncer: woken when commits are queued, it
@@ -445,27 +442,25 @@ func (h *hold) syncLoop() {
 			return
 		}
 		h.pmu.Lock()
-		batch, lines := h.pending, h.pbuf
+		top, lines := h.next, h.pbuf
 		// The buffers take turns: the one written last time (unless
 		// unusually large) takes the next group's lines.
-		h.pending, h.pbuf = nil, h.wbuf[:0]
+		h.next, h.pbuf = nil, h.wbuf[:0]
 		if cap(h.pbuf) > 4<<20 {
 			h.pbuf = nil
 		}
 		done := h.open
 		h.open, h.flight = make(chan struct{}), done
-		if len(batch) > 0 {
-			h.taken = batch[len(batch)-1].rec.Rev
+		if top != nil {
+			h.taken = top.rev
 		}
 		h.pmu.Unlock()
 		synced := false
-		if len(batch) > 0 && h.syncFailure() == nil {
-			if err := h.syncGroup(batch, lines); err != nil {
+		if top != nil && h.syncFailure() == nil {
+			if err := h.syncGroup(top, lines); err != nil {
 				// A failed write or sync leaves the journal's tail unknown:
 				// fail every waiter and refuse writes until reopened.
-				h.smu.Lock()
-				h.syncErr = err
-				h.smu.Unlock()
+				h.failed.Store(&err)
 			} else {
 				synced = true
 			}
@@ -588,9 +583,9 @@ func (h *hold) maybeRotate() {
 	h.jf, h.jExists, h.size, h.fileFirst = nil, false, 0, h.lastRev+1
 }
 
-// syncGroup writes a group (its records, sealed when queued, whose lines
-// are buf) and fsyncs it, then publishes it as durable.
-func (h *hold) syncGroup(batch []pendingRec, buf []byte) error {
+// syncGroup writes a group (the lines of its records, sealed when queued,
+// up to target's) and fsyncs it, then publishes it as durable.
+func (h *hold) syncGroup(target *version, buf []byte) error {
 	d := h.d
 	start := time.Now()
 	jf, err := h.openLive()
@@ -609,10 +604,7 @@ func (h *hold) syncGroup(batch []pendingRec, buf []byte) error {
 	}
 	h.size += int64(len(buf))
 	h.written += int64(len(buf))
-	last := batch[len(batch)-1]
-	h.lastRev = last.rec.Rev
-	target := last.last
-	target.hash, target.size = last.rec.Hash, h.written
+	h.lastRev, target.size = target.rev, h.written
 	if err := d.fault("journal.sync"); err != nil {
 		return err
 	}
