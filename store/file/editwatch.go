@@ -2,7 +2,6 @@ package file
 
 import (
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -18,63 +17,30 @@ import (
 // on the documents' directories, and a poll once a second in case an event
 // is missed), right before each snapshot rewrite, and at Close.
 
-// editWatcher is the store's watch on the snapshots of Hold mode.
-type editWatcher struct {
-	s     *Store
-	mu    sync.Mutex
-	w     *fsnotify.Watcher // nil: events unavailable, poll only
-	dirs  map[string]bool
-	snaps map[string]*doc // absolute snapshot path -> document
-	stop  chan struct{}
-	done  chan struct{}
-}
-
-// watchEdits puts the document (loaded in Hold mode) under the store's
-// edit watcher, starting it on first use.
+// watchEdits puts the document (loaded in Hold mode) under the edit
+// watcher.
 func (d *doc) watchEdits() {
-	s := d.s
-	s.mu.Lock()
-	ew := s.edits
-	if ew == nil && !s.closed {
-		ew = &editWatcher{s: s, dirs: map[string]bool{}, snaps: map[string]*doc{}, stop: make(chan struct{}), done: make(chan struct{})}
-		if w, err := fsnotify.NewWatcher(); err == nil {
-			ew.w = w
-		} else {
-			d.logf("file watcher unavailable: direct edits are found by polling once a second", "error", err)
-		}
-		s.edits = ew
-		go ew.loop()
-	}
-	s.mu.Unlock()
-	if ew == nil {
-		return
-	}
-	snap := filepath.Join(s.dir, filepath.FromSlash(d.p.snap))
-	dir := filepath.Dir(snap)
-	ew.mu.Lock()
-	defer ew.mu.Unlock()
-	ew.snaps[snap] = d
-	if ew.w != nil && !ew.dirs[dir] {
-		if err := ew.w.Add(dir); err != nil {
-			d.logf("directory not watched: direct edits there are found by polling once a second", "dir", dir, "error", err)
-		} else {
-			ew.dirs[dir] = true
+	dm := d.s.daemon
+	snap := filepath.Join(d.s.dir, filepath.FromSlash(d.p.snap))
+	dm.mu.Lock()
+	dm.snaps[snap] = d
+	dm.mu.Unlock()
+	if dm.w != nil {
+		if err := dm.w.Add(filepath.Dir(snap)); err != nil {
+			d.logf("directory not watched: direct edits there are found by polling once a second", "dir", filepath.Dir(snap), "error", err)
 		}
 	}
 }
 
-func (ew *editWatcher) close() {
-	close(ew.stop)
-	<-ew.done
-}
-
-func (ew *editWatcher) loop() {
-	defer close(ew.done)
+// editLoop is the edit watcher: it checks a document soon after its
+// snapshot changed, and every document once a second.
+func (s *Store) editLoop() {
+	dm := s.daemon
 	var events <-chan fsnotify.Event
 	var errs <-chan error
-	if ew.w != nil {
-		events, errs = ew.w.Events, ew.w.Errors
-		defer ew.w.Close()
+	if dm.w != nil {
+		events, errs = dm.w.Events, dm.w.Errors
+		defer dm.w.Close()
 	}
 	poll := time.NewTicker(time.Second)
 	defer poll.Stop()
@@ -84,16 +50,16 @@ func (ew *editWatcher) loop() {
 	var settle <-chan time.Time
 	for {
 		select {
-		case <-ew.stop:
+		case <-dm.stop:
 			return
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
 				continue
 			}
-			ew.mu.Lock()
-			d := ew.snaps[ev.Name]
-			ew.mu.Unlock()
+			dm.mu.Lock()
+			d := dm.snaps[ev.Name]
+			dm.mu.Unlock()
 			if d != nil && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Remove|fsnotify.Rename) != 0 {
 				due[d] = true
 				settle = time.After(20 * time.Millisecond)
@@ -103,16 +69,16 @@ func (ew *editWatcher) loop() {
 			if !ok {
 				errs = nil
 			} else {
-				ew.s.opts.Logger.Warn("file watcher", "error", err)
+				s.opts.Logger.Warn("file watcher", "error", err)
 			}
 			continue
 		case <-settle:
 		case <-poll.C:
-			ew.mu.Lock()
-			for _, d := range ew.snaps {
+			dm.mu.Lock()
+			for _, d := range dm.snaps {
 				due[d] = true
 			}
-			ew.mu.Unlock()
+			dm.mu.Unlock()
 		}
 		for d := range due {
 			d.mu.Lock()

@@ -118,9 +118,8 @@ type Store struct {
 	docs   map[string]*doc
 	closed bool
 
-	daemon *daemon      // Hold mode only
-	edits  *editWatcher // Hold mode: the direct-edit watcher, once started (guarded by mu)
-	key    []byte       // the journal key (Options.JournalKey), nil: none
+	daemon *daemon // Hold mode only
+	key    []byte  // the journal key (Options.JournalKey), nil: none
 }
 
 var _ store.Store = (*Store)(nil)

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
 
 	"github.com/custodian-dev/custodian/internal/filelock"
@@ -33,10 +34,16 @@ import (
 // rewrites snapshots in the background. A crash can only leave a snapshot
 // behind its journal, which recovery replays.
 
-// daemon is the store-wide state of Hold mode.
+// daemon is the store-wide state of Hold mode: the pid file's lock, and
+// two goroutines, the snapshot writer and the edit watcher (editwatch.go).
 type daemon struct {
-	pid           *flock.Flock
-	stop, stopped chan struct{}
+	pid  *flock.Flock
+	stop chan struct{}
+	wg   sync.WaitGroup
+
+	w     *fsnotify.Watcher // on the documents' directories; nil: poll only
+	mu    sync.Mutex
+	snaps map[string]*doc // absolute snapshot path -> document (guarded by mu)
 }
 
 // version is one revision of a document's value, as kept in memory.
@@ -134,8 +141,13 @@ func (s *Store) startDaemon() error {
 		fl.Unlock()
 		return fmt.Errorf("daemon lock: write pid: %w", err)
 	}
-	s.daemon = &daemon{pid: fl, stop: make(chan struct{}), stopped: make(chan struct{})}
-	go s.snapshotLoop()
+	dm := &daemon{pid: fl, stop: make(chan struct{}), snaps: map[string]*doc{}}
+	if dm.w, err = fsnotify.NewWatcher(); err != nil {
+		s.opts.Logger.Warn("file watcher unavailable: direct edits are found by polling once a second", "error", err)
+	}
+	s.daemon = dm
+	dm.wg.Go(s.snapshotLoop)
+	dm.wg.Go(s.editLoop)
 	return nil
 }
 
@@ -194,7 +206,6 @@ func (s *Store) daemonHolder(lock string) error {
 // snapshotLoop rewrites the snapshots that are behind, at most once per
 // SnapshotInterval.
 func (s *Store) snapshotLoop() {
-	defer close(s.daemon.stopped)
 	t := time.NewTicker(s.opts.SnapshotInterval)
 	defer t.Stop()
 	for {
@@ -223,13 +234,7 @@ func (s *Store) snapshotLoop() {
 // stopDaemon flushes and releases everything Hold mode holds.
 func (s *Store) stopDaemon(docs []*doc) error {
 	close(s.daemon.stop)
-	<-s.daemon.stopped
-	s.mu.Lock()
-	ew := s.edits
-	s.mu.Unlock()
-	if ew != nil {
-		ew.close()
-	}
+	s.daemon.wg.Wait()
 	var errs []error
 	for _, d := range docs {
 		if err := d.held.stop(); err != nil {
