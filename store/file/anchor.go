@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,17 +35,15 @@ type anchor struct {
 	MAC  string `json:"mac,omitempty"`
 }
 
-// JournalKeyEnv names the environment variable holding the journal key
-// itself; JournalKeyFileEnv names one holding the path of a file with the
-// key (outside the project). Either makes Open authenticate the journal.
+// The environment variables holding the journal key, or the path of a file
+// (outside the project) holding it.
 const (
 	JournalKeyEnv     = "CUSTODIAN_JOURNAL_KEY"
 	JournalKeyFileEnv = "CUSTODIAN_JOURNAL_KEY_FILE"
 )
 
-// journalKeyFromEnv reads the journal key from the environment: nil when
-// neither variable is set. A key file inside the project root is refused:
-// a key kept beside the journal authenticates nothing.
+// journalKeyFromEnv reads the journal key from the environment (nil: none).
+// A key file inside the project is refused: it would authenticate nothing.
 func journalKeyFromEnv(root string) ([]byte, error) {
 	if v := os.Getenv(JournalKeyEnv); v != "" {
 		return []byte(v), nil
@@ -162,16 +161,14 @@ func writeAt0(f *os.File, line []byte) error {
 	return f.Truncate(int64(len(line)))
 }
 
-// repairCommand is what a CORRUPT_STATE about lost or rewritten history
-// tells the user to run.
+// repairCommand is what a CORRUPT_STATE about history tells one to run.
 func (d *doc) repairCommand() string {
 	return fmt.Sprintf("custodian repair %s --keep journal|snapshot --reason TEXT", d.p.key)
 }
 
-// checkAnchor compares the anchor with the journal's records that load
-// read (recs, ending at the journal's head; none when there is no
-// journal). It is the cheap check every open runs; Verify also checks the
-// record MACs.
+// checkAnchor compares the anchor and the witness with the records load
+// read (recs, ending at the journal's head; none without a journal): the
+// cheap check of every open.
 func (d *doc) checkAnchor(recs []store.Record, snapExists bool) (*anchor, error) {
 	a, bad, err := d.readAnchor()
 	if err != nil {
@@ -185,21 +182,19 @@ func (d *doc) checkAnchor(recs []store.Record, snapExists bool) (*anchor, error)
 	if len(recs) > 0 {
 		head = &recs[len(recs)-1]
 	}
-	// The anchor first: it names what happened to the journal beside it
-	// (records lost, history rewritten); the witness then catches what
-	// went back with its anchor. But a document gone whole is the
-	// witness's to report: checkAnchorWith moves its anchor aside.
-	gone := head == nil && !snapExists
-	if !gone {
-		if err = d.checkAnchorWith(a, bad, recs, snapExists); err != nil {
-			return a, err
-		}
+	// The anchor first: it names what happened to the journal beside it;
+	// the witness then catches what went back with its anchor. But a
+	// document gone whole is the witness's to report (checkAnchorWith
+	// moves its anchor aside).
+	checks := []func() error{
+		func() error { return d.checkAnchorWith(a, bad, recs, snapExists) },
+		func() error { return d.checkWitness(w, head, hashesOf(recs), snapExists) },
 	}
-	if err := d.checkWitness(w, head, hashesOf(recs), snapExists); err != nil {
-		return a, err
+	if head == nil && !snapExists {
+		slices.Reverse(checks)
 	}
-	if gone {
-		if err = d.checkAnchorWith(a, bad, recs, snapExists); err != nil {
+	for _, check := range checks {
+		if err := check(); err != nil {
 			return a, err
 		}
 	}
@@ -227,10 +222,8 @@ func (d *doc) checkAnchorWith(a *anchor, bad string, recs []store.Record, snapEx
 	}
 	if len(recs) == 0 {
 		if !snapExists {
-			// Snapshot and journal both gone: the document is lost
-			// whole (a rebuild brings it back from other files), and a
-			// new one starts afresh. The anchor of the lost one goes
-			// aside (verify reported it until now).
+			// Lost whole (a rebuild brings it back): a new history
+			// starts, the old anchor goes aside.
 			aside, err := d.moveAside(d.p.head, "orphan")
 			if err != nil {
 				return err
@@ -248,9 +241,8 @@ func (d *doc) checkAnchorWith(a *anchor, bad string, recs []store.Record, snapEx
 		if got := recs[a.Rev-first].Hash; got != a.Hash {
 			return reason.New(reason.CorruptState, "%s: journal record %d is not the one committed (its hash differs from the anchor %s): the history was rewritten; restore the journal, or accept it as it is: %s", d.p.key, a.Rev, d.p.head, d.repairCommand())
 		}
-		// With a key, the records after the anchor (a commit whose anchor
-		// a power loss or crash kept from being written) must carry
-		// their MACs before the anchor moves past them.
+		// With a key, the records after the anchor (written before a
+		// crash) must carry their MACs before the anchor moves past them.
 		if k := d.s.key; k != nil {
 			for _, r := range recs[a.Rev-first+1:] {
 				if err := r.CheckMAC(k); err != nil {
@@ -262,9 +254,8 @@ func (d *doc) checkAnchorWith(a *anchor, bad string, recs []store.Record, snapEx
 	return nil
 }
 
-// advanceAnchor moves the anchor to the journal's head after an open
-// that checked it (an anchor missing — a project from before anchors —
-// or behind after a power loss). Best effort: a full disk leaves it.
+// advanceAnchor moves an anchor missing (a project from before anchors) or
+// behind (a power loss) to the journal's head after an open checked it.
 func (d *doc) advanceAnchor(a *anchor, last *store.Record) {
 	if last == nil || a != nil && a.Rev >= last.Rev {
 		return

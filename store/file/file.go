@@ -1,11 +1,13 @@
 package file
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -131,19 +133,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	r, err := os.OpenRoot(abs)
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
-	}
-	if opts.PidFile == "" {
-		opts.PidFile = DefaultPidFile
-	}
+	opts.Logger = cmp.Or(opts.Logger, slog.Default())
+	opts.PidFile = cmp.Or(opts.PidFile, DefaultPidFile)
 	if opts.SnapshotInterval <= 0 {
 		opts.SnapshotInterval = 50 * time.Millisecond
 	}
@@ -155,25 +149,24 @@ func Open(dir string, opts Options) (*Store, error) {
 		if v := os.Getenv(SegmentBytesEnv); v != "" {
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			if err != nil || n == 0 {
-				r.Close()
 				return nil, reason.New(reason.InvalidInput, "$%s=%q: want a number of bytes (negative: never rotate)", SegmentBytesEnv, v)
 			}
 			opts.SegmentBytes = n
 		}
 	}
 	if opts.JournalKey == nil {
-		k, err := journalKeyFromEnv(abs)
-		if err != nil {
-			r.Close()
+		if opts.JournalKey, err = journalKeyFromEnv(abs); err != nil {
 			return nil, err
 		}
-		opts.JournalKey = k
 	}
 	switch opts.DirectEdits {
 	case "", DirectEditReject, DirectEditAdopt:
 	default:
-		r.Close()
 		return nil, reason.New(reason.InvalidInput, "direct edits policy %q: want %q or %q", opts.DirectEdits, DirectEditAdopt, DirectEditReject)
+	}
+	r, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
 	}
 	s := &Store{dir: abs, root: r, opts: opts, docs: map[string]*doc{}}
 	if len(opts.JournalKey) > 0 {
@@ -202,10 +195,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	docs := make([]*doc, 0, len(s.docs))
-	for _, d := range s.docs {
-		docs = append(docs, d)
-	}
+	docs := slices.Collect(maps.Values(s.docs))
 	s.mu.Unlock()
 	var err error
 	if s.daemon != nil {
@@ -395,17 +385,15 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 	if err != nil {
 		return store.Result{}, err
 	}
-	if !o.Create && !d.holding() {
+	held := d.holding() // known to exist: no stat(2) per commit on the daemon's hot path
+	if !o.Create && !held {
 		// Nothing to update where the document's directory does not exist:
-		// say so without creating the directory and its lock file. A
-		// document a daemon holds (Hold mode: its lock taken for the
-		// store's lifetime) is known to exist: no stat(2) per commit on the
-		// daemon's hot path.
+		// say so without creating the directory and its lock file.
 		if _, err := s.root.Stat(filepath.FromSlash(d.p.dir)); errors.Is(err, fs.ErrNotExist) {
 			return store.Result{}, notFound(key)
 		}
 	}
-	if !d.holding() && (o.IfRevision == nil || *o.IfRevision == 0) {
+	if !held && (o.IfRevision == nil || *o.IfRevision == 0) {
 		if err := d.precheck(fn, o.Create); err != nil {
 			return store.Result{}, err
 		}
@@ -418,7 +406,7 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		lock = d.lockedRead
 	}
 	err = lock(ctx, func() error {
-		if b := d.brokenErr(); b != nil {
+		if b := cmp.Or(d.broken, d.held.syncFailure()); b != nil {
 			return fmt.Errorf("%s: refusing to write after a failed sync (reopen to recover): %w", key, b)
 		}
 		if err := d.refresh(); err != nil {
@@ -454,28 +442,24 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 			return nil
 		}
 		rec, err := d.commit(ch)
-		if err != nil {
-			return err
+		if rec != nil {
+			res = store.Result{Document: d.cur.document(key, d.rev), Changed: true, Record: rec}
 		}
-		if rec == nil {
-			return nil
-		}
-		res = store.Result{Document: d.cur.document(key, d.rev), Changed: true, Record: rec}
-		return nil
+		return err
 	})
-	if err == nil {
-		// In Hold mode the commit is acknowledged once its journal line is
-		// synced (shared with whoever else wrote meanwhile); an unchanged
-		// result waits too, so it never reports a value not yet durable.
-		err = d.awaitDurable(res.Revision)
-		if err != nil {
-			return store.Result{}, err
-		}
-		if res.Changed && d.held.isActive() && s.opts.SnapshotOnCommit != nil && s.opts.SnapshotOnCommit(key) {
-			if err := d.held.flushSnapshot(true); err != nil {
-				// Committed and durable: the snapshot catches up later.
-				d.logf("snapshot not rewritten at commit; the journal holds the commit", "error", err)
-			}
+	if err != nil {
+		return res, err
+	}
+	// In Hold mode the commit is acknowledged once its journal line is
+	// synced (shared with whoever else wrote meanwhile); an unchanged
+	// result waits too, so it never reports a value not yet durable.
+	if err = d.awaitDurable(res.Revision); err != nil {
+		return store.Result{}, err
+	}
+	if res.Changed && d.held.isActive() && s.opts.SnapshotOnCommit != nil && s.opts.SnapshotOnCommit(key) {
+		if err := d.held.flushSnapshot(true); err != nil {
+			// Committed and durable: the snapshot catches up later.
+			d.logf("snapshot not rewritten at commit; the journal holds the commit", "error", err)
 		}
 	}
 	return res, err

@@ -10,9 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -215,10 +217,7 @@ func (s *Store) snapshotLoop() {
 		case <-t.C:
 		}
 		s.mu.Lock()
-		docs := make([]*doc, 0, len(s.docs))
-		for _, d := range s.docs {
-			docs = append(docs, d)
-		}
+		docs := slices.Collect(maps.Values(s.docs))
 		s.mu.Unlock()
 		for _, d := range docs {
 			if !d.held.isActive() {
@@ -237,15 +236,10 @@ func (s *Store) stopDaemon(docs []*doc) error {
 	s.daemon.wg.Wait()
 	var errs []error
 	for _, d := range docs {
-		if err := d.held.stop(); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, d.held.stop())
 	}
 	_ = s.root.WriteFile(s.opts.PidFile, nil, 0o644)
-	if err := s.daemon.pid.Unlock(); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, s.daemon.pid.Unlock())...)
 }
 
 // stop flushes the document and releases what Hold mode holds of it: its
@@ -260,11 +254,11 @@ func (h *hold) stop() error {
 		// it stops, not left on disk for the next command.
 		h.checkEdit()
 		if v := h.latest.Load(); v != nil {
-			if err := h.awaitDurable(v.rev); err != nil {
-				errs = append(errs, err)
-			} else if err := h.flushSnapshot(true); err != nil {
-				errs = append(errs, err)
+			err := h.awaitDurable(v.rev)
+			if err == nil {
+				err = h.flushSnapshot(true)
 			}
+			errs = append(errs, err)
 		}
 		if h.quit != nil {
 			close(h.quit)
@@ -272,18 +266,14 @@ func (h *hold) stop() error {
 			h.quit = nil
 		}
 		if h.jf != nil {
-			if err := h.jf.Close(); err != nil {
-				errs = append(errs, err)
-			}
+			errs = append(errs, h.jf.Close())
 			h.jf = nil
 		}
 		if h.anchor != nil {
 			h.anchor.Close()
 			h.anchor = nil
 		}
-		if err := d.flock.Unlock(); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, d.flock.Unlock())
 		h.locked = false
 	}
 	h.closed = true
@@ -373,17 +363,6 @@ func (d *doc) durableRev() uint64 {
 	return 0
 }
 
-// brokenErr is the error that keeps the document from being written.
-func (d *doc) brokenErr() error {
-	if d.broken != nil {
-		return d.broken
-	}
-	if !d.held.isActive() {
-		return nil
-	}
-	return d.held.syncFailure()
-}
-
 // awaitDurable returns once revision rev is synced to the journal: at once
 // outside Hold mode, where commits are synced before they are applied.
 func (d *doc) awaitDurable(rev uint64) error {
@@ -428,7 +407,11 @@ func (h *hold) awaitDurable(rev uint64) error {
 	}
 }
 
+// syncFailure is why a group failed (nil: none, or outside Hold mode).
 func (h *hold) syncFailure() error {
+	if h == nil {
+		return nil
+	}
 	if p := h.failed.Load(); p != nil {
 		return *p
 	}
