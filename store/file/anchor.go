@@ -133,15 +133,7 @@ func (d *doc) writeAnchor(rev uint64, hash string) {
 	line := a.line()
 	d.writeWitness(line)
 	err := d.fault("anchor.write")
-	if h := d.held; err == nil && h.isActive() {
-		// The daemon keeps the file open (nobody else writes it meanwhile).
-		if h.anchor == nil {
-			h.anchor, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644)
-		}
-		if err == nil {
-			err = writeAt0(h.anchor, line)
-		}
-	} else if err == nil {
+	if err == nil {
 		var f *os.File
 		if f, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644); err == nil {
 			err = errors.Join(writeAt0(f, line), f.Close())

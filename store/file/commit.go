@@ -25,15 +25,11 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	if ch.Patch != nil && ch.Model != nil && d.has() && !d.adopted {
 		return d.commitModel(ch)
 	}
-	var cur []byte
-	if d.has() {
-		var err error
-		if cur, err = d.bytes(); err != nil {
-			return nil, err
-		}
+	cur, err := d.bytes()
+	if err != nil {
+		return nil, err
 	}
 	if ch.Patch != nil {
-		var err error
 		if ch, err = ch.Resolve(cur); err != nil {
 			return nil, fmt.Errorf("%s: %w", d.p.key, err)
 		}
@@ -67,7 +63,8 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 		// The first commit of a document nobody journaled (written by a
 		// plugin, by hand, by an older tool) adopts it: its record is the
 		// whole new value, and says what was found (nothing is lost).
-		events = append([]store.Event{adoptedEvent(cur)}, events...)
+		found := append(append([]byte(`{"found":`), bytes.TrimSpace(cur)...), '}')
+		events = append([]store.Event{{Type: store.AdoptedEvent, Data: found}}, events...)
 	} else if cur != nil {
 		if from, err = jsonval.Decode(cur); err != nil {
 			return nil, reason.New(reason.CorruptState, "%s: %v", d.p.key, err)
@@ -80,15 +77,11 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: why, Patch: patch, Events: events, Sum: nv.Sum}
 	raw := bytes.TrimRight(nv.Raw, " \t\r\n")
 	if d.held.isLocked() {
-		// Hold mode keeps the value as given; the background snapshot
-		// writer indents it.
-		return d.appendAndApply(rec, bytesValue(bytes.Clone(raw)), nv.Sum)
-	}
-	snap, err := store.Indent(raw)
-	if err != nil {
+		raw = bytes.Clone(raw) // kept compact: the snapshot writer indents it
+	} else if raw, err = store.Indent(raw); err != nil {
 		return nil, reason.New(reason.InvalidInput, "%v", err)
 	}
-	return d.appendAndApply(rec, bytesValue(snap), nv.Sum)
+	return d.appendAndApply(rec, bytesValue(raw), nv.Sum)
 }
 
 // commitModel commits a change given as a patch with its model: the
@@ -134,11 +127,6 @@ func (d *doc) commitModel(ch store.Change) (*store.Record, error) {
 	}
 	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: ch.Reason, Patch: ch.Patch, Events: ch.Events}
 	return d.appendAndApply(rec, next, "")
-}
-
-func adoptedEvent(found []byte) store.Event {
-	data := append(append([]byte(`{"found":`), bytes.TrimSpace(found)...), '}')
-	return store.Event{Type: store.AdoptedEvent, Data: data}
 }
 
 // canonicalSum is the canonical sum of v ("" when it does not parse).

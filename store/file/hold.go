@@ -95,7 +95,6 @@ type hold struct {
 	size, written          int64    // bytes in the live journal; written since loaded
 	lastRev, fileFirst     uint64   // last revision written; the live journal's first
 	rotateAt               int64    // after a failed rotation: the size to try again at
-	anchor                 *os.File // the anchor file, kept open (anchor.go)
 
 	active  atomic.Bool             // the document is loaded in Hold mode
 	latest  atomic.Pointer[version] // the last queued revision
@@ -268,10 +267,6 @@ func (h *hold) stop() error {
 		if h.jf != nil {
 			errs = append(errs, h.jf.Close())
 			h.jf = nil
-		}
-		if h.anchor != nil {
-			h.anchor.Close()
-			h.anchor = nil
 		}
 		errs = append(errs, d.flock.Unlock())
 		h.locked = false
