@@ -10,14 +10,12 @@ import (
 	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
-// commit journals and applies a change. It returns nil when the change
-// commits nothing. A change given as a patch with the proposer's model
-// (the application layer's operations) is journaled as given and the
-// model becomes the value: its bytes are made now outside Hold mode (the
-// snapshot is written with the commit), later in Hold mode (when
-// something needs them). Any other change is made into bytes, checked
-// against the limits, compared with the current value and journaled as
-// the difference from it, with the new value's canonical sum.
+// commit journals and applies a change (nil: it commits nothing). A patch
+// with the proposer's model (the application layer's operations) is
+// journaled as given and the model becomes the value (commitModel). Any
+// other change is made into bytes, checked against the limits, compared
+// with the current value and journaled as the difference from it, with the
+// new value's canonical sum.
 func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	if ch.Patch != nil && bytes.Equal(bytes.TrimSpace(ch.Patch), []byte("[]")) {
 		return nil, nil // nothing changes
@@ -84,13 +82,11 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	return d.appendAndApply(rec, bytesValue(raw), nv.Sum)
 }
 
-// commitModel commits a change given as a patch with its model: the
-// record is the patch as given and the model is the new value. The record
-// carries no canonical sum (a sum reads the whole document: at 1,000
-// slices, a quarter of a CLI commit): the snapshot's revision is named by
-// the checkpoint the commit writes (outside Hold mode) or by a mark the
-// snapshot writer writes (Hold mode), and Verify compares the journal's
-// replay with the snapshot.
+// commitModel commits a patch with its model, the new value, whose bytes
+// are made now outside Hold mode (the snapshot is written with the
+// commit), in Hold mode only when something needs them. The record carries
+// no canonical sum (at 1,000 slices, a quarter of a CLI commit): the
+// checkpoint or, in Hold mode, a mark names the snapshot's revision.
 func (d *doc) commitModel(ch store.Change) (*store.Record, error) {
 	max := d.s.opts.Limits.MaxBytes
 	if max <= 0 {

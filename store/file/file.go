@@ -103,10 +103,8 @@ const DefaultPidFile = ".asdd/state/custodian.pid"
 // DefaultSegmentBytes is the default of Options.SegmentBytes: 64 MiB.
 const DefaultSegmentBytes = 64 << 20
 
-// SegmentBytesEnv names the environment variable that sets
-// Options.SegmentBytes when it is 0 (a number of bytes; negative: never
-// rotate). It reaches every process that opens a store, tests' children
-// included.
+// SegmentBytesEnv sets Options.SegmentBytes when it is 0 (bytes; negative:
+// never rotate), in every process that opens a store.
 const SegmentBytesEnv = "CUSTODIAN_JOURNAL_SEGMENT_BYTES"
 
 // Store is the file backend. It is safe for concurrent use by many
@@ -184,10 +182,8 @@ func Open(dir string, opts Options) (*Store, error) {
 // Dir returns the project root the store keeps its files under.
 func (s *Store) Dir() string { return s.dir }
 
-// Close releases the store. Outside Hold mode documents' locks are not held
-// between calls, so there is nothing to flush; in Hold mode Close waits for
-// pending journal syncs, rewrites every snapshot that is behind, and
-// releases the locks.
+// Close releases the store; in Hold mode it waits for pending journal
+// syncs, rewrites every snapshot that is behind and releases the locks.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -345,27 +341,20 @@ func (s *Store) Keys(ctx context.Context) ([]string, error) {
 			}
 			return nil
 		}
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		if e.IsDir() {
-			switch e.Name() {
-			case ".git", "node_modules", "vendor":
-				return fs.SkipDir
-			}
-			if k, ok := keyForJournal(p); ok {
-				// A directory where a journal belongs: listed, so
-				// that verify reports it.
-				keys = append(keys, k)
-				return fs.SkipDir
-			}
-			return nil
+		// Listed so that verify reports them: a directory where a journal
+		// belongs, an anchor whose journal is gone.
+		k, ok := keyForJournal(p)
+		if !ok && !e.IsDir() {
+			k, ok = keyForAnchor(p)
 		}
-		if k, ok := keyForJournal(p); ok {
+		if ok {
 			keys = append(keys, k)
-		} else if k, ok := keyForAnchor(p); ok {
-			// An anchor whose journal is gone: verify reports it.
-			keys = append(keys, k)
+		}
+		if e.IsDir() && (ok || e.Name() == ".git" || e.Name() == "node_modules" || e.Name() == "vendor") {
+			return fs.SkipDir
 		}
 		return nil
 	})
@@ -465,12 +454,10 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 	return res, err
 }
 
-// precheck runs fn once, without the lock, on a document nobody
-// journaled yet (a file another tool wrote, or none, for a create) while
-// no custodian has ever locked it (unlockedForeign): a change fn refuses
-// then leaves the project as it was, with no directory or lock file made
-// for it. Anything else is left to the locked path, where fn runs again
-// (it may run more than once: UpdateFunc).
+// precheck runs fn once, without the lock, on a document no custodian has
+// touched yet (unlockedForeign), so that a change fn refuses leaves the
+// project as it was, with no directory or lock file made for it. fn runs
+// again on the locked path (UpdateFunc may run more than once).
 func (d *doc) precheck(fn store.UpdateFunc, create bool) error {
 	snap, ok := d.unlockedForeign()
 	if !ok || snap == nil && !create {
@@ -486,7 +473,7 @@ func (d *doc) precheck(fn store.UpdateFunc, create bool) error {
 // another tool wrote, when it parses (nil: there is none). ok is false
 // for anything else, which the locked path loads and recovers.
 func (d *doc) unlockedForeign() (snap []byte, ok bool) {
-	if d.s.daemon != nil || d.holding() {
+	if d.s.daemon != nil {
 		return nil, false
 	}
 	absent := func() bool {

@@ -54,7 +54,6 @@ type version struct {
 	val  *value // nil: no document
 	hash string // hash of the revision's journal record
 	sum  string // canonical sum of the value when known
-	size int64  // journal bytes up to and including this revision
 }
 
 // exists reports whether the version has a value.
@@ -92,8 +91,8 @@ type hold struct {
 	jf                     *os.File // the live journal, open for appending
 	wbuf                   []byte   // the lines of the group it writes
 	jExists                bool     // the live journal exists (else opening creates it)
-	size, written          int64    // bytes in the live journal; written since loaded
-	lastRev, fileFirst     uint64   // last revision written; the live journal's first
+	size                   int64    // bytes in the live journal
+	fileFirst              uint64   // the live journal's first revision
 	rotateAt               int64    // after a failed rotation: the size to try again at
 
 	active  atomic.Bool             // the document is loaded in Hold mode
@@ -152,10 +151,9 @@ func (s *Store) startDaemon() error {
 	return nil
 }
 
-// AnnounceDaemon records, in Hold mode, where the daemon can be reached
-// (its socket, its HTTP address): the pid file holds the pid on its first
-// line and one address per line after it, so that a command that finds a
-// document's lock held by the daemon names it instead of waiting.
+// AnnounceDaemon records, in Hold mode, where the daemon can be reached:
+// the pid file holds the pid and then one address a line, so that a
+// command that finds a lock held by the daemon names it instead of waiting.
 func (s *Store) AnnounceDaemon(addrs ...string) error {
 	if s.daemon == nil {
 		return nil
@@ -168,10 +166,9 @@ func (s *Store) AnnounceDaemon(addrs ...string) error {
 	return s.root.WriteFile(s.opts.PidFile, b, 0o644)
 }
 
-// daemonHolder returns, when a running daemon holds the project (its pid
-// file is locked), a CONFLICT naming it (pid, addresses) for a command
-// that found lock held; nil when no daemon runs (another command holds the
-// lock for one commit: wait for it).
+// daemonHolder returns a CONFLICT naming the daemon (pid, addresses) that
+// holds the project, for a command that found lock held; nil when no daemon
+// runs (another command holds it for one commit: wait for it).
 func (s *Store) daemonHolder(lock string) error {
 	rel := s.opts.PidFile
 	f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -241,8 +238,7 @@ func (s *Store) stopDaemon(docs []*doc) error {
 	return errors.Join(append(errs, s.daemon.pid.Unlock())...)
 }
 
-// stop flushes the document and releases what Hold mode holds of it: its
-// syncer, its open files, its lock.
+// stop flushes the document and releases its syncer, files and lock.
 func (h *hold) stop() error {
 	d := h.d
 	d.mu.Lock()
@@ -276,12 +272,10 @@ func (h *hold) stop() error {
 	return errors.Join(errs...)
 }
 
-// isActive reports whether h is the state of a document loaded in Hold
-// mode (false for nil: outside Hold mode).
+// isActive reports whether the document is loaded in Hold mode.
 func (h *hold) isActive() bool { return h != nil && h.active.Load() }
 
-// isLocked reports whether Hold mode holds the document's lock (under
-// doc.mu; false for nil: outside Hold mode).
+// isLocked reports whether Hold mode holds the document's lock (doc.mu).
 func (h *hold) isLocked() bool { return h != nil && h.locked }
 
 // start starts Hold mode for a freshly loaded document (under doc.mu).
@@ -303,10 +297,10 @@ func (h *hold) start() {
 	}
 	h.latest.Store(v)
 	h.durable.Store(v)
-	h.snapRev, h.taken, h.lastRev = d.rev, d.rev, d.rev
+	h.snapRev, h.taken = d.rev, d.rev
 	h.snapDisk.Store(d.rev)
 	h.snapID, h.snapFile = d.snap.id, d.snap.hash
-	h.jExists, h.size, h.written, h.fileFirst = d.j.id.exists, d.j.id.size, 0, d.j.liveFirst
+	h.jExists, h.size, h.fileFirst = d.j.id.exists, d.j.id.size, d.j.liveFirst
 	h.next, h.pbuf = nil, nil
 	h.open = make(chan struct{})
 	h.kick = make(chan struct{}, 1)
@@ -316,9 +310,8 @@ func (h *hold) start() {
 	h.active.Store(true)
 }
 
-// append seals a commit's record and queues it for the next journal
-// write, and makes its value the latest (under doc.mu). The caller waits
-// for the syncer, which writes and syncs it (awaitDurable).
+// append seals a commit's record, queues it for the syncer and makes its
+// value the latest (under doc.mu); the caller then awaits it.
 func (h *hold) append(rec *store.Record, v *version) (*store.Record, error) {
 	d := h.d
 	if h.closed {
@@ -358,8 +351,8 @@ func (d *doc) durableRev() uint64 {
 	return 0
 }
 
-// awaitDurable returns once revision rev is synced to the journal: at once
-// outside Hold mode, where commits are synced before they are applied.
+// awaitDurable returns once revision rev is synced (at once outside Hold
+// mode, where commits are synced before they are applied).
 func (d *doc) awaitDurable(rev uint64) error {
 	if d.held == nil {
 		return nil
@@ -413,9 +406,8 @@ func (h *hold) syncFailure() error {
 	return nil
 }
 
-// syncLoop is the document's syncer: woken when commits are queued, it
-// takes them all as one group, writes and fsyncs it, publishes it as
-// durable and wakes its waiters, until the store stops.
+// syncLoop is the document's syncer: it takes the commits queued as one
+// group, writes, fsyncs and publishes it, and wakes its waiters.
 func (h *hold) syncLoop() {
 	defer close(h.syncerDone)
 	for {
@@ -457,33 +449,29 @@ func (h *hold) syncLoop() {
 }
 
 // flushSnapshot rewrites the snapshot with the latest synced value if it is
-// behind. The background writer (force false) also waits for its pacing:
-// a rewrite starts at least SnapshotInterval after the previous one started
-// and at least nine times the previous one's duration after it ended, so
-// rewriting a large document never takes more than about a tenth of the
-// time; Verify and shutdown force it.
-//
-// A value whose journal record carries no sum (commits made through their
-// patch) is named by a mark: the SHA-256 of the snapshot file's bytes as
-// written, bound to the revision and its record's hash, made durable before
-// the snapshot replaces the old one (recovery reads it back; see mark.go).
+// behind. Unless forced it waits for its pacing: a rewrite starts at least
+// SnapshotInterval after the previous one started and nine times its
+// duration after it ended (a tenth of the time at most). A value whose
+// record carries no sum is named by a mark (mark.go), durable before the
+// snapshot is replaced.
 func (h *hold) flushSnapshot(force bool) error {
 	d := h.d
 	// A plugin's cooperative lock (state.json.lock) is taken before
 	// snapMu, never while holding it: a plugin holding its lock must not
 	// stall the readers and the edit watcher that take snapMu. The
 	// background writer only tries it and comes back at its next turn.
-	coopHeld := false
-	if d.coop != nil && d.s.daemon != nil {
-		if !force {
-			ok, err := d.coopTry()
-			if err != nil || !ok {
+	if d.coop != nil {
+		if force {
+			if _, err := d.coopLock(context.Background()); err != nil {
 				return err
 			}
-		} else if _, err := d.coopLock(context.Background()); err != nil {
+		} else if err := d.coopFile(); err != nil {
 			return err
+		} else if ok, err := d.coop.TryLock(); err != nil {
+			return fmt.Errorf("lock %s: %w", d.p.coopLock, err)
+		} else if !ok {
+			return nil // a plugin holds it: the next turn
 		}
-		coopHeld = true
 		defer d.coop.Unlock()
 	}
 	h.snapMu.Lock()
@@ -511,7 +499,7 @@ func (h *hold) flushSnapshot(force bool) error {
 	}
 	// Every value in memory was parsed, or made from a parsed one and
 	// patches applied to its tree: indent without validating again.
-	if err := d.writeSnapshotCoop(coopHeld, func(f *os.File) error {
+	if err := d.writeSnapshotCoop(d.coop != nil, func(f *os.File) error {
 		w := io.MultiWriter(f, fh)
 		bw := bufio.NewWriterSize(w, 256<<10)
 		b, err := v.val.bytes()
@@ -540,21 +528,20 @@ func (h *hold) flushSnapshot(force bool) error {
 	return nil
 }
 
-// maybeRotate seals the live journal as a segment (the syncer, between two
-// group writes, everything written synced) when it is past SegmentBytes
-// and the snapshot on disk holds one of its revisions or a later one — so
-// that recovery never needs more than the newest segment (segment.go). The
-// next group write starts a new live journal.
+// maybeRotate seals the live journal as a segment (between two groups,
+// all synced) when it is past SegmentBytes and the snapshot on disk holds
+// one of its revisions or a later one, so that recovery never needs more
+// than the newest segment (segment.go).
 func (h *hold) maybeRotate() {
 	d := h.d
-	n := d.s.segmentBytes()
-	if n <= 0 || h.jf == nil || h.size < max(n, h.rotateAt) || h.lastRev < h.fileFirst {
+	n, last := d.s.segmentBytes(), h.durable.Load().rev
+	if n <= 0 || h.jf == nil || h.size < max(n, h.rotateAt) || last < h.fileFirst {
 		return
 	}
 	if h.snapDisk.Load() < h.fileFirst {
 		return // the snapshot writer catches up first
 	}
-	if err := d.rotate(h.fileFirst, h.lastRev); err != nil {
+	if err := d.rotate(h.fileFirst, last); err != nil {
 		h.rotateAt = h.size + n/4 // not again at every group
 		d.logf("journal not sealed as a segment; tried again after another quarter of the threshold", "error", err)
 		return
@@ -563,7 +550,7 @@ func (h *hold) maybeRotate() {
 	if err := h.jf.Close(); err != nil {
 		d.logf("closing a sealed journal segment", "error", err)
 	}
-	h.jf, h.jExists, h.size, h.fileFirst = nil, false, 0, h.lastRev+1
+	h.jf, h.jExists, h.size, h.fileFirst = nil, false, 0, last+1
 }
 
 // syncGroup writes a group (the lines of its records, sealed when queued,
@@ -586,8 +573,6 @@ func (h *hold) syncGroup(target *version, buf []byte) error {
 		return fmt.Errorf("append to journal %s: %w", d.p.journal, err)
 	}
 	h.size += int64(len(buf))
-	h.written += int64(len(buf))
-	h.lastRev, target.size = target.rev, h.written
 	if err := d.fault("journal.sync"); err != nil {
 		return err
 	}
@@ -604,7 +589,7 @@ func (h *hold) syncGroup(target *version, buf []byte) error {
 	// journal, it need not precede the acknowledgement.
 	d.writeAnchor(target.rev, target.hash)
 	if f := d.s.opts.OnSync; f != nil {
-		f(int(target.rev-before.rev), target.size-before.size, time.Since(start))
+		f(int(target.rev-before.rev), int64(len(buf)), time.Since(start))
 	}
 	return nil
 }

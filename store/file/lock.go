@@ -12,9 +12,7 @@ import (
 )
 
 // holding reports whether this store holds the document's lock (Hold
-// mode). A document loaded in Hold mode is answered without d.mu: every
-// daemon commit asks, and must not wait behind the commit holding d.mu to
-// read a flag.
+// mode); once loaded without d.mu, which every daemon commit would wait on.
 func (d *doc) holding() bool {
 	if d.held == nil {
 		return false
@@ -149,18 +147,6 @@ func (d *doc) coopLock(ctx context.Context) (func(), error) {
 		return nil, err
 	}
 	return func() { d.coop.Unlock() }, nil
-}
-
-// coopTry takes the cooperative lock if it is free, at once.
-func (d *doc) coopTry() (bool, error) {
-	if err := d.coopFile(); err != nil {
-		return false, err
-	}
-	ok, err := d.coop.TryLock()
-	if err != nil {
-		return false, fmt.Errorf("lock %s: %w", d.p.coopLock, err)
-	}
-	return ok, nil
 }
 
 // coopFile makes the cooperative lock file through the root.

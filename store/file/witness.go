@@ -36,8 +36,7 @@ func (d *doc) witnessPath() string {
 }
 
 // readWitness returns the document's witness, nil when there is none or it
-// does not parse (a write cut short: it identifies nothing, and the next
-// commit rewrites it).
+// does not parse (a write cut short: the next commit rewrites it).
 func (d *doc) readWitness() (*anchor, error) {
 	name := d.witnessPath()
 	if name == "" {
@@ -58,9 +57,8 @@ func (d *doc) readWitness() (*anchor, error) {
 	return a, nil
 }
 
-// writeWitness records the journal's head in the witness. Best effort,
-// like the anchor: the commit is durable in the journal whatever happens
-// here, and a witness behind the journal is accepted.
+// writeWitness records the journal's head in the witness; best effort,
+// like the anchor.
 func (d *doc) writeWitness(line []byte) {
 	name := d.witnessPath()
 	if name == "" {
@@ -117,10 +115,8 @@ func (d *doc) clearWitness() {
 }
 
 // checkWitness compares the witness with the journal: head is its last
-// record (nil when there is none), hashAt gives a record's hash when it is
-// at hand (false: not read, e.g. in a sealed segment), snapExists whether
-// the snapshot is there. A repair does not check it: it is how a person
-// accepts what is there.
+// record (nil: none), hashAt a record's hash when at hand (not in a sealed
+// segment). A repair does not check it: it accepts what is there.
 func (d *doc) checkWitness(w *anchor, head *store.Record, hashAt func(rev uint64) (string, bool), snapExists bool) error {
 	if w == nil || d.repair != nil {
 		return nil
