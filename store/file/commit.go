@@ -138,12 +138,12 @@ func canonicalSum(v []byte) string {
 // write) and makes v the current value; sum is its canonical sum ("":
 // not known).
 func (d *doc) appendAndApply(rec *store.Record, v *value, sum string) (*store.Record, error) {
-	if d.held.isLocked() {
-		return d.held.append(rec, &version{val: v, sum: sum})
-	}
 	prev := ""
 	if d.last != nil {
 		prev = d.last.Hash
+	}
+	if d.held.isLocked() {
+		return d.held.append(rec, prev, &version{val: v, sum: sum})
 	}
 	line, err := rec.SealMAC(nil, prev, d.s.key)
 	if err != nil {

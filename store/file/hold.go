@@ -312,14 +312,10 @@ func (h *hold) start() {
 
 // append seals a commit's record, queues it for the syncer and makes its
 // value the latest (under doc.mu); the caller then awaits it.
-func (h *hold) append(rec *store.Record, v *version) (*store.Record, error) {
+func (h *hold) append(rec *store.Record, prev string, v *version) (*store.Record, error) {
 	d := h.d
 	if h.closed {
 		return nil, errClosed
-	}
-	prev := ""
-	if d.last != nil {
-		prev = d.last.Hash
 	}
 	lines, err := rec.SealMAC(h.sbuf[:0], prev, d.s.key)
 	if err != nil {
