@@ -133,7 +133,20 @@ func (d *doc) writeAnchor(rev uint64, hash string) {
 	line := a.line()
 	d.writeWitness(line)
 	err := d.fault("anchor.write")
-	if err == nil {
+	if h := d.held; err == nil && h.isActive() {
+		// The daemon keeps the file open (nobody else writes it) and, once
+		// it holds one padded line, rewrites it with one pwrite: opening it
+		// per group cost ≈ 0.1 ms of a ≈ 0.7 ms commit at 1,000 slices.
+		if h.anchor == nil {
+			h.anchor, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644)
+		}
+		if err == nil && h.anchorSized && len(line) == anchorLen {
+			_, err = h.anchor.WriteAt(line, 0)
+		} else if err == nil {
+			err = writeAt0(h.anchor, line)
+			h.anchorSized = err == nil && len(line) == anchorLen
+		}
+	} else if err == nil {
 		var f *os.File
 		if f, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644); err == nil {
 			err = errors.Join(writeAt0(f, line), f.Close())

@@ -93,6 +93,8 @@ type hold struct {
 	jExists                bool     // the live journal exists (else opening creates it)
 	size                   int64    // bytes in the live journal
 	fileFirst              uint64   // the live journal's first revision
+	anchor                 *os.File // the anchor file, kept open (anchor.go)
+	anchorSized            bool     // it holds one padded line
 	rotateAt               int64    // after a failed rotation: the size to try again at
 
 	active  atomic.Bool             // the document is loaded in Hold mode
@@ -263,6 +265,10 @@ func (h *hold) stop() error {
 		if h.jf != nil {
 			errs = append(errs, h.jf.Close())
 			h.jf = nil
+		}
+		if h.anchor != nil {
+			h.anchor.Close()
+			h.anchor, h.anchorSized = nil, false
 		}
 		errs = append(errs, d.flock.Unlock())
 		h.locked = false
