@@ -56,13 +56,14 @@
 // SnapshotInterval and a tenth of the time; on Close; before the commit is
 // acknowledged for Options.SnapshotOnCommit), with a mark binding its file
 // hash to the revision; a crash leaves it behind the journal, which recovery
-// replays. A file watcher settles direct edits made while the daemon runs.
-// The file format is the same in both modes.
+// replays. A file watcher settles direct edits made while the daemon runs
+// (editwatch.go). The file format is the same in both modes.
 //
 // # Code
 //
 // Store (file.go) finds a document's doc (document.go) and takes its locks
 // (lock.go); a value in memory is a value (value.go). Commit is commit.go;
-// the journal is journal.go and segment.go; the snapshot is snapshot.go;
-// Watch is watch.go.
+// the journal is journal.go and segment.go, its head anchor.go and
+// witness.go; the snapshot is snapshot.go, checkpoint.go and mark.go; direct
+// edits are direct.go and editbase.go; Watch is watch.go.
 package file
