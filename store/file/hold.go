@@ -173,18 +173,14 @@ func (s *Store) AnnounceDaemon(addrs ...string) error {
 // runs (another command holds it for one commit: wait for it).
 func (s *Store) daemonHolder(lock string) error {
 	rel := s.opts.PidFile
-	f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil
-	}
 	if held, err := filelock.Held(s.root, rel); err != nil || !held {
-		return nil // no daemon: the pid file is free
+		return nil // no daemon: the pid file is free (or missing, or not a regular file)
 	}
-	b, _ := io.ReadAll(io.LimitReader(f, 4096))
+	var b []byte
+	if f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+		b, _ = io.ReadAll(io.LimitReader(f, 4096))
+		f.Close()
+	}
 	var lines []string
 	for l := range strings.Lines(string(b)) {
 		if l = strings.TrimSpace(l); l != "" {
