@@ -56,14 +56,14 @@ func journalKeyFromEnv(root string) ([]byte, error) {
 	if err != nil {
 		return nil, reason.New(reason.InvalidInput, "$%s=%q: %v", JournalKeyFileEnv, name, err)
 	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
+	real := func(p string) string {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			return r
+		}
+		return p
 	}
-	rootReal := root
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		rootReal = r
-	}
-	if rel, err := filepath.Rel(rootReal, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	abs = real(abs)
+	if rel, err := filepath.Rel(real(root), abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil, reason.New(reason.InvalidInput, "$%s=%q is inside the project: keep the journal key outside the repository", JournalKeyFileEnv, name)
 	}
 	b, err := readRegular(abs, 1<<16)

@@ -253,7 +253,7 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		if !v.exists() {
 			return store.Document{}, notFound(key)
 		}
-		return v.document(key), nil
+		return v.val.document(key, v.rev), nil
 	}
 	var out store.Document
 	err = d.read(ctx, func() (uint64, error) {

@@ -59,9 +59,6 @@ type version struct {
 // exists reports whether the version has a value.
 func (v *version) exists() bool { return v != nil && v.val != nil }
 
-// document returns the version as a store.Document.
-func (v *version) document(key string) store.Document { return v.val.document(key, v.rev) }
-
 // hold is a document's Hold-mode state (nil outside Hold mode): group
 // commit (the syncer), the paced snapshot writer, and the daemon's view of
 // the files it owns.

@@ -96,11 +96,10 @@ func (d *doc) writeWitness(line []byte) {
 // describeWitnessDir leaves a README in a new witness directory, so that a
 // person who finds it knows whose it is.
 func (d *doc) describeWitnessDir() {
-	text := fmt.Sprintf("Custodian's witnesses of the project at %s: the revision and hash\n"+
-		"each state file's journal had at its last commit, kept out of the work\n"+
-		"tree so that a rewound state (git stash/reset/checkout/clean, a restored\n"+
-		"backup) is detected. Deleting this directory only turns that check off\n"+
-		"until the next commit.\n", d.s.dir)
+	text := fmt.Sprintf("Custodian's witnesses of the project at %s: each state file's journal head\n"+
+		"at its last commit, kept out of the work tree so that a rewound state (git\n"+
+		"stash/reset/checkout/clean, a restored backup) is detected. Deleting this\n"+
+		"directory only turns that check off until the next commit.\n", d.s.dir)
 	_ = os.WriteFile(filepath.Join(d.s.opts.Witness, "README"), []byte(text), 0o600)
 }
 
