@@ -10,14 +10,12 @@ import (
 	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
-// commit journals and applies a change. It returns nil when the change
-// commits nothing. A change given as a patch with the proposer's model
-// (the application layer's operations) is journaled as given and the
-// model becomes the value: its bytes are made now outside Hold mode (the
-// snapshot is written with the commit), later in Hold mode (when
-// something needs them). Any other change is made into bytes, checked
-// against the limits, compared with the current value and journaled as
-// the difference from it, with the new value's canonical sum.
+// commit journals and applies a change (nil: it commits nothing). A patch
+// with the proposer's model (the application layer's operations) is
+// journaled as given and the model becomes the value (commitModel). Any
+// other change is made into bytes, checked against the limits, compared
+// with the current value and journaled as the difference from it, with the
+// new value's canonical sum.
 func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	if ch.Patch != nil && bytes.Equal(bytes.TrimSpace(ch.Patch), []byte("[]")) {
 		return nil, nil // nothing changes
@@ -25,15 +23,11 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	if ch.Patch != nil && ch.Model != nil && d.has() && !d.adopted {
 		return d.commitModel(ch)
 	}
-	var cur []byte
-	if d.has() {
-		var err error
-		if cur, err = d.bytes(); err != nil {
-			return nil, err
-		}
+	cur, err := d.bytes()
+	if err != nil {
+		return nil, err
 	}
 	if ch.Patch != nil {
-		var err error
 		if ch, err = ch.Resolve(cur); err != nil {
 			return nil, fmt.Errorf("%s: %w", d.p.key, err)
 		}
@@ -41,7 +35,10 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	value, stamped := store.StampRevision(ch.Value, d.rev+1)
 	curSum := ""
 	if d.has() && !d.adopted {
-		curSum = d.currentSum(cur)
+		if d.sum == "" {
+			d.sum = canonicalSum(cur)
+		}
+		curSum = d.sum
 	}
 	if stamped && curSum != "" {
 		// A value that differs from the current one only by its revision
@@ -64,7 +61,8 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 		// The first commit of a document nobody journaled (written by a
 		// plugin, by hand, by an older tool) adopts it: its record is the
 		// whole new value, and says what was found (nothing is lost).
-		events = append([]store.Event{adoptedEvent(cur)}, events...)
+		found := append(append([]byte(`{"found":`), bytes.TrimSpace(cur)...), '}')
+		events = append([]store.Event{{Type: store.AdoptedEvent, Data: found}}, events...)
 	} else if cur != nil {
 		if from, err = jsonval.Decode(cur); err != nil {
 			return nil, reason.New(reason.CorruptState, "%s: %v", d.p.key, err)
@@ -77,24 +75,18 @@ func (d *doc) commit(ch store.Change) (*store.Record, error) {
 	rec := &store.Record{Rev: d.rev + 1, Time: d.commitTime(), Actor: ch.Actor, Reason: why, Patch: patch, Events: events, Sum: nv.Sum}
 	raw := bytes.TrimRight(nv.Raw, " \t\r\n")
 	if d.held.isLocked() {
-		// Hold mode keeps the value as given; the background snapshot
-		// writer indents it.
-		return d.appendAndApply(rec, bytesValue(bytes.Clone(raw)), nv.Sum)
-	}
-	snap, err := store.Indent(raw)
-	if err != nil {
+		raw = bytes.Clone(raw) // kept compact: the snapshot writer indents it
+	} else if raw, err = store.Indent(raw); err != nil {
 		return nil, reason.New(reason.InvalidInput, "%v", err)
 	}
-	return d.appendAndApply(rec, bytesValue(snap), nv.Sum)
+	return d.appendAndApply(rec, bytesValue(raw), nv.Sum)
 }
 
-// commitModel commits a change given as a patch with its model: the
-// record is the patch as given and the model is the new value. The record
-// carries no canonical sum (a sum reads the whole document: at 1,000
-// slices, a quarter of a CLI commit): the snapshot's revision is named by
-// the checkpoint the commit writes (outside Hold mode) or by a mark the
-// snapshot writer writes (Hold mode), and Verify compares the journal's
-// replay with the snapshot.
+// commitModel commits a patch with its model, the new value, whose bytes
+// are made now outside Hold mode (the snapshot is written with the
+// commit), in Hold mode only when something needs them. The record carries
+// no canonical sum (at 1,000 slices, a quarter of a CLI commit): the
+// checkpoint or, in Hold mode, a mark names the snapshot's revision.
 func (d *doc) commitModel(ch store.Change) (*store.Record, error) {
 	max := d.s.opts.Limits.MaxBytes
 	if max <= 0 {
@@ -133,11 +125,6 @@ func (d *doc) commitModel(ch store.Change) (*store.Record, error) {
 	return d.appendAndApply(rec, next, "")
 }
 
-func adoptedEvent(found []byte) store.Event {
-	data := append(append([]byte(`{"found":`), bytes.TrimSpace(found)...), '}')
-	return store.Event{Type: store.AdoptedEvent, Data: data}
-}
-
 // canonicalSum is the canonical sum of v ("" when it does not parse).
 func canonicalSum(v []byte) string {
 	sum, err := store.SumOf(v)
@@ -147,25 +134,16 @@ func canonicalSum(v []byte) string {
 	return sum
 }
 
-// currentSum is the canonical sum of the current value, whose bytes are
-// cur, computed when not known yet.
-func (d *doc) currentSum(cur []byte) string {
-	if d.sum == "" {
-		d.sum = canonicalSum(cur)
-	}
-	return d.sum
-}
-
 // appendAndApply journals rec (in Hold mode: queues it for the next group
 // write) and makes v the current value; sum is its canonical sum ("":
 // not known).
 func (d *doc) appendAndApply(rec *store.Record, v *value, sum string) (*store.Record, error) {
-	if d.held.isLocked() {
-		return d.held.append(rec, &version{val: v, sum: sum})
-	}
 	prev := ""
 	if d.last != nil {
 		prev = d.last.Hash
+	}
+	if d.held.isLocked() {
+		return d.held.append(rec, prev, &version{val: v, sum: sum})
 	}
 	line, err := rec.SealMAC(nil, prev, d.s.key)
 	if err != nil {

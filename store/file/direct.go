@@ -4,39 +4,27 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"sync"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
-	"github.com/custodian-dev/custodian/store/internal/jsonval"
 	"github.com/custodian-dev/custodian/store/internal/merge3"
 )
 
-// Direct edits. A snapshot whose content is no revision of its journal
-// was written behind the custodian's back (an editor, a script, a plugin
-// that predates it). It is found in one place — the open that reads the
-// files (every command's first access, recover.go's load) and, in Hold
-// mode, a file watcher on the snapshots (the daemon) — and settled by one
-// function, settleEdit:
+// Direct edits. A snapshot whose content is no revision of its journal was
+// written behind the custodian's back (an editor, a script, an old plugin).
+// An open finds it (recover.go), and in Hold mode the edit watcher too
+// (editwatch.go); settleEdit settles it:
 //
 //  1. the edited file is moved aside first (<name>.json.unjournaled-<time>,
-//     or .corrupt-<time> when it does not parse), so nothing is lost
-//     whatever happens next, and the snapshot is rewritten from the
-//     journal;
-//  2. under DirectEditAdopt an edit that parses is merged three ways from
-//     the revision it was made on (editBase, merge3): its own change is
-//     carried onto the latest value, and one that overlaps what a later
-//     commit changed is a CONFLICT; a merged value that passes the
-//     document's validator (Options.Validate, Options.DirectEditRule) is
-//     committed as a new revision by actor "direct-edit" (its diff is in
-//     the history) and the copy aside is removed; anything else stays
-//     aside and the document keeps its committed value;
-//  3. Options.OnDirectEdit is told what happened and why (the CLI prints
-//     it and writes an escalation notice for a rejected edit).
+//     or .corrupt-<time>), so nothing is lost, and the snapshot is
+//     rewritten from the journal;
+//  2. under DirectEditAdopt, what the edit changed from the revision it was
+//     made on (editBase) is merged three ways onto the latest value (a
+//     change overlapping a later commit's is a CONFLICT) and, if the
+//     validators pass it, committed by actor "direct-edit" and the copy
+//     aside removed; anything else stays aside;
+//  3. Options.OnDirectEdit is told what happened and why.
 
 // DirectEditPolicy is what happens to a valid direct edit.
 type DirectEditPolicy string
@@ -94,13 +82,6 @@ type capturedEdit struct {
 	base uint64
 }
 
-func (s *Store) policy() DirectEditPolicy {
-	if s.opts.DirectEdits == "" {
-		return DirectEditReject
-	}
-	return s.opts.DirectEdits
-}
-
 // settleEdit adopts or rejects the edit load captured (under doc.mu and,
 // outside Hold mode, the flock; in Hold mode after hold.start).
 func (d *doc) settleEdit() {
@@ -113,100 +94,94 @@ func (d *doc) settleEdit() {
 		d.settleRepair(e)
 		return
 	}
-	ev := DirectEdit{Key: d.p.key, Policy: d.s.policy(), Revision: d.rev, Aside: e.aside, Time: d.s.opts.Now().UTC()}
+	ev := DirectEdit{Key: d.p.key, Policy: d.s.opts.DirectEdits, Revision: d.rev, Aside: e.aside, Time: d.s.opts.Now().UTC()}
+	if ev.Policy == "" {
+		ev.Policy = DirectEditReject
+	}
 	prev, _ := d.bytes() // a model that does not encode: no patch in the notice
 	if e.value != nil && prev != nil {
 		if p, err := store.Diff(prev, e.value); err == nil {
 			ev.Patch = p
 		}
 	}
-	refuse := func(err error) {
+	if err := d.adoptEdit(e, prev, &ev); err != nil {
 		ev.Reason, ev.Code = err.Error(), string(reason.CodeOf(err))
 		if re, ok := reason.As(err); ok {
 			ev.Reason = re.Message
 		}
+	} else if d.s.root.Remove(e.aside) == nil {
+		ev.Aside = "" // adopted, or nothing to adopt: nothing is lost
 	}
 	switch {
-	case e.err != nil:
-		refuse(reason.New(reason.InvalidInput, "the edited file does not parse: %v", e.err))
-	case ev.Policy != DirectEditAdopt:
-		refuse(reason.New(reason.InvalidInput, "direct edits are rejected by policy (direct_edits: %s)", ev.Policy))
-	case d.readOnly != nil:
-		refuse(fmt.Errorf("not adopted: %w", d.readOnly))
-	default:
-		// Only what the edit itself changed (from the revision it was
-		// made on) is adopted, carried onto the latest value; a change
-		// that overlaps what a later commit changed is kept aside.
-		base, baseVal, err := d.editBase(e)
-		if err != nil {
-			refuse(err)
-			break
-		}
-		ev.Base = base
-		if base < d.rev {
-			merged, patch, err := merge3.Merge(baseVal, e.value, prev)
-			if c, ok := errors.AsType[*merge3.Conflict](err); ok {
-				if own, err := store.Diff(baseVal, e.value); err == nil {
-					ev.Patch = own // what the edit itself changed
-				}
-				refuse(reason.New(reason.Conflict, "the edit was made on revision %d, and %s: adopting it would undo or overwrite revisions %d to %d, which stand", base, c, base+1, d.rev).With("member", c.Path))
-				break
-			}
-			if err != nil {
-				refuse(err)
-				break
-			}
-			ev.Patch = patch
-			if string(patch) == "[]" {
-				// A copy of revision base written back, or changes a
-				// later commit already made: nothing to adopt, and
-				// nothing lost (revision base is in the history).
-				ev.Unchanged = true
-				if err := d.s.root.Remove(e.aside); err == nil {
-					ev.Aside = ""
-				}
-				break
-			}
-			e.value = merged
-		}
-		if err := d.validate(prev, e.value); err != nil {
-			refuse(err)
-			break
-		}
-		if r := d.s.opts.DirectEditRule; r != nil {
-			if err := r(d.p.key, prev, e.value); err != nil {
-				refuse(err)
-				break
-			}
-		}
-		rec, err := d.commit(store.Change{
-			Value:  e.value,
-			Actor:  DirectEditActor,
-			Reason: fmt.Sprintf("direct edit of %s adopted (direct_edits: adopt)", d.p.key),
-			Events: []store.Event{{Type: "direct_edit.adopted", Data: json.RawMessage(fmt.Sprintf(`{"from":%d,"base":%d}`, d.rev, ev.Base))}},
-		})
-		if err == nil && rec != nil && d.held.isActive() {
-			err = d.awaitDurable(rec.Rev)
-		}
-		if err != nil {
-			refuse(err)
-			break
-		}
-		ev.Adopted, ev.Revision = true, d.rev
-		if err := d.s.root.Remove(e.aside); err == nil {
-			ev.Aside = ""
-		}
-	}
-	if ev.Adopted {
+	case ev.Adopted:
 		d.logf("direct edit adopted", "revision", ev.Revision, "base", ev.Base)
-	} else if ev.Unchanged {
+	case ev.Unchanged:
 		d.logf("direct edit changes nothing the latest revision lacks: nothing adopted", "base", ev.Base, "revision", ev.Revision)
-	} else {
+	default:
 		d.logf("direct edit kept aside; the document keeps its committed value", "aside", ev.Aside, "reason", ev.Reason)
 	}
 	if d.s.opts.OnDirectEdit != nil {
 		d.notices = append(d.notices, ev)
 	}
+}
+
+// adoptEdit commits what the edit itself changed (from the revision it was
+// made on), carried onto the latest value, when the policy and the
+// document's rules allow; the error says why not. An edit that changes
+// nothing the latest value lacks (a copy of revision Base written back, or
+// changes a later commit already made) is Unchanged, with no error.
+func (d *doc) adoptEdit(e *capturedEdit, prev []byte, ev *DirectEdit) error {
+	switch {
+	case e.err != nil:
+		return reason.New(reason.InvalidInput, "the edited file does not parse: %v", e.err)
+	case ev.Policy != DirectEditAdopt:
+		return reason.New(reason.InvalidInput, "direct edits are rejected by policy (direct_edits: %s)", ev.Policy)
+	case d.readOnly != nil:
+		return fmt.Errorf("not adopted: %w", d.readOnly)
+	}
+	base, baseVal, err := d.editBase(e)
+	if err != nil {
+		return err
+	}
+	ev.Base = base
+	if base < d.rev {
+		merged, patch, err := merge3.Merge(baseVal, e.value, prev)
+		if c, ok := errors.AsType[*merge3.Conflict](err); ok {
+			if own, err := store.Diff(baseVal, e.value); err == nil {
+				ev.Patch = own // what the edit itself changed
+			}
+			return reason.New(reason.Conflict, "the edit was made on revision %d, and %s: adopting it would undo or overwrite revisions %d to %d, which stand", base, c, base+1, d.rev).With("member", c.Path)
+		}
+		if err != nil {
+			return err
+		}
+		if ev.Patch, ev.Unchanged = patch, string(patch) == "[]"; ev.Unchanged {
+			return nil
+		}
+		e.value = merged
+	}
+	if err := d.validate(prev, e.value); err != nil {
+		return err
+	}
+	if r := d.s.opts.DirectEditRule; r != nil {
+		if err := r(d.p.key, prev, e.value); err != nil {
+			return err
+		}
+	}
+	rec, err := d.commit(store.Change{
+		Value:  e.value,
+		Actor:  DirectEditActor,
+		Reason: fmt.Sprintf("direct edit of %s adopted (direct_edits: adopt)", d.p.key),
+		Events: []store.Event{{Type: "direct_edit.adopted", Data: json.RawMessage(fmt.Sprintf(`{"from":%d,"base":%d}`, d.rev, base))}},
+	})
+	if err == nil && rec != nil {
+		err = d.awaitDurable(rec.Rev)
+	}
+	if err != nil {
+		return err
+	}
+	ev.Adopted, ev.Revision = true, d.rev
+	return nil
 }
 
 // tellEdits tells Options.OnDirectEdit of the direct edits settled, once
@@ -249,302 +224,10 @@ func snapshotRevision(tree any) (string, bool) {
 	return n.String(), true
 }
 
-// editWatcher is Hold mode's watch on the snapshots: an fsnotify watch on
-// the directory of every document in memory, and a poll once a second in
-// case an event is missed.
-type editWatcher struct {
-	s     *Store
-	mu    sync.Mutex
-	w     *fsnotify.Watcher // nil: events unavailable, poll only
-	dirs  map[string]bool
-	snaps map[string]*doc // absolute snapshot path -> document
-	kicks chan struct{}
-	stop  chan struct{}
-	done  chan struct{}
-}
-
-// watchEdits puts the document (loaded in Hold mode) under the store's
-// edit watcher, starting it on first use.
-func (d *doc) watchEdits() {
-	s := d.s
-	s.mu.Lock()
-	ew := s.edits
-	if ew == nil && !s.closed {
-		ew = &editWatcher{s: s, dirs: map[string]bool{}, snaps: map[string]*doc{}, kicks: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-		if w, err := fsnotify.NewWatcher(); err == nil {
-			ew.w = w
-		} else {
-			d.logf("file watcher unavailable: direct edits are found by polling once a second", "error", err)
-		}
-		s.edits = ew
-		go ew.loop()
-	}
-	s.mu.Unlock()
-	if ew == nil {
-		return
-	}
-	snap := filepath.Join(s.dir, filepath.FromSlash(d.p.snap))
-	dir := filepath.Dir(snap)
-	ew.mu.Lock()
-	defer ew.mu.Unlock()
-	ew.snaps[snap] = d
-	if ew.w != nil && !ew.dirs[dir] {
-		if err := ew.w.Add(dir); err != nil {
-			d.logf("directory not watched: direct edits there are found by polling once a second", "dir", dir, "error", err)
-		} else {
-			ew.dirs[dir] = true
-		}
-	}
-}
-
-func (ew *editWatcher) close() {
-	close(ew.stop)
-	<-ew.done
-}
-
-func (ew *editWatcher) loop() {
-	defer close(ew.done)
-	var events <-chan fsnotify.Event
-	var errs <-chan error
-	if ew.w != nil {
-		events, errs = ew.w.Events, ew.w.Errors
-		defer ew.w.Close()
-	}
-	poll := time.NewTicker(time.Second)
-	defer poll.Stop()
-	// Events come in bursts (create, write, rename): settle once they
-	// stop for a moment.
-	due := map[*doc]bool{}
-	var settle <-chan time.Time
-	for {
-		select {
-		case <-ew.stop:
-			return
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			ew.mu.Lock()
-			d := ew.snaps[ev.Name]
-			ew.mu.Unlock()
-			if d != nil && ev.Op&(fsnotify.Write|fsnotify.Create|fsnotify.Remove|fsnotify.Rename) != 0 {
-				due[d] = true
-				settle = time.After(20 * time.Millisecond)
-			}
-		case err, ok := <-errs:
-			if !ok {
-				errs = nil
-				continue
-			}
-			ew.s.opts.Logger.Warn("file watcher", "error", err)
-		case <-settle:
-			for d := range due {
-				d.held.checkEdit()
-			}
-			clear(due)
-			settle = nil
-		case <-ew.kicks:
-			ew.mu.Lock()
-			for _, d := range ew.snaps {
-				due[d] = true
-			}
-			ew.mu.Unlock()
-			settle = time.After(time.Millisecond)
-		case <-poll.C:
-			ew.mu.Lock()
-			docs := make([]*doc, 0, len(ew.snaps))
-			for _, d := range ew.snaps {
-				docs = append(docs, d)
-			}
-			ew.mu.Unlock()
-			for _, d := range docs {
-				d.held.checkEdit()
-			}
-		}
-	}
-}
-
-// checkEdit settles a direct edit of a document the daemon holds.
-func (h *hold) checkEdit() {
-	h.d.mu.Lock()
-	defer h.d.mu.Unlock()
-	h.checkEditLocked()
-}
-
-// checkEditLocked is checkEdit under doc.mu.
-func (h *hold) checkEditLocked() {
-	d := h.d
-	if !h.locked || h.closed || !h.active.Load() {
-		return
-	}
-	h.snapMu.Lock()
-	if e := h.captureEdit(); e != nil {
-		h.queued = append(h.queued, e)
-	}
-	edits := h.queued
-	h.queued = nil
-	missing := !h.snapID.exists
-	h.snapMu.Unlock()
-	if len(edits) == 0 && !missing {
-		return
-	}
-	for _, e := range edits {
-		d.edit = e
-		d.settleEdit()
-	}
-	// Write the document's value (committed or adopted) back in place.
-	h.snapMu.Lock()
-	h.snapRev = 0
-	h.snapMu.Unlock()
-	if err := h.flushSnapshot(true); err != nil {
-		d.logf("snapshot not rewritten after a direct edit; the journal holds every commit", "error", err)
-	}
-	d.tellEdits()
-}
-
-// captureEdit looks at the snapshot file (under snapMu): when it is
-// not what the daemon last wrote or read, it is moved aside and returned
-// for settling. A deleted snapshot is noted (snapID not existing) for a
-// rewrite.
-func (h *hold) captureEdit() *capturedEdit {
-	d := h.d
-	id, err := d.stat(d.p.snap)
-	if err != nil || id == h.snapID {
-		return nil
-	}
-	if !id.exists {
-		h.snapID = id
-		return nil
-	}
-	b, err := d.readFile(d.p.snap)
-	if err != nil {
-		// Not a regular file: keep it aside, as a corrupt snapshot.
-		aside, merr := d.moveAside(d.p.snap, "corrupt")
-		if merr != nil {
-			d.logf("direct edit not moved aside", "error", merr)
-			return nil
-		}
-		h.snapID = fileID{}
-		return &capturedEdit{aside: aside, err: err}
-	}
-	if b == nil {
-		h.snapID = fileID{}
-		return nil
-	}
-	if store.HashBytes(b) == h.snapFile {
-		h.snapID = id // touched, or rewritten with the same bytes
-		return nil
-	}
-	pv, perr := jsonval.ParseValue(b, d.s.opts.Limits)
-	if perr == nil {
-		if v := h.durable.Load(); v.exists() {
-			sum := v.sum
-			if b, err := v.val.bytes(); sum == "" && err == nil {
-				sum, _ = store.SumOf(b)
-			}
-			if sum == pv.Sum {
-				h.snapID, h.snapFile = id, store.HashBytes(b)
-				return nil // the same value, written differently
-			}
-		}
-	}
-	kind := "unjournaled"
-	if perr != nil {
-		kind = "corrupt"
-	}
-	aside, err := d.moveAside(d.p.snap, kind)
-	if err != nil {
-		d.logf("direct edit not moved aside", "error", err)
-		return nil
-	}
-	h.snapID = fileID{}
-	if perr != nil {
-		return &capturedEdit{aside: aside, err: perr}
-	}
-	return &capturedEdit{aside: aside, value: b, base: h.snapRev}
-}
-
-// kick makes the watcher look at every snapshot soon.
-func (ew *editWatcher) kick() {
-	select {
-	case ew.kicks <- struct{}{}:
-	default:
-	}
-}
-
 // validate runs Options.Validate, when set, on a value about to be adopted.
 func (d *doc) validate(prev, next []byte) error {
 	if d.s.opts.Validate == nil {
 		return nil
 	}
 	return d.s.opts.Validate(d.p.key, prev, next)
-}
-
-// queueEdit hands an edit the snapshot writer moved aside to the watcher
-// (under snapMu).
-func (h *hold) queueEdit(e *capturedEdit) {
-	h.queued = append(h.queued, e)
-	s := h.d.s
-	s.mu.Lock()
-	ew := s.edits
-	s.mu.Unlock()
-	if ew != nil {
-		ew.kick()
-	}
-}
-
-// guardSnapshot hard-links the snapshot about to be replaced to
-// <snap>.replacing (under snapMu, after captureEdit found it as the
-// daemon wrote it): whatever is written into that file until the rename
-// is kept. "" when there is no file (or links are not supported).
-func (h *hold) guardSnapshot() string {
-	d := h.d
-	if !h.snapID.exists {
-		return ""
-	}
-	link := d.p.snap + ".replacing"
-	_ = d.s.root.Remove(link)
-	if err := d.s.root.Link(d.p.snap, link); err != nil {
-		return ""
-	}
-	return link
-}
-
-// checkGuard looks, once the snapshot was replaced, at the file it
-// replaced (kept by guardSnapshot's link): unchanged, the link goes; written
-// in place between the last look and the rename, it is a direct edit,
-// moved aside and queued.
-func (h *hold) checkGuard(link string, was fileID, wasFile string, base uint64) {
-	d := h.d
-	id, err := d.stat(link)
-	if err != nil || !id.exists {
-		return
-	}
-	if id.size == was.size && id.mtime == was.mtime && id.ino == was.ino {
-		_ = d.s.root.Remove(link)
-		return
-	}
-	b, err := d.readFile(link)
-	if err != nil || b == nil || store.HashBytes(b) == wasFile {
-		_ = d.s.root.Remove(link)
-		return
-	}
-	pv, perr := jsonval.ParseValue(b, d.s.opts.Limits)
-	kind := "unjournaled"
-	if perr != nil {
-		kind = "corrupt"
-	}
-	aside := d.p.snap + "." + kind + "-" + stamp(d.s.opts.Now())
-	if err := d.s.root.Rename(link, aside); err != nil {
-		d.logf("a direct edit made while the snapshot was replaced is kept at "+link, "error", err)
-		return
-	}
-	_ = d.syncDir()
-	_ = pv
-	if perr != nil {
-		h.queueEdit(&capturedEdit{aside: aside, err: perr})
-		return
-	}
-	h.queueEdit(&capturedEdit{aside: aside, value: b, base: base})
 }

@@ -9,24 +9,15 @@ import (
 	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
-// editBase finds the revision a direct edit was made on, and its value:
-// a direct edit is adopted only as a three-way merge from there
-// (settleEdit). The evidence, best first:
-//
-//  1. the edit's "revision" member, for a document that keeps one (its
-//     latest value's "revision" is the latest revision: the ASDD
-//     manifest): a read-modify-write of the file carries the revision it
-//     read;
-//  2. otherwise the revision, up to the newest the file can have held
-//     (Hold mode: the one the daemon last wrote there; direct mode: the
-//     latest), whose value is closest to the edit (fewest operations
-//     from it to the edit; of equals, the older): what a writer read and
-//     changed a little is nearest to what it read, and a later commit's
-//     change that the edit lacks makes the later revisions farther.
-//
-// An older base than the true one is safe (what happened in between is a
-// later commit, never undone: at worst a conflict); the search widens
-// until its best is not the oldest revision it looked at.
+// editBase finds the revision a direct edit was made on, and its value: a
+// direct edit is adopted only as a three-way merge from there. The edit's
+// "revision" member tells it, for a document that keeps one (the ASDD
+// manifest: a read-modify-write carries the revision it read). Otherwise it
+// is the revision, up to the newest the file can have held (e.base, or the
+// latest), whose value is fewest operations from the edit (of equals, the
+// older): what a writer read and changed a little is nearest to what it
+// read. An older base than the true one is safe (at worst a conflict); the
+// search widens until its best is not the oldest revision it looked at.
 func (d *doc) editBase(e *capturedEdit) (uint64, []byte, error) {
 	if !d.has() {
 		return d.rev, nil, nil

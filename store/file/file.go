@@ -1,11 +1,13 @@
 package file
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,21 +36,15 @@ type Options struct {
 	// processes (commits of this process wake watchers at once). 100 ms by
 	// default.
 	PollInterval time.Duration
-	// Fault, when set, is called at each named point of the persistence path
-	// ("journal.write", "journal.sync", "snapshot.write", "snapshot.sync",
-	// "snapshot.rename", "marks.write", "marks.sync", "marks.rename",
-	// "segment.rename", "segment.sync", "dir.sync") and a non-nil result
-	// fails that step as
-	// the operating system would. For crash and fault-injection tests only.
+	// Fault, when set, is called at each named point of the persistence
+	// path ("journal.write", "journal.sync", "snapshot.write", …,
+	// "dir.sync": grep d.fault) and a non-nil result fails that step as the
+	// operating system would. For crash and fault-injection tests only.
 	Fault func(point string) error
 
-	// Hold selects daemon mode (custodian serve): the store takes an
-	// exclusive lock on PidFile at Open (refusing, with the holder's pid, if
-	// another daemon has it), takes each document's lock on first use and
-	// keeps it until Close, serves reads from memory, group-commits (writers
-	// that arrive while a journal fsync is in flight share the next one) and
-	// rewrites snapshots in the background at most once per
-	// SnapshotInterval, and on Close.
+	// Hold selects daemon mode (custodian serve; hold.go): one process
+	// owns the documents until Close, serves reads from memory,
+	// group-commits and rewrites snapshots in the background.
 	Hold bool
 	// PidFile is the daemon lock file, relative to the project root
 	// (".asdd/state/custodian.pid" by default). Hold mode only.
@@ -57,11 +53,9 @@ type Options struct {
 	// document's snapshot in Hold mode; 50 ms by default.
 	SnapshotInterval time.Duration
 	// SnapshotOnCommit, in Hold mode, names the documents whose snapshot
-	// must hold a commit before the commit is acknowledged: those that
-	// other tools read from disk right after changing them through the
-	// custodian (a plugin's hook running jq on .impl/manifest.json after
-	// task-manifest.sh --update-status). Others are rewritten in the
-	// background as SnapshotInterval paces them.
+	// must hold a commit before it is acknowledged: those other tools read
+	// from disk right after changing them through the custodian (a
+	// plugin's hook running jq on .impl/manifest.json).
 	SnapshotOnCommit func(key string) bool
 	// OnSync, when set, is told after each journal fsync of Hold mode how
 	// many commits and bytes it made durable and how long it took (the
@@ -73,11 +67,9 @@ type Options struct {
 	// $CUSTODIAN_JOURNAL_SEGMENT_BYTES when set, else
 	// DefaultSegmentBytes; a negative value never rotates.
 	SegmentBytes int64
-	// JournalKey, when set, authenticates the journal: every record
-	// carries an HMAC under it and the anchor (anchor.go) too, so that a
-	// history rewritten with every hash recomputed, or cut short with its
-	// anchor rewritten, is detected by Verify (and a forged anchor by every
-	// open). Nil takes $CUSTODIAN_JOURNAL_KEY, or the content of the file
+	// JournalKey, when set, authenticates the journal: every record and
+	// the anchor carry an HMAC under it (anchor.go). Nil takes
+	// $CUSTODIAN_JOURNAL_KEY, or the content of the file
 	// $CUSTODIAN_JOURNAL_KEY_FILE names (outside the project); neither set,
 	// or an empty non-nil key: no key.
 	JournalKey []byte
@@ -98,11 +90,10 @@ type Options struct {
 	// OnDirectEdit, when set, is told of every direct edit found and what
 	// became of it.
 	OnDirectEdit func(DirectEdit)
-	// Witness is a directory outside the project's work tree where the
-	// store keeps a copy of each document's anchor, so that a state put
-	// back with its anchor (git stash, reset, checkout, clean; a restored
-	// backup) is detected (witness.go). "" keeps none; projectroot.WitnessDir gives
-	// the project's.
+	// Witness is a directory outside the work tree where the store keeps a
+	// copy of each document's anchor, so that a state put back with its
+	// anchor is detected (witness.go). "" keeps none; projectroot.WitnessDir
+	// gives the project's.
 	Witness string
 }
 
@@ -112,10 +103,8 @@ const DefaultPidFile = ".asdd/state/custodian.pid"
 // DefaultSegmentBytes is the default of Options.SegmentBytes: 64 MiB.
 const DefaultSegmentBytes = 64 << 20
 
-// SegmentBytesEnv names the environment variable that sets
-// Options.SegmentBytes when it is 0 (a number of bytes; negative: never
-// rotate). It reaches every process that opens a store, tests' children
-// included.
+// SegmentBytesEnv sets Options.SegmentBytes when it is 0 (bytes; negative:
+// never rotate), in every process that opens a store.
 const SegmentBytesEnv = "CUSTODIAN_JOURNAL_SEGMENT_BYTES"
 
 // Store is the file backend. It is safe for concurrent use by many
@@ -129,9 +118,8 @@ type Store struct {
 	docs   map[string]*doc
 	closed bool
 
-	daemon *daemon      // Hold mode only
-	edits  *editWatcher // Hold mode: the direct-edit watcher, once started (guarded by mu)
-	key    []byte       // the journal key (Options.JournalKey), nil: none
+	daemon *daemon // Hold mode only
+	key    []byte  // the journal key (Options.JournalKey), nil: none
 }
 
 var _ store.Store = (*Store)(nil)
@@ -143,15 +131,13 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store: %w", err)
 	}
-	r, err := os.OpenRoot(abs)
-	if err != nil {
-		return nil, fmt.Errorf("open store: %w", err)
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.Default()
+	opts.Logger = cmp.Or(opts.Logger, slog.Default())
+	opts.PidFile = cmp.Or(opts.PidFile, DefaultPidFile)
+	if opts.SnapshotInterval <= 0 {
+		opts.SnapshotInterval = 50 * time.Millisecond
 	}
 	if opts.PollInterval <= 0 {
 		opts.PollInterval = 100 * time.Millisecond
@@ -161,25 +147,24 @@ func Open(dir string, opts Options) (*Store, error) {
 		if v := os.Getenv(SegmentBytesEnv); v != "" {
 			n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 			if err != nil || n == 0 {
-				r.Close()
 				return nil, reason.New(reason.InvalidInput, "$%s=%q: want a number of bytes (negative: never rotate)", SegmentBytesEnv, v)
 			}
 			opts.SegmentBytes = n
 		}
 	}
 	if opts.JournalKey == nil {
-		k, err := journalKeyFromEnv(abs)
-		if err != nil {
-			r.Close()
+		if opts.JournalKey, err = journalKeyFromEnv(abs); err != nil {
 			return nil, err
 		}
-		opts.JournalKey = k
 	}
 	switch opts.DirectEdits {
 	case "", DirectEditReject, DirectEditAdopt:
 	default:
-		r.Close()
 		return nil, reason.New(reason.InvalidInput, "direct edits policy %q: want %q or %q", opts.DirectEdits, DirectEditAdopt, DirectEditReject)
+	}
+	r, err := os.OpenRoot(abs)
+	if err != nil {
+		return nil, fmt.Errorf("open store: %w", err)
 	}
 	s := &Store{dir: abs, root: r, opts: opts, docs: map[string]*doc{}}
 	if len(opts.JournalKey) > 0 {
@@ -197,10 +182,8 @@ func Open(dir string, opts Options) (*Store, error) {
 // Dir returns the project root the store keeps its files under.
 func (s *Store) Dir() string { return s.dir }
 
-// Close releases the store. Outside Hold mode documents' locks are not held
-// between calls, so there is nothing to flush; in Hold mode Close waits for
-// pending journal syncs, rewrites every snapshot that is behind, and
-// releases the locks.
+// Close releases the store; in Hold mode it waits for pending journal
+// syncs, rewrites every snapshot that is behind and releases the locks.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -208,10 +191,7 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	docs := make([]*doc, 0, len(s.docs))
-	for _, d := range s.docs {
-		docs = append(docs, d)
-	}
+	docs := slices.Collect(maps.Values(s.docs))
 	s.mu.Unlock()
 	var err error
 	if s.daemon != nil {
@@ -273,22 +253,16 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		if !v.exists() {
 			return store.Document{}, notFound(key)
 		}
-		return v.document(key), nil
+		return v.val.document(key, v.rev), nil
 	}
 	var out store.Document
-	err = d.lockedRead(ctx, func() error {
-		if err := d.refresh(); err != nil {
-			return err
-		}
+	err = d.read(ctx, func() (uint64, error) {
 		if !d.has() {
-			return notFound(key)
+			return 0, notFound(key)
 		}
 		out = d.cur.document(key, d.rev)
-		return nil
+		return d.rev, nil
 	})
-	if err == nil {
-		err = d.awaitDurable(out.Revision)
-	}
 	return out, err
 }
 
@@ -299,33 +273,20 @@ func (s *Store) GetAt(ctx context.Context, key string, rev uint64) (store.Docume
 	if err != nil {
 		return store.Document{}, err
 	}
-	var out store.Document
-	err = d.lockedRead(ctx, func() error {
-		if err := d.refresh(); err != nil {
-			return err
-		}
-		if d.rev == 0 && !d.has() {
-			return notFound(key)
-		}
+	out := store.Document{Key: key, Revision: rev}
+	err = d.read(ctx, func() (uint64, error) {
 		if rev > d.rev {
-			return reason.New(reason.NotFound, "%s has no revision %d (latest is %d)", key, rev, d.rev)
+			return 0, reason.New(reason.NotFound, "%s has no revision %d (latest is %d)", key, rev, d.rev)
 		}
+		var err error
 		if rev == d.rev {
 			out = d.cur.document(key, rev)
-			var err error
 			out.Value, err = d.bytes() // a history read: the bytes
-			return err
+		} else {
+			out.Value, err = d.replayTo(rev)
 		}
-		v, err := d.replayTo(rev)
-		if err != nil {
-			return err
-		}
-		out = store.Document{Key: key, Revision: rev, Value: v}
-		return nil
+		return rev, err
 	})
-	if err == nil {
-		err = d.awaitDurable(out.Revision)
-	}
 	return out, err
 }
 
@@ -336,24 +297,38 @@ func (s *Store) History(ctx context.Context, key string, from, to uint64) ([]sto
 		return nil, err
 	}
 	var out []store.Record
-	err = d.lockedRead(ctx, func() error {
+	err = d.read(ctx, func() (uint64, error) {
+		if to == 0 || to > d.rev {
+			to = d.rev
+		}
+		out, err = d.readRecords(from, to)
+		if len(out) == 0 {
+			return 0, err
+		}
+		return out[len(out)-1].Rev, err
+	})
+	return out, err
+}
+
+// read runs f under the document's lock once it is up to date, for a
+// document that has a revision or a value (NOT_FOUND otherwise), and
+// returns once the revision f read is durable (Hold mode).
+func (d *doc) read(ctx context.Context, f func() (rev uint64, err error)) error {
+	var rev uint64
+	err := d.lockedRead(ctx, func() (err error) {
 		if err := d.refresh(); err != nil {
 			return err
 		}
 		if d.rev == 0 && !d.has() {
-			return notFound(key)
+			return notFound(d.p.key)
 		}
-		if to == 0 || to > d.rev {
-			to = d.rev
-		}
-		recs, err := d.readRecords(from, to)
-		out = recs
+		rev, err = f()
 		return err
 	})
-	if err == nil && len(out) > 0 {
-		err = d.awaitDurable(out[len(out)-1].Rev)
+	if err != nil {
+		return err
 	}
-	return out, err
+	return d.awaitDurable(rev)
 }
 
 // Keys lists the documents that have a journal under the project root.
@@ -366,27 +341,20 @@ func (s *Store) Keys(ctx context.Context) ([]string, error) {
 			}
 			return nil
 		}
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-		if e.IsDir() {
-			switch e.Name() {
-			case ".git", "node_modules", "vendor":
-				return fs.SkipDir
-			}
-			if k, ok := keyForJournal(p); ok {
-				// A directory where a journal belongs: listed, so
-				// that verify reports it.
-				keys = append(keys, k)
-				return fs.SkipDir
-			}
-			return nil
+		// Listed so that verify reports them: a directory where a journal
+		// belongs, an anchor whose journal is gone.
+		k, ok := keyForJournal(p)
+		if !ok && !e.IsDir() {
+			k, ok = keyForAnchor(p)
 		}
-		if k, ok := keyForJournal(p); ok {
+		if ok {
 			keys = append(keys, k)
-		} else if k, ok := keyForAnchor(p); ok {
-			// An anchor whose journal is gone: verify reports it.
-			keys = append(keys, k)
+		}
+		if e.IsDir() && (ok || e.Name() == ".git" || e.Name() == "node_modules" || e.Name() == "vendor") {
+			return fs.SkipDir
 		}
 		return nil
 	})
@@ -406,17 +374,15 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 	if err != nil {
 		return store.Result{}, err
 	}
-	if !o.Create && !d.holding() {
+	held := d.holding() // known to exist: no stat(2) per commit on the daemon's hot path
+	if !o.Create && !held {
 		// Nothing to update where the document's directory does not exist:
-		// say so without creating the directory and its lock file. A
-		// document a daemon holds (Hold mode: its lock taken for the
-		// store's lifetime) is known to exist: no stat(2) per commit on the
-		// daemon's hot path.
+		// say so without creating the directory and its lock file.
 		if _, err := s.root.Stat(filepath.FromSlash(d.p.dir)); errors.Is(err, fs.ErrNotExist) {
 			return store.Result{}, notFound(key)
 		}
 	}
-	if !d.holding() && (o.IfRevision == nil || *o.IfRevision == 0) {
+	if !held && (o.IfRevision == nil || *o.IfRevision == 0) {
 		if err := d.precheck(fn, o.Create); err != nil {
 			return store.Result{}, err
 		}
@@ -429,7 +395,7 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		lock = d.lockedRead
 	}
 	err = lock(ctx, func() error {
-		if b := d.brokenErr(); b != nil {
+		if b := cmp.Or(d.broken, d.held.syncFailure()); b != nil {
 			return fmt.Errorf("%s: refusing to write after a failed sync (reopen to recover): %w", key, b)
 		}
 		if err := d.refresh(); err != nil {
@@ -465,39 +431,33 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 			return nil
 		}
 		rec, err := d.commit(ch)
-		if err != nil {
-			return err
+		if rec != nil {
+			res = store.Result{Document: d.cur.document(key, d.rev), Changed: true, Record: rec}
 		}
-		if rec == nil {
-			return nil
-		}
-		res = store.Result{Document: d.cur.document(key, d.rev), Changed: true, Record: rec}
-		return nil
+		return err
 	})
-	if err == nil {
-		// In Hold mode the commit is acknowledged once its journal line is
-		// synced (shared with whoever else wrote meanwhile); an unchanged
-		// result waits too, so it never reports a value not yet durable.
-		err = d.awaitDurable(res.Revision)
-		if err != nil {
-			return store.Result{}, err
-		}
-		if res.Changed && d.held.isActive() && s.opts.SnapshotOnCommit != nil && s.opts.SnapshotOnCommit(key) {
-			if err := d.held.flushSnapshot(true); err != nil {
-				// Committed and durable: the snapshot catches up later.
-				d.logf("snapshot not rewritten at commit; the journal holds the commit", "error", err)
-			}
+	if err != nil {
+		return res, err
+	}
+	// In Hold mode the commit is acknowledged once its journal line is
+	// synced (shared with whoever else wrote meanwhile); an unchanged
+	// result waits too, so it never reports a value not yet durable.
+	if err = d.awaitDurable(res.Revision); err != nil {
+		return store.Result{}, err
+	}
+	if res.Changed && d.held.isActive() && s.opts.SnapshotOnCommit != nil && s.opts.SnapshotOnCommit(key) {
+		if err := d.held.flushSnapshot(true); err != nil {
+			// Committed and durable: the snapshot catches up later.
+			d.logf("snapshot not rewritten at commit; the journal holds the commit", "error", err)
 		}
 	}
 	return res, err
 }
 
-// precheck runs fn once, without the lock, on a document nobody
-// journaled yet (a file another tool wrote, or none, for a create) while
-// no custodian has ever locked it (unlockedForeign): a change fn refuses
-// then leaves the project as it was, with no directory or lock file made
-// for it. Anything else is left to the locked path, where fn runs again
-// (it may run more than once: UpdateFunc).
+// precheck runs fn once, without the lock, on a document no custodian has
+// touched yet (unlockedForeign), so that a change fn refuses leaves the
+// project as it was, with no directory or lock file made for it. fn runs
+// again on the locked path (UpdateFunc may run more than once).
 func (d *doc) precheck(fn store.UpdateFunc, create bool) error {
 	snap, ok := d.unlockedForeign()
 	if !ok || snap == nil && !create {
@@ -513,7 +473,7 @@ func (d *doc) precheck(fn store.UpdateFunc, create bool) error {
 // another tool wrote, when it parses (nil: there is none). ok is false
 // for anything else, which the locked path loads and recovers.
 func (d *doc) unlockedForeign() (snap []byte, ok bool) {
-	if d.s.daemon != nil || d.holding() {
+	if d.s.daemon != nil {
 		return nil, false
 	}
 	absent := func() bool {

@@ -10,15 +10,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/gofrs/flock"
 
 	"github.com/custodian-dev/custodian/internal/filelock"
@@ -28,121 +31,91 @@ import (
 )
 
 // Hold mode (Options.Hold) is the daemon's way of using the files: one
-// process owns every document for its lifetime, so it can keep the state in
-// memory, let concurrent commits share one journal fsync (group commit), and
-// rewrite snapshots in the background. The files stay in the format the
-// package doc describes, and the recovery rules already cover a snapshot
-// that is behind its journal, which is all a crash in Hold mode can leave.
+// process owns every document until Close, so it keeps the values in
+// memory, lets concurrent commits share one journal fsync (group commit) and
+// rewrites snapshots in the background. A crash can only leave a snapshot
+// behind its journal, which recovery replays.
 
-// daemon is the store-wide state of Hold mode.
+// daemon is the store-wide state of Hold mode: the pid file's lock, and
+// two goroutines, the snapshot writer and the edit watcher (editwatch.go).
 type daemon struct {
-	pid     *flock.Flock
-	pidRel  string
-	stop    chan struct{}
-	stopped chan struct{}
+	pid  *flock.Flock
+	stop chan struct{}
+	wg   sync.WaitGroup
+
+	w     *fsnotify.Watcher // on the documents' directories; nil: poll only
+	mu    sync.Mutex
+	snaps map[string]*doc // absolute snapshot path -> document (guarded by mu)
 }
 
 // version is one revision of a document's value, as kept in memory.
 type version struct {
 	rev  uint64
 	val  *value // nil: no document
-	hash string // hash of the revision's journal record ("" when not written yet)
+	hash string // hash of the revision's journal record
 	sum  string // canonical sum of the value when known
-	size int64  // journal bytes up to and including this revision
 }
 
 // exists reports whether the version has a value.
 func (v *version) exists() bool { return v != nil && v.val != nil }
 
-// document returns the version as a store.Document.
-func (v *version) document(key string) store.Document { return v.val.document(key, v.rev) }
-
-// pendingRec is a commit's record waiting to be written.
-type pendingRec struct {
-	rec  *store.Record // sealed (its line is in hold.pbuf)
-	last *version      // the value after rec (nil for all but a commit's last record)
-}
-
-// hold is a document's Hold-mode state: group commit (the syncer), the
-// paced snapshot writer and the daemon's view of the files it owns. A doc
-// has one in Hold mode only (nil otherwise); what both modes share stays
-// on the doc.
+// hold is a document's Hold-mode state (nil outside Hold mode): group
+// commit (the syncer), the paced snapshot writer, and the daemon's view of
+// the files it owns.
 type hold struct {
 	d *doc
 
-	locked bool // the document's flock is held (guarded by doc.mu)
-	closed bool // the store closed (guarded by doc.mu)
+	// Guarded by doc.mu. Records are sealed (prev, hash) as they are
+	// queued, so the syncer only writes and syncs: sealing a large group
+	// (≈ 4 µs a record) kept the journal idle while every writer waited.
+	locked, closed bool   // the document's flock is held; the store closed
+	sbuf           []byte // sealing scratch
 
-	jf   *os.File // the live journal, open for appending (the syncer's)
-	wbuf []byte   // the syncer's buffer: the lines of the group it writes
-
-	// Commits are sealed (prev, hash) when they are made, under doc.mu, so
-	// the syncer only writes and syncs: sealing a large group (≈ 4 µs a
-	// record) kept the journal idle while every writer waited on it.
-	sealHash string // hash of the last record sealed (guarded by doc.mu)
-	sbuf     []byte // sealing scratch (guarded by doc.mu)
-
-	// Commits waiting for the next journal write, in revision order, and
-	// their lines.
-	pmu     sync.Mutex
-	pending []pendingRec // guarded by pmu
-	pbuf    []byte       // guarded by pmu
-
-	// The groups: commits wait on the channel of the group that holds
-	// their record, closed once it is synced (guarded by pmu).
+	// The lines of the commits queued for the next journal write and the
+	// version of the last, and the groups: a commit waits on the channel of
+	// the group that holds its record, closed once it is synced. Guarded
+	// by pmu.
+	pmu    sync.Mutex
+	pbuf   []byte
+	next   *version      // nil: nothing queued
 	open   chan struct{} // the group being queued
 	flight chan struct{} // the group the syncer took last
 	taken  uint64        // the last revision the syncer took
 
-	// The syncer goroutine writes and syncs the groups, one at a time,
-	// and seals the live journal as a segment when it is past
-	// SegmentBytes; it owns jf and the fields below.
-	kick       chan struct{} // wakes the syncer (buffered)
-	quit       chan struct{} // stops it
-	syncerDone chan struct{}
-	jExists    bool   // the live journal exists (else opening it creates it)
-	size       int64  // bytes in the live journal
-	written    int64  // bytes written since the document was loaded
-	lastRev    uint64 // revision of the last record written
-	fileFirst  uint64 // the first revision of the live journal
-	rotateAt   int64  // after a failed rotation: the size at which to try again
+	// The syncer's: it writes and syncs one group at a time and seals the
+	// live journal as a segment past SegmentBytes.
+	kick, quit, syncerDone chan struct{}
+	jf                     *os.File // the live journal, open for appending
+	wbuf                   []byte   // the lines of the group it writes
+	jExists                bool     // the live journal exists (else opening creates it)
+	size                   int64    // bytes in the live journal
+	fileFirst              uint64   // the live journal's first revision
+	anchor                 *os.File // the anchor file, kept open (anchor.go)
+	anchorSized            bool     // it holds one padded line
+	rotateAt               int64    // after a failed rotation: the size to try again at
 
 	active  atomic.Bool             // the document is loaded in Hold mode
 	latest  atomic.Pointer[version] // the last queued revision
 	durable atomic.Pointer[version] // the last synced revision
 
-	smu     sync.Mutex // guards syncErr
-	syncErr error
+	failed atomic.Pointer[error] // why a group failed: every later commit fails too
 
-	snapMu   sync.Mutex // one snapshot rewrite at a time
-	snapRev  uint64     // revision the snapshot file holds
-	snapNext time.Time  // no background rewrite before this (paced by the last one's cost)
-	// snapDisk is snapRev for the syncer, which seals a journal file
-	// only once the snapshot holds one of its revisions.
-	snapDisk atomic.Uint64
-	// The snapshot file as the daemon last wrote or read it (guarded by
-	// snapMu): anything else there is a direct edit (direct.go), and
-	// edits the snapshot writer moved aside before replacing the file
-	// wait in queued for the watcher to settle them.
+	// The snapshot writer's, guarded by snapMu (one rewrite at a time).
+	snapMu   sync.Mutex
+	snapRev  uint64        // the revision the snapshot file holds
+	snapDisk atomic.Uint64 // snapRev for the syncer: it seals a journal only once the snapshot holds one of its revisions
+	snapNext time.Time     // no background rewrite before this
+	// The snapshot file as the daemon last wrote or read it: anything
+	// else there is a direct edit (editwatch.go); the edits moved aside
+	// before a rewrite wait in queued for the watcher to settle them.
 	snapID   fileID
 	snapFile string
 	queued   []*capturedEdit
-
-	anchor *os.File // the anchor file, open for the syncer's rewrites
-	// anchorSized: the anchor file is known to hold one padded line (no
-	// truncation needed to rewrite it).
-	anchorSized bool
 }
 
 // startDaemon takes the daemon lock and starts the snapshot writer.
 func (s *Store) startDaemon() error {
 	rel := s.opts.PidFile
-	if rel == "" {
-		rel = DefaultPidFile
-	}
-	if s.opts.SnapshotInterval <= 0 {
-		s.opts.SnapshotInterval = 50 * time.Millisecond
-	}
 	if err := s.root.MkdirAll(path.Dir(rel), 0o755); err != nil {
 		return fmt.Errorf("daemon lock: %w", err)
 	}
@@ -158,7 +131,7 @@ func (s *Store) startDaemon() error {
 	}
 	if !ok {
 		holder := "unknown"
-		if b, err := s.root.ReadFile(rel); err == nil && len(strings.TrimSpace(string(b))) > 0 {
+		if b, _ := s.root.ReadFile(rel); len(bytes.TrimSpace(b)) > 0 {
 			holder, _, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
 		}
 		return reason.New(reason.Conflict, "another custodian daemon (pid %s) already serves this project (it holds %s)", holder, rel)
@@ -167,15 +140,19 @@ func (s *Store) startDaemon() error {
 		fl.Unlock()
 		return fmt.Errorf("daemon lock: write pid: %w", err)
 	}
-	s.daemon = &daemon{pid: fl, pidRel: rel, stop: make(chan struct{}), stopped: make(chan struct{})}
-	go s.snapshotLoop()
+	dm := &daemon{pid: fl, stop: make(chan struct{}), snaps: map[string]*doc{}}
+	if dm.w, err = fsnotify.NewWatcher(); err != nil {
+		s.opts.Logger.Warn("file watcher unavailable: direct edits are found by polling once a second", "error", err)
+	}
+	s.daemon = dm
+	dm.wg.Go(s.snapshotLoop)
+	dm.wg.Go(s.editLoop)
 	return nil
 }
 
-// AnnounceDaemon records, in Hold mode, where the daemon can be reached
-// (its socket, its HTTP address): the pid file holds the pid on its first
-// line and one address per line after it, so that a command that finds a
-// document's lock held by the daemon names it instead of waiting.
+// AnnounceDaemon records, in Hold mode, where the daemon can be reached:
+// the pid file holds the pid and then one address a line, so that a
+// command that finds a lock held by the daemon names it instead of waiting.
 func (s *Store) AnnounceDaemon(addrs ...string) error {
 	if s.daemon == nil {
 		return nil
@@ -185,39 +162,31 @@ func (s *Store) AnnounceDaemon(addrs ...string) error {
 		b = append(b, strings.ReplaceAll(a, "\n", " ")...)
 		b = append(b, '\n')
 	}
-	return s.root.WriteFile(s.daemon.pidRel, b, 0o644)
+	return s.root.WriteFile(s.opts.PidFile, b, 0o644)
 }
 
-// daemonHolder returns, when a running daemon holds the project (its pid
-// file is locked), a CONFLICT naming it (pid, addresses) for a command
-// that found lock held; nil when no daemon runs (another command holds the
-// lock for one commit: wait for it).
+// daemonHolder returns a CONFLICT naming the daemon (pid, addresses) that
+// holds the project, for a command that found lock held; nil when no daemon
+// runs (another command holds it for one commit: wait for it).
 func (s *Store) daemonHolder(lock string) error {
 	rel := s.opts.PidFile
-	if rel == "" {
-		rel = DefaultPidFile
-	}
-	f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil
-	}
 	if held, err := filelock.Held(s.root, rel); err != nil || !held {
-		return nil // no daemon: the pid file is free
+		return nil // no daemon: the pid file is free (or missing, or not a regular file)
 	}
-	b, _ := io.ReadAll(io.LimitReader(f, 4096))
-	pid, addrs := "unknown", []string{}
-	var fields []string
-	for _, l := range strings.Split(string(b), "\n") {
+	var b []byte
+	if f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+		b, _ = io.ReadAll(io.LimitReader(f, 4096))
+		f.Close()
+	}
+	var lines []string
+	for l := range strings.Lines(string(b)) {
 		if l = strings.TrimSpace(l); l != "" {
-			fields = append(fields, l)
+			lines = append(lines, l)
 		}
 	}
-	if len(fields) > 0 {
-		pid, addrs = fields[0], fields[1:]
+	pid, addrs := "unknown", []string{}
+	if len(lines) > 0 {
+		pid, addrs = lines[0], lines[1:]
 	}
 	where := "no socket: it was started with --socket \"\" and, if it listens on TCP, is reached with --server URL"
 	if len(addrs) > 0 {
@@ -230,7 +199,6 @@ func (s *Store) daemonHolder(lock string) error {
 // snapshotLoop rewrites the snapshots that are behind, at most once per
 // SnapshotInterval.
 func (s *Store) snapshotLoop() {
-	defer close(s.daemon.stopped)
 	t := time.NewTicker(s.opts.SnapshotInterval)
 	defer t.Stop()
 	for {
@@ -240,10 +208,7 @@ func (s *Store) snapshotLoop() {
 		case <-t.C:
 		}
 		s.mu.Lock()
-		docs := make([]*doc, 0, len(s.docs))
-		for _, d := range s.docs {
-			docs = append(docs, d)
-		}
+		docs := slices.Collect(maps.Values(s.docs))
 		s.mu.Unlock()
 		for _, d := range docs {
 			if !d.held.isActive() {
@@ -259,28 +224,16 @@ func (s *Store) snapshotLoop() {
 // stopDaemon flushes and releases everything Hold mode holds.
 func (s *Store) stopDaemon(docs []*doc) error {
 	close(s.daemon.stop)
-	<-s.daemon.stopped
-	s.mu.Lock()
-	ew := s.edits
-	s.mu.Unlock()
-	if ew != nil {
-		ew.close()
-	}
+	s.daemon.wg.Wait()
 	var errs []error
 	for _, d := range docs {
-		if err := d.held.stop(); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, d.held.stop())
 	}
-	_ = s.root.WriteFile(s.daemon.pidRel, nil, 0o644)
-	if err := s.daemon.pid.Unlock(); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	_ = s.root.WriteFile(s.opts.PidFile, nil, 0o644)
+	return errors.Join(append(errs, s.daemon.pid.Unlock())...)
 }
 
-// stop flushes the document and releases what Hold mode holds of it: its
-// syncer, its open files, its lock.
+// stop flushes the document and releases its syncer, files and lock.
 func (h *hold) stop() error {
 	d := h.d
 	d.mu.Lock()
@@ -289,13 +242,13 @@ func (h *hold) stop() error {
 	if h.locked {
 		// A direct edit made while the daemon ran is settled before
 		// it stops, not left on disk for the next command.
-		h.checkEditLocked()
+		h.checkEdit()
 		if v := h.latest.Load(); v != nil {
-			if err := h.awaitDurable(v.rev); err != nil {
-				errs = append(errs, err)
-			} else if err := h.flushSnapshot(true); err != nil {
-				errs = append(errs, err)
+			err := h.awaitDurable(v.rev)
+			if err == nil {
+				err = h.flushSnapshot(true)
 			}
+			errs = append(errs, err)
 		}
 		if h.quit != nil {
 			close(h.quit)
@@ -303,18 +256,14 @@ func (h *hold) stop() error {
 			h.quit = nil
 		}
 		if h.jf != nil {
-			if err := h.jf.Close(); err != nil {
-				errs = append(errs, err)
-			}
+			errs = append(errs, h.jf.Close())
 			h.jf = nil
 		}
 		if h.anchor != nil {
 			h.anchor.Close()
 			h.anchor, h.anchorSized = nil, false
 		}
-		if err := d.flock.Unlock(); err != nil {
-			errs = append(errs, err)
-		}
+		errs = append(errs, d.flock.Unlock())
 		h.locked = false
 	}
 	h.closed = true
@@ -322,12 +271,10 @@ func (h *hold) stop() error {
 	return errors.Join(errs...)
 }
 
-// isActive reports whether h is the state of a document loaded in Hold
-// mode (false for nil: outside Hold mode).
+// isActive reports whether the document is loaded in Hold mode.
 func (h *hold) isActive() bool { return h != nil && h.active.Load() }
 
-// isLocked reports whether Hold mode holds the document's lock (under
-// doc.mu; false for nil: outside Hold mode).
+// isLocked reports whether Hold mode holds the document's lock (doc.mu).
 func (h *hold) isLocked() bool { return h != nil && h.locked }
 
 // start starts Hold mode for a freshly loaded document (under doc.mu).
@@ -349,20 +296,11 @@ func (h *hold) start() {
 	}
 	h.latest.Store(v)
 	h.durable.Store(v)
-	h.snapRev = d.rev
+	h.snapRev, h.taken = d.rev, d.rev
 	h.snapDisk.Store(d.rev)
 	h.snapID, h.snapFile = d.snap.id, d.snap.hash
-	h.taken = d.rev
-	h.jExists = d.j.id.exists
-	h.size = d.j.id.size
-	h.written = 0
-	h.lastRev = d.rev
-	h.fileFirst = d.j.liveFirst
-	h.sealHash = ""
-	if d.last != nil {
-		h.sealHash = d.last.Hash
-	}
-	h.pending, h.pbuf = nil, nil
+	h.jExists, h.size, h.fileFirst = d.j.id.exists, d.j.id.size, d.j.liveFirst
+	h.next, h.pbuf = nil, nil
 	h.open = make(chan struct{})
 	h.kick = make(chan struct{}, 1)
 	h.quit = make(chan struct{})
@@ -371,60 +309,29 @@ func (h *hold) start() {
 	h.active.Store(true)
 }
 
-// append seals a commit's record and queues it for the next journal
-// write, and makes its value the latest (under doc.mu). The caller waits
-// for the syncer, which writes and syncs it (awaitDurable).
-func (h *hold) append(rec *store.Record, v *version) (*store.Record, error) {
+// append seals a commit's record, queues it for the syncer and makes its
+// value the latest (under doc.mu); the caller then awaits it.
+func (h *hold) append(rec *store.Record, prev string, v *version) (*store.Record, error) {
 	d := h.d
 	if h.closed {
 		return nil, errClosed
 	}
-	v.rev = rec.Rev
-	lines, err := rec.SealMAC(h.sbuf[:0], h.sealHash, d.s.key)
+	lines, err := rec.SealMAC(h.sbuf[:0], prev, d.s.key)
 	if err != nil {
 		return nil, err
 	}
 	if cap(lines) <= 1<<20 {
 		h.sbuf = lines
 	}
-	h.sealHash = rec.Hash
+	v.rev, v.hash = rec.Rev, rec.Hash
 	h.pmu.Lock()
 	h.pbuf = append(h.pbuf, lines...)
-	h.pending = append(h.pending, pendingRec{rec: rec, last: v})
+	h.next = v
 	h.pmu.Unlock()
 	d.rev, d.last = rec.Rev, rec
 	d.cur, d.sum, d.adopted = v.val, v.sum, false
 	h.latest.Store(v)
 	return rec, nil
-}
-
-// writeBatch writes a group: its records, sealed when committed, whose
-// lines are buf. A commit made through its patch carries no sum (a sum
-// reads the whole document); the snapshot writer names the revision of each
-// snapshot it writes with a mark instead. It returns the version of the
-// group's last record.
-func (h *hold) writeBatch(batch []pendingRec, buf []byte) (*version, error) {
-	d := h.d
-	last := batch[len(batch)-1]
-	jf, err := h.openLive()
-	if err != nil {
-		return nil, fmt.Errorf("append to journal %s: %w", d.p.journal, err)
-	}
-	err = d.fault("journal.write")
-	if err == nil {
-		_, err = jf.Write(buf)
-	}
-	if err != nil {
-		if terr := jf.Truncate(h.size); terr != nil {
-			err = fmt.Errorf("%w (and the partial write could not be cut back: %v)", err, terr)
-		}
-		return nil, fmt.Errorf("append to journal %s: %w", d.p.journal, err)
-	}
-	h.size += int64(len(buf))
-	h.written += int64(len(buf))
-	h.lastRev = last.rec.Rev
-	last.last.hash, last.last.size = last.rec.Hash, h.written
-	return last.last, nil
 }
 
 // durableRev is the last revision watchers may see: in Hold mode the last
@@ -439,19 +346,8 @@ func (d *doc) durableRev() uint64 {
 	return 0
 }
 
-// brokenErr is the error that keeps the document from being written.
-func (d *doc) brokenErr() error {
-	if d.broken != nil {
-		return d.broken
-	}
-	if !d.held.isActive() {
-		return nil
-	}
-	return d.held.syncFailure()
-}
-
-// awaitDurable returns once revision rev is synced to the journal: at once
-// outside Hold mode, where commits are synced before they are applied.
+// awaitDurable returns once revision rev is synced (at once outside Hold
+// mode, where commits are synced before they are applied).
 func (d *doc) awaitDurable(rev uint64) error {
 	if d.held == nil {
 		return nil
@@ -459,13 +355,10 @@ func (d *doc) awaitDurable(rev uint64) error {
 	return d.held.awaitDurable(rev)
 }
 
-// awaitDurable returns once revision rev is synced to the journal. In Hold
-// mode the document's syncer goroutine takes every commit queued so far as
-// one group (its own and those of writers that came meanwhile: group
-// commit), writes them in one append and fsyncs; each waiter sleeps on the
-// channel of the group that holds its record and is woken once, when that
-// group is synced. Outside Hold mode commits are synced before they are
-// applied, so it returns at once.
+// awaitDurable returns once revision rev is synced: the syncer takes every
+// commit queued so far as one group (group commit), and each waiter sleeps
+// on the channel of the group that holds its record, woken once it is
+// synced.
 func (h *hold) awaitDurable(rev uint64) error {
 	for {
 		// A failed write or sync fails every commit not yet durable, also
@@ -497,15 +390,19 @@ func (h *hold) awaitDurable(rev uint64) error {
 	}
 }
 
+// syncFailure is why a group failed (nil: none, or outside Hold mode).
 func (h *hold) syncFailure() error {
-	h.smu.Lock()
-	defer h.smu.Unlock()
-	return h.syncErr
+	if h == nil {
+		return nil
+	}
+	if p := h.failed.Load(); p != nil {
+		return *p
+	}
+	return nil
 }
 
-// syncLoop is the document's syncer: woken when commits are queued, it
-// takes them all as one group, writes and fsyncs it, publishes it as
-// durable and wakes its waiters, until the store stops.
+// syncLoop is the document's syncer: it takes the commits queued as one
+// group, writes, fsyncs and publishes it, and wakes its waiters.
 func (h *hold) syncLoop() {
 	defer close(h.syncerDone)
 	for {
@@ -515,27 +412,25 @@ func (h *hold) syncLoop() {
 			return
 		}
 		h.pmu.Lock()
-		batch, lines := h.pending, h.pbuf
+		top, lines := h.next, h.pbuf
 		// The buffers take turns: the one written last time (unless
 		// unusually large) takes the next group's lines.
-		h.pending, h.pbuf = nil, h.wbuf[:0]
+		h.next, h.pbuf = nil, h.wbuf[:0]
 		if cap(h.pbuf) > 4<<20 {
 			h.pbuf = nil
 		}
 		done := h.open
 		h.open, h.flight = make(chan struct{}), done
-		if len(batch) > 0 {
-			h.taken = batch[len(batch)-1].rec.Rev
+		if top != nil {
+			h.taken = top.rev
 		}
 		h.pmu.Unlock()
 		synced := false
-		if len(batch) > 0 && h.syncFailure() == nil {
-			if err := h.syncGroup(batch, lines); err != nil {
+		if top != nil && h.syncFailure() == nil {
+			if err := h.syncGroup(top, lines); err != nil {
 				// A failed write or sync leaves the journal's tail unknown:
 				// fail every waiter and refuse writes until reopened.
-				h.smu.Lock()
-				h.syncErr = err
-				h.smu.Unlock()
+				h.failed.Store(&err)
 			} else {
 				synced = true
 			}
@@ -549,33 +444,29 @@ func (h *hold) syncLoop() {
 }
 
 // flushSnapshot rewrites the snapshot with the latest synced value if it is
-// behind. The background writer (force false) also waits for its pacing:
-// a rewrite starts at least SnapshotInterval after the previous one started
-// and at least nine times the previous one's duration after it ended, so
-// rewriting a large document never takes more than about a tenth of the
-// time; Verify and shutdown force it.
-//
-// A value whose journal record carries no sum (commits made through their
-// patch) is named by a mark: the SHA-256 of the snapshot file's bytes as
-// written, bound to the revision and its record's hash, made durable before
-// the snapshot replaces the old one (recovery reads it back; see mark.go).
+// behind. Unless forced it waits for its pacing: a rewrite starts at least
+// SnapshotInterval after the previous one started and nine times its
+// duration after it ended (a tenth of the time at most). A value whose
+// record carries no sum is named by a mark (mark.go), durable before the
+// snapshot is replaced.
 func (h *hold) flushSnapshot(force bool) error {
 	d := h.d
 	// A plugin's cooperative lock (state.json.lock) is taken before
 	// snapMu, never while holding it: a plugin holding its lock must not
 	// stall the readers and the edit watcher that take snapMu. The
 	// background writer only tries it and comes back at its next turn.
-	coopHeld := false
-	if d.coop != nil && d.s.daemon != nil {
-		if !force {
-			ok, err := d.coopTry()
-			if err != nil || !ok {
+	if d.coop != nil {
+		if force {
+			if _, err := d.coopLock(context.Background()); err != nil {
 				return err
 			}
-		} else if _, err := d.coopLock(context.Background()); err != nil {
+		} else if err := d.coopFile(); err != nil {
 			return err
+		} else if ok, err := d.coop.TryLock(); err != nil {
+			return fmt.Errorf("lock %s: %w", d.p.coopLock, err)
+		} else if !ok {
+			return nil // a plugin holds it: the next turn
 		}
-		coopHeld = true
 		defer d.coop.Unlock()
 	}
 	h.snapMu.Lock()
@@ -589,9 +480,8 @@ func (h *hold) flushSnapshot(force bool) error {
 		return nil
 	}
 	fh := sha256.New()
-	file := ""  // the mark's file hash, when a mark names the new snapshot
-	guard := "" // a hard link to the file being replaced (direct.go)
-	oldID, oldFile, oldRev := h.snapID, h.snapFile, h.snapRev
+	file := "" // the mark's file hash, when a mark names the new snapshot
+	var guard func()
 	before := func() error {
 		if v.sum == "" {
 			file = "sha256:" + hex.EncodeToString(fh.Sum(nil))
@@ -599,20 +489,12 @@ func (h *hold) flushSnapshot(force bool) error {
 				return err
 			}
 		}
-		// A direct edit of the file is moved aside right before the file
-		// is replaced, and the file replaced is kept by a hard link until
-		// the rename is done: an edit written in place meanwhile is in it.
-		// Never lost; settled by the edit watcher.
-		if e := h.captureEdit(); e != nil {
-			h.queueEdit(e)
-		}
-		oldID, oldFile = h.snapID, h.snapFile
 		guard = h.guardSnapshot()
 		return nil
 	}
 	// Every value in memory was parsed, or made from a parsed one and
 	// patches applied to its tree: indent without validating again.
-	if err := d.writeSnapshotCoop(coopHeld, func(f *os.File) error {
+	if err := d.writeSnapshotCoop(d.coop != nil, func(f *os.File) error {
 		w := io.MultiWriter(f, fh)
 		bw := bufio.NewWriterSize(w, 256<<10)
 		b, err := v.val.bytes()
@@ -621,13 +503,13 @@ func (h *hold) flushSnapshot(force bool) error {
 		}
 		return jsonval.IndentValidTo(bw, b)
 	}, before); err != nil {
-		if guard != "" {
-			_ = d.s.root.Remove(guard) // the file was not replaced
+		if guard != nil {
+			_ = d.s.root.Remove(d.p.snap + ".replacing") // the file was not replaced
 		}
 		return err
 	}
-	if guard != "" {
-		h.checkGuard(guard, oldID, oldFile, oldRev)
+	if guard != nil {
+		guard()
 	}
 	h.snapRev, d.snap.mark = v.rev, file
 	h.snapDisk.Store(v.rev)
@@ -641,21 +523,20 @@ func (h *hold) flushSnapshot(force bool) error {
 	return nil
 }
 
-// maybeRotate seals the live journal as a segment (the syncer, between two
-// group writes, everything written synced) when it is past SegmentBytes
-// and the snapshot on disk holds one of its revisions or a later one — so
-// that recovery never needs more than the newest segment (segment.go). The
-// next group write starts a new live journal.
+// maybeRotate seals the live journal as a segment (between two groups,
+// all synced) when it is past SegmentBytes and the snapshot on disk holds
+// one of its revisions or a later one, so that recovery never needs more
+// than the newest segment (segment.go).
 func (h *hold) maybeRotate() {
 	d := h.d
-	n := d.s.segmentBytes()
-	if n <= 0 || h.jf == nil || h.size < max(n, h.rotateAt) || h.lastRev < h.fileFirst {
+	n, last := d.s.segmentBytes(), h.durable.Load().rev
+	if n <= 0 || h.jf == nil || h.size < max(n, h.rotateAt) || last < h.fileFirst {
 		return
 	}
 	if h.snapDisk.Load() < h.fileFirst {
 		return // the snapshot writer catches up first
 	}
-	if err := d.rotate(h.fileFirst, h.lastRev); err != nil {
+	if err := d.rotate(h.fileFirst, last); err != nil {
 		h.rotateAt = h.size + n/4 // not again at every group
 		d.logf("journal not sealed as a segment; tried again after another quarter of the threshold", "error", err)
 		return
@@ -664,22 +545,33 @@ func (h *hold) maybeRotate() {
 	if err := h.jf.Close(); err != nil {
 		d.logf("closing a sealed journal segment", "error", err)
 	}
-	h.jf, h.jExists, h.size, h.fileFirst = nil, false, 0, h.lastRev+1
+	h.jf, h.jExists, h.size, h.fileFirst = nil, false, 0, last+1
 }
 
-// syncGroup writes a group and fsyncs it, then publishes it as durable.
-func (h *hold) syncGroup(batch []pendingRec, lines []byte) error {
+// syncGroup writes a group (the lines of its records, sealed when queued,
+// up to target's) and fsyncs it, then publishes it as durable.
+func (h *hold) syncGroup(target *version, buf []byte) error {
 	d := h.d
 	start := time.Now()
-	// jf was opened before the batch was queued (pmu orders it).
-	target, err := h.writeBatch(batch, lines)
-	if err != nil {
-		return err
+	jf, err := h.openLive()
+	if err == nil {
+		err = d.fault("journal.write")
 	}
+	if err == nil {
+		if _, err = jf.Write(buf); err != nil {
+			if terr := jf.Truncate(h.size); terr != nil {
+				err = fmt.Errorf("%w (and the partial write could not be cut back: %v)", err, terr)
+			}
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("append to journal %s: %w", d.p.journal, err)
+	}
+	h.size += int64(len(buf))
 	if err := d.fault("journal.sync"); err != nil {
 		return err
 	}
-	if err := h.jf.Sync(); err != nil {
+	if err := jf.Sync(); err != nil {
 		return err
 	}
 	if err := h.checkLiveJournal(); err != nil {
@@ -688,11 +580,28 @@ func (h *hold) syncGroup(batch []pendingRec, lines []byte) error {
 	before := h.durable.Load()
 	h.durable.Store(target)
 	d.notify()
-	// After the waiters are woken: the anchor only needs to follow the
-	// synced journal, not to precede the acknowledgement.
+	// After the waiters are woken: the anchor only follows the synced
+	// journal, it need not precede the acknowledgement.
 	d.writeAnchor(target.rev, target.hash)
 	if f := d.s.opts.OnSync; f != nil {
-		f(int(target.rev-before.rev), target.size-before.size, time.Since(start))
+		f(int(target.rev-before.rev), int64(len(buf)), time.Since(start))
 	}
 	return nil
+}
+
+// checkLiveJournal checks, after a group's fsync and before it is
+// acknowledged, that the journal appended to is still the file at the
+// journal's path: git (stash, reset, checkout) and a restored backup
+// replace files by unlinking them, and a daemon appending to the old file
+// would acknowledge commits no one can read. One stat per group.
+func (h *hold) checkLiveJournal() error {
+	d := h.d
+	open, err := h.jf.Stat()
+	if err != nil {
+		return err
+	}
+	if now, err := d.s.root.Lstat(d.p.journal); err == nil && os.SameFile(open, now) {
+		return nil
+	}
+	return reason.New(reason.CorruptState, "%s: rewound: its journal %s was replaced or removed while the daemon held it (git stash, reset or checkout, a restored backup); the commits in flight are not acknowledged and the daemon refuses writes to it: stop the daemon, then restore the files or run %s", d.p.key, d.p.journal, d.repairCommand())
 }

@@ -6,17 +6,13 @@ import (
 	"os"
 	"time"
 
+	"github.com/gofrs/flock"
+
 	"github.com/custodian-dev/custodian/reason"
 )
 
-// locked runs f holding the in-process mutex and the cross-process lock.
-// lockedRead is locked for operations that only read: a document with no
-// file at all is NOT_FOUND at once, without creating its directory or lock
-// file (a read must leave the project as it was).
-// holding reports whether this store holds the document's lock (Hold mode).
-// A document loaded in Hold mode (held.active: its lock is held until
-// Close) is answered without taking d.mu: in the daemon every commit asked
-// first, and waited behind the commit holding d.mu only to read a flag.
+// holding reports whether this store holds the document's lock (Hold
+// mode); once loaded without d.mu, which every daemon commit would wait on.
 func (d *doc) holding() bool {
 	if d.held == nil {
 		return false
@@ -29,9 +25,10 @@ func (d *doc) holding() bool {
 	return d.held.locked
 }
 
+// lockedRead is locked for operations that only read: a document with no
+// file at all is NOT_FOUND at once, without creating its directory or lock
+// file (a read leaves the project as it was).
 func (d *doc) lockedRead(ctx context.Context, f func() error) error {
-	// A document held in Hold mode exists; locked says so if Close came
-	// meanwhile.
 	known := d.held.isActive()
 	if !known {
 		d.mu.Lock()
@@ -39,44 +36,36 @@ func (d *doc) lockedRead(ctx context.Context, f func() error) error {
 		d.mu.Unlock()
 	}
 	if !known {
-		exists := false
-		for _, name := range []string{d.p.snap, d.p.tmp, d.p.journal} {
-			id, err := d.stat(name)
-			if err != nil {
-				if reason.CodeOf(err) == reason.InvalidInput {
-					return err
-				}
-				exists = true // let the locked path report it
-				break
-			}
-			if id.exists {
-				exists = true
-				break
-			}
-		}
-		if !exists {
-			// A journal sealed whole, with no snapshot left beside it.
-			segs, err := d.segments()
-			if err != nil {
-				return err
-			}
-			exists = len(segs) > 0
-		}
-		if !exists {
-			// Gone, but committed here once: the locked path reports it.
-			w, err := d.readWitness()
-			if err != nil {
-				return err
-			}
-			exists = w != nil
-		}
-		if !exists {
+		if ok, err := d.anyFile(); err != nil {
+			return err
+		} else if !ok {
 			return notFound(d.p.key)
 		}
 	}
 	return d.locked(ctx, f)
 }
 
+// anyFile reports whether any file of the document exists (a broken one
+// counts: the locked path reports it), or its witness says it did.
+func (d *doc) anyFile() (bool, error) {
+	for _, name := range []string{d.p.snap, d.p.tmp, d.p.journal} {
+		id, err := d.stat(name)
+		if err != nil && reason.CodeOf(err) == reason.InvalidInput {
+			return false, err
+		}
+		if err != nil || id.exists {
+			return true, nil
+		}
+	}
+	if segs, err := d.segments(); err != nil || len(segs) > 0 {
+		return err == nil, err // a journal sealed whole, with no snapshot left
+	}
+	w, err := d.readWitness() // gone, but committed here once
+	return w != nil, err
+}
+
+// locked runs f holding the in-process mutex and the cross-process lock
+// (in Hold mode taken once and kept until Close).
 func (d *doc) locked(ctx context.Context, f func() error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -89,9 +78,9 @@ func (d *doc) locked(ctx context.Context, f func() error) error {
 	if err := d.s.root.MkdirAll(d.p.dir, 0o755); err != nil {
 		return pathError(d.p.key, err)
 	}
-	// Create the lock file through the root so a symlinked directory that
-	// escapes the project is refused before flock follows the path.
-	// Opened without blocking and checked: flock would hang on a FIFO.
+	// The lock file is made through the root (a symlinked directory that
+	// escapes the project is refused before flock follows the path) and
+	// checked to be a regular file (flock would hang on a FIFO).
 	lf, err := d.openRegular(d.p.lock, os.O_CREATE|os.O_RDONLY, 0o644)
 	if err != nil {
 		if _, ok := reason.As(err); ok {
@@ -104,30 +93,18 @@ func (d *doc) locked(ctx context.Context, f func() error) error {
 	if err != nil {
 		return fmt.Errorf("lock %s: %w", d.p.lock, err)
 	}
-	if !ok && d.s.daemon == nil {
-		// Held by a daemon for its lifetime (one started without a socket
-		// this process could reach): waiting would never end.
-		if err := d.s.daemonHolder(d.p.lock); err != nil {
+	if !ok {
+		if d.s.daemon == nil {
+			// Held by a daemon for its lifetime: waiting would never end.
+			if err := d.s.daemonHolder(d.p.lock); err != nil {
+				return err
+			}
+		}
+		if err := waitLock(ctx, d.flock, d.p.lock); err != nil {
 			return err
 		}
 	}
-	if ok {
-		// Taken at once.
-	} else if ctx.Done() == nil {
-		if err := d.flock.Lock(); err != nil {
-			return fmt.Errorf("lock %s: %w", d.p.lock, err)
-		}
-	} else {
-		ok, err := d.flock.TryLockContext(ctx, time.Millisecond)
-		if err != nil && ctx.Err() == nil {
-			return fmt.Errorf("lock %s: %w", d.p.lock, err)
-		}
-		if !ok {
-			return reason.New(reason.Conflict, "lock %s not acquired: %v", d.p.lock, ctx.Err())
-		}
-	}
 	if d.s.daemon != nil {
-		// Hold mode: keep the lock until Close.
 		d.held.locked = true
 		return f()
 	}
@@ -142,40 +119,41 @@ func (d *doc) locked(ctx context.Context, f func() error) error {
 	return f()
 }
 
+// waitLock waits for fl (the lock file name) until ctx is done.
+func waitLock(ctx context.Context, fl *flock.Flock, name string) error {
+	if ctx == nil || ctx.Done() == nil {
+		if err := fl.Lock(); err != nil {
+			return fmt.Errorf("lock %s: %w", name, err)
+		}
+		return nil
+	}
+	ok, err := fl.TryLockContext(ctx, time.Millisecond)
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("lock %s: %w", name, err)
+	}
+	if !ok {
+		return reason.New(reason.Conflict, "lock %s not acquired: %v", name, ctx.Err())
+	}
+	return nil
+}
+
 // coopLock takes the cooperative lock of paths.coopLock (after the
 // document's own lock, always in that order).
 func (d *doc) coopLock(ctx context.Context) (func(), error) {
-	lf, err := d.s.root.OpenFile(d.p.coopLock, os.O_CREATE|os.O_RDONLY, 0o644)
-	if err != nil {
-		return nil, pathError(d.p.key, err)
+	if err := d.coopFile(); err != nil {
+		return nil, err
 	}
-	lf.Close()
-	if ctx == nil || ctx.Done() == nil {
-		if err := d.coop.Lock(); err != nil {
-			return nil, fmt.Errorf("lock %s: %w", d.p.coopLock, err)
-		}
-	} else {
-		ok, err := d.coop.TryLockContext(ctx, time.Millisecond)
-		if err != nil && ctx.Err() == nil {
-			return nil, fmt.Errorf("lock %s: %w", d.p.coopLock, err)
-		}
-		if !ok {
-			return nil, reason.New(reason.Conflict, "lock %s not acquired: %v", d.p.coopLock, ctx.Err())
-		}
+	if err := waitLock(ctx, d.coop, d.p.coopLock); err != nil {
+		return nil, err
 	}
 	return func() { d.coop.Unlock() }, nil
 }
 
-// coopTry takes the cooperative lock if it is free, at once.
-func (d *doc) coopTry() (bool, error) {
+// coopFile makes the cooperative lock file through the root.
+func (d *doc) coopFile() error {
 	lf, err := d.s.root.OpenFile(d.p.coopLock, os.O_CREATE|os.O_RDONLY, 0o644)
 	if err != nil {
-		return false, pathError(d.p.key, err)
+		return pathError(d.p.key, err)
 	}
-	lf.Close()
-	ok, err := d.coop.TryLock()
-	if err != nil {
-		return false, fmt.Errorf("lock %s: %w", d.p.coopLock, err)
-	}
-	return ok, nil
+	return lf.Close()
 }

@@ -99,6 +99,18 @@ func (w *follower) want() uint64 {
 	return w.from + 1
 }
 
+// sealed returns the sealed segment that holds the next revision (nil:
+// none does).
+func (w *follower) sealed() (*segment, error) {
+	segs, err := w.d.segments()
+	for i, s := range segs {
+		if s.from <= w.want() && w.want() <= s.to {
+			return &segs[i], nil
+		}
+	}
+	return nil, err
+}
+
 // poll returns the records after from read since the last call, up to
 // maxRev (in Hold mode, the last synced revision).
 func (w *follower) poll(maxRev uint64) ([]store.Record, error) {
@@ -117,24 +129,15 @@ func (w *follower) poll(maxRev uint64) ([]store.Record, error) {
 	}
 	for round := 0; round < 1<<20; round++ {
 		if w.f == nil {
-			segs, err := d.segments()
+			s, err := w.sealed()
 			if err != nil {
 				return out, err
 			}
-			want := w.want()
-			held := -1
-			for i, s := range segs {
-				if s.from <= want && want <= s.to {
-					held = i
-					break
+			if s != nil {
+				if w.prev != nil && s.from != w.want() {
+					return out, reason.New(reason.CorruptState, "journal segment %s starts at revision %d, but revision %d follows revision %d", s.name, s.from, w.want(), w.prev.Rev)
 				}
-			}
-			if held >= 0 {
-				s := segs[held]
-				if w.prev != nil && s.from != want {
-					return out, reason.New(reason.CorruptState, "journal segment %s starts at revision %d, but revision %d follows revision %d", s.name, s.from, want, w.prev.Rev)
-				}
-				recs, err := d.parseSegment(s, w.prev)
+				recs, err := d.parseSegment(*s, w.prev)
 				if err != nil {
 					return out, err
 				}
@@ -221,14 +224,8 @@ func (w *follower) read(maxRev uint64, keep func([]store.Record)) (n int, consum
 			if w.prev != nil && first < w.want() {
 				return 0, false, reason.New(reason.CorruptState, "journal %s starts at revision %d, but revision %d was already read (it was replaced)", d.p.journal, first, w.prev.Rev)
 			}
-			segs, err := d.segments()
-			if err != nil {
-				return 0, false, err
-			}
-			for _, s := range segs {
-				if s.from <= w.want() && w.want() <= s.to {
-					return -1, false, nil
-				}
+			if s, err := w.sealed(); err != nil || s != nil {
+				return -1, false, err
 			}
 			return 0, false, reason.New(reason.CorruptState, "journal %s starts at revision %d and no journal file holds revision %d", d.p.journal, first, w.want())
 		}

@@ -14,34 +14,17 @@ import (
 	"github.com/custodian-dev/custodian/store"
 )
 
-// The witness. A document's anchor (anchor.go) lives beside its journal,
-// so whatever puts old files back puts the old anchor back with them: a
-// `git stash`, `git reset --hard`, `git checkout <old> -- .asdd`, `git
-// clean`, a backup copied over the project. The witness is a second copy
-// of the anchor kept where none of those reach (Options.Witness; projectroot.WitnessDir
-// chooses the git common directory, which git's commands on the work tree
-// never rewrite and which every worktree of the repository shares, or
-// outside git the user's state directory). Every open and Verify compare
-// the journal with it:
-//
-//   - the journal ends before the witness's revision: the files went back
-//     (CORRUPT_STATE, naming both revisions);
-//   - the journal's record at the witness's revision has another hash: the
-//     files were replaced by another history (another branch's state, a
-//     backup of another project);
-//   - the journal and the snapshot are both gone after the witness's
-//     revision was committed: the state was deleted (git clean).
-//
-// Nothing is changed when it refuses; `custodian repair KEY --keep
-// journal|snapshot` is the human's way to accept the state as it now is
-// (the witness then follows the kept journal), and restoring the files
-// (`git stash pop`) settles it too. A witness behind the journal (a crash
-// between the journal's fsync and the witness's write; the witness is not
-// fsynced, like the anchor) is accepted and moved forward.
-//
-// What it does not see: a rewind of the witness too (a backup of the whole
-// home directory, a rewrite of .git/custodian by hand) and a state rolled
-// back while no witness existed (a fresh clone). docs/security.md says so.
+// The witness. The anchor lives beside its journal, so whatever puts old
+// files back (git stash, reset, checkout, clean; a restored backup) puts the
+// old anchor back with them. The witness is a copy of the anchor kept where
+// none of those reach (Options.Witness; projectroot.WitnessDir: the git
+// common directory, or the user's state directory). Every open and Verify
+// refuse, changing nothing, a journal that ends before the witness's
+// revision, holds another hash there, or is gone with its snapshot after
+// that revision was committed. `custodian repair` accepts the state as it
+// is; restoring the files settles it too. A witness behind the journal (not
+// fsynced, like the anchor) is moved forward. It cannot see a rewind of the
+// witness too, nor one from before it existed (docs/security.md).
 
 // witnessPath is the document's witness file ("" without a witness
 // directory): the key, escaped to one file name, + ".head".
@@ -53,8 +36,7 @@ func (d *doc) witnessPath() string {
 }
 
 // readWitness returns the document's witness, nil when there is none or it
-// does not parse (a write cut short: it identifies nothing, and the next
-// commit rewrites it).
+// does not parse (a write cut short: the next commit rewrites it).
 func (d *doc) readWitness() (*anchor, error) {
 	name := d.witnessPath()
 	if name == "" {
@@ -67,17 +49,16 @@ func (d *doc) readWitness() (*anchor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the witness %s: %w", name, err)
 	}
-	a, ok := parseAnchor(b)
-	if !ok {
+	a := parseAnchor(b)
+	if a == nil {
 		d.logf("the witness does not parse (a write cut short); the next commit rewrites it", "witness", name)
 		return nil, nil
 	}
 	return a, nil
 }
 
-// writeWitness records the journal's head in the witness. Best effort,
-// like the anchor: the commit is durable in the journal whatever happens
-// here, and a witness behind the journal is accepted.
+// writeWitness records the journal's head in the witness; best effort,
+// like the anchor.
 func (d *doc) writeWitness(line []byte) {
 	name := d.witnessPath()
 	if name == "" {
@@ -87,11 +68,18 @@ func (d *doc) writeWitness(line []byte) {
 		d.logf("witness not written", "error", err)
 		return
 	}
-	err := writeInPlace(name, line)
+	write := func() error {
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o600)
+		if err != nil {
+			return err
+		}
+		return errors.Join(writeAt0(f, line), f.Close())
+	}
+	err := write()
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = os.MkdirAll(filepath.Dir(name), 0o700); err == nil {
 			d.describeWitnessDir()
-			err = writeInPlace(name, line)
+			err = write()
 		}
 	}
 	switch {
@@ -105,30 +93,13 @@ func (d *doc) writeWitness(line []byte) {
 	}
 }
 
-// writeInPlace writes line at the start of name (created when missing) and
-// cuts the file there: one pwrite once the file holds a padded line.
-func writeInPlace(name string, line []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err = f.WriteAt(line, 0); err == nil {
-		err = f.Truncate(int64(len(line)))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
 // describeWitnessDir leaves a README in a new witness directory, so that a
 // person who finds it knows whose it is.
 func (d *doc) describeWitnessDir() {
-	text := fmt.Sprintf("Custodian's witnesses of the project at %s: the revision and hash\n"+
-		"each state file's journal had at its last commit, kept out of the work\n"+
-		"tree so that a rewound state (git stash/reset/checkout/clean, a restored\n"+
-		"backup) is detected. Deleting this directory only turns that check off\n"+
-		"until the next commit.\n", d.s.dir)
+	text := fmt.Sprintf("Custodian's witnesses of the project at %s: each state file's journal head\n"+
+		"at its last commit, kept out of the work tree so that a rewound state (git\n"+
+		"stash/reset/checkout/clean, a restored backup) is detected. Deleting this\n"+
+		"directory only turns that check off until the next commit.\n", d.s.dir)
 	_ = os.WriteFile(filepath.Join(d.s.opts.Witness, "README"), []byte(text), 0o600)
 }
 
@@ -143,10 +114,8 @@ func (d *doc) clearWitness() {
 }
 
 // checkWitness compares the witness with the journal: head is its last
-// record (nil when there is none), hashAt gives a record's hash when it is
-// at hand (false: not read, e.g. in a sealed segment), snapExists whether
-// the snapshot is there. A repair does not check it: it is how a person
-// accepts what is there.
+// record (nil: none), hashAt a record's hash when at hand (not in a sealed
+// segment). A repair does not check it: it accepts what is there.
 func (d *doc) checkWitness(w *anchor, head *store.Record, hashAt func(rev uint64) (string, bool), snapExists bool) error {
 	if w == nil || d.repair != nil {
 		return nil
@@ -197,24 +166,6 @@ func (s *Store) witnessedKeys() []string {
 		}
 	}
 	return keys
-}
-
-// checkLiveJournal is the daemon's check, after a group's fsync and before
-// it is acknowledged, that the journal it appends to is still the file at
-// the journal's path: git (stash, reset, checkout) and a restored backup
-// replace files by unlinking them, and a daemon appending to the old file
-// would acknowledge commits no one can read. One stat per group.
-func (h *hold) checkLiveJournal() error {
-	d := h.d
-	open, err := h.jf.Stat()
-	if err != nil {
-		return err
-	}
-	now, err := d.s.root.Lstat(d.p.journal)
-	if err == nil && os.SameFile(open, now) {
-		return nil
-	}
-	return reason.New(reason.CorruptState, "%s: rewound: its journal %s was replaced or removed while the daemon held it (git stash, reset or checkout, a restored backup); the commits in flight are not acknowledged and the daemon refuses writes to it: stop the daemon, then restore the files or run %s", d.p.key, d.p.journal, d.repairCommand())
 }
 
 // StartAnew is a rebuild's word (a human decision) that the document's
