@@ -49,17 +49,14 @@ func (d *doc) readMarks() []mark {
 	return ms
 }
 
-// markFor returns the index of the record that the snapshot file whose
-// bytes are snap holds according to the marks, or -1.
-func (d *doc) markFor(snap []byte, hashes func(rev uint64) (string, bool)) int {
+// markFor returns the revision that the snapshot file whose bytes are
+// snap holds according to the marks or the checkpoint, or 0.
+func (d *doc) markFor(snap []byte, hashes func(rev uint64) (string, bool)) uint64 {
 	ms := d.readMarks()
 	if c := d.readCheckpoint(); c != nil {
 		// The checkpoint binds its record to the snapshot it saw, as a
 		// mark does (a direct commit by model writes no sum).
 		ms = append(ms, mark{Rev: c.Rev, Hash: c.Hash, File: c.File})
-	}
-	if len(ms) == 0 {
-		return -1
 	}
 	file := store.HashBytes(snap)
 	for i := len(ms) - 1; i >= 0; i-- {
@@ -68,10 +65,10 @@ func (d *doc) markFor(snap []byte, hashes func(rev uint64) (string, bool)) int {
 			continue
 		}
 		if h, ok := hashes(m.Rev); ok && h == m.Hash {
-			return int(m.Rev - 1)
+			return m.Rev
 		}
 	}
-	return -1
+	return 0
 }
 
 // writeMark adds m to the mark file durably (temp, fsync, rename, directory

@@ -87,11 +87,15 @@ func (s *Store) Repair(ctx context.Context, key string, keep RepairKeep, actor, 
 		if err := d.setForeignAside(rs); err != nil {
 			return err
 		}
-		h, err := d.loadHistory()
+		_, tail, err := d.newestSegment()
 		if err != nil {
 			return err
 		}
-		if len(h.recs) == 0 {
+		pj, err := d.readJournal(true, tail)
+		if err != nil {
+			return err
+		}
+		if tail == nil && len(pj.recs) == 0 {
 			// No journal: the marks name a journal that is gone.
 			if err := aside(d.p.marks, "repaired"); err != nil {
 				return err
@@ -177,17 +181,9 @@ func (d *doc) setForeignAside(rs *repairState) error {
 	if err != nil || data == nil {
 		return err
 	}
-	var prev *store.Record
-	segs, err := d.segments()
+	_, prev, err := d.newestSegment()
 	if err != nil {
 		return err
-	}
-	if len(segs) > 0 {
-		r, err := d.readTail(segs[len(segs)-1])
-		if err != nil {
-			return err
-		}
-		prev = &r
 	}
 	var kept bytes.Buffer
 	foreign := 0

@@ -2,6 +2,7 @@ package file
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,42 +17,26 @@ import (
 
 // Journal segments.
 //
-// A document's journal is a sequence of files: its sealed segments, oldest
-// first, then the live journal that commits append to. A segment is a live
-// journal that grew past Options.SegmentBytes and was renamed, whole, to
-// <journal stem>.<from>-<to>.ndjson (journal.000000000001-000000052341.ndjson
-// beside manifest.json, state.journal.<from>-<to>.ndjson beside state.json):
-// the revisions it holds, 12 digits at least. Records are the same NDJSON
-// lines and the hash chain runs on across files: the first record of a file
-// has prev = the hash of the last record of the segment before it. Segments
-// are never written again, moved or deleted: together they are the audit
-// log.
+// A document's journal is its sealed segments, oldest first, then the live
+// journal commits append to. A segment is a live journal that grew past
+// Options.SegmentBytes, renamed whole to <journal stem>.<from>-<to>.ndjson
+// (journal.000000000001-000000052341.ndjson beside manifest.json): the
+// revisions it holds, 12 digits at least. The hash chain runs on across
+// files. Segments are never written again, moved or deleted: together
+// they are the audit log.
 //
-// When a file is sealed (the rotation rule):
+// A direct commit seals the live journal right after replacing the
+// snapshot; Hold mode's syncer seals it between two group writes once the
+// snapshot on disk holds one of its revisions (the snapshot may then be
+// behind the segment's last revision, never before its first). So the
+// snapshot always holds a revision of the newest segment or of the live
+// journal: an open reads the live journal and the newest segment's last
+// line, the newest segment only when the snapshot is behind it, and the
+// older ones only to rebuild the snapshot; Verify, History, GetAt and
+// Watch read the revisions they are asked for.
 //
-//   - Direct mode: right after a commit has replaced the snapshot, if the
-//     live journal is past the threshold. The snapshot then holds the
-//     segment's last revision, and the next commit starts a new live
-//     journal.
-//   - Hold mode: by the syncer, between two group writes, if the live
-//     journal is past the threshold and the snapshot on disk holds a
-//     revision of that file (or a later one). The snapshot writer keeps
-//     running behind the syncer, so the snapshot may be behind the new
-//     segment's last revision; it is never older than the segment's first.
-//
-// Either way the snapshot on disk always holds a revision of the newest
-// segment or of the live journal, so opening a document reads the live
-// journal, the last line of the newest segment, and — only when the
-// snapshot is behind it (a daemon that crashed soon after a rotation) —
-// the newest segment. Older segments are read only when the snapshot is
-// missing, damaged or names no record (the journal is then replayed from
-// revision 1), and by Verify, History, GetAt and Watch for the revisions
-// they are asked for.
-//
-// A crash at any point of a rotation leaves either the live journal under
-// its own name or the segment under its new one (rename(2) is atomic); the
-// directory is synced after the rename, and a new live journal's creation
-// is synced before its first record is acknowledged.
+// rename(2) is atomic, the directory is synced after it, and a new live
+// journal's creation is synced before its first record counts.
 
 // segment is one sealed journal file.
 type segment struct {
@@ -90,10 +75,7 @@ func listSegments(fsys fs.FS, p paths) ([]segment, error) {
 		}
 	}
 	slices.SortFunc(segs, func(a, b segment) int {
-		if a.from != b.from {
-			return cmpU64(a.from, b.from)
-		}
-		return cmpU64(a.to, b.to)
+		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.to, b.to))
 	})
 	for i := 1; i < len(segs); i++ {
 		if segs[i].from <= segs[i-1].to {
@@ -104,10 +86,7 @@ func listSegments(fsys fs.FS, p paths) ([]segment, error) {
 }
 
 // JournalFilesIn lists the journal files of the document key under the
-// project root dir without opening a store: its sealed segments, oldest
-// first, then the live journal, its anchor (.head) and its marks, those
-// that exist; names are relative to dir. The anchor and the marks name
-// revisions of this journal: they go wherever it goes.
+// project root dir without opening a store, as Store.JournalFiles does.
 // A tool that moves a document's files aside calls it while it holds the
 // document's lock (.lock beside it), so no rotation runs meanwhile.
 func JournalFilesIn(dir, key string) ([]string, error) {
@@ -119,7 +98,27 @@ func JournalFilesIn(dir, key string) ([]string, error) {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
 	defer root.Close()
-	p := pathsFor(key)
+	return journalFiles(root, pathsFor(key))
+}
+
+// JournalFiles lists the files that hold a document's journal, relative to
+// the project root: its sealed segments in revision order, then the live
+// journal, its anchor and its marks (those that exist). The anchor and the
+// marks name revisions of this journal: a tool that moves the journal
+// aside must move all of them.
+func (s *Store) JournalFiles(key string) ([]string, error) {
+	d, err := s.doc(key)
+	if err != nil {
+		return nil, err
+	}
+	files, err := journalFiles(s.root, d.p)
+	if err != nil && reason.CodeOf(err) == "" {
+		return nil, pathError(key, err)
+	}
+	return files, err
+}
+
+func journalFiles(root *os.Root, p paths) ([]string, error) {
 	segs, err := listSegments(root.FS(), p)
 	if err != nil {
 		return nil, err
@@ -136,16 +135,6 @@ func JournalFilesIn(dir, key string) ([]string, error) {
 		}
 	}
 	return out, nil
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // loose is the stand-in for the unread record before revision rev+1: the
@@ -167,6 +156,21 @@ func corruptSegment(name string, rev uint64, format string, args ...any) error {
 	return reason.New(reason.CorruptState, "journal segment %s is corrupt at revision %d: %s", name, rev, fmt.Sprintf(format, args...))
 }
 
+// newestSegment returns the newest sealed segment and its last record,
+// which the live journal continues (nil, nil: no segment).
+func (d *doc) newestSegment() (*segment, *store.Record, error) {
+	segs, err := d.segments()
+	if err != nil || len(segs) == 0 {
+		return nil, nil, err
+	}
+	s := segs[len(segs)-1]
+	r, err := d.readTail(s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &s, &r, nil
+}
+
 // readTail returns the last record of segment s, reading only the end of
 // the file. The record's own hash is checked; its link to the record
 // before it is not (it is read only when the segment is).
@@ -183,46 +187,31 @@ func (d *doc) readTail(s segment) (store.Record, error) {
 	if err != nil {
 		return store.Record{}, fmt.Errorf("read journal segment %s: %w", s.name, err)
 	}
-	size := fi.Size()
-	var last [1]byte
-	if size == 0 {
+	if fi.Size() == 0 {
 		return store.Record{}, corruptSegment(s.name, s.from, "the file is empty")
 	}
-	if _, err := f.ReadAt(last[:], size-1); err != nil {
-		return store.Record{}, fmt.Errorf("read journal segment %s: %w", s.name, err)
-	}
-	if last[0] != '\n' {
-		return store.Record{}, corruptSegment(s.name, s.to, "it ends in a torn record")
-	}
-	// Read backwards from the final newline until the one before it.
-	end := size - 1
-	pos := end
-	var line []byte
-	for chunk := int64(16 << 10); ; chunk *= 2 {
-		n := min(chunk, pos)
-		pos -= n
-		b := make([]byte, n, n+int64(len(line)))
-		if _, err := f.ReadAt(b, pos); err != nil {
+	// The last 64 KiB, or the whole file when its last line is longer.
+	for n := min(fi.Size(), 64<<10); ; n = fi.Size() {
+		b := make([]byte, n)
+		if _, err := f.ReadAt(b, fi.Size()-n); err != nil {
 			return store.Record{}, fmt.Errorf("read journal segment %s: %w", s.name, err)
 		}
-		i := bytes.LastIndexByte(b, '\n')
-		line = append(b, line...)
-		if i >= 0 {
-			line = line[i+1:]
-			break
+		if b[n-1] != '\n' {
+			return store.Record{}, corruptSegment(s.name, s.to, "it ends in a torn record")
 		}
-		if pos == 0 {
-			break
+		i := bytes.LastIndexByte(b[:n-1], '\n')
+		if i < 0 && n < fi.Size() {
+			continue
 		}
+		r, err := store.DecodeRecord(b[i+1 : n-1])
+		if err != nil {
+			return store.Record{}, corruptSegment(s.name, s.to, "%v", err)
+		}
+		if r.Rev != s.to {
+			return store.Record{}, corruptSegment(s.name, r.Rev, "its last record is revision %d, its name says %d", r.Rev, s.to)
+		}
+		return r, nil
 	}
-	r, err := store.DecodeRecord(line)
-	if err != nil {
-		return store.Record{}, corruptSegment(s.name, s.to, "%v", err)
-	}
-	if r.Rev != s.to {
-		return store.Record{}, corruptSegment(s.name, r.Rev, "its last record is revision %d, its name says %d", r.Rev, s.to)
-	}
-	return r, nil
 }
 
 // parseSegment reads segment s whole: every line a record whose hash
@@ -418,7 +407,7 @@ func (d *doc) replayTo(rev uint64) ([]byte, error) {
 }
 
 // eachRecords calls fn with the records from <= rev <= to, in order, a
-// journal file's worth at a time, and checks that they were all there.
+// journal file's worth at a time, once they are durable.
 func (d *doc) eachRecords(from, to uint64, fn func([]store.Record) error) error {
 	if d.held.isActive() {
 		// Hold mode: commits queued for the next group write are not in
@@ -430,6 +419,12 @@ func (d *doc) eachRecords(from, to uint64, fn func([]store.Record) error) error 
 	if to == 0 || from > to {
 		return nil
 	}
+	return d.readRange(max(from, 1), to, fn)
+}
+
+// readRange is walk from 1 <= from to to, checking that every revision
+// was there.
+func (d *doc) readRange(from, to uint64, fn func([]store.Record) error) error {
 	var first, last uint64
 	if _, _, err := d.walk(from, to, func(_ string, recs []store.Record) error {
 		if first == 0 {
@@ -440,8 +435,8 @@ func (d *doc) eachRecords(from, to uint64, fn func([]store.Record) error) error 
 	}); err != nil {
 		return err
 	}
-	if first != max(from, 1) || last != to {
-		return reason.New(reason.CorruptState, "the journal of %s does not hold revisions %d to %d (the document is at revision %d)", d.p.key, max(from, 1), to, d.rev)
+	if first != from || last != to {
+		return reason.New(reason.CorruptState, "the journal of %s does not hold revisions %d to %d", d.p.key, from, to)
 	}
 	return nil
 }
@@ -481,33 +476,6 @@ func (d *doc) rotate(first, last uint64) error {
 		d.logf("journal sealed, directory not synced (the next journal's creation syncs it)", "segment", name, "error", err)
 	}
 	return nil
-}
-
-// JournalFiles lists the files that hold a document's journal, relative to
-// the project root: its sealed segments in revision order, then the live
-// journal, its anchor and its marks (those that exist). A tool that moves
-// a document's journal aside must move all of them.
-func (s *Store) JournalFiles(key string) ([]string, error) {
-	d, err := s.doc(key)
-	if err != nil {
-		return nil, err
-	}
-	segs, err := d.segments()
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, sg := range segs {
-		out = append(out, sg.name)
-	}
-	for _, name := range []string{d.p.journal, d.p.head, d.p.marks} {
-		if id, err := d.stat(name); err != nil {
-			return nil, err
-		} else if id.exists {
-			out = append(out, name)
-		}
-	}
-	return out, nil
 }
 
 // openLive opens the live journal for appending in Hold mode (the

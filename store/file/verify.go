@@ -307,8 +307,8 @@ func (c *verification) checkSnapshot() error {
 		// deferred snapshot): recovery replays the records after it.
 		k, ok := c.sums[c.snapSum]
 		if !ok {
-			if i := d.markFor(snap, c.hashAt); i >= 0 {
-				k, ok = uint64(i+1), true
+			if rev := d.markFor(snap, c.hashAt); rev > 0 {
+				k, ok = rev, true
 			}
 		}
 		if !ok {
