@@ -164,7 +164,3 @@ func (d *doc) syncDir() error {
 	}
 	return nil
 }
-
-func (d *doc) readFile(name string) ([]byte, error) {
-	return d.readRegularFile(name)
-}

@@ -87,16 +87,12 @@ type parsedJournal struct {
 	torn    bool // bytes after end that do not end with a newline
 }
 
-// parseJournal decodes journal bytes that start at offset base and continue
-// the chain after prev (nil: from the beginning; loose: after a record in
-// a file not read, whose hash is taken from the first line). A bad complete line is a
-// CORRUPT_STATE error naming the revision; an unterminated tail is reported
-// as torn, never as an error.
-func parseJournal(name string, data []byte, base int64, prev *store.Record) (parsedJournal, error) {
-	return parseJournalUpTo(name, data, base, prev, math.MaxUint64)
-}
-
-// parseJournalUpTo is parseJournal stopping after revision maxRev.
+// parseJournalUpTo decodes journal bytes that start at offset base and
+// continue the chain after prev (nil: from the beginning; loose: after a
+// record in a file not read, whose hash is taken from the first line),
+// stopping after revision maxRev. A bad complete line is a CORRUPT_STATE
+// error naming the revision; an unterminated tail is reported as torn,
+// never as an error.
 func parseJournalUpTo(name string, data []byte, base int64, prev *store.Record, maxRev uint64) (parsedJournal, error) {
 	var pj parsedJournal
 	pj.end, pj.lastOff = base, -1
@@ -146,7 +142,7 @@ func (d *doc) readJournal(repair bool, prev *store.Record) (parsedJournal, error
 	if err != nil {
 		return parsedJournal{}, err
 	}
-	pj, err := parseJournal(d.p.journal, data, 0, prev)
+	pj, err := parseJournalUpTo(d.p.journal, data, 0, prev, math.MaxUint64)
 	if err != nil {
 		return pj, err
 	}

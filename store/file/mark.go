@@ -10,21 +10,15 @@ import (
 )
 
 // A document's mark file (<dir>/.<name>.marks; .marks beside manifest.json)
-// names the revisions of the last few snapshots the daemon wrote whose
-// journal record carries no sum: each mark binds the SHA-256 of a snapshot
-// file's bytes, as written, to a revision and to that revision's record
-// hash, so recovery can tell which revision such a snapshot holds (a
-// record's own sum does that for the others). A mark is a hint checked
-// against the journal: one that is missing, unreadable or names another
-// journal's record identifies nothing, and a snapshot changed by a single
-// byte matches no mark.
-//
-// Whoever writes such a snapshot marks it first: the daemon's snapshot
-// writer, and a recovery that rebuilt the snapshot from the journal. A
-// snapshot that neither a sum nor a mark names (the marks deleted, or a
-// copy of the project without them) is compared with the replay of the
-// whole journal (which rebuilding it needs anyway): when it holds that
-// value it is kept and marked, not moved aside.
+// binds the SHA-256 of the last few snapshot files written whose record
+// carries no sum (the daemon's, a recovery's rebuild) to their revision
+// and its record's hash, so recovery can tell which revision such a
+// snapshot holds, as a record's sum does for the others. Whoever writes
+// such a snapshot marks it first. A mark is a hint checked against the
+// journal: one missing, unreadable or naming another journal's record
+// identifies nothing, and a snapshot changed by a byte matches no mark.
+// A snapshot nothing names is compared with the journal's replay
+// (recoverValue).
 type mark struct {
 	Rev  uint64 `json:"rev"`
 	Hash string `json:"hash"` // the hash of revision Rev's journal record

@@ -63,9 +63,8 @@ func kindOf(m fs.FileMode) string {
 	return "not a regular file"
 }
 
-// readRegularFile reads a whole state file: nil, nil when it does not
-// exist.
-func (d *doc) readRegularFile(name string) ([]byte, error) {
+// readFile reads a whole state file: nil, nil when it does not exist.
+func (d *doc) readFile(name string) ([]byte, error) {
 	b, _, err := d.readFileID(name)
 	return b, err
 }

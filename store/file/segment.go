@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"slices"
@@ -231,7 +232,7 @@ func (d *doc) parseSegment(s segment, prev *store.Record) ([]store.Record, error
 	if prev != nil && prev.Rev+1 != s.from {
 		return nil, reason.New(reason.CorruptState, "journal segment %s starts at revision %d, but revision %d follows revision %d", s.name, s.from, prev.Rev+1, prev.Rev)
 	}
-	pj, err := parseJournal(s.name, data, 0, prev)
+	pj, err := parseJournalUpTo(s.name, data, 0, prev, math.MaxUint64)
 	if err != nil {
 		return nil, err
 	}
@@ -257,33 +258,34 @@ func (d *doc) parseSegment(s segment, prev *store.Record) ([]store.Record, error
 // ends in a torn line (a write in progress, or an unacknowledged commit).
 //
 // It may run while a daemon's syncer seals the live journal (Hold mode):
-// segments never change once sealed, and a live journal that no longer
-// continues the segments listed means one was sealed meanwhile; the
+// segments never change once sealed, and a live journal that does not
+// continue the segments listed means one was sealed meanwhile; the
 // listing is read again.
 func (d *doc) walk(from, to uint64, fn func(name string, recs []store.Record) error) (last *store.Record, torn bool, err error) {
-	from = max(from, 1)
+	from, maxRev := max(from, 1), uint64(math.MaxUint64)
+	if to != 0 {
+		maxRev = to
+	}
 	var prev *store.Record // the last record read
 	emit := func(name string, recs []store.Record) error {
-		lo, hi := 0, len(recs)
-		for lo < hi && recs[lo].Rev < from {
-			lo++
+		for len(recs) > 0 && recs[0].Rev < from {
+			recs = recs[1:]
 		}
-		for hi > lo && to != 0 && recs[hi-1].Rev > to {
-			hi--
+		for len(recs) > 0 && recs[len(recs)-1].Rev > maxRev {
+			recs = recs[:len(recs)-1]
 		}
-		if lo == hi {
+		if len(recs) == 0 {
 			return nil
 		}
-		return fn(name, recs[lo:hi])
+		return fn(name, recs)
 	}
-	done := func() bool { return prev != nil && to != 0 && prev.Rev >= to }
 	segs, err := d.segments()
 	if err != nil {
 		return nil, false, err
 	}
 	for round := 0; ; round++ {
 		for _, s := range segs {
-			if done() {
+			if prev != nil && prev.Rev >= maxRev {
 				return prev, false, nil
 			}
 			if prev != nil && s.to <= prev.Rev || prev == nil && s.to < from {
@@ -305,7 +307,7 @@ func (d *doc) walk(from, to uint64, fn func(name string, recs []store.Record) er
 			r := recs[len(recs)-1]
 			prev = &r
 		}
-		if done() {
+		if prev != nil && prev.Rev >= maxRev {
 			return prev, false, nil
 		}
 		// The live journal continues the last segment (or starts at
@@ -318,34 +320,19 @@ func (d *doc) walk(from, to uint64, fn func(name string, recs []store.Record) er
 		if err != nil {
 			return nil, false, err
 		}
-		want := uint64(1)
-		if after != nil {
-			want = after.Rev + 1
-		}
-		if first, ok := firstRev(data); !ok || first != want {
-			// Empty, or not the continuation: if a segment was sealed
+		pj, err := parseJournalUpTo(d.p.journal, data, 0, after, maxRev)
+		if err != nil || len(pj.recs) == 0 {
+			// Not the continuation, or empty: if a segment was sealed
 			// since the listing, read it first.
-			again, err := d.segments()
-			if err != nil {
-				return nil, false, err
+			again, lerr := d.segments()
+			if lerr != nil {
+				return nil, false, lerr
 			}
 			if len(again) > len(segs) && round < 1000 {
 				segs = again
 				continue
 			}
-			if !ok {
-				return prev, bytes.IndexByte(data, '\n') < 0 && len(data) > 0, nil
-			}
-			if prev == nil && len(segs) == 0 && first > 1 {
-				return nil, false, reason.New(reason.CorruptState, "journal %s starts at revision %d and no segment holds the revisions before it", d.p.journal, first)
-			}
-			// Parsing says what is wrong, naming the revision.
 		}
-		maxRev := uint64(1<<64 - 1)
-		if to != 0 {
-			maxRev = to
-		}
-		pj, err := parseJournalUpTo(d.p.journal, data, 0, after, maxRev)
 		if err != nil {
 			return nil, false, err
 		}
@@ -367,12 +354,10 @@ func firstRev(data []byte) (uint64, bool) {
 	if nl < 0 {
 		return 0, false
 	}
-	line := data[:nl]
-	const p = `{"rev":`
-	if !bytes.HasPrefix(line, []byte(p)) {
+	line, ok := bytes.CutPrefix(data[:nl], []byte(`{"rev":`))
+	if !ok {
 		return 0, true // not a record: parsing names the problem
 	}
-	line = line[len(p):]
 	i := 0
 	for i < len(line) && line[i] >= '0' && line[i] <= '9' {
 		i++

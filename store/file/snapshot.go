@@ -25,47 +25,34 @@ type snapshotView struct {
 	hash string
 }
 
-// writeSnapshot replaces the snapshot durably: temp file in the same
-// directory, fsync, rename, fsync the directory.
-func (d *doc) writeSnapshot(b []byte) error {
-	return d.writeSnapshotWith(func(f *os.File) error {
-		_, err := f.Write(b)
-		return err
-	}, nil)
-}
+// writeSnapshot replaces the snapshot durably with b (replaceFile).
+func (d *doc) writeSnapshot(b []byte) error { return d.writeSnapshotFor(b, nil) }
 
 // writeSnapshotFor is writeSnapshot of b, the value after rec: when rec
 // carries no sum (a daemon's commit made through its patch), a mark binds
 // the file to rec first, as the daemon's snapshot writer does, so the next
 // open knows which revision the file holds instead of moving it aside.
 func (d *doc) writeSnapshotFor(b []byte, rec *store.Record) error {
-	if rec == nil || rec.Sum != "" {
-		if err := d.writeSnapshot(b); err != nil {
-			return err
-		}
-		d.snap.mark = ""
-		return nil
+	var before func() error
+	m := mark{}
+	if rec != nil && rec.Sum == "" {
+		m = mark{Rev: rec.Rev, Hash: rec.Hash, File: store.HashBytes(b)}
+		before = func() error { return d.writeMark(m) }
 	}
-	m := mark{Rev: rec.Rev, Hash: rec.Hash, File: store.HashBytes(b)}
-	if err := d.writeSnapshotWith(func(f *os.File) error {
+	if err := d.writeSnapshotCoop(false, func(f *os.File) error {
 		_, err := f.Write(b)
 		return err
-	}, func() error { return d.writeMark(m) }); err != nil {
+	}, before); err != nil {
 		return err
 	}
 	d.snap.mark = m.File
 	return nil
 }
 
-// writeSnapshotWith is writeSnapshot with the content written by write;
-// beforeRename, when set, runs once the new content is synced and before
-// it replaces the snapshot (it must make what it writes durable itself).
-func (d *doc) writeSnapshotWith(write func(f *os.File) error, beforeRename func() error) error {
-	return d.writeSnapshotCoop(false, write, beforeRename)
-}
-
-// writeSnapshotCoop is writeSnapshotWith by a caller that already holds the
-// cooperative lock (coopHeld) or not.
+// writeSnapshotCoop replaces the snapshot with what write writes;
+// beforeRename, when set, runs once it is synced and before it replaces
+// the snapshot (and makes what it writes durable itself). coopHeld: the
+// caller holds the cooperative lock already.
 func (d *doc) writeSnapshotCoop(coopHeld bool, write func(f *os.File) error, beforeRename func() error) error {
 	if d.coop != nil && d.s.daemon != nil && !coopHeld {
 		// Hold mode keeps the document's lock for the daemon's lifetime;
