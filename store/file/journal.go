@@ -134,10 +134,10 @@ func parseJournalUpTo(name string, data []byte, base int64, prev *store.Record, 
 }
 
 // readJournal reads the live journal, whose first record follows prev
-// (the newest segment's last record; nil when there is no segment). With
-// repair (under the lock), a torn tail is cut off after the journal is
-// copied aside to .broken-<time>.
-func (d *doc) readJournal(repair bool, prev *store.Record) (parsedJournal, error) {
+// (the newest segment's last record; nil when there is no segment), under
+// the lock: a torn tail is cut off after the journal is copied aside to
+// .broken-<time>.
+func (d *doc) readJournal(prev *store.Record) (parsedJournal, error) {
 	data, err := d.readFile(d.p.journal)
 	if err != nil {
 		return parsedJournal{}, err
@@ -146,7 +146,7 @@ func (d *doc) readJournal(repair bool, prev *store.Record) (parsedJournal, error
 	if err != nil {
 		return pj, err
 	}
-	if pj.torn && repair {
+	if pj.torn {
 		broken := d.p.journal + ".broken-" + stamp(d.s.opts.Now())
 		if err := d.s.root.WriteFile(broken, data, 0o644); err != nil {
 			// Reads go on without the torn tail; writes wait until it

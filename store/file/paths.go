@@ -35,22 +35,17 @@ func pathsFor(key string) paths {
 	if dir == "" {
 		dir = "."
 	}
-	stem := strings.TrimSuffix(base, ".json")
-	p := paths{key: key, dir: dir, snap: key, tmp: key + ".tmp"}
+	// <stem>.journal.ndjson and .<stem>.lock, .<stem>.marks, ... beside
+	// <stem>.json; journal.ndjson and .lock, .marks, ... beside
+	// manifest.json.
+	journal, hidden := strings.TrimSuffix(base, ".json")+".journal.ndjson", "."+strings.TrimSuffix(base, "json")
 	if base == "manifest.json" {
-		p.journal = path.Join(dir, "journal.ndjson")
-		p.lock = path.Join(dir, ".lock")
-		p.marks = path.Join(dir, ".marks")
-		p.head = path.Join(dir, ".head")
-		p.checkpoint = path.Join(dir, ".checkpoint")
-	} else {
-		p.journal = path.Join(dir, stem+".journal.ndjson")
-		p.lock = path.Join(dir, "."+stem+".lock")
-		p.marks = path.Join(dir, "."+stem+".marks")
-		p.head = path.Join(dir, "."+stem+".head")
-		p.checkpoint = path.Join(dir, "."+stem+".checkpoint")
+		journal, hidden = "journal.ndjson", "."
 	}
-	p.segPrefix = strings.TrimSuffix(path.Base(p.journal), "ndjson")
+	p := paths{key: key, dir: dir, snap: key, tmp: key + ".tmp", journal: path.Join(dir, journal),
+		lock: path.Join(dir, hidden+"lock"), marks: path.Join(dir, hidden+"marks"),
+		head: path.Join(dir, hidden+"head"), checkpoint: path.Join(dir, hidden+"checkpoint")}
+	p.segPrefix = strings.TrimSuffix(journal, "ndjson")
 	if key == ".agents/tmp/state.json" {
 		p.coopLock = key + ".lock"
 	}
@@ -109,20 +104,23 @@ func revDigits(s string) bool {
 // its document's key.
 func keyForJournal(rel string) (string, bool) {
 	dir, base := path.Split(rel)
-	switch {
-	case base == "journal.ndjson":
-		return dir + "manifest.json", true
-	case strings.HasSuffix(base, ".journal.ndjson") && len(base) > len(".journal.ndjson"):
-		return dir + strings.TrimSuffix(base, ".journal.ndjson") + ".json", true
-	}
-	if _, _, ok := parseSegmentName(base, "journal."); ok {
-		return dir + "manifest.json", true
-	}
-	// <stem>.journal.<from>-<to>.ndjson
-	if i := strings.LastIndex(base, ".journal."); i > 0 {
-		if _, _, ok := parseSegmentName(base[i+1:], "journal."); ok {
-			return dir + base[:i] + ".json", true
+	stem, ok := strings.CutSuffix(base, "journal.ndjson") // "" or "<stem>."
+	if !ok {
+		// A segment: <stem>.journal.<from>-<to>.ndjson, or journal.<from>-<to>.ndjson.
+		i := strings.LastIndex(base, "journal.")
+		if i < 0 {
+			return "", false
 		}
+		if _, _, ok := parseSegmentName(base[i:], "journal."); !ok {
+			return "", false
+		}
+		stem = base[:i]
+	}
+	if stem == "" {
+		return dir + "manifest.json", true
+	}
+	if s, ok := strings.CutSuffix(stem, "."); ok && s != "" {
+		return dir + s + ".json", true
 	}
 	return "", false
 }

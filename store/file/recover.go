@@ -17,30 +17,27 @@ func (d *doc) refresh() error {
 		if d.loaded {
 			return nil
 		}
-		if err := d.load(); err != nil {
+	} else {
+		jid, err := d.stat(d.p.journal)
+		if err != nil {
 			return err
 		}
-		d.held.start()
-		d.watchEdits()
-		d.settleEdit()
-		d.tellEdits()
-		return nil
+		sid, err := d.stat(d.p.snap)
+		if err != nil {
+			return err
+		}
+		if d.loaded && jid == d.j.id && sid == d.snap.id {
+			return nil
+		}
+		// Never read, or changed behind this process (another one
+		// committed: its checkpoint makes the load cheap).
 	}
-	jid, err := d.stat(d.p.journal)
-	if err != nil {
-		return err
-	}
-	sid, err := d.stat(d.p.snap)
-	if err != nil {
-		return err
-	}
-	if d.loaded && jid == d.j.id && sid == d.snap.id {
-		return nil
-	}
-	// Changed behind this process (another one committed: its checkpoint
-	// makes the load cheap) or never read.
 	if err := d.load(); err != nil {
 		return err
+	}
+	if d.held.isLocked() {
+		d.held.start()
+		d.watchEdits()
 	}
 	d.settleEdit()
 	d.tellEdits()
@@ -64,7 +61,7 @@ func (d *doc) load() error {
 	if err != nil {
 		return err
 	}
-	pj, err := d.readJournal(true, tail)
+	pj, err := d.readJournal(tail)
 	if err != nil {
 		return err
 	}

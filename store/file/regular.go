@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -24,7 +25,7 @@ func (d *doc) openRegular(name string, flag int, perm os.FileMode) (*os.File, er
 	f, err := d.s.root.OpenFile(name, flag|syscall.O_NONBLOCK, perm)
 	if err != nil {
 		if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENODEV) {
-			return nil, notRegular(name, err)
+			return nil, reason.New(reason.CorruptState, "%s is not a regular file (%v): move it away (the custodian never reads or replaces it)", name, err)
 		}
 		return nil, err
 	}
@@ -38,10 +39,6 @@ func (d *doc) openRegular(name string, flag int, perm os.FileMode) (*os.File, er
 		return nil, reason.New(reason.CorruptState, "%s is %s, not a regular file: move it away (the custodian never reads or replaces it)", name, kindOf(fi.Mode()))
 	}
 	return f, nil
-}
-
-func notRegular(name string, err error) error {
-	return reason.New(reason.CorruptState, "%s is not a regular file (%v): move it away (the custodian never reads or replaces it)", name, err)
 }
 
 // kindOf names a file mode's type for messages.
@@ -95,28 +92,19 @@ func (d *doc) readFileID(name string) ([]byte, fileID, error) {
 	return b, idOf(fi), nil
 }
 
-// readSized reads f to its end into a buffer of its size as stat gave it
-// (as os.ReadFile does): a snapshot of a megabyte is read into one buffer,
-// not copied from buffer to buffer as io.ReadAll grows its own.
+// readSized reads f to its end into one buffer of its size as stat gave
+// it (as os.ReadFile does), not copied from buffer to buffer as io.ReadAll
+// grows its own: ReadFrom grows it only when the file grew since.
 func readSized(f io.Reader, size int64) ([]byte, error) {
-	n := 512
-	if size > 0 && size < 1<<40 {
-		n = int(size) + 1 // one more, to see the end without growing
+	if size < 0 || size > 1<<40 {
+		size = 0 // not a size to go by
 	}
-	b := make([]byte, 0, n)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // grown (the file grew since)
-		}
-		k, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+k]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
+	var buf bytes.Buffer
+	buf.Grow(int(size) + bytes.MinRead) // never nil: an empty file is not a missing one
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, err
 	}
+	return buf.Bytes(), nil
 }
 
 // readRegular reads a file outside the store's root (a key file), at most

@@ -91,7 +91,7 @@ func (s *Store) Repair(ctx context.Context, key string, keep RepairKeep, actor, 
 		if err != nil {
 			return err
 		}
-		pj, err := d.readJournal(true, tail)
+		pj, err := d.readJournal(tail)
 		if err != nil {
 			return err
 		}

@@ -158,60 +158,51 @@ func corruptSegment(name string, rev uint64, format string, args ...any) error {
 }
 
 // newestSegment returns the newest sealed segment and its last record,
-// which the live journal continues (nil, nil: no segment).
+// which the live journal continues (nil, nil: no segment), reading only
+// the end of the file. The record's own hash is checked; its link to the
+// record before it is not (it is read only when the segment is).
 func (d *doc) newestSegment() (*segment, *store.Record, error) {
 	segs, err := d.segments()
 	if err != nil || len(segs) == 0 {
 		return nil, nil, err
 	}
 	s := segs[len(segs)-1]
-	r, err := d.readTail(s)
-	if err != nil {
-		return nil, nil, err
-	}
-	return &s, &r, nil
-}
-
-// readTail returns the last record of segment s, reading only the end of
-// the file. The record's own hash is checked; its link to the record
-// before it is not (it is read only when the segment is).
-func (d *doc) readTail(s segment) (store.Record, error) {
 	f, err := d.openRegular(s.name, os.O_RDONLY, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return store.Record{}, corruptSegment(s.name, s.to, "the file disappeared")
-		}
-		return store.Record{}, pathError(d.p.key, err)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, corruptSegment(s.name, s.to, "the file disappeared")
+	} else if err != nil {
+		return nil, nil, pathError(d.p.key, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return store.Record{}, fmt.Errorf("read journal segment %s: %w", s.name, err)
+		return nil, nil, fmt.Errorf("read journal segment %s: %w", s.name, err)
 	}
-	if fi.Size() == 0 {
-		return store.Record{}, corruptSegment(s.name, s.from, "the file is empty")
+	size := fi.Size()
+	if size == 0 {
+		return nil, nil, corruptSegment(s.name, s.from, "the file is empty")
 	}
 	// The last 64 KiB, or the whole file when its last line is longer.
-	for n := min(fi.Size(), 64<<10); ; n = fi.Size() {
+	for n := min(size, 64<<10); ; n = size {
 		b := make([]byte, n)
-		if _, err := f.ReadAt(b, fi.Size()-n); err != nil {
-			return store.Record{}, fmt.Errorf("read journal segment %s: %w", s.name, err)
+		if _, err := f.ReadAt(b, size-n); err != nil {
+			return nil, nil, fmt.Errorf("read journal segment %s: %w", s.name, err)
 		}
 		if b[n-1] != '\n' {
-			return store.Record{}, corruptSegment(s.name, s.to, "it ends in a torn record")
+			return nil, nil, corruptSegment(s.name, s.to, "it ends in a torn record")
 		}
 		i := bytes.LastIndexByte(b[:n-1], '\n')
-		if i < 0 && n < fi.Size() {
+		if i < 0 && n < size {
 			continue
 		}
 		r, err := store.DecodeRecord(b[i+1 : n-1])
 		if err != nil {
-			return store.Record{}, corruptSegment(s.name, s.to, "%v", err)
+			return nil, nil, corruptSegment(s.name, s.to, "%v", err)
 		}
 		if r.Rev != s.to {
-			return store.Record{}, corruptSegment(s.name, r.Rev, "its last record is revision %d, its name says %d", r.Rev, s.to)
+			return nil, nil, corruptSegment(s.name, r.Rev, "its last record is revision %d, its name says %d", r.Rev, s.to)
 		}
-		return r, nil
+		return &s, &r, nil
 	}
 }
 

@@ -65,49 +65,65 @@ func (s *Store) VerifyDocument(ctx context.Context, key string) (VerifyReport, e
 
 // verify checks the document's files as recovery would find them, and
 // reports what the next open would do; it changes nothing.
-func (d *doc) verify(ctx context.Context, rep *VerifyReport) (err error) {
+func (d *doc) verify(ctx context.Context, rep *VerifyReport) error {
 	c := &verification{d: d, rep: rep}
-	if err := c.readFiles(); err != nil {
+	var err error
+	if c.snap, err = d.readFile(d.p.snap); err != nil {
 		return err
+	}
+	if c.tmp, err = d.readFile(d.p.tmp); err != nil {
+		return err
+	}
+	if c.jid, err = d.stat(d.p.journal); err != nil {
+		return err
+	}
+	if c.anc, c.bad, err = d.readAnchor(); err != nil {
+		return err
+	}
+	if c.snap != nil {
+		pv, err := jsonval.ParseValue(c.snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
+		if err != nil {
+			if _, terr := store.SumOf(c.tmp); c.tmp != nil && terr == nil {
+				// The rename of a finished rewrite did not happen and
+				// the snapshot was then damaged: recovery promotes
+				// the .tmp only when the snapshot is missing.
+				return reason.New(reason.CorruptState, "%s does not parse (a complete %s is beside it): %v", d.p.snap, d.p.tmp, err)
+			}
+			return reason.New(reason.CorruptState, "%s does not parse: %v", d.p.snap, err)
+		}
+		c.snapSum, c.snapTree = pv.Sum, pv.Tree
 	}
 	if err := c.replayJournal(ctx); err != nil {
 		return err
+	}
+	w, err := d.readWitness()
+	if err != nil {
+		return err
+	}
+	if w != nil {
+		rep.Witnessed = w.Rev
+	}
+	if c.last == nil {
+		err = c.checkNoRecord()
+	} else {
+		rep.Revision = c.last.Rev
+		if err = c.checkAnchor(); err == nil {
+			if c.torn {
+				rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s ends in a torn record (an unacknowledged commit cut short by a crash): the next open copies the journal aside and cuts it off", d.p.journal))
+			}
+			err = c.checkSnapshot()
+		}
 	}
 	// The witness: the state must not have gone back (witness.go). Checked
 	// after the anchor, which names more exactly what happened to a journal
 	// (records lost, the journal missing), except for a document gone
 	// whole, which only the witness remembers.
-	w, err := d.readWitness()
-	if err != nil {
-		return err
-	}
-	checkWitness := func() error {
-		return d.checkWitness(w, c.last, c.hashAt, c.snap != nil)
-	}
-	if w != nil {
-		rep.Witnessed = w.Rev
-	}
-	if c.last == nil && c.snap == nil {
-		if err := checkWitness(); err != nil {
-			return err
+	if err == nil || c.last == nil && c.snap == nil {
+		if werr := d.checkWitness(w, c.last, c.hashAt, c.snap != nil); werr != nil {
+			return werr
 		}
 	}
-	defer func() {
-		if err == nil {
-			err = checkWitness()
-		}
-	}()
-	if c.last == nil {
-		return c.checkNoRecord()
-	}
-	rep.Revision = c.last.Rev
-	if err := c.checkAnchor(); err != nil {
-		return err
-	}
-	if c.torn {
-		rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s ends in a torn record (an unacknowledged commit cut short by a crash): the next open copies the journal aside and cuts it off", d.p.journal))
-	}
-	return c.checkSnapshot()
+	return err
 }
 
 // verification is one run of verify: the files as read and what replaying
@@ -134,42 +150,6 @@ type verification struct {
 func (c *verification) hashAt(rev uint64) (string, bool) {
 	h, ok := c.hashes[rev]
 	return h, ok
-}
-
-// readFiles reads the snapshot, the .tmp, the journal's identity and the
-// anchor, and checks that the snapshot parses.
-func (c *verification) readFiles() error {
-	d := c.d
-	var err error
-	if c.snap, err = d.readFile(d.p.snap); err != nil {
-		return err
-	}
-	if c.tmp, err = d.readFile(d.p.tmp); err != nil {
-		return err
-	}
-	if c.jid, err = d.stat(d.p.journal); err != nil {
-		return err
-	}
-	if c.anc, c.bad, err = d.readAnchor(); err != nil {
-		return err
-	}
-	if c.snap == nil {
-		return nil
-	}
-	pv, err := jsonval.ParseValue(c.snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
-	if err != nil {
-		if c.tmp != nil {
-			if _, terr := store.SumOf(c.tmp); terr == nil {
-				// The rename of a finished rewrite did not happen and
-				// the snapshot was then damaged: recovery promotes
-				// the .tmp only when the snapshot is missing.
-				return reason.New(reason.CorruptState, "%s does not parse (a complete %s is beside it): %v", d.p.snap, d.p.tmp, err)
-			}
-		}
-		return reason.New(reason.CorruptState, "%s does not parse: %v", d.p.snap, err)
-	}
-	c.snapSum, c.snapTree = pv.Sum, pv.Tree
-	return nil
 }
 
 // replayJournal replays every journal file, checking each record's MAC
