@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/custodian-dev/custodian/store"
 )
@@ -46,9 +45,7 @@ type checkpoint struct {
 
 // checkpointMAC authenticates a checkpoint's fields.
 func checkpointMAC(key []byte, c checkpoint) string {
-	msg := "custodian-checkpoint\x00" + strconv.FormatUint(c.Rev, 10) + "\x00" + c.Hash + "\x00" +
-		strconv.FormatInt(c.Off, 10) + "\x00" + strconv.FormatInt(c.Len, 10) + "\x00" +
-		strconv.FormatUint(c.First, 10) + "\x00" + c.Journal + "\x00" + c.File + "\x00" + c.Sum
+	msg := fmt.Sprintf("custodian-checkpoint\x00%d\x00%s\x00%d\x00%d\x00%d\x00%s\x00%s\x00%s", c.Rev, c.Hash, c.Off, c.Len, c.First, c.Journal, c.File, c.Sum)
 	return store.MAC(key, []byte(msg))
 }
 

@@ -21,9 +21,6 @@ func (d *doc) appendJournal(lines []byte) (int64, error) {
 	}
 	f, err := d.openRegular(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		if _, ok := reason.As(err); ok {
-			return -1, err
-		}
 		return -1, pathError(d.p.key, err)
 	}
 	defer f.Close()

@@ -91,21 +91,20 @@ func (d *doc) load() error {
 	if err != nil {
 		return err
 	}
-	if r.rewrite {
-		if snap, snapID, err = d.rewriteSnapshot(r.value, last); err != nil {
-			return err
-		}
-		r.value, r.parsed = snap, nil
-	}
-	d.cur, d.sum = nil, ""
-	if r.parsed != nil {
-		d.cur, d.sum = bytesValue(r.value), r.parsed.Sum
-	} else if r.value != nil {
-		sum, err := store.SumOf(r.value)
-		if err != nil {
+	if r.value != nil && r.sum == "" {
+		if r.sum, err = store.SumOf(r.value); err != nil {
 			return reason.New(reason.CorruptState, "%s: %v", d.p.key, err)
 		}
-		d.cur, d.sum = bytesValue(r.value), sum
+	}
+	if r.rewrite {
+		if r.value, snapID, err = d.rewriteSnapshot(r.value, last); err != nil {
+			return err
+		}
+		snap = r.value
+	}
+	d.cur, d.sum = nil, r.sum
+	if r.value != nil {
+		d.cur = bytesValue(r.value)
 	}
 	d.rev, d.last = 0, last
 	if last != nil {
@@ -134,9 +133,9 @@ func (d *doc) load() error {
 // recovered is the value load settles on.
 type recovered struct {
 	value   []byte
-	parsed  *jsonval.Value // the snapshot's parse, when value is the snapshot
-	adopted bool           // value is a snapshot with no journal
-	rewrite bool           // the snapshot must be rewritten to hold value
+	sum     string // the value's canonical sum ("": to compute)
+	adopted bool   // value is a snapshot with no journal
+	rewrite bool   // the snapshot must be rewritten to hold value
 }
 
 // recoverValue settles the document's value from the snapshot snap and
@@ -168,9 +167,9 @@ func (d *doc) recoverValue(recs []store.Record, seg *segment, snap []byte, last 
 				return recovered{}, err
 			}
 		}
-		return recovered{value: snap, parsed: &pv, adopted: true}, nil
+		return recovered{value: snap, sum: pv.Sum, adopted: true}, nil
 	case snap != nil && perr == nil && pv.Sum == last.Sum:
-		return recovered{value: snap, parsed: &pv}, nil
+		return recovered{value: snap, sum: pv.Sum}, nil
 	}
 	froms := []uint64{1}
 	if seg != nil && seg.from > 1 {
@@ -178,7 +177,7 @@ func (d *doc) recoverValue(recs []store.Record, seg *segment, snap []byte, last 
 	}
 	for snap != nil && perr == nil {
 		if k := d.snapshotRecord(recs, snap, pv.Sum); k == len(recs)-1 {
-			return recovered{value: snap, parsed: &pv}, nil
+			return recovered{value: snap, sum: pv.Sum}, nil
 		} else if k >= 0 {
 			value, err := store.Replay(snap, recs[k+1:])
 			if err != nil {
@@ -191,14 +190,14 @@ func (d *doc) recoverValue(recs []store.Record, seg *segment, snap []byte, last 
 			break
 		}
 		var err error
-		if recs, err = d.recordsFrom(froms[0], last.Rev); err != nil {
+		if recs, err = d.readRecords(froms[0], last.Rev); err != nil {
 			return recovered{}, err
 		}
 		froms = froms[1:]
 	}
 	if recs[0].Rev != 1 {
 		var err error
-		if recs, err = d.recordsFrom(1, last.Rev); err != nil {
+		if recs, err = d.readRecords(1, last.Rev); err != nil {
 			return recovered{}, err
 		}
 	}
@@ -224,7 +223,7 @@ func (d *doc) recoverValue(recs []store.Record, seg *segment, snap []byte, last 
 					d.snap.mark = m.File
 				}
 			}
-			return recovered{value: snap, parsed: &pv}, nil
+			return recovered{value: snap, sum: pv.Sum}, nil
 		}
 	}
 	aside, err := d.moveAside(d.p.snap, kind)
@@ -256,16 +255,6 @@ func (d *doc) snapshotRecord(recs []store.Record, snap []byte, sum string) int {
 		return int(rev - recs[0].Rev)
 	}
 	return -1
-}
-
-// recordsFrom reads the journal's records from revision from to to.
-func (d *doc) recordsFrom(from, to uint64) ([]store.Record, error) {
-	var out []store.Record
-	err := d.readRange(from, to, func(recs []store.Record) error {
-		out = append(out, recs...)
-		return nil
-	})
-	return out, err
 }
 
 // rewriteSnapshot writes value, indented, as the snapshot of revision

@@ -75,9 +75,6 @@ func (d *doc) readFileID(name string) ([]byte, fileID, error) {
 		return nil, fileID{}, nil
 	}
 	if err != nil {
-		if _, ok := reason.As(err); ok {
-			return nil, fileID{}, err
-		}
 		return nil, fileID{}, pathError(d.p.key, err)
 	}
 	defer f.Close()

@@ -48,10 +48,7 @@ type segment struct {
 // segments lists the document's sealed segments in revision order.
 func (d *doc) segments() ([]segment, error) {
 	segs, err := listSegments(d.s.root.FS(), d.p)
-	if err != nil && reason.CodeOf(err) == "" {
-		return nil, pathError(d.p.key, err)
-	}
-	return segs, err
+	return segs, pathError(d.p.key, err)
 }
 
 // listSegments lists the sealed segments of the document at p in revision
@@ -113,10 +110,7 @@ func (s *Store) JournalFiles(key string) ([]string, error) {
 		return nil, err
 	}
 	files, err := journalFiles(s.root, d.p)
-	if err != nil && reason.CodeOf(err) == "" {
-		return nil, pathError(key, err)
-	}
-	return files, err
+	return files, pathError(key, err)
 }
 
 func journalFiles(root *os.Root, p paths) ([]string, error) {
@@ -383,7 +377,8 @@ func (d *doc) replayTo(rev uint64) ([]byte, error) {
 }
 
 // eachRecords calls fn with the records from <= rev <= to, in order, a
-// journal file's worth at a time, once they are durable.
+// journal file's worth at a time, once they are durable, and checks that
+// they were all there.
 func (d *doc) eachRecords(from, to uint64, fn func([]store.Record) error) error {
 	if d.held.isActive() {
 		// Hold mode: commits queued for the next group write are not in
@@ -395,12 +390,7 @@ func (d *doc) eachRecords(from, to uint64, fn func([]store.Record) error) error 
 	if to == 0 || from > to {
 		return nil
 	}
-	return d.readRange(max(from, 1), to, fn)
-}
-
-// readRange is walk from 1 <= from to to, checking that every revision
-// was there.
-func (d *doc) readRange(from, to uint64, fn func([]store.Record) error) error {
+	from = max(from, 1)
 	var first, last uint64
 	if _, _, err := d.walk(from, to, func(_ string, recs []store.Record) error {
 		if first == 0 {

@@ -17,8 +17,7 @@ import (
 // every recorded value, that the snapshot equals the latest one or an
 // earlier one that recovery brings up to date, and that the anchor (and,
 // with a journal key, every MAC) matches. The journal is read one file at
-// a time: memory holds one file's records and the value, not the whole
-// history. See VerifyDocument for what it reports besides an error.
+// a time, never held whole.
 func (s *Store) Verify(ctx context.Context, key string) error {
 	_, err := s.VerifyDocument(ctx, key)
 	return err
@@ -285,13 +284,11 @@ func (c *verification) checkSnapshot() error {
 		// An earlier revision of this journal (a crash between the
 		// journal's fsync and the snapshot's rename, or a daemon's
 		// deferred snapshot): recovery replays the records after it.
-		k, ok := c.sums[c.snapSum]
-		if !ok {
-			if rev := d.markFor(snap, c.hashAt); rev > 0 {
-				k, ok = rev, true
-			}
+		k := c.sums[c.snapSum]
+		if k == 0 {
+			k = d.markFor(snap, c.hashAt)
 		}
-		if !ok {
+		if k == 0 {
 			if last.Sum != "" {
 				return reason.New(reason.CorruptState, "%s does not match revision %d of its journal, nor any earlier one (changed outside the custodian: the next open treats it as a direct edit)", d.p.snap, last.Rev)
 			}
