@@ -3,7 +3,6 @@ package file
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/custodian-dev/custodian/store"
@@ -70,26 +69,16 @@ func (d *doc) markFor(snap []byte, hashes func(rev uint64) (string, bool)) uint6
 // snapshot on disk (d.snap.mark): rewrites that failed after writing their
 // mark never push it out.
 func (d *doc) writeMark(m mark) error {
-	ms := append(d.readMarks(), m)
-	if len(ms) > keepMarks {
-		kept := ms[len(ms)-keepMarks:]
-		onDisk := func(x mark) bool { return x.File == d.snap.mark }
-		if d.snap.mark != "" && !slices.ContainsFunc(kept, onDisk) {
-			for i := len(ms) - keepMarks - 1; i >= 0; i-- {
-				if onDisk(ms[i]) {
-					kept = append([]mark{ms[i]}, kept...)
-					break
-				}
-			}
+	ms, kept := append(d.readMarks(), m), []mark{}
+	for i, x := range ms {
+		last := !slices.ContainsFunc(ms[i+1:], func(y mark) bool { return y.File == x.File })
+		if i >= len(ms)-keepMarks || d.snap.mark != "" && x.File == d.snap.mark && last {
+			kept = append(kept, x)
 		}
-		ms = kept
 	}
-	b, err := json.Marshal(ms)
+	b, err := json.Marshal(kept)
 	if err != nil {
 		return fmt.Errorf("marks of %s: %w", d.p.key, err)
 	}
-	return d.replaceFile(d.p.marks, d.p.marks+".tmp", "marks", func(f *os.File) error {
-		_, err := f.Write(append(b, '\n'))
-		return err
-	}, nil)
+	return d.replaceFile(d.p.marks, d.p.marks+".tmp", "marks", writing(append(b, '\n')), nil)
 }

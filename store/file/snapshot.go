@@ -39,10 +39,7 @@ func (d *doc) writeSnapshotFor(b []byte, rec *store.Record) error {
 		m = mark{Rev: rec.Rev, Hash: rec.Hash, File: store.HashBytes(b)}
 		before = func() error { return d.writeMark(m) }
 	}
-	if err := d.writeSnapshotCoop(false, func(f *os.File) error {
-		_, err := f.Write(b)
-		return err
-	}, before); err != nil {
+	if err := d.writeSnapshotCoop(false, writing(b), before); err != nil {
 		return err
 	}
 	d.snap.mark = m.File
@@ -64,6 +61,14 @@ func (d *doc) writeSnapshotCoop(coopHeld bool, write func(f *os.File) error, bef
 		defer unlock()
 	}
 	return d.replaceFile(d.p.snap, d.p.tmp, "snapshot", write, beforeRename)
+}
+
+// writing is replaceFile's write of b.
+func writing(b []byte) func(f *os.File) error {
+	return func(f *os.File) error {
+		_, err := f.Write(b)
+		return err
+	}
 }
 
 // replaceFile replaces name with what write writes, atomically and
