@@ -171,11 +171,20 @@ func (d *doc) recoverValue(recs []store.Record, seg *segment, snap []byte, last 
 	case snap != nil && perr == nil && pv.Sum == last.Sum:
 		return recovered{value: snap, sum: pv.Sum}, nil
 	}
-	froms := []uint64{1}
-	if seg != nil && seg.from > 1 {
-		froms = []uint64{seg.from, 1}
+	froms := []uint64{recs[0].Rev, 1}
+	if seg != nil && snap != nil && perr == nil {
+		froms = []uint64{recs[0].Rev, seg.from, 1}
 	}
-	for snap != nil && perr == nil {
+	for _, from := range froms {
+		if from < recs[0].Rev {
+			var err error
+			if recs, err = d.readRecords(from, last.Rev); err != nil {
+				return recovered{}, err
+			}
+		}
+		if snap == nil || perr != nil {
+			continue
+		}
 		if k := d.snapshotRecord(recs, snap, pv.Sum); k == len(recs)-1 {
 			return recovered{value: snap, sum: pv.Sum}, nil
 		} else if k >= 0 {
@@ -188,17 +197,6 @@ func (d *doc) recoverValue(recs []store.Record, seg *segment, snap []byte, last 
 		}
 		if recs[0].Rev == 1 {
 			break
-		}
-		var err error
-		if recs, err = d.readRecords(froms[0], last.Rev); err != nil {
-			return recovered{}, err
-		}
-		froms = froms[1:]
-	}
-	if recs[0].Rev != 1 {
-		var err error
-		if recs, err = d.readRecords(1, last.Rev); err != nil {
-			return recovered{}, err
 		}
 	}
 	value, err := store.Replay(nil, recs)
