@@ -142,17 +142,11 @@ func (d *doc) loadFast() bool {
 	if err != nil || last.Rev != c.Rev || last.Hash != c.Hash || last.Sum != c.Sum {
 		return false
 	}
-	a, bad, err := d.readAnchor()
-	if err != nil || a != nil && a.Rev < c.Rev {
-		return false // an anchor behind the checkpoint is checked by the full read
-	}
-	if d.checkAnchorWith(a, bad, []store.Record{last}, true) != nil {
+	// The anchor and the witness as an open checks them (a witness behind
+	// is brought forward); an anchor behind the checkpoint, or any error,
+	// is the full read's to settle.
+	if a, err := d.checkAnchor([]store.Record{last}, true); err != nil || a != nil && a.Rev < c.Rev {
 		return false
-	}
-	if d.s.opts.Witness != "" {
-		if w, err := d.readWitness(); err != nil || w == nil || w.Rev > last.Rev || w.Rev == last.Rev && w.Hash != last.Hash {
-			return false // a witness to bring forward, or a rewind: the full read settles it
-		}
 	}
 	snap, snapID, err := d.readFileID(d.p.snap)
 	if err != nil || snap == nil || store.HashBytes(snap) != c.File {

@@ -201,8 +201,9 @@ func (d *doc) newestSegment() (*segment, *store.Record, error) {
 }
 
 // parseSegment reads segment s whole: every line a record whose hash
-// matches, chained to prev (nil or loose: s.from is taken as the start),
-// holding exactly the revisions its name says.
+// matches, chained to prev (nil or loose: s.from is taken as the start;
+// the callers check that s follows prev), holding exactly the revisions
+// its name says.
 func (d *doc) parseSegment(s segment, prev *store.Record) ([]store.Record, error) {
 	data, err := d.readFile(s.name)
 	if err != nil {
@@ -213,9 +214,6 @@ func (d *doc) parseSegment(s segment, prev *store.Record) ([]store.Record, error
 	}
 	if prev == nil {
 		prev = loose(s.from - 1)
-	}
-	if prev != nil && prev.Rev+1 != s.from {
-		return nil, reason.New(reason.CorruptState, "journal segment %s starts at revision %d, but revision %d follows revision %d", s.name, s.from, prev.Rev+1, prev.Rev)
 	}
 	pj, err := parseJournalUpTo(s.name, data, 0, prev, math.MaxUint64)
 	if err != nil {
