@@ -68,36 +68,16 @@ func (p paths) segmentName(from, to uint64) string {
 // No live journal's name has this form (they end in "journal.ndjson"), so
 // a segment is never mistaken for another document's journal.
 func parseSegmentName(base, prefix string) (from, to uint64, ok bool) {
-	rest, found := strings.CutPrefix(base, prefix)
-	if !found {
-		return 0, 0, false
-	}
-	rest, found = strings.CutSuffix(rest, ".ndjson")
-	if !found {
-		return 0, 0, false
-	}
-	a, b, found := strings.Cut(rest, "-")
-	if !found || !revDigits(a) || !revDigits(b) {
+	rest, okPrefix := strings.CutPrefix(base, prefix)
+	rest, okSuffix := strings.CutSuffix(rest, ".ndjson")
+	a, b, okDash := strings.Cut(rest, "-")
+	digits := func(s string) bool { return len(s) >= segDigits && len(s) <= 20 && strings.Trim(s, "0123456789") == "" }
+	if !okPrefix || !okSuffix || !okDash || !digits(a) || !digits(b) {
 		return 0, 0, false
 	}
 	from, errA := strconv.ParseUint(a, 10, 64)
 	to, errB := strconv.ParseUint(b, 10, 64)
-	if errA != nil || errB != nil || from == 0 || from > to {
-		return 0, 0, false
-	}
-	return from, to, true
-}
-
-func revDigits(s string) bool {
-	if len(s) < segDigits || len(s) > 20 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return from, to, errA == nil && errB == nil && from >= 1 && from <= to
 }
 
 // keyForJournal maps a journal file name, live or sealed segment, back to

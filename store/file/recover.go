@@ -185,7 +185,18 @@ func (d *doc) recoverValue(recs []store.Record, seg *segment, snap []byte, last 
 		if snap == nil || perr != nil {
 			continue
 		}
-		if k := d.snapshotRecord(recs, snap, pv.Sum); k == len(recs)-1 {
+		// The record the snapshot holds: the last whose sum is the
+		// snapshot's, or the one a mark names (its record has no sum).
+		k := len(recs) - 1
+		for k >= 0 && recs[k].Sum != pv.Sum {
+			k--
+		}
+		if k < 0 {
+			if rev := d.markFor(snap, hashesOf(recs)); rev > 0 {
+				k, d.snap.mark = int(rev-recs[0].Rev), store.HashBytes(snap)
+			}
+		}
+		if k == len(recs)-1 {
 			return recovered{value: snap, sum: pv.Sum}, nil
 		} else if k >= 0 {
 			value, err := store.Replay(snap, recs[k+1:])
@@ -236,23 +247,6 @@ func (d *doc) recoverValue(recs []store.Record, seg *segment, snap []byte, last 
 		d.edit = &capturedEdit{aside: aside, value: snap}
 	}
 	return recovered{value: value, rewrite: true}, nil
-}
-
-// snapshotRecord returns the index in recs (consecutive records) of the
-// record the snapshot holds: the last whose sum is the snapshot's, or the
-// one a mark names (a snapshot of a revision whose record carries no
-// sum); -1 when none does.
-func (d *doc) snapshotRecord(recs []store.Record, snap []byte, sum string) int {
-	for i := len(recs) - 1; i >= 0; i-- {
-		if recs[i].Sum == sum {
-			return i
-		}
-	}
-	if rev := d.markFor(snap, hashesOf(recs)); rev > 0 {
-		d.snap.mark = store.HashBytes(snap)
-		return int(rev - recs[0].Rev)
-	}
-	return -1
 }
 
 // rewriteSnapshot writes value, indented, as the snapshot of revision
