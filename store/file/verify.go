@@ -2,7 +2,6 @@ package file
 
 import (
 	"context"
-	"crypto/hmac"
 	"fmt"
 	"os"
 	"syscall"
@@ -138,12 +137,12 @@ type verification struct {
 	snapSum   string // the snapshot's canonical sum
 	snapTree  any
 
-	v       []byte            // the journal replayed
-	last    *store.Record     // its last record (nil: none)
-	torn    bool              // the journal ends in a torn line
-	sums    map[string]uint64 // sum -> the last revision with it
-	hashes  map[uint64]string // revision -> its record's hash
-	macFrom uint64            // the first revision carrying a MAC
+	v          []byte            // the journal replayed
+	last       *store.Record     // its last record (nil: none)
+	torn       bool              // the journal ends in a torn line
+	sums       map[string]uint64 // sum -> the last revision with it
+	hashes     map[uint64]string // revision -> its record's hash
+	fromAnchor []store.Record    // the records from the anchor's on
 }
 
 func (c *verification) hashAt(rev uint64) (string, bool) {
@@ -158,6 +157,7 @@ func (c *verification) replayJournal(ctx context.Context) error {
 	c.sums, c.hashes = map[string]uint64{}, map[uint64]string{}
 	var macErr error
 	var err error
+	macFrom := uint64(0) // the first revision carrying a MAC
 	c.last, c.torn, err = c.d.walk(1, 0, func(name string, recs []store.Record) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -167,9 +167,12 @@ func (c *verification) replayJournal(ctx context.Context) error {
 				c.sums[r.Sum] = r.Rev
 			}
 			c.hashes[r.Rev] = r.Hash
-			if key != nil && macErr == nil && (r.MAC != "" || c.macFrom != 0) {
-				if c.macFrom == 0 {
-					c.macFrom = r.Rev
+			if c.anc != nil && r.Rev >= c.anc.Rev {
+				c.fromAnchor = append(c.fromAnchor, r)
+			}
+			if key != nil && macErr == nil && (r.MAC != "" || macFrom != 0) {
+				if macFrom == 0 {
+					macFrom = r.Rev
 				}
 				if err := r.CheckMAC(key); err != nil {
 					macErr = reason.New(reason.CorruptState, "journal %s: %v", name, err)
@@ -219,43 +222,28 @@ func (c *verification) checkNoRecord() error {
 	return nil // a file made by another tool, not yet adopted
 }
 
-// checkAnchor checks that the journal reaches the anchor, through the
-// record it names, and, with a journal key, that the anchor and the
-// records after it are authenticated.
+// checkAnchor checks the anchor as an open does (checkAnchorWith: the
+// journal reaches it through the record it names and, with a journal
+// key, it and the records after it are authenticated), and reports what
+// the next open or commit does about an anchor behind or unreadable.
 func (c *verification) checkAnchor() error {
-	d, key, rep, anc, last := c.d, c.d.p.key, c.rep, c.anc, c.last
-	jkey := d.s.key
+	d, rep, anc, last := c.d, c.rep, c.anc, c.last
+	recs := c.fromAnchor
+	if len(recs) == 0 {
+		recs = []store.Record{*last} // no anchor, or one past the journal's head
+	}
+	if err := d.checkAnchorWith(anc, c.bad, recs, true); err != nil {
+		return err
+	}
+	rep.Authenticated = d.s.key != nil
 	switch {
 	case anc == nil && c.bad != "":
-		if jkey != nil {
-			return reason.New(reason.CorruptState, "%s: %s and the journal key is set: %s", key, c.bad, d.repairCommand())
-		}
 		rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s does not parse (a write cut short): the next commit rewrites it", d.p.head))
-	case anc == nil:
-		if jkey != nil {
-			return reason.New(reason.CorruptState, "%s: the journal key is set but %s is missing: %s", key, d.p.head, d.repairCommand())
-		}
-	default:
-		if jkey != nil && !hmac.Equal([]byte(anc.MAC), []byte(anchorMAC(jkey, anc.Rev, anc.Hash))) {
-			return reason.New(reason.CorruptState, "%s: the anchor %s is not authenticated by the journal key: %s", key, d.p.head, d.repairCommand())
-		}
-		if anc.Rev > last.Rev {
-			return reason.New(reason.CorruptState, "%s: the journal ends at revision %d but revision %d was committed (anchor %s): its last %d record(s) are lost: %s", key, last.Rev, anc.Rev, d.p.head, anc.Rev-last.Rev, d.repairCommand())
-		}
-		if c.hashes[anc.Rev] != anc.Hash {
-			return reason.New(reason.CorruptState, "%s: journal record %d is not the one committed (its hash differs from the anchor %s): the history was rewritten: %s", key, anc.Rev, d.p.head, d.repairCommand())
-		}
+	case anc != nil:
 		rep.Anchored = anc.Rev
 		if anc.Rev < last.Rev {
 			rep.Recovery = append(rep.Recovery, fmt.Sprintf("the anchor names revision %d, the journal's head is %d (an anchor write lost in a crash): the next open moves it", anc.Rev, last.Rev))
 		}
-	}
-	// With a key the anchor is authenticated (else refused above), and
-	// through the hash chain every record up to it; the records after
-	// it carry their MACs (checked by replayJournal).
-	rep.Authenticated = jkey != nil
-	if jkey != nil && anc.Rev < last.Rev && (c.macFrom == 0 || c.macFrom > anc.Rev+1) {
-		return reason.New(reason.CorruptState, "%s: records after the anchor's revision %d carry no MAC: they were not written by a holder of the journal key: %s", key, anc.Rev, d.repairCommand())
 	}
 	return nil
 }
