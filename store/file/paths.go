@@ -10,23 +10,15 @@ import (
 // paths are the files of one document, relative to the project root, in
 // slash form (os.Root accepts them on every platform we support).
 type paths struct {
-	key, dir, snap, tmp, journal, lock, marks string
-	// head is the chain's anchor: the journal's last revision and hash
-	// (anchor.go).
-	head string
-	// checkpoint lets a direct-mode open read only the journal's tail
-	// (checkpoint.go).
-	checkpoint string
+	// head is the anchor (anchor.go), checkpoint the checkpoint (checkpoint.go).
+	key, dir, snap, tmp, journal, lock, marks, head, checkpoint string
 	// coopLock is a lock file that other tools take around their own
 	// writes of the snapshot ("" for none): the state-manager plugins
 	// hold flock(2) on .agents/tmp/state.json.lock while they rewrite
 	// state.json, so the custodian holds it too while it commits and
 	// rewrites that snapshot, and such tools never interleave with it.
-	coopLock string
-	// segPrefix is the base name of the journal's sealed segments up to
-	// their revision range: "journal." beside manifest.json,
-	// "<stem>.journal." otherwise (segment.go).
-	segPrefix string
+	coopLock  string
+	segPrefix string // the segments' base names up to their revisions: "journal.", "<stem>.journal."
 }
 
 func pathsFor(key string) paths {
