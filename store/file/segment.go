@@ -83,10 +83,13 @@ func listSegments(fsys fs.FS, p paths) ([]segment, error) {
 	return segs, nil
 }
 
-// JournalFilesIn lists the journal files of the document key under the
-// project root dir without opening a store, as Store.JournalFiles does.
-// A tool that moves a document's files aside calls it while it holds the
-// document's lock (.lock beside it), so no rotation runs meanwhile.
+// JournalFilesIn lists the files that hold the journal of the document
+// key under the project root dir, relative to it, without opening a store:
+// its sealed segments in revision order, then the live journal, its anchor
+// and its marks (those that exist). The anchor and the marks name
+// revisions of this journal: a tool that moves the journal aside must move
+// all of them, while it holds the document's lock (.lock beside it), so
+// that no rotation runs meanwhile.
 func JournalFilesIn(dir, key string) ([]string, error) {
 	if err := store.CheckKey(key); err != nil {
 		return nil, err
@@ -96,27 +99,10 @@ func JournalFilesIn(dir, key string) ([]string, error) {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
 	defer root.Close()
-	return journalFiles(root, pathsFor(key))
-}
-
-// JournalFiles lists the files that hold a document's journal, relative to
-// the project root: its sealed segments in revision order, then the live
-// journal, its anchor and its marks (those that exist). The anchor and the
-// marks name revisions of this journal: a tool that moves the journal
-// aside must move all of them.
-func (s *Store) JournalFiles(key string) ([]string, error) {
-	d, err := s.doc(key)
-	if err != nil {
-		return nil, err
-	}
-	files, err := journalFiles(s.root, d.p)
-	return files, pathError(key, err)
-}
-
-func journalFiles(root *os.Root, p paths) ([]string, error) {
+	p := pathsFor(key)
 	segs, err := listSegments(root.FS(), p)
 	if err != nil {
-		return nil, err
+		return nil, pathError(key, err)
 	}
 	var out []string
 	for _, sg := range segs {
@@ -126,10 +112,18 @@ func journalFiles(root *os.Root, p paths) ([]string, error) {
 		if _, err := root.Lstat(name); err == nil {
 			out = append(out, name)
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+			return nil, pathError(key, err)
 		}
 	}
 	return out, nil
+}
+
+// JournalFiles is JournalFilesIn for a document of this store.
+func (s *Store) JournalFiles(key string) ([]string, error) {
+	if _, err := s.doc(key); err != nil {
+		return nil, err
+	}
+	return JournalFilesIn(s.dir, key)
 }
 
 // loose is the stand-in for the unread record before revision rev+1: the

@@ -10,19 +10,12 @@ import (
 
 // snapshotView is what this process knows of a document's snapshot file.
 type snapshotView struct {
-	id fileID // identity as last read or written
-	// wrote is the identity of the snapshot this process last wrote
-	// (taken from its temp file before the rename); guarded by doc.mu, or
-	// in Hold mode by hold.snapMu.
-	wrote fileID
-	// mark is the file hash of the snapshot on disk when a mark names it
-	// ("" when its record's sum does); writeMark never drops that mark.
-	// Set by load (under doc.mu) and, in Hold mode, by the snapshot writer
-	// (under hold.snapMu).
-	mark string
-	// hash is, in Hold mode, the SHA-256 of the snapshot file's bytes as
-	// load left it.
-	hash string
+	// wrote and mark are guarded by doc.mu, or in Hold mode by
+	// hold.snapMu (the snapshot writer's).
+	id    fileID // identity as last read or written
+	wrote fileID // of the snapshot this process last wrote (its temp file's, before the rename)
+	mark  string // the file hash of the snapshot on disk when a mark names it (writeMark keeps that mark)
+	hash  string // in Hold mode, the SHA-256 of the snapshot file's bytes as load left it
 }
 
 // writeSnapshot replaces the snapshot durably with b (replaceFile).
