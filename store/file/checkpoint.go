@@ -118,15 +118,11 @@ func (d *doc) loadFast() bool {
 	if id, err := d.stat(d.p.tmp); err != nil || id.exists {
 		return false // recoverTmp's case
 	}
-	f, err := d.openRegular(d.p.journal, os.O_RDONLY, 0)
+	f, fi, err := d.openStat(d.p.journal, os.O_RDONLY, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
 	jid := idOf(fi)
 	if v := journalVersion(fi); v == "" || v != c.Journal || jid.size != c.Off+c.Len {
 		return false // written since (another process, another tool): read it whole

@@ -19,15 +19,12 @@ func (d *doc) appendJournal(lines []byte) (int64, error) {
 	if created {
 		d.j.liveFirst = d.rev + 1
 	}
-	f, err := d.openRegular(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, fi, err := d.openStat(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return -1, pathError(d.p.key, err)
 	}
 	defer f.Close()
-	before, at := d.j.id.size, int64(-1)
-	if fi, err := f.Stat(); err == nil {
-		before, at = fi.Size(), fi.Size()
-	}
+	before, at := fi.Size(), fi.Size()
 	err = d.fault("journal.write")
 	if err == nil {
 		_, err = f.Write(lines)

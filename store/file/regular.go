@@ -22,23 +22,29 @@ import (
 // openRegular opens name under the store's root with flag, refusing
 // anything but a regular file (or a symlink to one inside the root).
 func (d *doc) openRegular(name string, flag int, perm os.FileMode) (*os.File, error) {
+	f, _, err := d.openStat(name, flag, perm)
+	return f, err
+}
+
+// openStat is openRegular returning the file's stat as opened, too.
+func (d *doc) openStat(name string, flag int, perm os.FileMode) (*os.File, os.FileInfo, error) {
 	f, err := d.s.root.OpenFile(name, flag|syscall.O_NONBLOCK, perm)
 	if err != nil {
 		if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENODEV) {
-			return nil, reason.New(reason.CorruptState, "%s is not a regular file (%v): move it away (the custodian never reads or replaces it)", name, err)
+			return nil, nil, reason.New(reason.CorruptState, "%s is not a regular file (%v): move it away (the custodian never reads or replaces it)", name, err)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, reason.New(reason.CorruptState, "%s is %s, not a regular file: move it away (the custodian never reads or replaces it)", name, kindOf(fi.Mode()))
+		return nil, nil, reason.New(reason.CorruptState, "%s is %s, not a regular file: move it away (the custodian never reads or replaces it)", name, kindOf(fi.Mode()))
 	}
-	return f, nil
+	return f, fi, nil
 }
 
 // kindOf names a file mode's type for messages.
@@ -64,7 +70,7 @@ func (d *doc) readFile(name string) ([]byte, error) {
 // opened (fstat before reading: a write during the read makes the next
 // look at the file see it changed).
 func (d *doc) readFileID(name string) ([]byte, fileID, error) {
-	f, err := d.openRegular(name, os.O_RDONLY, 0)
+	f, fi, err := d.openStat(name, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fileID{}, nil
 	}
@@ -72,10 +78,6 @@ func (d *doc) readFileID(name string) ([]byte, fileID, error) {
 		return nil, fileID{}, pathError(d.p.key, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fileID{}, fmt.Errorf("read %s: %w", name, err)
-	}
 	b, err := readSized(f, fi.Size())
 	if err != nil {
 		return nil, fileID{}, fmt.Errorf("read %s: %w", name, err)

@@ -155,17 +155,13 @@ func (d *doc) newestSegment() (*segment, *store.Record, error) {
 		return nil, nil, err
 	}
 	s := segs[len(segs)-1]
-	f, err := d.openRegular(s.name, os.O_RDONLY, 0)
+	f, fi, err := d.openStat(s.name, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, corruptSegment(s.name, s.to, "the file disappeared")
 	} else if err != nil {
 		return nil, nil, pathError(d.p.key, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, fmt.Errorf("read journal segment %s: %w", s.name, err)
-	}
 	size := fi.Size()
 	if size == 0 {
 		return nil, nil, corruptSegment(s.name, s.from, "the file is empty")
