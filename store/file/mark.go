@@ -31,13 +31,9 @@ const keepMarks = 4
 
 // readMarks returns the marks, nil when there are none to trust.
 func (d *doc) readMarks() []mark {
-	b, err := d.readFile(d.p.marks)
-	if err != nil || b == nil {
-		return nil
-	}
 	var ms []mark
-	if json.Unmarshal(b, &ms) != nil {
-		return nil
+	if b, err := d.readFile(d.p.marks); err != nil || json.Unmarshal(b, &ms) != nil {
+		return nil // none, or none to trust
 	}
 	return ms
 }

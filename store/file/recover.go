@@ -97,10 +97,19 @@ func (d *doc) load() error {
 		}
 	}
 	if r.rewrite {
-		if r.value, snapID, err = d.rewriteSnapshot(r.value, last); err != nil {
+		if snap, err = store.Indent(r.value); err != nil {
 			return err
 		}
-		snap = r.value
+		r.value = snap
+		if err := d.writeSnapshotFor(snap, last); err != nil {
+			// The journal holds the value: reads go on (a full disk must
+			// not stop them), writes wait for a load that rewrites it.
+			d.logf("snapshot not rewritten; serving the journal's value, writes refused until it is", "error", err)
+			d.readOnly = fmt.Errorf("%s could not be rewritten from the journal: %w", d.p.snap, err)
+			snapID, _ = d.stat(d.p.snap)
+		} else {
+			snapID = d.snap.wrote
+		}
 	}
 	d.cur, d.sum = nil, r.sum
 	if r.value != nil {
@@ -247,26 +256,6 @@ func (d *doc) recoverValue(recs []store.Record, seg *segment, snap []byte, last 
 		d.edit = &capturedEdit{aside: aside, value: snap}
 	}
 	return recovered{value: value, rewrite: true}, nil
-}
-
-// rewriteSnapshot writes value, indented, as the snapshot of revision
-// last, and returns the bytes and the file written. A failed write leaves
-// the document read-only (readOnly) but readable: the journal holds the
-// value, and a later load rewrites it.
-func (d *doc) rewriteSnapshot(value []byte, last *store.Record) ([]byte, fileID, error) {
-	b, err := store.Indent(value)
-	if err != nil {
-		return nil, fileID{}, err
-	}
-	if err := d.writeSnapshotFor(b, last); err != nil {
-		// The journal holds the value: reads go on (a full disk must
-		// not stop them), writes wait for a load that rewrites it.
-		d.logf("snapshot not rewritten; serving the journal's value, writes refused until it is", "error", err)
-		d.readOnly = fmt.Errorf("%s could not be rewritten from the journal: %w", d.p.snap, err)
-		id, _ := d.stat(d.p.snap)
-		return b, id, nil
-	}
-	return b, d.snap.wrote, nil
 }
 
 // recoverTmp applies seed 002's rules to a leftover <snapshot>.tmp: removed
