@@ -34,10 +34,8 @@ import (
 // journal: an open reads the live journal and the newest segment's last
 // line, the newest segment only when the snapshot is behind it, and the
 // older ones only to rebuild the snapshot; Verify, History, GetAt and
-// Watch read the revisions they are asked for.
-//
-// rename(2) is atomic, the directory is synced after it, and a new live
-// journal's creation is synced before its first record counts.
+// Watch read the revisions they are asked for. A crash in a rotation
+// leaves the file under one name or the other (rename(2) is atomic).
 
 // segment is one sealed journal file.
 type segment struct {
