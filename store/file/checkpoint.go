@@ -6,55 +6,38 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
 
 	"github.com/custodian-dev/custodian/store"
 )
 
 // A document's checkpoint (<dir>/.<name>.checkpoint; .checkpoint beside
-// manifest.json) spares a direct-mode open what the last commit or open
-// of another process already verified: reading and re-hashing every
-// record of the live journal, and parsing the snapshot to compare its
-// canonical sum with the last record's. One JSON line:
-//
-//	{"rev":42,"hash":"sha256:…","off":81920,"len":650,"first":1,
-//	 "journal":"<dev>:<ino>:<size>:<mtime>:<ctime>","file":"sha256:…","sum":"sha256:…","mac":"hmac-sha256:…"}
-//
-// rev and hash name the live journal's last record, whose line starts at
-// byte off and is len bytes long (its newline included); first is the
-// live journal's first revision; journal identifies the journal file as
-// it was then (device, inode, size, modification and, on Linux,
-// status-change times in nanoseconds); file is the SHA-256 of the
-// snapshot file's bytes as written after that record, and sum the
-// canonical sum of its value (the record's sum). A direct-mode commit
-// rewrites it after the snapshot, and so does an open that read the whole
-// journal (temp file and rename, not fsynced: it is a hint, written only
-// once what it names is durable).
+// manifest.json) spares a direct-mode open what the last commit or full
+// open already verified: reading and hashing every record of the live
+// journal, and parsing the snapshot to compare its canonical sum with the
+// last record's. One JSON line naming the live journal's last record
+// (rev, hash; its line at byte off, len bytes with its newline), the live
+// journal's first revision, the journal file as it was then (journal:
+// device, inode, size, modification and, on Linux, status-change times),
+// and the SHA-256 of the snapshot file written after that record (file)
+// with the canonical sum of its value (sum, the record's). Written by a
+// direct commit after the snapshot and by an open that read the whole
+// journal (temp file and rename, not fsynced: a hint, written once what it
+// names is durable).
 //
 // It is checked against the files, never trusted alone: the journal must
-// be the very file it names, untouched since (any append or edit by
-// anyone — a daemon, another release, an editor — means a full read);
-// the line at off must be a record whose own hash checks and is the
-// checkpoint's; the anchor must agree with that record; and the
-// snapshot's bytes must hash to file.
-// Anything else — no checkpoint, one that does not parse, a torn tail, a
-// snapshot changed by a single byte, a leftover .tmp, a daemon's record
-// without a sum — takes the full open (load), which reads every record
-// of the live journal and settles what it finds as it always has. With a
-// journal key the checkpoint carries an HMAC, and one that does not
-// verify is ignored. Damage that goes around the file system (a disk's
-// bit rot) is found by custodian verify, which reads every record, as it
-// is for sealed segments.
+// be the very file it names, untouched since (any write by anyone means a
+// full read); the line at off must be the checkpoint's record, its own
+// hash checked; the anchor and the witness must agree with it; the
+// snapshot's bytes must hash to file. Anything else takes the full load.
+// With a journal key it carries an HMAC. Damage below the file system (a
+// disk's bit rot) is found by custodian verify, which reads every record.
 type checkpoint struct {
-	Rev   uint64 `json:"rev"`
-	Hash  string `json:"hash"`
-	Off   int64  `json:"off"`
-	Len   int64  `json:"len"`
-	First uint64 `json:"first"`
-	// Journal identifies the live journal file as it was when the
-	// checkpoint was written (journalVersion): any write since, by
-	// anyone, makes the next open read it whole.
-	Journal string `json:"journal"`
+	Rev     uint64 `json:"rev"`
+	Hash    string `json:"hash"`
+	Off     int64  `json:"off"`
+	Len     int64  `json:"len"`
+	First   uint64 `json:"first"`
+	Journal string `json:"journal"` // journalVersion
 	File    string `json:"file"`
 	Sum     string `json:"sum"`
 	MAC     string `json:"mac,omitempty"`
@@ -62,9 +45,7 @@ type checkpoint struct {
 
 // checkpointMAC authenticates a checkpoint's fields.
 func checkpointMAC(key []byte, c checkpoint) string {
-	msg := "custodian-checkpoint\x00" + strconv.FormatUint(c.Rev, 10) + "\x00" + c.Hash + "\x00" +
-		strconv.FormatInt(c.Off, 10) + "\x00" + strconv.FormatInt(c.Len, 10) + "\x00" +
-		strconv.FormatUint(c.First, 10) + "\x00" + c.Journal + "\x00" + c.File + "\x00" + c.Sum
+	msg := fmt.Sprintf("custodian-checkpoint\x00%d\x00%s\x00%d\x00%d\x00%d\x00%s\x00%s\x00%s", c.Rev, c.Hash, c.Off, c.Len, c.First, c.Journal, c.File, c.Sum)
 	return store.MAC(key, []byte(msg))
 }
 
@@ -137,15 +118,11 @@ func (d *doc) loadFast() bool {
 	if id, err := d.stat(d.p.tmp); err != nil || id.exists {
 		return false // recoverTmp's case
 	}
-	f, err := d.openRegular(d.p.journal, os.O_RDONLY, 0)
+	f, fi, err := d.openStat(d.p.journal, os.O_RDONLY, 0)
 	if err != nil {
 		return false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return false
-	}
 	jid := idOf(fi)
 	if v := journalVersion(fi); v == "" || v != c.Journal || jid.size != c.Off+c.Len {
 		return false // written since (another process, another tool): read it whole
@@ -161,17 +138,11 @@ func (d *doc) loadFast() bool {
 	if err != nil || last.Rev != c.Rev || last.Hash != c.Hash || last.Sum != c.Sum {
 		return false
 	}
-	a, bad, err := d.readAnchor()
-	if err != nil || a != nil && a.Rev < c.Rev {
-		return false // an anchor behind the checkpoint is checked by the full read
-	}
-	if d.checkAnchorWith(a, bad, []store.Record{last}, true) != nil {
+	// The anchor and the witness as an open checks them (a witness behind
+	// is brought forward); an anchor behind the checkpoint, or any error,
+	// is the full read's to settle.
+	if a, err := d.checkAnchor([]store.Record{last}, true); err != nil || a != nil && a.Rev < c.Rev {
 		return false
-	}
-	if d.s.opts.Witness != "" {
-		if w, err := d.readWitness(); err != nil || w == nil || w.Rev > last.Rev || w.Rev == last.Rev && w.Hash != last.Hash {
-			return false // a witness to bring forward, or a rewind: the full read settles it
-		}
 	}
 	snap, snapID, err := d.readFileID(d.p.snap)
 	if err != nil || snap == nil || store.HashBytes(snap) != c.File {

@@ -92,7 +92,12 @@ func (d *doc) wake() <-chan struct{} {
 	return d.changed
 }
 
+// pathError says what a file system error means for the document key (a
+// reason error, already saying it, is returned as it is).
 func pathError(key string, err error) error {
+	if _, ok := reason.As(err); ok || err == nil {
+		return err
+	}
 	var pe *os.PathError
 	if errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes") {
 		return reason.New(reason.InvalidInput, "document key %q resolves outside the project root", key)
@@ -163,8 +168,4 @@ func (d *doc) syncDir() error {
 		return fmt.Errorf("sync directory %s: %w", d.p.dir, err)
 	}
 	return nil
-}
-
-func (d *doc) readFile(name string) ([]byte, error) {
-	return d.readRegularFile(name)
 }

@@ -488,7 +488,7 @@ func (d *doc) unlockedForeign() (snap []byte, ok bool) {
 	if !absent() {
 		return nil, false
 	}
-	snap, err := d.readRegularFile(d.p.snap)
+	snap, err := d.readFile(d.p.snap)
 	if err != nil {
 		return nil, false
 	}

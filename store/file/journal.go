@@ -19,18 +19,12 @@ func (d *doc) appendJournal(lines []byte) (int64, error) {
 	if created {
 		d.j.liveFirst = d.rev + 1
 	}
-	f, err := d.openRegular(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, fi, err := d.openStat(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
-		if _, ok := reason.As(err); ok {
-			return -1, err
-		}
 		return -1, pathError(d.p.key, err)
 	}
 	defer f.Close()
-	before, at := d.j.id.size, int64(-1)
-	if fi, err := f.Stat(); err == nil {
-		before, at = fi.Size(), fi.Size()
-	}
+	before, at := fi.Size(), fi.Size()
 	err = d.fault("journal.write")
 	if err == nil {
 		_, err = f.Write(lines)
@@ -87,16 +81,12 @@ type parsedJournal struct {
 	torn    bool // bytes after end that do not end with a newline
 }
 
-// parseJournal decodes journal bytes that start at offset base and continue
-// the chain after prev (nil: from the beginning; loose: after a record in
-// a file not read, whose hash is taken from the first line). A bad complete line is a
-// CORRUPT_STATE error naming the revision; an unterminated tail is reported
-// as torn, never as an error.
-func parseJournal(name string, data []byte, base int64, prev *store.Record) (parsedJournal, error) {
-	return parseJournalUpTo(name, data, base, prev, math.MaxUint64)
-}
-
-// parseJournalUpTo is parseJournal stopping after revision maxRev.
+// parseJournalUpTo decodes journal bytes that start at offset base and
+// continue the chain after prev (nil: from the beginning; loose: after a
+// record in a file not read, whose hash is taken from the first line),
+// stopping after revision maxRev. A bad complete line is a CORRUPT_STATE
+// error naming the revision; an unterminated tail is reported as torn,
+// never as an error.
 func parseJournalUpTo(name string, data []byte, base int64, prev *store.Record, maxRev uint64) (parsedJournal, error) {
 	var pj parsedJournal
 	pj.end, pj.lastOff = base, -1
@@ -138,19 +128,19 @@ func parseJournalUpTo(name string, data []byte, base int64, prev *store.Record, 
 }
 
 // readJournal reads the live journal, whose first record follows prev
-// (the newest segment's last record; nil when there is no segment). With
-// repair (under the lock), a torn tail is cut off after the journal is
-// copied aside to .broken-<time>.
-func (d *doc) readJournal(repair bool, prev *store.Record) (parsedJournal, error) {
+// (the newest segment's last record; nil when there is no segment), under
+// the lock: a torn tail is cut off after the journal is copied aside to
+// .broken-<time>.
+func (d *doc) readJournal(prev *store.Record) (parsedJournal, error) {
 	data, err := d.readFile(d.p.journal)
 	if err != nil {
 		return parsedJournal{}, err
 	}
-	pj, err := parseJournal(d.p.journal, data, 0, prev)
+	pj, err := parseJournalUpTo(d.p.journal, data, 0, prev, math.MaxUint64)
 	if err != nil {
 		return pj, err
 	}
-	if pj.torn && repair {
+	if pj.torn {
 		broken := d.p.journal + ".broken-" + stamp(d.s.opts.Now())
 		if err := d.s.root.WriteFile(broken, data, 0o644); err != nil {
 			// Reads go on without the torn tail; writes wait until it

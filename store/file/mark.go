@@ -3,28 +3,21 @@ package file
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/custodian-dev/custodian/store"
 )
 
 // A document's mark file (<dir>/.<name>.marks; .marks beside manifest.json)
-// names the revisions of the last few snapshots the daemon wrote whose
-// journal record carries no sum: each mark binds the SHA-256 of a snapshot
-// file's bytes, as written, to a revision and to that revision's record
-// hash, so recovery can tell which revision such a snapshot holds (a
-// record's own sum does that for the others). A mark is a hint checked
-// against the journal: one that is missing, unreadable or names another
-// journal's record identifies nothing, and a snapshot changed by a single
-// byte matches no mark.
-//
-// Whoever writes such a snapshot marks it first: the daemon's snapshot
-// writer, and a recovery that rebuilt the snapshot from the journal. A
-// snapshot that neither a sum nor a mark names (the marks deleted, or a
-// copy of the project without them) is compared with the replay of the
-// whole journal (which rebuilding it needs anyway): when it holds that
-// value it is kept and marked, not moved aside.
+// binds the SHA-256 of the last few snapshot files written whose record
+// carries no sum (the daemon's, a recovery's rebuild) to their revision
+// and its record's hash, so recovery can tell which revision such a
+// snapshot holds, as a record's sum does for the others. Whoever writes
+// such a snapshot marks it first. A mark is a hint checked against the
+// journal: one missing, unreadable or naming another journal's record
+// identifies nothing, and a snapshot changed by a byte matches no mark.
+// A snapshot nothing names is compared with the journal's replay
+// (recoverValue).
 type mark struct {
 	Rev  uint64 `json:"rev"`
 	Hash string `json:"hash"` // the hash of revision Rev's journal record
@@ -38,28 +31,21 @@ const keepMarks = 4
 
 // readMarks returns the marks, nil when there are none to trust.
 func (d *doc) readMarks() []mark {
-	b, err := d.readFile(d.p.marks)
-	if err != nil || b == nil {
-		return nil
-	}
 	var ms []mark
-	if json.Unmarshal(b, &ms) != nil {
-		return nil
+	if b, err := d.readFile(d.p.marks); err != nil || json.Unmarshal(b, &ms) != nil {
+		return nil // none, or none to trust
 	}
 	return ms
 }
 
-// markFor returns the index of the record that the snapshot file whose
-// bytes are snap holds according to the marks, or -1.
-func (d *doc) markFor(snap []byte, hashes func(rev uint64) (string, bool)) int {
+// markFor returns the revision that the snapshot file whose bytes are
+// snap holds according to the marks or the checkpoint, or 0.
+func (d *doc) markFor(snap []byte, hashes func(rev uint64) (string, bool)) uint64 {
 	ms := d.readMarks()
 	if c := d.readCheckpoint(); c != nil {
 		// The checkpoint binds its record to the snapshot it saw, as a
 		// mark does (a direct commit by model writes no sum).
 		ms = append(ms, mark{Rev: c.Rev, Hash: c.Hash, File: c.File})
-	}
-	if len(ms) == 0 {
-		return -1
 	}
 	file := store.HashBytes(snap)
 	for i := len(ms) - 1; i >= 0; i-- {
@@ -68,10 +54,10 @@ func (d *doc) markFor(snap []byte, hashes func(rev uint64) (string, bool)) int {
 			continue
 		}
 		if h, ok := hashes(m.Rev); ok && h == m.Hash {
-			return int(m.Rev - 1)
+			return m.Rev
 		}
 	}
-	return -1
+	return 0
 }
 
 // writeMark adds m to the mark file durably (temp, fsync, rename, directory
@@ -79,26 +65,16 @@ func (d *doc) markFor(snap []byte, hashes func(rev uint64) (string, bool)) int {
 // snapshot on disk (d.snap.mark): rewrites that failed after writing their
 // mark never push it out.
 func (d *doc) writeMark(m mark) error {
-	ms := append(d.readMarks(), m)
-	if len(ms) > keepMarks {
-		kept := ms[len(ms)-keepMarks:]
-		onDisk := func(x mark) bool { return x.File == d.snap.mark }
-		if d.snap.mark != "" && !slices.ContainsFunc(kept, onDisk) {
-			for i := len(ms) - keepMarks - 1; i >= 0; i-- {
-				if onDisk(ms[i]) {
-					kept = append([]mark{ms[i]}, kept...)
-					break
-				}
-			}
+	ms, kept := append(d.readMarks(), m), []mark{}
+	for i, x := range ms {
+		last := !slices.ContainsFunc(ms[i+1:], func(y mark) bool { return y.File == x.File })
+		if i >= len(ms)-keepMarks || d.snap.mark != "" && x.File == d.snap.mark && last {
+			kept = append(kept, x)
 		}
-		ms = kept
 	}
-	b, err := json.Marshal(ms)
+	b, err := json.Marshal(kept)
 	if err != nil {
 		return fmt.Errorf("marks of %s: %w", d.p.key, err)
 	}
-	return d.replaceFile(d.p.marks, d.p.marks+".tmp", "marks", func(f *os.File) error {
-		_, err := f.Write(append(b, '\n'))
-		return err
-	}, nil)
+	return d.replaceFile(d.p.marks, d.p.marks+".tmp", "marks", writing(append(b, '\n')), nil)
 }

@@ -10,23 +10,15 @@ import (
 // paths are the files of one document, relative to the project root, in
 // slash form (os.Root accepts them on every platform we support).
 type paths struct {
-	key, dir, snap, tmp, journal, lock, marks string
-	// head is the chain's anchor: the journal's last revision and hash
-	// (anchor.go).
-	head string
-	// checkpoint lets a direct-mode open read only the journal's tail
-	// (checkpoint.go).
-	checkpoint string
+	// head is the anchor (anchor.go), checkpoint the checkpoint (checkpoint.go).
+	key, dir, snap, tmp, journal, lock, marks, head, checkpoint string
 	// coopLock is a lock file that other tools take around their own
 	// writes of the snapshot ("" for none): the state-manager plugins
 	// hold flock(2) on .agents/tmp/state.json.lock while they rewrite
 	// state.json, so the custodian holds it too while it commits and
 	// rewrites that snapshot, and such tools never interleave with it.
-	coopLock string
-	// segPrefix is the base name of the journal's sealed segments up to
-	// their revision range: "journal." beside manifest.json,
-	// "<stem>.journal." otherwise (segment.go).
-	segPrefix string
+	coopLock  string
+	segPrefix string // the segments' base names up to their revisions: "journal.", "<stem>.journal."
 }
 
 func pathsFor(key string) paths {
@@ -35,22 +27,17 @@ func pathsFor(key string) paths {
 	if dir == "" {
 		dir = "."
 	}
-	stem := strings.TrimSuffix(base, ".json")
-	p := paths{key: key, dir: dir, snap: key, tmp: key + ".tmp"}
+	// <stem>.journal.ndjson and .<stem>.lock, .<stem>.marks, ... beside
+	// <stem>.json; journal.ndjson and .lock, .marks, ... beside
+	// manifest.json.
+	journal, hidden := strings.TrimSuffix(base, ".json")+".journal.ndjson", "."+strings.TrimSuffix(base, "json")
 	if base == "manifest.json" {
-		p.journal = path.Join(dir, "journal.ndjson")
-		p.lock = path.Join(dir, ".lock")
-		p.marks = path.Join(dir, ".marks")
-		p.head = path.Join(dir, ".head")
-		p.checkpoint = path.Join(dir, ".checkpoint")
-	} else {
-		p.journal = path.Join(dir, stem+".journal.ndjson")
-		p.lock = path.Join(dir, "."+stem+".lock")
-		p.marks = path.Join(dir, "."+stem+".marks")
-		p.head = path.Join(dir, "."+stem+".head")
-		p.checkpoint = path.Join(dir, "."+stem+".checkpoint")
+		journal, hidden = "journal.ndjson", "."
 	}
-	p.segPrefix = strings.TrimSuffix(path.Base(p.journal), "ndjson")
+	p := paths{key: key, dir: dir, snap: key, tmp: key + ".tmp", journal: path.Join(dir, journal),
+		lock: path.Join(dir, hidden+"lock"), marks: path.Join(dir, hidden+"marks"),
+		head: path.Join(dir, hidden+"head"), checkpoint: path.Join(dir, hidden+"checkpoint")}
+	p.segPrefix = strings.TrimSuffix(journal, "ndjson")
 	if key == ".agents/tmp/state.json" {
 		p.coopLock = key + ".lock"
 	}
@@ -73,56 +60,39 @@ func (p paths) segmentName(from, to uint64) string {
 // No live journal's name has this form (they end in "journal.ndjson"), so
 // a segment is never mistaken for another document's journal.
 func parseSegmentName(base, prefix string) (from, to uint64, ok bool) {
-	rest, found := strings.CutPrefix(base, prefix)
-	if !found {
-		return 0, 0, false
-	}
-	rest, found = strings.CutSuffix(rest, ".ndjson")
-	if !found {
-		return 0, 0, false
-	}
-	a, b, found := strings.Cut(rest, "-")
-	if !found || !revDigits(a) || !revDigits(b) {
+	rest, okPrefix := strings.CutPrefix(base, prefix)
+	rest, okSuffix := strings.CutSuffix(rest, ".ndjson")
+	a, b, okDash := strings.Cut(rest, "-")
+	digits := func(s string) bool { return len(s) >= segDigits && len(s) <= 20 && strings.Trim(s, "0123456789") == "" }
+	if !okPrefix || !okSuffix || !okDash || !digits(a) || !digits(b) {
 		return 0, 0, false
 	}
 	from, errA := strconv.ParseUint(a, 10, 64)
 	to, errB := strconv.ParseUint(b, 10, 64)
-	if errA != nil || errB != nil || from == 0 || from > to {
-		return 0, 0, false
-	}
-	return from, to, true
-}
-
-func revDigits(s string) bool {
-	if len(s) < segDigits || len(s) > 20 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return true
+	return from, to, errA == nil && errB == nil && from >= 1 && from <= to
 }
 
 // keyForJournal maps a journal file name, live or sealed segment, back to
 // its document's key.
 func keyForJournal(rel string) (string, bool) {
 	dir, base := path.Split(rel)
-	switch {
-	case base == "journal.ndjson":
-		return dir + "manifest.json", true
-	case strings.HasSuffix(base, ".journal.ndjson") && len(base) > len(".journal.ndjson"):
-		return dir + strings.TrimSuffix(base, ".journal.ndjson") + ".json", true
-	}
-	if _, _, ok := parseSegmentName(base, "journal."); ok {
-		return dir + "manifest.json", true
-	}
-	// <stem>.journal.<from>-<to>.ndjson
-	if i := strings.LastIndex(base, ".journal."); i > 0 {
-		if _, _, ok := parseSegmentName(base[i+1:], "journal."); ok {
-			return dir + base[:i] + ".json", true
+	stem, ok := strings.CutSuffix(base, "journal.ndjson") // "" or "<stem>."
+	if !ok {
+		// A segment: <stem>.journal.<from>-<to>.ndjson, or journal.<from>-<to>.ndjson.
+		i := strings.LastIndex(base, "journal.")
+		if i < 0 {
+			return "", false
 		}
+		if _, _, ok := parseSegmentName(base[i:], "journal."); !ok {
+			return "", false
+		}
+		stem = base[:i]
+	}
+	if stem == "" {
+		return dir + "manifest.json", true
+	}
+	if s, ok := strings.CutSuffix(stem, "."); ok && s != "" {
+		return dir + s + ".json", true
 	}
 	return "", false
 }

@@ -1,6 +1,7 @@
 package file
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -21,51 +22,46 @@ import (
 // openRegular opens name under the store's root with flag, refusing
 // anything but a regular file (or a symlink to one inside the root).
 func (d *doc) openRegular(name string, flag int, perm os.FileMode) (*os.File, error) {
+	f, _, err := d.openStat(name, flag, perm)
+	return f, err
+}
+
+// openStat is openRegular returning the file's stat as opened, too.
+func (d *doc) openStat(name string, flag int, perm os.FileMode) (*os.File, os.FileInfo, error) {
 	f, err := d.s.root.OpenFile(name, flag|syscall.O_NONBLOCK, perm)
 	if err != nil {
 		if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENODEV) {
-			return nil, notRegular(name, err)
+			return nil, nil, reason.New(reason.CorruptState, "%s is not a regular file (%v): move it away (the custodian never reads or replaces it)", name, err)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, reason.New(reason.CorruptState, "%s is %s, not a regular file: move it away (the custodian never reads or replaces it)", name, kindOf(fi.Mode()))
+		return nil, nil, reason.New(reason.CorruptState, "%s is %s, not a regular file: move it away (the custodian never reads or replaces it)", name, kindOf(fi.Mode()))
 	}
-	return f, nil
-}
-
-func notRegular(name string, err error) error {
-	return reason.New(reason.CorruptState, "%s is not a regular file (%v): move it away (the custodian never reads or replaces it)", name, err)
+	return f, fi, nil
 }
 
 // kindOf names a file mode's type for messages.
 func kindOf(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symlink"
+	for _, k := range []struct {
+		bit  fs.FileMode
+		name string
+	}{{fs.ModeDir, "a directory"}, {fs.ModeNamedPipe, "a FIFO"}, {fs.ModeSocket, "a socket"}, {fs.ModeCharDevice, "a character device"}, {fs.ModeDevice, "a device"}, {fs.ModeSymlink, "a symlink"}} {
+		if m&k.bit != 0 {
+			return k.name
+		}
 	}
 	return "not a regular file"
 }
 
-// readRegularFile reads a whole state file: nil, nil when it does not
-// exist.
-func (d *doc) readRegularFile(name string) ([]byte, error) {
+// readFile reads a whole state file: nil, nil when it does not exist.
+func (d *doc) readFile(name string) ([]byte, error) {
 	b, _, err := d.readFileID(name)
 	return b, err
 }
@@ -74,21 +70,14 @@ func (d *doc) readRegularFile(name string) ([]byte, error) {
 // opened (fstat before reading: a write during the read makes the next
 // look at the file see it changed).
 func (d *doc) readFileID(name string) ([]byte, fileID, error) {
-	f, err := d.openRegular(name, os.O_RDONLY, 0)
+	f, fi, err := d.openStat(name, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fileID{}, nil
 	}
 	if err != nil {
-		if _, ok := reason.As(err); ok {
-			return nil, fileID{}, err
-		}
 		return nil, fileID{}, pathError(d.p.key, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fileID{}, fmt.Errorf("read %s: %w", name, err)
-	}
 	b, err := readSized(f, fi.Size())
 	if err != nil {
 		return nil, fileID{}, fmt.Errorf("read %s: %w", name, err)
@@ -96,28 +85,19 @@ func (d *doc) readFileID(name string) ([]byte, fileID, error) {
 	return b, idOf(fi), nil
 }
 
-// readSized reads f to its end into a buffer of its size as stat gave it
-// (as os.ReadFile does): a snapshot of a megabyte is read into one buffer,
-// not copied from buffer to buffer as io.ReadAll grows its own.
+// readSized reads f to its end into one buffer of its size as stat gave
+// it (as os.ReadFile does), not copied from buffer to buffer as io.ReadAll
+// grows its own: ReadFrom grows it only when the file grew since.
 func readSized(f io.Reader, size int64) ([]byte, error) {
-	n := 512
-	if size > 0 && size < 1<<40 {
-		n = int(size) + 1 // one more, to see the end without growing
+	if size < 0 || size > 1<<40 {
+		size = 0 // not a size to go by
 	}
-	b := make([]byte, 0, n)
-	for {
-		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // grown (the file grew since)
-		}
-		k, err := f.Read(b[len(b):cap(b)])
-		b = b[:len(b)+k]
-		if err == io.EOF {
-			return b, nil
-		}
-		if err != nil {
-			return nil, err
-		}
+	var buf bytes.Buffer
+	buf.Grow(int(size) + bytes.MinRead) // never nil: an empty file is not a missing one
+	if _, err := buf.ReadFrom(f); err != nil {
+		return nil, err
 	}
+	return buf.Bytes(), nil
 }
 
 // readRegular reads a file outside the store's root (a key file), at most

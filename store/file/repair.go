@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/custodian-dev/custodian/reason"
@@ -74,11 +73,15 @@ func (s *Store) Repair(ctx context.Context, key string, keep RepairKeep, actor, 
 		if err := d.setForeignAside(rs); err != nil {
 			return err
 		}
-		h, err := d.loadHistory()
+		_, tail, err := d.newestSegment()
 		if err != nil {
 			return err
 		}
-		if len(h.recs) == 0 {
+		pj, err := d.readJournal(tail)
+		if err != nil {
+			return err
+		}
+		if tail == nil && len(pj.recs) == 0 {
 			// No journal: the marks name a journal that is gone.
 			if err := aside(d.p.marks, "repaired"); err != nil {
 				return err
@@ -131,25 +134,21 @@ func (d *doc) settleRepair(e *capturedEdit) {
 	if rs.keep != KeepSnapshot {
 		return
 	}
-	if e.err != nil {
-		rs.commitError = reason.New(reason.CorruptState, "the snapshot (kept at %s) does not parse, so it cannot be kept: %v; repair with --keep journal", e.aside, e.err)
-		return
-	}
-	prev, err := d.bytes()
-	if err != nil {
-		rs.commitError = err
-		return
-	}
-	if err := d.validate(prev, e.value); err != nil {
-		rs.commitError = fmt.Errorf("the snapshot (kept at %s) is not a valid %s; repair with --keep journal: %w", e.aside, d.p.key, err)
-		return
-	}
-	rec, err := d.commit(store.Change{Value: e.value, Actor: rs.actor, Reason: "repair: " + rs.why})
-	if err != nil {
-		rs.commitError = err
-		return
-	}
-	rs.committed = rec != nil
+	rs.commitError = func() error {
+		if e.err != nil {
+			return reason.New(reason.CorruptState, "the snapshot (kept at %s) does not parse, so it cannot be kept: %v; repair with --keep journal", e.aside, e.err)
+		}
+		prev, err := d.bytes()
+		if err != nil {
+			return err
+		}
+		if err := d.validate(prev, e.value); err != nil {
+			return fmt.Errorf("the snapshot (kept at %s) is not a valid %s; repair with --keep journal: %w", e.aside, d.p.key, err)
+		}
+		rec, err := d.commit(store.Change{Value: e.value, Actor: rs.actor, Reason: "repair: " + rs.why})
+		rs.committed = rec != nil
+		return err
+	}()
 }
 
 // setForeignAside takes out of the live journal the lines that are no
@@ -164,17 +163,9 @@ func (d *doc) setForeignAside(rs *repairState) error {
 	if err != nil || data == nil {
 		return err
 	}
-	var prev *store.Record
-	segs, err := d.segments()
+	_, prev, err := d.newestSegment()
 	if err != nil {
 		return err
-	}
-	if len(segs) > 0 {
-		r, err := d.readTail(segs[len(segs)-1])
-		if err != nil {
-			return err
-		}
-		prev = &r
 	}
 	var kept bytes.Buffer
 	foreign := 0
@@ -188,11 +179,7 @@ func (d *doc) setForeignAside(rs *repairState) error {
 		}
 		r, err := store.DecodeRecord(line[:len(line)-1])
 		if err == nil {
-			if isLoose(prev) && r.Rev != prev.Rev+1 {
-				err = fmt.Errorf("revision %d does not follow %d", r.Rev, prev.Rev)
-			} else if !isLoose(prev) {
-				err = store.Chain(prev, r)
-			}
+			err = store.Chain(prev, r) // prev is a record read, never loose
 		}
 		if err != nil {
 			foreign++
@@ -205,16 +192,10 @@ func (d *doc) setForeignAside(rs *repairState) error {
 		return nil
 	}
 	aside := d.p.journal + ".foreign-" + stamp(d.s.opts.Now())
-	if err := d.replaceFile(aside, aside+".tmp", "repair.foreign", func(f *os.File) error {
-		_, err := f.Write(data)
-		return err
-	}, nil); err != nil {
+	if err := d.replaceFile(aside, aside+".tmp", "repair.foreign", writing(data), nil); err != nil {
 		return fmt.Errorf("keep the journal's foreign lines at %s: %w", aside, err)
 	}
 	rs.aside = append(rs.aside, aside)
 	d.logf("journal lines that are no records of it taken out", "lines", foreign, "copy", aside)
-	return d.replaceFile(d.p.journal, d.p.journal+".foreign-tmp", "repair.journal", func(f *os.File) error {
-		_, err := f.Write(kept.Bytes())
-		return err
-	}, nil)
+	return d.replaceFile(d.p.journal, d.p.journal+".foreign-tmp", "repair.journal", writing(kept.Bytes()), nil)
 }

@@ -2,9 +2,11 @@ package file
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path"
 	"slices"
@@ -16,42 +18,24 @@ import (
 
 // Journal segments.
 //
-// A document's journal is a sequence of files: its sealed segments, oldest
-// first, then the live journal that commits append to. A segment is a live
-// journal that grew past Options.SegmentBytes and was renamed, whole, to
-// <journal stem>.<from>-<to>.ndjson (journal.000000000001-000000052341.ndjson
-// beside manifest.json, state.journal.<from>-<to>.ndjson beside state.json):
-// the revisions it holds, 12 digits at least. Records are the same NDJSON
-// lines and the hash chain runs on across files: the first record of a file
-// has prev = the hash of the last record of the segment before it. Segments
-// are never written again, moved or deleted: together they are the audit
-// log.
+// A document's journal is its sealed segments, oldest first, then the live
+// journal commits append to. A segment is a live journal that grew past
+// Options.SegmentBytes, renamed whole to <journal stem>.<from>-<to>.ndjson
+// (journal.000000000001-000000052341.ndjson beside manifest.json): the
+// revisions it holds, 12 digits at least. The hash chain runs on across
+// files. Segments are never written again, moved or deleted: together
+// they are the audit log.
 //
-// When a file is sealed (the rotation rule):
-//
-//   - Direct mode: right after a commit has replaced the snapshot, if the
-//     live journal is past the threshold. The snapshot then holds the
-//     segment's last revision, and the next commit starts a new live
-//     journal.
-//   - Hold mode: by the syncer, between two group writes, if the live
-//     journal is past the threshold and the snapshot on disk holds a
-//     revision of that file (or a later one). The snapshot writer keeps
-//     running behind the syncer, so the snapshot may be behind the new
-//     segment's last revision; it is never older than the segment's first.
-//
-// Either way the snapshot on disk always holds a revision of the newest
-// segment or of the live journal, so opening a document reads the live
-// journal, the last line of the newest segment, and — only when the
-// snapshot is behind it (a daemon that crashed soon after a rotation) —
-// the newest segment. Older segments are read only when the snapshot is
-// missing, damaged or names no record (the journal is then replayed from
-// revision 1), and by Verify, History, GetAt and Watch for the revisions
-// they are asked for.
-//
-// A crash at any point of a rotation leaves either the live journal under
-// its own name or the segment under its new one (rename(2) is atomic); the
-// directory is synced after the rename, and a new live journal's creation
-// is synced before its first record is acknowledged.
+// A direct commit seals the live journal right after replacing the
+// snapshot; Hold mode's syncer seals it between two group writes once the
+// snapshot on disk holds one of its revisions (the snapshot may then be
+// behind the segment's last revision, never before its first). So the
+// snapshot always holds a revision of the newest segment or of the live
+// journal: an open reads the live journal and the newest segment's last
+// line, the newest segment only when the snapshot is behind it, and the
+// older ones only to rebuild the snapshot; Verify, History, GetAt and
+// Watch read the revisions they are asked for. A crash in a rotation
+// leaves the file under one name or the other (rename(2) is atomic).
 
 // segment is one sealed journal file.
 type segment struct {
@@ -62,10 +46,7 @@ type segment struct {
 // segments lists the document's sealed segments in revision order.
 func (d *doc) segments() ([]segment, error) {
 	segs, err := listSegments(d.s.root.FS(), d.p)
-	if err != nil && reason.CodeOf(err) == "" {
-		return nil, pathError(d.p.key, err)
-	}
-	return segs, err
+	return segs, pathError(d.p.key, err)
 }
 
 // listSegments lists the sealed segments of the document at p in revision
@@ -90,10 +71,7 @@ func listSegments(fsys fs.FS, p paths) ([]segment, error) {
 		}
 	}
 	slices.SortFunc(segs, func(a, b segment) int {
-		if a.from != b.from {
-			return cmpU64(a.from, b.from)
-		}
-		return cmpU64(a.to, b.to)
+		return cmp.Or(cmp.Compare(a.from, b.from), cmp.Compare(a.to, b.to))
 	})
 	for i := 1; i < len(segs); i++ {
 		if segs[i].from <= segs[i-1].to {
@@ -103,13 +81,13 @@ func listSegments(fsys fs.FS, p paths) ([]segment, error) {
 	return segs, nil
 }
 
-// JournalFilesIn lists the journal files of the document key under the
-// project root dir without opening a store: its sealed segments, oldest
-// first, then the live journal, its anchor (.head) and its marks, those
-// that exist; names are relative to dir. The anchor and the marks name
-// revisions of this journal: they go wherever it goes.
-// A tool that moves a document's files aside calls it while it holds the
-// document's lock (.lock beside it), so no rotation runs meanwhile.
+// JournalFilesIn lists the files that hold the journal of the document
+// key under the project root dir, relative to it, without opening a store:
+// its sealed segments in revision order, then the live journal, its anchor
+// and its marks (those that exist). The anchor and the marks name
+// revisions of this journal: a tool that moves the journal aside must move
+// all of them, while it holds the document's lock (.lock beside it), so
+// that no rotation runs meanwhile.
 func JournalFilesIn(dir, key string) ([]string, error) {
 	if err := store.CheckKey(key); err != nil {
 		return nil, err
@@ -122,7 +100,7 @@ func JournalFilesIn(dir, key string) ([]string, error) {
 	p := pathsFor(key)
 	segs, err := listSegments(root.FS(), p)
 	if err != nil {
-		return nil, err
+		return nil, pathError(key, err)
 	}
 	var out []string
 	for _, sg := range segs {
@@ -132,20 +110,18 @@ func JournalFilesIn(dir, key string) ([]string, error) {
 		if _, err := root.Lstat(name); err == nil {
 			out = append(out, name)
 		} else if !errors.Is(err, fs.ErrNotExist) {
-			return nil, err
+			return nil, pathError(key, err)
 		}
 	}
 	return out, nil
 }
 
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
+// JournalFiles is JournalFilesIn for a document of this store.
+func (s *Store) JournalFiles(key string) ([]string, error) {
+	if _, err := s.doc(key); err != nil {
+		return nil, err
 	}
-	return 0
+	return JournalFilesIn(s.dir, key)
 }
 
 // loose is the stand-in for the unread record before revision rev+1: the
@@ -167,67 +143,55 @@ func corruptSegment(name string, rev uint64, format string, args ...any) error {
 	return reason.New(reason.CorruptState, "journal segment %s is corrupt at revision %d: %s", name, rev, fmt.Sprintf(format, args...))
 }
 
-// readTail returns the last record of segment s, reading only the end of
-// the file. The record's own hash is checked; its link to the record
-// before it is not (it is read only when the segment is).
-func (d *doc) readTail(s segment) (store.Record, error) {
-	f, err := d.openRegular(s.name, os.O_RDONLY, 0)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return store.Record{}, corruptSegment(s.name, s.to, "the file disappeared")
-		}
-		return store.Record{}, pathError(d.p.key, err)
+// newestSegment returns the newest sealed segment and its last record,
+// which the live journal continues (nil, nil: no segment), reading only
+// the end of the file. The record's own hash is checked; its link to the
+// record before it is not (it is read only when the segment is).
+func (d *doc) newestSegment() (*segment, *store.Record, error) {
+	segs, err := d.segments()
+	if err != nil || len(segs) == 0 {
+		return nil, nil, err
+	}
+	s := segs[len(segs)-1]
+	f, fi, err := d.openStat(s.name, os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, corruptSegment(s.name, s.to, "the file disappeared")
+	} else if err != nil {
+		return nil, nil, pathError(d.p.key, err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return store.Record{}, fmt.Errorf("read journal segment %s: %w", s.name, err)
-	}
 	size := fi.Size()
-	var last [1]byte
 	if size == 0 {
-		return store.Record{}, corruptSegment(s.name, s.from, "the file is empty")
+		return nil, nil, corruptSegment(s.name, s.from, "the file is empty")
 	}
-	if _, err := f.ReadAt(last[:], size-1); err != nil {
-		return store.Record{}, fmt.Errorf("read journal segment %s: %w", s.name, err)
-	}
-	if last[0] != '\n' {
-		return store.Record{}, corruptSegment(s.name, s.to, "it ends in a torn record")
-	}
-	// Read backwards from the final newline until the one before it.
-	end := size - 1
-	pos := end
-	var line []byte
-	for chunk := int64(16 << 10); ; chunk *= 2 {
-		n := min(chunk, pos)
-		pos -= n
-		b := make([]byte, n, n+int64(len(line)))
-		if _, err := f.ReadAt(b, pos); err != nil {
-			return store.Record{}, fmt.Errorf("read journal segment %s: %w", s.name, err)
+	// The last 64 KiB, or the whole file when its last line is longer.
+	for n := min(size, 64<<10); ; n = size {
+		b := make([]byte, n)
+		if _, err := f.ReadAt(b, size-n); err != nil {
+			return nil, nil, fmt.Errorf("read journal segment %s: %w", s.name, err)
 		}
-		i := bytes.LastIndexByte(b, '\n')
-		line = append(b, line...)
-		if i >= 0 {
-			line = line[i+1:]
-			break
+		if b[n-1] != '\n' {
+			return nil, nil, corruptSegment(s.name, s.to, "it ends in a torn record")
 		}
-		if pos == 0 {
-			break
+		i := bytes.LastIndexByte(b[:n-1], '\n')
+		if i < 0 && n < size {
+			continue
 		}
+		r, err := store.DecodeRecord(b[i+1 : n-1])
+		if err != nil {
+			return nil, nil, corruptSegment(s.name, s.to, "%v", err)
+		}
+		if r.Rev != s.to {
+			return nil, nil, corruptSegment(s.name, r.Rev, "its last record is revision %d, its name says %d", r.Rev, s.to)
+		}
+		return &s, &r, nil
 	}
-	r, err := store.DecodeRecord(line)
-	if err != nil {
-		return store.Record{}, corruptSegment(s.name, s.to, "%v", err)
-	}
-	if r.Rev != s.to {
-		return store.Record{}, corruptSegment(s.name, r.Rev, "its last record is revision %d, its name says %d", r.Rev, s.to)
-	}
-	return r, nil
 }
 
 // parseSegment reads segment s whole: every line a record whose hash
-// matches, chained to prev (nil or loose: s.from is taken as the start),
-// holding exactly the revisions its name says.
+// matches, chained to prev (nil or loose: s.from is taken as the start;
+// the callers check that s follows prev), holding exactly the revisions
+// its name says.
 func (d *doc) parseSegment(s segment, prev *store.Record) ([]store.Record, error) {
 	data, err := d.readFile(s.name)
 	if err != nil {
@@ -239,10 +203,7 @@ func (d *doc) parseSegment(s segment, prev *store.Record) ([]store.Record, error
 	if prev == nil {
 		prev = loose(s.from - 1)
 	}
-	if prev != nil && prev.Rev+1 != s.from {
-		return nil, reason.New(reason.CorruptState, "journal segment %s starts at revision %d, but revision %d follows revision %d", s.name, s.from, prev.Rev+1, prev.Rev)
-	}
-	pj, err := parseJournal(s.name, data, 0, prev)
+	pj, err := parseJournalUpTo(s.name, data, 0, prev, math.MaxUint64)
 	if err != nil {
 		return nil, err
 	}
@@ -268,33 +229,34 @@ func (d *doc) parseSegment(s segment, prev *store.Record) ([]store.Record, error
 // ends in a torn line (a write in progress, or an unacknowledged commit).
 //
 // It may run while a daemon's syncer seals the live journal (Hold mode):
-// segments never change once sealed, and a live journal that no longer
-// continues the segments listed means one was sealed meanwhile; the
+// segments never change once sealed, and a live journal that does not
+// continue the segments listed means one was sealed meanwhile; the
 // listing is read again.
 func (d *doc) walk(from, to uint64, fn func(name string, recs []store.Record) error) (last *store.Record, torn bool, err error) {
-	from = max(from, 1)
+	from, maxRev := max(from, 1), uint64(math.MaxUint64)
+	if to != 0 {
+		maxRev = to
+	}
 	var prev *store.Record // the last record read
 	emit := func(name string, recs []store.Record) error {
-		lo, hi := 0, len(recs)
-		for lo < hi && recs[lo].Rev < from {
-			lo++
+		for len(recs) > 0 && recs[0].Rev < from {
+			recs = recs[1:]
 		}
-		for hi > lo && to != 0 && recs[hi-1].Rev > to {
-			hi--
+		for len(recs) > 0 && recs[len(recs)-1].Rev > maxRev {
+			recs = recs[:len(recs)-1]
 		}
-		if lo == hi {
+		if len(recs) == 0 {
 			return nil
 		}
-		return fn(name, recs[lo:hi])
+		return fn(name, recs)
 	}
-	done := func() bool { return prev != nil && to != 0 && prev.Rev >= to }
 	segs, err := d.segments()
 	if err != nil {
 		return nil, false, err
 	}
 	for round := 0; ; round++ {
 		for _, s := range segs {
-			if done() {
+			if prev != nil && prev.Rev >= maxRev {
 				return prev, false, nil
 			}
 			if prev != nil && s.to <= prev.Rev || prev == nil && s.to < from {
@@ -316,7 +278,7 @@ func (d *doc) walk(from, to uint64, fn func(name string, recs []store.Record) er
 			r := recs[len(recs)-1]
 			prev = &r
 		}
-		if done() {
+		if prev != nil && prev.Rev >= maxRev {
 			return prev, false, nil
 		}
 		// The live journal continues the last segment (or starts at
@@ -329,34 +291,19 @@ func (d *doc) walk(from, to uint64, fn func(name string, recs []store.Record) er
 		if err != nil {
 			return nil, false, err
 		}
-		want := uint64(1)
-		if after != nil {
-			want = after.Rev + 1
-		}
-		if first, ok := firstRev(data); !ok || first != want {
-			// Empty, or not the continuation: if a segment was sealed
+		pj, err := parseJournalUpTo(d.p.journal, data, 0, after, maxRev)
+		if err != nil || len(pj.recs) == 0 {
+			// Not the continuation, or empty: if a segment was sealed
 			// since the listing, read it first.
-			again, err := d.segments()
-			if err != nil {
-				return nil, false, err
+			again, lerr := d.segments()
+			if lerr != nil {
+				return nil, false, lerr
 			}
 			if len(again) > len(segs) && round < 1000 {
 				segs = again
 				continue
 			}
-			if !ok {
-				return prev, bytes.IndexByte(data, '\n') < 0 && len(data) > 0, nil
-			}
-			if prev == nil && len(segs) == 0 && first > 1 {
-				return nil, false, reason.New(reason.CorruptState, "journal %s starts at revision %d and no segment holds the revisions before it", d.p.journal, first)
-			}
-			// Parsing says what is wrong, naming the revision.
 		}
-		maxRev := uint64(1<<64 - 1)
-		if to != 0 {
-			maxRev = to
-		}
-		pj, err := parseJournalUpTo(d.p.journal, data, 0, after, maxRev)
 		if err != nil {
 			return nil, false, err
 		}
@@ -378,12 +325,10 @@ func firstRev(data []byte) (uint64, bool) {
 	if nl < 0 {
 		return 0, false
 	}
-	line := data[:nl]
-	const p = `{"rev":`
-	if !bytes.HasPrefix(line, []byte(p)) {
+	line, ok := bytes.CutPrefix(data[:nl], []byte(`{"rev":`))
+	if !ok {
 		return 0, true // not a record: parsing names the problem
 	}
-	line = line[len(p):]
 	i := 0
 	for i < len(line) && line[i] >= '0' && line[i] <= '9' {
 		i++
@@ -418,7 +363,8 @@ func (d *doc) replayTo(rev uint64) ([]byte, error) {
 }
 
 // eachRecords calls fn with the records from <= rev <= to, in order, a
-// journal file's worth at a time, and checks that they were all there.
+// journal file's worth at a time, once they are durable, and checks that
+// they were all there.
 func (d *doc) eachRecords(from, to uint64, fn func([]store.Record) error) error {
 	if d.held.isActive() {
 		// Hold mode: commits queued for the next group write are not in
@@ -430,6 +376,7 @@ func (d *doc) eachRecords(from, to uint64, fn func([]store.Record) error) error 
 	if to == 0 || from > to {
 		return nil
 	}
+	from = max(from, 1)
 	var first, last uint64
 	if _, _, err := d.walk(from, to, func(_ string, recs []store.Record) error {
 		if first == 0 {
@@ -440,8 +387,8 @@ func (d *doc) eachRecords(from, to uint64, fn func([]store.Record) error) error 
 	}); err != nil {
 		return err
 	}
-	if first != max(from, 1) || last != to {
-		return reason.New(reason.CorruptState, "the journal of %s does not hold revisions %d to %d (the document is at revision %d)", d.p.key, max(from, 1), to, d.rev)
+	if first != from || last != to {
+		return reason.New(reason.CorruptState, "the journal of %s does not hold revisions %d to %d", d.p.key, from, to)
 	}
 	return nil
 }
@@ -481,33 +428,6 @@ func (d *doc) rotate(first, last uint64) error {
 		d.logf("journal sealed, directory not synced (the next journal's creation syncs it)", "segment", name, "error", err)
 	}
 	return nil
-}
-
-// JournalFiles lists the files that hold a document's journal, relative to
-// the project root: its sealed segments in revision order, then the live
-// journal, its anchor and its marks (those that exist). A tool that moves
-// a document's journal aside must move all of them.
-func (s *Store) JournalFiles(key string) ([]string, error) {
-	d, err := s.doc(key)
-	if err != nil {
-		return nil, err
-	}
-	segs, err := d.segments()
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, sg := range segs {
-		out = append(out, sg.name)
-	}
-	for _, name := range []string{d.p.journal, d.p.head, d.p.marks} {
-		if id, err := d.stat(name); err != nil {
-			return nil, err
-		} else if id.exists {
-			out = append(out, name)
-		}
-	}
-	return out, nil
 }
 
 // openLive opens the live journal for appending in Hold mode (the

@@ -10,62 +10,39 @@ import (
 
 // snapshotView is what this process knows of a document's snapshot file.
 type snapshotView struct {
-	id fileID // identity as last read or written
-	// wrote is the identity of the snapshot this process last wrote
-	// (taken from its temp file before the rename); guarded by doc.mu, or
-	// in Hold mode by hold.snapMu.
-	wrote fileID
-	// mark is the file hash of the snapshot on disk when a mark names it
-	// ("" when its record's sum does); writeMark never drops that mark.
-	// Set by load (under doc.mu) and, in Hold mode, by the snapshot writer
-	// (under hold.snapMu).
-	mark string
-	// hash is, in Hold mode, the SHA-256 of the snapshot file's bytes as
-	// load left it.
-	hash string
+	// wrote and mark are guarded by doc.mu, or in Hold mode by
+	// hold.snapMu (the snapshot writer's).
+	id    fileID // identity as last read or written
+	wrote fileID // of the snapshot this process last wrote (its temp file's, before the rename)
+	mark  string // the file hash of the snapshot on disk when a mark names it (writeMark keeps that mark)
+	hash  string // in Hold mode, the SHA-256 of the snapshot file's bytes as load left it
 }
 
-// writeSnapshot replaces the snapshot durably: temp file in the same
-// directory, fsync, rename, fsync the directory.
-func (d *doc) writeSnapshot(b []byte) error {
-	return d.writeSnapshotWith(func(f *os.File) error {
-		_, err := f.Write(b)
-		return err
-	}, nil)
-}
+// writeSnapshot replaces the snapshot durably with b (replaceFile).
+func (d *doc) writeSnapshot(b []byte) error { return d.writeSnapshotFor(b, nil) }
 
 // writeSnapshotFor is writeSnapshot of b, the value after rec: when rec
 // carries no sum (a daemon's commit made through its patch), a mark binds
 // the file to rec first, as the daemon's snapshot writer does, so the next
 // open knows which revision the file holds instead of moving it aside.
 func (d *doc) writeSnapshotFor(b []byte, rec *store.Record) error {
-	if rec == nil || rec.Sum != "" {
-		if err := d.writeSnapshot(b); err != nil {
-			return err
-		}
-		d.snap.mark = ""
-		return nil
+	var before func() error
+	m := mark{}
+	if rec != nil && rec.Sum == "" {
+		m = mark{Rev: rec.Rev, Hash: rec.Hash, File: store.HashBytes(b)}
+		before = func() error { return d.writeMark(m) }
 	}
-	m := mark{Rev: rec.Rev, Hash: rec.Hash, File: store.HashBytes(b)}
-	if err := d.writeSnapshotWith(func(f *os.File) error {
-		_, err := f.Write(b)
-		return err
-	}, func() error { return d.writeMark(m) }); err != nil {
+	if err := d.writeSnapshotCoop(false, writing(b), before); err != nil {
 		return err
 	}
 	d.snap.mark = m.File
 	return nil
 }
 
-// writeSnapshotWith is writeSnapshot with the content written by write;
-// beforeRename, when set, runs once the new content is synced and before
-// it replaces the snapshot (it must make what it writes durable itself).
-func (d *doc) writeSnapshotWith(write func(f *os.File) error, beforeRename func() error) error {
-	return d.writeSnapshotCoop(false, write, beforeRename)
-}
-
-// writeSnapshotCoop is writeSnapshotWith by a caller that already holds the
-// cooperative lock (coopHeld) or not.
+// writeSnapshotCoop replaces the snapshot with what write writes;
+// beforeRename, when set, runs once it is synced and before it replaces
+// the snapshot (and makes what it writes durable itself). coopHeld: the
+// caller holds the cooperative lock already.
 func (d *doc) writeSnapshotCoop(coopHeld bool, write func(f *os.File) error, beforeRename func() error) error {
 	if d.coop != nil && d.s.daemon != nil && !coopHeld {
 		// Hold mode keeps the document's lock for the daemon's lifetime;
@@ -77,6 +54,14 @@ func (d *doc) writeSnapshotCoop(coopHeld bool, write func(f *os.File) error, bef
 		defer unlock()
 	}
 	return d.replaceFile(d.p.snap, d.p.tmp, "snapshot", write, beforeRename)
+}
+
+// writing is replaceFile's write of b.
+func writing(b []byte) func(f *os.File) error {
+	return func(f *os.File) error {
+		_, err := f.Write(b)
+		return err
+	}
 }
 
 // replaceFile replaces name with what write writes, atomically and

@@ -2,7 +2,6 @@ package file
 
 import (
 	"context"
-	"crypto/hmac"
 	"fmt"
 	"os"
 	"syscall"
@@ -17,8 +16,7 @@ import (
 // every recorded value, that the snapshot equals the latest one or an
 // earlier one that recovery brings up to date, and that the anchor (and,
 // with a journal key, every MAC) matches. The journal is read one file at
-// a time: memory holds one file's records and the value, not the whole
-// history. See VerifyDocument for what it reports besides an error.
+// a time, never held whole.
 func (s *Store) Verify(ctx context.Context, key string) error {
 	_, err := s.VerifyDocument(ctx, key)
 	return err
@@ -54,49 +52,65 @@ func (s *Store) VerifyDocument(ctx context.Context, key string) (VerifyReport, e
 
 // verify checks the document's files as recovery would find them, and
 // reports what the next open would do; it changes nothing.
-func (d *doc) verify(ctx context.Context, rep *VerifyReport) (err error) {
+func (d *doc) verify(ctx context.Context, rep *VerifyReport) error {
 	c := &verification{d: d, rep: rep}
-	if err := c.readFiles(); err != nil {
+	var err error
+	if c.snap, err = d.readFile(d.p.snap); err != nil {
 		return err
+	}
+	if c.tmp, err = d.readFile(d.p.tmp); err != nil {
+		return err
+	}
+	if c.jid, err = d.stat(d.p.journal); err != nil {
+		return err
+	}
+	if c.anc, c.bad, err = d.readAnchor(); err != nil {
+		return err
+	}
+	if c.snap != nil {
+		pv, err := jsonval.ParseValue(c.snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
+		if err != nil {
+			if _, terr := store.SumOf(c.tmp); c.tmp != nil && terr == nil {
+				// The rename of a finished rewrite did not happen and
+				// the snapshot was then damaged: recovery promotes
+				// the .tmp only when the snapshot is missing.
+				return reason.New(reason.CorruptState, "%s does not parse (a complete %s is beside it): %v", d.p.snap, d.p.tmp, err)
+			}
+			return reason.New(reason.CorruptState, "%s does not parse: %v", d.p.snap, err)
+		}
+		c.snapSum, c.snapTree = pv.Sum, pv.Tree
 	}
 	if err := c.replayJournal(ctx); err != nil {
 		return err
+	}
+	w, err := d.readWitness()
+	if err != nil {
+		return err
+	}
+	if w != nil {
+		rep.Witnessed = w.Rev
+	}
+	if c.last == nil {
+		err = c.checkNoRecord()
+	} else {
+		rep.Revision = c.last.Rev
+		if err = c.checkAnchor(); err == nil {
+			if c.torn {
+				rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s ends in a torn record (an unacknowledged commit cut short by a crash): the next open copies the journal aside and cuts it off", d.p.journal))
+			}
+			err = c.checkSnapshot()
+		}
 	}
 	// The witness: the state must not have gone back (witness.go). Checked
 	// after the anchor, which names more exactly what happened to a journal
 	// (records lost, the journal missing), except for a document gone
 	// whole, which only the witness remembers.
-	w, err := d.readWitness()
-	if err != nil {
-		return err
-	}
-	checkWitness := func() error {
-		return d.checkWitness(w, c.last, c.hashAt, c.snap != nil)
-	}
-	if w != nil {
-		rep.Witnessed = w.Rev
-	}
-	if c.last == nil && c.snap == nil {
-		if err := checkWitness(); err != nil {
-			return err
+	if err == nil || c.last == nil && c.snap == nil {
+		if werr := d.checkWitness(w, c.last, c.hashAt, c.snap != nil); werr != nil {
+			return werr
 		}
 	}
-	defer func() {
-		if err == nil {
-			err = checkWitness()
-		}
-	}()
-	if c.last == nil {
-		return c.checkNoRecord()
-	}
-	rep.Revision = c.last.Rev
-	if err := c.checkAnchor(); err != nil {
-		return err
-	}
-	if c.torn {
-		rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s ends in a torn record (an unacknowledged commit cut short by a crash): the next open copies the journal aside and cuts it off", d.p.journal))
-	}
-	return c.checkSnapshot()
+	return err
 }
 
 // verification is one run of verify: the files as read and what replaying
@@ -112,53 +126,17 @@ type verification struct {
 	snapSum   string // the snapshot's canonical sum
 	snapTree  any
 
-	v       []byte            // the journal replayed
-	last    *store.Record     // its last record (nil: none)
-	torn    bool              // the journal ends in a torn line
-	sums    map[string]uint64 // sum -> the last revision with it
-	hashes  map[uint64]string // revision -> its record's hash
-	macFrom uint64            // the first revision carrying a MAC
+	v          []byte            // the journal replayed
+	last       *store.Record     // its last record (nil: none)
+	torn       bool              // the journal ends in a torn line
+	sums       map[string]uint64 // sum -> the last revision with it
+	hashes     map[uint64]string // revision -> its record's hash
+	fromAnchor []store.Record    // the records from the anchor's on
 }
 
 func (c *verification) hashAt(rev uint64) (string, bool) {
 	h, ok := c.hashes[rev]
 	return h, ok
-}
-
-// readFiles reads the snapshot, the .tmp, the journal's identity and the
-// anchor, and checks that the snapshot parses.
-func (c *verification) readFiles() error {
-	d := c.d
-	var err error
-	if c.snap, err = d.readFile(d.p.snap); err != nil {
-		return err
-	}
-	if c.tmp, err = d.readFile(d.p.tmp); err != nil {
-		return err
-	}
-	if c.jid, err = d.stat(d.p.journal); err != nil {
-		return err
-	}
-	if c.anc, c.bad, err = d.readAnchor(); err != nil {
-		return err
-	}
-	if c.snap == nil {
-		return nil
-	}
-	pv, err := jsonval.ParseValue(c.snap, store.Limits{MaxBytes: 1 << 62, MaxDepth: 1 << 30})
-	if err != nil {
-		if c.tmp != nil {
-			if _, terr := store.SumOf(c.tmp); terr == nil {
-				// The rename of a finished rewrite did not happen and
-				// the snapshot was then damaged: recovery promotes
-				// the .tmp only when the snapshot is missing.
-				return reason.New(reason.CorruptState, "%s does not parse (a complete %s is beside it): %v", d.p.snap, d.p.tmp, err)
-			}
-		}
-		return reason.New(reason.CorruptState, "%s does not parse: %v", d.p.snap, err)
-	}
-	c.snapSum, c.snapTree = pv.Sum, pv.Tree
-	return nil
 }
 
 // replayJournal replays every journal file, checking each record's MAC
@@ -168,6 +146,7 @@ func (c *verification) replayJournal(ctx context.Context) error {
 	c.sums, c.hashes = map[string]uint64{}, map[uint64]string{}
 	var macErr error
 	var err error
+	macFrom := uint64(0) // the first revision carrying a MAC
 	c.last, c.torn, err = c.d.walk(1, 0, func(name string, recs []store.Record) error {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -177,9 +156,12 @@ func (c *verification) replayJournal(ctx context.Context) error {
 				c.sums[r.Sum] = r.Rev
 			}
 			c.hashes[r.Rev] = r.Hash
-			if key != nil && macErr == nil && (r.MAC != "" || c.macFrom != 0) {
-				if c.macFrom == 0 {
-					c.macFrom = r.Rev
+			if c.anc != nil && r.Rev >= c.anc.Rev {
+				c.fromAnchor = append(c.fromAnchor, r)
+			}
+			if key != nil && macErr == nil && (r.MAC != "" || macFrom != 0) {
+				if macFrom == 0 {
+					macFrom = r.Rev
 				}
 				if err := r.CheckMAC(key); err != nil {
 					macErr = reason.New(reason.CorruptState, "journal %s: %v", name, err)
@@ -229,43 +211,28 @@ func (c *verification) checkNoRecord() error {
 	return nil // a file made by another tool, not yet adopted
 }
 
-// checkAnchor checks that the journal reaches the anchor, through the
-// record it names, and, with a journal key, that the anchor and the
-// records after it are authenticated.
+// checkAnchor checks the anchor as an open does (checkAnchorWith: the
+// journal reaches it through the record it names and, with a journal
+// key, it and the records after it are authenticated), and reports what
+// the next open or commit does about an anchor behind or unreadable.
 func (c *verification) checkAnchor() error {
-	d, key, rep, anc, last := c.d, c.d.p.key, c.rep, c.anc, c.last
-	jkey := d.s.key
+	d, rep, anc, last := c.d, c.rep, c.anc, c.last
+	recs := c.fromAnchor
+	if len(recs) == 0 {
+		recs = []store.Record{*last} // no anchor, or one past the journal's head
+	}
+	if err := d.checkAnchorWith(anc, c.bad, recs, true); err != nil {
+		return err
+	}
+	rep.Authenticated = d.s.key != nil
 	switch {
 	case anc == nil && c.bad != "":
-		if jkey != nil {
-			return reason.New(reason.CorruptState, "%s: %s and the journal key is set: %s", key, c.bad, d.repairCommand())
-		}
 		rep.Recovery = append(rep.Recovery, fmt.Sprintf("%s does not parse (a write cut short): the next commit rewrites it", d.p.head))
-	case anc == nil:
-		if jkey != nil {
-			return reason.New(reason.CorruptState, "%s: the journal key is set but %s is missing: %s", key, d.p.head, d.repairCommand())
-		}
-	default:
-		if jkey != nil && !hmac.Equal([]byte(anc.MAC), []byte(anchorMAC(jkey, anc.Rev, anc.Hash))) {
-			return reason.New(reason.CorruptState, "%s: the anchor %s is not authenticated by the journal key: %s", key, d.p.head, d.repairCommand())
-		}
-		if anc.Rev > last.Rev {
-			return reason.New(reason.CorruptState, "%s: the journal ends at revision %d but revision %d was committed (anchor %s): its last %d record(s) are lost: %s", key, last.Rev, anc.Rev, d.p.head, anc.Rev-last.Rev, d.repairCommand())
-		}
-		if c.hashes[anc.Rev] != anc.Hash {
-			return reason.New(reason.CorruptState, "%s: journal record %d is not the one committed (its hash differs from the anchor %s): the history was rewritten: %s", key, anc.Rev, d.p.head, d.repairCommand())
-		}
+	case anc != nil:
 		rep.Anchored = anc.Rev
 		if anc.Rev < last.Rev {
 			rep.Recovery = append(rep.Recovery, fmt.Sprintf("the anchor names revision %d, the journal's head is %d (an anchor write lost in a crash): the next open moves it", anc.Rev, last.Rev))
 		}
-	}
-	// With a key the anchor is authenticated (else refused above), and
-	// through the hash chain every record up to it; the records after
-	// it carry their MACs (checked by replayJournal).
-	rep.Authenticated = jkey != nil
-	if jkey != nil && anc.Rev < last.Rev && (c.macFrom == 0 || c.macFrom > anc.Rev+1) {
-		return reason.New(reason.CorruptState, "%s: records after the anchor's revision %d carry no MAC: they were not written by a holder of the journal key: %s", key, anc.Rev, d.repairCommand())
 	}
 	return nil
 }
@@ -294,13 +261,11 @@ func (c *verification) checkSnapshot() error {
 		// An earlier revision of this journal (a crash between the
 		// journal's fsync and the snapshot's rename, or a daemon's
 		// deferred snapshot): recovery replays the records after it.
-		k, ok := c.sums[c.snapSum]
-		if !ok {
-			if i := d.markFor(snap, c.hashAt); i >= 0 {
-				k, ok = uint64(i+1), true
-			}
+		k := c.sums[c.snapSum]
+		if k == 0 {
+			k = d.markFor(snap, c.hashAt)
 		}
-		if !ok {
+		if k == 0 {
 			if last.Sum != "" {
 				return reason.New(reason.CorruptState, "%s does not match revision %d of its journal, nor any earlier one (changed outside the custodian: the next open treats it as a direct edit)", d.p.snap, last.Rev)
 			}
