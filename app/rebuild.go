@@ -16,15 +16,16 @@ import (
 	"github.com/gofrs/flock"
 
 	"github.com/custodian-dev/custodian/asdd"
+	"github.com/custodian-dev/custodian/internal/pidfile"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/reconcile"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/wire"
 )
 
-// PidFile is the daemon's lock file (store/file's DefaultPidFile): held for
-// as long as a daemon serves the project.
-const PidFile = ".asdd/state/custodian.pid"
+// PidFile is the daemon's lock file (package pidfile): held for as long as
+// a daemon serves the project.
+const PidFile = pidfile.Default
 
 // journalLister is a store that keeps a document's journal in files (the
 // file store): the files a rebuild must keep aside with the document.
@@ -271,16 +272,13 @@ func (l *Local) journalLeft() bool {
 
 // daemonServes reports whether a daemon holds the project's pid file.
 func daemonServes(rootDir string) bool {
-	fl := flock.New(filepath.Join(rootDir, filepath.FromSlash(PidFile)))
-	if _, err := os.Stat(fl.Path()); err != nil {
+	r, err := os.OpenRoot(rootDir)
+	if err != nil {
 		return false
 	}
-	ok, err := fl.TryRLock()
-	if err != nil || !ok {
-		return err == nil
-	}
-	_ = fl.Unlock()
-	return false
+	defer r.Close()
+	_, _, held := pidfile.Holder(r, PidFile)
+	return held
 }
 
 // fileState describes a state file before the store touches it.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/gofrs/flock"
 
+	"github.com/custodian-dev/custodian/internal/pidfile"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/internal/jsonval"
@@ -98,7 +99,7 @@ type Options struct {
 }
 
 // DefaultPidFile is the daemon lock file of Hold mode.
-const DefaultPidFile = ".asdd/state/custodian.pid"
+const DefaultPidFile = pidfile.Default
 
 // DefaultSegmentBytes is the default of Options.SegmentBytes: 64 MiB.
 const DefaultSegmentBytes = 64 << 20

@@ -12,19 +12,15 @@ import (
 	"io"
 	"maps"
 	"os"
-	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/gofrs/flock"
 
-	"github.com/custodian-dev/custodian/internal/filelock"
+	"github.com/custodian-dev/custodian/internal/pidfile"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
 	"github.com/custodian-dev/custodian/store/internal/jsonval"
@@ -39,7 +35,7 @@ import (
 // daemon is the store-wide state of Hold mode: the pid file's lock, and
 // two goroutines, the snapshot writer and the edit watcher (editwatch.go).
 type daemon struct {
-	pid  *flock.Flock
+	pid  *pidfile.Lock
 	stop chan struct{}
 	wg   sync.WaitGroup
 
@@ -115,32 +111,11 @@ type hold struct {
 
 // startDaemon takes the daemon lock and starts the snapshot writer.
 func (s *Store) startDaemon() error {
-	rel := s.opts.PidFile
-	if err := s.root.MkdirAll(path.Dir(rel), 0o755); err != nil {
-		return fmt.Errorf("daemon lock: %w", err)
-	}
-	f, err := s.root.OpenFile(rel, os.O_CREATE|os.O_RDONLY, 0o644)
+	pid, err := pidfile.Take(s.root, s.opts.PidFile)
 	if err != nil {
-		return fmt.Errorf("daemon lock: %w", err)
+		return err
 	}
-	f.Close()
-	fl := flock.New(filepath.Join(s.dir, filepath.FromSlash(rel)))
-	ok, err := fl.TryLock()
-	if err != nil {
-		return fmt.Errorf("daemon lock %s: %w", rel, err)
-	}
-	if !ok {
-		holder := "unknown"
-		if b, _ := s.root.ReadFile(rel); len(bytes.TrimSpace(b)) > 0 {
-			holder, _, _ = strings.Cut(strings.TrimSpace(string(b)), "\n")
-		}
-		return reason.New(reason.Conflict, "another custodian daemon (pid %s) already serves this project (it holds %s)", holder, rel)
-	}
-	if err := s.root.WriteFile(rel, fmt.Appendf(nil, "%d\n", os.Getpid()), 0o644); err != nil {
-		fl.Unlock()
-		return fmt.Errorf("daemon lock: write pid: %w", err)
-	}
-	dm := &daemon{pid: fl, stop: make(chan struct{}), snaps: map[string]*doc{}}
+	dm := &daemon{pid: pid, stop: make(chan struct{}), snaps: map[string]*doc{}}
 	if dm.w, err = fsnotify.NewWatcher(); err != nil {
 		s.opts.Logger.Warn("file watcher unavailable: direct edits are found by polling once a second", "error", err)
 	}
@@ -150,43 +125,23 @@ func (s *Store) startDaemon() error {
 	return nil
 }
 
-// AnnounceDaemon records, in Hold mode, where the daemon can be reached:
-// the pid file holds the pid and then one address a line, so that a
-// command that finds a lock held by the daemon names it instead of waiting.
+// AnnounceDaemon records, in Hold mode, where the daemon can be reached
+// (package pidfile), so that a command that finds a lock held by the
+// daemon names it instead of waiting.
 func (s *Store) AnnounceDaemon(addrs ...string) error {
 	if s.daemon == nil {
 		return nil
 	}
-	b := fmt.Appendf(nil, "%d\n", os.Getpid())
-	for _, a := range addrs {
-		b = append(b, strings.ReplaceAll(a, "\n", " ")...)
-		b = append(b, '\n')
-	}
-	return s.root.WriteFile(s.opts.PidFile, b, 0o644)
+	return s.daemon.pid.Announce(addrs...)
 }
 
 // daemonHolder returns a CONFLICT naming the daemon (pid, addresses) that
 // holds the project, for a command that found lock held; nil when no daemon
 // runs (another command holds it for one commit: wait for it).
 func (s *Store) daemonHolder(lock string) error {
-	rel := s.opts.PidFile
-	if held, err := filelock.Held(s.root, rel); err != nil || !held {
-		return nil // no daemon: the pid file is free (or missing, or not a regular file)
-	}
-	var b []byte
-	if f, err := s.root.OpenFile(rel, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
-		b, _ = io.ReadAll(io.LimitReader(f, 4096))
-		f.Close()
-	}
-	var lines []string
-	for l := range strings.Lines(string(b)) {
-		if l = strings.TrimSpace(l); l != "" {
-			lines = append(lines, l)
-		}
-	}
-	pid, addrs := "unknown", []string{}
-	if len(lines) > 0 {
-		pid, addrs = lines[0], lines[1:]
+	pid, addrs, held := pidfile.Holder(s.root, s.opts.PidFile)
+	if !held {
+		return nil
 	}
 	where := "no socket: it was started with --socket \"\" and, if it listens on TCP, is reached with --server URL"
 	if len(addrs) > 0 {
@@ -229,8 +184,7 @@ func (s *Store) stopDaemon(docs []*doc) error {
 	for _, d := range docs {
 		errs = append(errs, d.held.stop())
 	}
-	_ = s.root.WriteFile(s.opts.PidFile, nil, 0o644)
-	return errors.Join(append(errs, s.daemon.pid.Unlock())...)
+	return errors.Join(append(errs, s.daemon.pid.Release())...)
 }
 
 // stop flushes the document and releases its syncer, files and lock.
