@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/custodian-dev/custodian/internal/testenv"
 )
 
 // benchProject writes n artifacts of size bytes, five per slice directory
@@ -67,7 +69,7 @@ func BenchmarkCheck10k(b *testing.B) {
 	root, arts := benchProject(b, 10_000, 10<<10)
 	b.Run("cold-full", func(b *testing.B) {
 		b.SetBytes(int64(len(arts)) * 10 << 10)
-		defer cpuTime(b)()
+		defer testenv.CPUTime(b)()
 		for b.Loop() {
 			rep := runCheck(b, root, arts, Options{Full: true})
 			if rep.Hashed != len(arts) {
@@ -80,7 +82,7 @@ func BenchmarkCheck10k(b *testing.B) {
 		time.Sleep(DefaultRacyWindow + 100*time.Millisecond)
 		runCheck(b, root, arts, Options{Full: true})
 		b.SetBytes(int64(len(arts)) * 10 << 10)
-		defer cpuTime(b)()
+		defer testenv.CPUTime(b)()
 		for b.Loop() {
 			rep := runCheck(b, root, arts, Options{})
 			if rep.Cached != len(arts) {

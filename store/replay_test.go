@@ -653,7 +653,7 @@ func BenchmarkReplay1000(b *testing.B) {
 			if canonical(b, got) != string(want) {
 				b.Fatal("another value than Replay's")
 			}
-			defer cpuTime(b)()
+			defer testenv.CPUTime(b)()
 			for b.Loop() {
 				if _, err := bc.replay(base, recs); err != nil {
 					b.Fatal(err)

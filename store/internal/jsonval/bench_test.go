@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/custodian-dev/custodian/bench"
+	"github.com/custodian-dev/custodian/internal/testenv"
 	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
@@ -45,7 +46,7 @@ func BenchmarkParseValue(b *testing.B) {
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(len(raw)))
-			defer cpuTime(b)()
+			defer testenv.CPUTime(b)()
 			for b.Loop() {
 				if bc.decode == nil {
 					if _, err := jsonval.ParseValue(raw, jsonval.Limits{}); err != nil {

@@ -1,15 +1,18 @@
 //go:build unix
 
-package store_test
+package testenv
 
 import (
 	"syscall"
 	"testing"
 )
 
-// cpuTime reports the process's user+system CPU time per operation, a figure
-// less disturbed than wall time by other load on a shared machine.
-func cpuTime(b *testing.B) func() {
+// CPUTime starts measuring the process's user+system CPU time; the
+// function it returns reports it per operation (cpu-ns/op), a figure less
+// disturbed than wall time by other load on a shared machine:
+//
+//	defer testenv.CPUTime(b)()
+func CPUTime(b *testing.B) func() {
 	start := rusage(b)
 	return func() {
 		b.ReportMetric(float64(rusage(b)-start)/float64(b.N), "cpu-ns/op")

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package reconcile
-
-import "testing"
-
-// cpuTime reports nothing where getrusage(2) does not exist.
-func cpuTime(*testing.B) func() { return func() {} }
