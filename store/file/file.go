@@ -274,6 +274,14 @@ func (s *Store) GetAt(ctx context.Context, key string, rev uint64) (store.Docume
 	if err != nil {
 		return store.Document{}, err
 	}
+	if snap, ok := d.unlockedForeign(); ok && snap != nil {
+		// A file nobody journaled: revision 0 is the file as it is, read
+		// without the lock, as Get reads it.
+		if rev > 0 {
+			return store.Document{}, reason.New(reason.NotFound, "%s has no revision %d (latest is 0)", key, rev)
+		}
+		return store.Document{Key: key, Value: snap}, nil
+	}
 	out := store.Document{Key: key, Revision: rev}
 	err = d.read(ctx, func() (uint64, error) {
 		if rev > d.rev {
@@ -296,6 +304,9 @@ func (s *Store) History(ctx context.Context, key string, from, to uint64) ([]sto
 	d, err := s.doc(key)
 	if err != nil {
 		return nil, err
+	}
+	if snap, ok := d.unlockedForeign(); ok && snap != nil {
+		return nil, nil // a file nobody journaled has no records yet
 	}
 	var out []store.Record
 	err = d.read(ctx, func() (uint64, error) {

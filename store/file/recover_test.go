@@ -398,6 +398,37 @@ func TestTwoStoresInterleave(t *testing.T) {
 	storetest.VerifyAll(t, a)
 }
 
+// Reading a file another tool wrote, never journaled, leaves the project
+// as it was: no lock file, nothing else. Its revision 0 is the file; it
+// has no records and no other revision.
+func TestReadOfForeignFileCreatesNothing(t *testing.T) {
+	dir := t.TempDir()
+	const key = "notes/foreign.json"
+	if err := os.MkdirAll(filepath.Join(dir, "notes"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want := []byte(`{"by":"another tool"}`)
+	if err := os.WriteFile(filepath.Join(dir, "notes", "foreign.json"), want, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, dir, file.Options{})
+	if doc, err := s.Get(ctx, key); err != nil || string(doc.Value) != string(want) || doc.Revision != 0 {
+		t.Fatalf("Get: %d %s %v", doc.Revision, doc.Value, err)
+	}
+	if doc, err := s.GetAt(ctx, key, 0); err != nil || string(doc.Value) != string(want) || doc.Revision != 0 {
+		t.Fatalf("GetAt 0: %d %s %v", doc.Revision, doc.Value, err)
+	}
+	if _, err := s.GetAt(ctx, key, 1); reason.CodeOf(err) != reason.NotFound {
+		t.Fatalf("GetAt 1: %v, want NOT_FOUND", err)
+	}
+	if recs, err := s.History(ctx, key, 0, 0); err != nil || len(recs) != 0 {
+		t.Fatalf("History: %v %v, want none", recs, err)
+	}
+	if ents, _ := os.ReadDir(filepath.Join(dir, "notes")); len(ents) != 1 {
+		t.Fatalf("a read left %v beside the file", ents)
+	}
+}
+
 // A read of a document that does not exist leaves the project as it was:
 // no directory, no lock file.
 func TestReadOfMissingDocumentCreatesNothing(t *testing.T) {
