@@ -32,6 +32,11 @@ type Reader interface {
 	History(ctx context.Context, key string, from, to uint64) ([]store.Record, error)
 	// Keys lists the documents that exist.
 	Keys(ctx context.Context) ([]string, error)
+	// VerifyKeys lists what a verification of every document checks:
+	// Keys, and the custodian's documents a file store holds with no
+	// journal (a snapshot whose journal was deleted is reported, not
+	// skipped). files says the store keeps files under the project root.
+	VerifyKeys(ctx context.Context) (keys []string, files bool, err error)
 	// Watch yields every commit of key after revision from, in order.
 	Watch(ctx context.Context, key string, from uint64) iter.Seq2[store.Commit, error]
 	// Verify checks key's journal against its latest version

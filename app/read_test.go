@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/custodian-dev/custodian/app"
@@ -35,7 +36,8 @@ func TestNoManifestSameEverywhere(t *testing.T) {
 }
 
 // The documents read the same through Local and Remote: the latest
-// version, a past one, the journal, the keys, a watch, a verification,
+// version, a past one, the journal, the keys (and those a verification
+// of every document checks), a watch, a verification,
 // and a document never committed.
 func TestReadsSameEverywhere(t *testing.T) {
 	both(t, func(t *testing.T, p *project) []string {
@@ -55,6 +57,8 @@ func TestReadsSameEverywhere(t *testing.T) {
 		got = append(got, "history "+errText(err))
 		keys, err := p.svc.Keys(ctx)
 		got = append(got, fmt.Sprintf("keys %v %s", keys, errText(err)))
+		keys, _, err = p.svc.VerifyKeys(ctx)
+		got = append(got, fmt.Sprintf("verify keys %v %s", keys, errText(err)))
 		wctx, cancel := context.WithCancel(ctx)
 		for c, err := range p.svc.Watch(wctx, asdd.Key, 0) {
 			if err != nil {
@@ -70,5 +74,24 @@ func TestReadsSameEverywhere(t *testing.T) {
 		got = append(got, fmt.Sprintf("verify revision %d %s", rep.Revision, errText(err)))
 		none, err := p.svc.Doc(ctx, ".impl/manifest.json")
 		return append(got, fmt.Sprintf("never committed: rev %d exists %v %s", none.Revision, none.Exists(), errText(err)))
+	})
+}
+
+// A verification of every document checks the custodian's documents a
+// file store holds without a journal too (another tool wrote it, or its
+// journal was deleted), through Local and through the daemon alike.
+func TestVerifyKeysListDocumentsWithoutAJournal(t *testing.T) {
+	both(t, func(t *testing.T, p *project) []string {
+		setup(t, p)
+		p.write(t, ".impl/manifest.json", `{"version":"1.0.0","plan":{},"phases":[],"tasks":[]}`)
+		ctx := p.ctx(false)
+		keys, _, err := p.svc.VerifyKeys(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(keys, ".impl/manifest.json") || !slices.Contains(keys, asdd.Key) {
+			t.Errorf("VerifyKeys = %v, want the manifest and the task manifest written by another tool", keys)
+		}
+		return keys
 	})
 }

@@ -25,6 +25,13 @@ var _ Service = (*Remote)(nil)
 // NewRemote returns the application layer behind the daemon c talks to.
 func NewRemote(c *client.Client) *Remote { return &Remote{c: c, reads: reads{c}} }
 
+// VerifyKeys lists what the daemon's verification of every document
+// checks. files is false: the daemon, not this process, reads the files.
+func (r *Remote) VerifyKeys(ctx context.Context) (keys []string, files bool, err error) {
+	keys, err = r.c.VerifyKeys(ctx)
+	return keys, false, err
+}
+
 // Client returns the daemon client.
 func (r *Remote) Client() *client.Client { return r.c }
 

@@ -352,9 +352,17 @@ func (c *Client) History(ctx context.Context, key string, from, to uint64) ([]st
 }
 
 // Keys lists the documents the daemon's store holds.
-func (c *Client) Keys(ctx context.Context) ([]string, error) {
+func (c *Client) Keys(ctx context.Context) ([]string, error) { return c.keys(ctx, "/v1/keys") }
+
+// VerifyKeys lists what the daemon's verification of every document
+// checks: Keys and the documents it finds without a journal.
+func (c *Client) VerifyKeys(ctx context.Context) ([]string, error) {
+	return c.keys(ctx, "/v1/keys?verify=true")
+}
+
+func (c *Client) keys(ctx context.Context, path string) ([]string, error) {
 	var k wire.KeysResponse
-	err := c.do(ctx, http.MethodGet, "/v1/keys", nil, nil, &k)
+	err := c.do(ctx, http.MethodGet, path, nil, nil, &k)
 	if len(k.Keys) == 0 {
 		k.Keys = nil
 	}

@@ -8,7 +8,7 @@
 // in step):
 //
 //	GET  /v1/health                 liveness, no token needed
-//	GET  /v1/keys                   the documents the store holds
+//	GET  /v1/keys                   the documents the store holds (?verify=true: what verify checks)
 //	GET  /v1/doc?key=K              a document (&rev=N: as it was after N)
 //	PUT  /v1/doc?key=K              commit a whole value or an RFC 6902
 //	                                patch (If-Match: revision compare-and-swap)

@@ -28,8 +28,19 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(openapiJSON)
 }
 
+// keys lists the documents; ?verify=true lists what a verification of
+// every document checks (app.Reader.VerifyKeys).
 func (s *Server) keys(w http.ResponseWriter, r *http.Request) {
-	keys, err := s.app.Keys(r.Context())
+	var keys []string
+	var err error
+	switch v := r.URL.Query().Get("verify"); v {
+	case "", "false":
+		keys, err = s.app.Keys(r.Context())
+	case "true":
+		keys, _, err = s.app.VerifyKeys(r.Context())
+	default:
+		err = reason.New(reason.InvalidInput, "verify=%q: want true or false", v)
+	}
 	if err != nil {
 		writeError(w, err)
 		return

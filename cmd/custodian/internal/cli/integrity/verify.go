@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	appl "github.com/custodian-dev/custodian/app"
 	"github.com/custodian-dev/custodian/cmd/custodian/internal/cli/cmdutil"
 	"github.com/custodian-dev/custodian/reason"
 )
@@ -79,13 +78,8 @@ func runVerify(ctx context.Context, opts *VerifyOptions) error {
 		keys[i] = cmdutil.ResolveKey(k)
 	}
 	if len(keys) == 0 {
-		files := false
-		if l, ok := svc.(*appl.Local); ok {
-			keys, files, err = l.VerifyKeys(ctx)
-		} else {
-			keys, err = svc.Keys(ctx)
-		}
-		if err != nil {
+		var files bool
+		if keys, files, err = svc.VerifyKeys(ctx); err != nil {
 			return err
 		}
 		if len(keys) == 0 && files {
