@@ -10,6 +10,9 @@ import (
 	"testing"
 )
 
+// stateDirPrefix names the state directory Main makes for a package's tests.
+const stateDirPrefix = "custodian-test-state-"
+
 var (
 	once sync.Once
 	dir  string
@@ -25,10 +28,14 @@ func Main(m *testing.M) int {
 	defer Remove()
 	// A project outside git keeps its witnesses (store/file's witness.go)
 	// in the user's state directory: the tests' projects, and the
-	// binaries they start, keep theirs in one of their own.
-	if state, err := os.MkdirTemp("", "custodian-test-state-"); err == nil {
-		os.Setenv("XDG_STATE_HOME", state)
-		defer os.RemoveAll(state)
+	// binaries they start, keep theirs in one of their own. A test binary
+	// started by a test (a crash test's child, often killed) inherits its
+	// parent's, which the parent removes.
+	if !strings.HasPrefix(filepath.Base(os.Getenv("XDG_STATE_HOME")), stateDirPrefix) {
+		if state, err := os.MkdirTemp("", stateDirPrefix); err == nil {
+			os.Setenv("XDG_STATE_HOME", state)
+			defer os.RemoveAll(state)
+		}
 	}
 	return m.Run()
 }
