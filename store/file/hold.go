@@ -411,7 +411,7 @@ func (h *hold) flushSnapshot(force bool) error {
 	// background writer only tries it and comes back at its next turn.
 	if d.coop != nil {
 		if force {
-			if _, err := d.coopLock(context.Background()); err != nil {
+			if err := d.coopLock(context.Background()); err != nil {
 				return err
 			}
 		} else if err := d.coopFile(); err != nil {
@@ -448,7 +448,7 @@ func (h *hold) flushSnapshot(force bool) error {
 	}
 	// Every value in memory was parsed, or made from a parsed one and
 	// patches applied to its tree: indent without validating again.
-	if err := d.writeSnapshotCoop(d.coop != nil, func(f *os.File) error {
+	if err := d.replaceFile(d.p.snap, d.p.tmp, "snapshot", func(f *os.File) error {
 		w := io.MultiWriter(f, fh)
 		bw := bufio.NewWriterSize(w, 256<<10)
 		b, err := v.val.bytes()
@@ -482,20 +482,13 @@ func (h *hold) flushSnapshot(force bool) error {
 // one of its revisions or a later one, so that recovery never needs more
 // than the newest segment (segment.go).
 func (h *hold) maybeRotate() {
-	d := h.d
-	n, last := d.s.segmentBytes(), h.durable.Load().rev
-	if n <= 0 || h.jf == nil || h.size < max(n, h.rotateAt) || last < h.fileFirst {
+	d, last := h.d, h.durable.Load().rev
+	if h.jf == nil || last < h.fileFirst || h.snapDisk.Load() < h.fileFirst {
+		return // nothing to seal, or the snapshot writer catches up first
+	}
+	if !d.sealPast(h.fileFirst, last, h.size, &h.rotateAt) {
 		return
 	}
-	if h.snapDisk.Load() < h.fileFirst {
-		return // the snapshot writer catches up first
-	}
-	if err := d.rotate(h.fileFirst, last); err != nil {
-		h.rotateAt = h.size + n/4 // not again at every group
-		d.logf("journal not sealed as a segment; tried again after another quarter of the threshold", "error", err)
-		return
-	}
-	h.rotateAt = 0
 	if err := h.jf.Close(); err != nil {
 		d.logf("closing a sealed journal segment", "error", err)
 	}

@@ -110,11 +110,10 @@ func (d *doc) locked(ctx context.Context, f func() error) error {
 	}
 	defer d.flock.Unlock()
 	if d.coop != nil {
-		unlock, err := d.coopLock(ctx)
-		if err != nil {
+		if err := d.coopLock(ctx); err != nil {
 			return err
 		}
-		defer unlock()
+		defer d.coop.Unlock()
 	}
 	return f()
 }
@@ -139,14 +138,11 @@ func waitLock(ctx context.Context, fl *flock.Flock, name string) error {
 
 // coopLock takes the cooperative lock of paths.coopLock (after the
 // document's own lock, always in that order).
-func (d *doc) coopLock(ctx context.Context) (func(), error) {
+func (d *doc) coopLock(ctx context.Context) error {
 	if err := d.coopFile(); err != nil {
-		return nil, err
+		return err
 	}
-	if err := waitLock(ctx, d.coop, d.p.coopLock); err != nil {
-		return nil, err
-	}
-	return func() { d.coop.Unlock() }, nil
+	return waitLock(ctx, d.coop, d.p.coopLock)
 }
 
 // coopFile makes the cooperative lock file through the root.

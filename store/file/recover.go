@@ -101,7 +101,7 @@ func (d *doc) load() error {
 			return err
 		}
 		r.value = snap
-		if err := d.writeSnapshotFor(snap, last); err != nil {
+		if err := d.writeSnapshot(snap, last); err != nil {
 			// The journal holds the value: reads go on (a full disk must
 			// not stop them), writes wait for a load that rewrites it.
 			d.logf("snapshot not rewritten; serving the journal's value, writes refused until it is", "error", err)

@@ -393,12 +393,22 @@ func (d *doc) eachRecords(from, to uint64, fn func([]store.Record) error) error 
 	return nil
 }
 
-// segmentBytes is the rotation threshold in effect (0: never rotate).
-func (s *Store) segmentBytes() int64 {
-	if s.opts.SegmentBytes < 0 {
-		return 0
+// sealPast seals the live journal, which holds revisions first to last in
+// size bytes, as a segment once it is past SegmentBytes. After a failed
+// rotation, *retryAt (the size to try again at) waits another quarter of
+// the threshold.
+func (d *doc) sealPast(first, last uint64, size int64, retryAt *int64) bool {
+	n := d.s.opts.SegmentBytes
+	if n <= 0 || size < max(n, *retryAt) {
+		return false
 	}
-	return s.opts.SegmentBytes
+	if err := d.rotate(first, last); err != nil {
+		*retryAt = size + n/4 // not again at every commit
+		d.logf("journal not sealed as a segment; tried again after another quarter of the threshold", "error", err)
+		return false
+	}
+	*retryAt = 0
+	return true
 }
 
 // rotate seals the live journal, which holds revisions first to last, as
