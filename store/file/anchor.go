@@ -138,7 +138,7 @@ func (d *doc) writeAnchor(rev uint64, hash string) {
 		// it holds one padded line, rewrites it with one pwrite: opening it
 		// per group cost ≈ 0.1 ms of a ≈ 0.7 ms commit at 1,000 slices.
 		if h.anchor == nil {
-			h.anchor, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644)
+			h.anchor, _, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644)
 		}
 		if err == nil && h.anchorSized && len(line) == anchorLen {
 			_, err = h.anchor.WriteAt(line, 0)
@@ -148,7 +148,7 @@ func (d *doc) writeAnchor(rev uint64, hash string) {
 		}
 	} else if err == nil {
 		var f *os.File
-		if f, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644); err == nil {
+		if f, _, err = d.openRegular(d.p.head, os.O_WRONLY|os.O_CREATE, 0o644); err == nil {
 			err = errors.Join(writeAt0(f, line), f.Close())
 		}
 	}

@@ -118,7 +118,7 @@ func (d *doc) loadFast() bool {
 	if id, err := d.stat(d.p.tmp); err != nil || id.exists {
 		return false // recoverTmp's case
 	}
-	f, fi, err := d.openStat(d.p.journal, os.O_RDONLY, 0)
+	f, fi, err := d.openRegular(d.p.journal, os.O_RDONLY, 0)
 	if err != nil {
 		return false
 	}

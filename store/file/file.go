@@ -244,7 +244,7 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		// (a write in flight is waited for, as its writer waits: a read
 		// never returns a revision older than one a compare-and-swap saw).
 		v := d.held.latest.Load()
-		if err := d.awaitDurable(v.rev); err != nil {
+		if err := d.held.awaitDurable(v.rev); err != nil {
 			return store.Document{}, err
 		}
 		if !v.exists() {
@@ -331,7 +331,7 @@ func (d *doc) read(ctx context.Context, f func(d *doc) (rev uint64, err error)) 
 	if err != nil {
 		return err
 	}
-	return d.awaitDurable(rev)
+	return d.held.awaitDurable(rev)
 }
 
 // Keys lists the documents that have a journal under the project root.
@@ -445,7 +445,7 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 	// In Hold mode the commit is acknowledged once its journal line is
 	// synced (shared with whoever else wrote meanwhile); an unchanged
 	// result waits too, so it never reports a value not yet durable.
-	if err = d.awaitDurable(res.Revision); err != nil {
+	if err = d.held.awaitDurable(res.Revision); err != nil {
 		return store.Result{}, err
 	}
 	if res.Changed && d.held.isActive() && s.opts.SnapshotOnCommit != nil && s.opts.SnapshotOnCommit(key) {

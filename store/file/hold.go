@@ -300,20 +300,15 @@ func (d *doc) durableRev() uint64 {
 	return 0
 }
 
-// awaitDurable returns once revision rev is synced (at once outside Hold
-// mode, where commits are synced before they are applied).
-func (d *doc) awaitDurable(rev uint64) error {
-	if d.held == nil {
-		return nil
-	}
-	return d.held.awaitDurable(rev)
-}
-
 // awaitDurable returns once revision rev is synced: the syncer takes every
 // commit queued so far as one group (group commit), and each waiter sleeps
 // on the channel of the group that holds its record, woken once it is
-// synced.
+// synced. Outside Hold mode (h nil) commits are synced before they are
+// applied: it returns at once.
 func (h *hold) awaitDurable(rev uint64) error {
+	if h == nil {
+		return nil
+	}
 	for {
 		// A failed write or sync fails every commit not yet durable, also
 		// one that reaches here only after Close.

@@ -81,7 +81,7 @@ func (d *doc) locked(ctx context.Context, f func() error) error {
 	// The lock file is made through the root (a symlinked directory that
 	// escapes the project is refused before flock follows the path) and
 	// checked to be a regular file (flock would hang on a FIFO).
-	lf, err := d.openRegular(d.p.lock, os.O_CREATE|os.O_RDONLY, 0o644)
+	lf, _, err := d.openRegular(d.p.lock, os.O_CREATE|os.O_RDONLY, 0o644)
 	if err != nil {
 		if _, ok := reason.As(err); ok {
 			return err

@@ -153,7 +153,7 @@ func (d *doc) newestSegment() (*segment, *store.Record, error) {
 		return nil, nil, err
 	}
 	s := segs[len(segs)-1]
-	f, fi, err := d.openStat(s.name, os.O_RDONLY, 0)
+	f, fi, err := d.openRegular(s.name, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, corruptSegment(s.name, s.to, "the file disappeared")
 	} else if err != nil {
@@ -369,7 +369,7 @@ func (d *doc) eachRecords(from, to uint64, fn func([]store.Record) error) error 
 	if d.held.isActive() {
 		// Hold mode: commits queued for the next group write are not in
 		// the file yet.
-		if err := d.awaitDurable(d.rev); err != nil {
+		if err := d.held.awaitDurable(d.rev); err != nil {
 			return err
 		}
 	}
@@ -447,7 +447,7 @@ func (h *hold) openLive() (*os.File, error) {
 	if h.jf != nil {
 		return h.jf, nil
 	}
-	f, err := d.openRegular(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, _, err := d.openRegular(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, pathError(d.p.key, err)
 	}

@@ -63,7 +63,7 @@ func (d *doc) replaceFile(name, tmp, point string, write func(f *os.File) error,
 	err := d.fault(point + ".write")
 	var f *os.File
 	if err == nil {
-		f, err = d.openRegular(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		f, _, err = d.openRegular(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", tmp, err)

@@ -144,17 +144,12 @@ func (w *follower) poll(maxRev uint64) ([]store.Record, error) {
 				keep(recs)
 				continue
 			}
-			f, err := d.openRegular(d.p.journal, os.O_RDONLY, 0)
+			f, fi, err := d.openRegular(d.p.journal, os.O_RDONLY, 0)
 			if errors.Is(err, fs.ErrNotExist) {
 				return out, nil // nothing after the last segment yet
 			}
 			if err != nil {
 				return out, pathError(d.p.key, err)
-			}
-			fi, err := f.Stat()
-			if err != nil {
-				f.Close()
-				return out, fmt.Errorf("watch %s: %w", d.p.key, err)
 			}
 			w.f, w.off, w.ino = f, 0, idOf(fi)
 		}
