@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
@@ -53,17 +52,16 @@ func journalKeyFromEnv(root string) ([]byte, error) {
 		return nil, nil
 	}
 	abs, err := filepath.Abs(name)
+	if err == nil {
+		abs, err = filepath.EvalSymlinks(abs)
+	}
 	if err != nil {
 		return nil, reason.New(reason.InvalidInput, "$%s=%q: %v", JournalKeyFileEnv, name, err)
 	}
-	real := func(p string) string {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return r
-		}
-		return p
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
 	}
-	abs = real(abs)
-	if rel, err := filepath.Rel(real(root), abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+	if rel, err := filepath.Rel(root, abs); err == nil && filepath.IsLocal(rel) {
 		return nil, reason.New(reason.InvalidInput, "$%s=%q is inside the project: keep the journal key outside the repository", JournalKeyFileEnv, name)
 	}
 	b, err := readRegular(abs, 1<<16)

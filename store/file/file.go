@@ -401,19 +401,16 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if b := cmp.Or(d.broken, d.held.syncFailure()); b != nil {
 			return fmt.Errorf("%s: refusing to write after a failed sync (reopen to recover): %w", key, b)
 		}
-		if err := d.refresh(); err != nil {
-			return err
-		}
 		if d.readOnly != nil {
 			// A recovery step could not be written (a full disk): retry
 			// it now, and refuse to commit while it fails.
 			d.loaded = false
-			if err := d.refresh(); err != nil {
-				return err
-			}
-			if d.readOnly != nil {
-				return fmt.Errorf("%s: refusing to write: %w", key, d.readOnly)
-			}
+		}
+		if err := d.refresh(); err != nil {
+			return err
+		}
+		if d.readOnly != nil {
+			return fmt.Errorf("%s: refusing to write: %w", key, d.readOnly)
 		}
 		if o.IfRevision != nil && *o.IfRevision != d.rev {
 			return reason.New(reason.Conflict, "%s is at revision %d, not %d", key, d.rev, *o.IfRevision)

@@ -1,15 +1,11 @@
 package file
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"slices"
@@ -23,7 +19,6 @@ import (
 	"github.com/custodian-dev/custodian/internal/pidfile"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
-	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // Hold mode (Options.Hold) is the daemon's way of using the files: one
@@ -428,12 +423,12 @@ func (h *hold) flushSnapshot(force bool) error {
 	if !force && start.Before(h.snapNext) {
 		return nil
 	}
-	fh := sha256.New()
-	file := "" // the mark's file hash, when a mark names the new snapshot
+	fileHash := "" // the SHA-256 of the new snapshot file's bytes
+	file := ""     // the mark's file hash, when a mark names the new snapshot
 	var guard func()
 	before := func() error {
 		if v.sum == "" {
-			file = "sha256:" + hex.EncodeToString(fh.Sum(nil))
+			file = fileHash
 			if err := d.writeMark(mark{Rev: v.rev, Hash: v.hash, File: file}); err != nil {
 				return err
 			}
@@ -441,16 +436,17 @@ func (h *hold) flushSnapshot(force bool) error {
 		guard = h.guardSnapshot()
 		return nil
 	}
-	// Every value in memory was parsed, or made from a parsed one and
-	// patches applied to its tree: indent without validating again.
 	if err := d.replaceFile(d.p.snap, d.p.tmp, "snapshot", func(f *os.File) error {
-		w := io.MultiWriter(f, fh)
-		bw := bufio.NewWriterSize(w, 256<<10)
 		b, err := v.val.bytes()
+		if err == nil {
+			b, err = store.Indent(b)
+		}
 		if err != nil {
 			return err
 		}
-		return jsonval.IndentValidTo(bw, b)
+		fileHash = store.HashBytes(b)
+		_, err = f.Write(b)
+		return err
 	}, before); err != nil {
 		if guard != nil {
 			_ = d.s.root.Remove(d.p.snap + ".replacing") // the file was not replaced
@@ -462,7 +458,7 @@ func (h *hold) flushSnapshot(force bool) error {
 	}
 	h.snapRev, d.snap.mark = v.rev, file
 	h.snapDisk.Store(v.rev)
-	h.snapFile = "sha256:" + hex.EncodeToString(fh.Sum(nil))
+	h.snapFile = fileHash
 	h.snapID = d.snap.wrote // as written: an edit right after the rename differs
 	end := time.Now()
 	h.snapNext = start.Add(d.s.opts.SnapshotInterval)
