@@ -404,7 +404,7 @@ func (h *hold) flushSnapshot(force bool) error {
 			if err := d.coopLock(context.Background()); err != nil {
 				return err
 			}
-		} else if err := d.coopFile(); err != nil {
+		} else if err := d.lockFile(d.p.coopLock); err != nil {
 			return err
 		} else if ok, err := d.coop.TryLock(); err != nil {
 			return fmt.Errorf("lock %s: %w", d.p.coopLock, err)
