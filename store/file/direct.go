@@ -95,9 +95,6 @@ func (d *doc) settleEdit() {
 		return
 	}
 	ev := DirectEdit{Key: d.p.key, Policy: d.s.opts.DirectEdits, Revision: d.rev, Aside: e.aside, Time: d.s.opts.Now().UTC()}
-	if ev.Policy == "" {
-		ev.Policy = DirectEditReject
-	}
 	prev, _ := d.bytes() // a model that does not encode: no patch in the notice
 	if e.value != nil && prev != nil {
 		if p, err := store.Diff(prev, e.value); err == nil {

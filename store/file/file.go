@@ -159,8 +159,8 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, err
 		}
 	}
-	switch opts.DirectEdits {
-	case "", DirectEditReject, DirectEditAdopt:
+	switch opts.DirectEdits = cmp.Or(opts.DirectEdits, DirectEditReject); opts.DirectEdits {
+	case DirectEditReject, DirectEditAdopt:
 	default:
 		return nil, reason.New(reason.InvalidInput, "direct edits policy %q: want %q or %q", opts.DirectEdits, DirectEditAdopt, DirectEditReject)
 	}
