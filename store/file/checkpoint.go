@@ -88,10 +88,7 @@ func (d *doc) writeCheckpoint(rec *store.Record, off, n int64, snap []byte, sum 
 	if k := d.s.key; k != nil {
 		c.MAC = checkpointMAC(k, c)
 	}
-	b, err := json.Marshal(c)
-	if err != nil {
-		return
-	}
+	b, _ := json.Marshal(c) // strings and numbers: it cannot fail
 	tmp := d.p.checkpoint + ".tmp"
 	err = d.s.root.WriteFile(tmp, append(b, '\n'), 0o644)
 	if err == nil {
@@ -118,7 +115,7 @@ func (d *doc) loadFast() bool {
 	if id, err := d.stat(d.p.tmp); err != nil || id.exists {
 		return false // recoverTmp's case
 	}
-	f, fi, err := d.openStat(d.p.journal, os.O_RDONLY, 0)
+	f, fi, err := d.openRegular(d.p.journal, os.O_RDONLY, 0)
 	if err != nil {
 		return false
 	}

@@ -162,20 +162,13 @@ func (d *doc) appendAndApply(rec *store.Record, v *value, sum string) (*store.Re
 	}
 	d.snap.wrote = fileID{}
 	snap := v.raw // outside Hold mode the bytes are the snapshot's
-	if err := d.writeSnapshot(snap); err != nil {
+	if err := d.writeSnapshot(snap, nil); err != nil {
 		d.logf("snapshot not rewritten; the journal holds the commit and the next open replays it", "revision", rec.Rev, "error", err)
-	} else if n := d.s.segmentBytes(); n <= 0 || !d.j.id.exists || d.j.id.size < max(n, d.j.rotateAt) || !d.loaded {
-		if at >= 0 {
-			d.writeCheckpoint(rec, at, int64(len(line)), snap, sum)
-		}
-	} else {
-		// The snapshot holds every record of the live journal: seal it.
-		if err := d.rotate(d.j.liveFirst, rec.Rev); err != nil {
-			d.j.rotateAt = d.j.id.size + n/4 // not again at every commit
-			d.logf("journal not sealed as a segment; tried again after another quarter of the threshold", "error", err)
-		} else {
-			d.j.id, d.j.liveFirst, d.j.rotateAt = fileID{}, rec.Rev+1, 0
-		}
+	} else if d.j.id.exists && d.loaded && d.sealPast(d.j.liveFirst, rec.Rev, d.j.id.size, &d.j.rotateAt) {
+		// The snapshot holds every record of the live journal: sealed.
+		d.j.id, d.j.liveFirst = fileID{}, rec.Rev+1
+	} else if at >= 0 {
+		d.writeCheckpoint(rec, at, int64(len(line)), snap, sum)
 	}
 	if d.snap.wrote.exists {
 		d.snap.id = d.snap.wrote // as written, not as it may be by now

@@ -95,9 +95,6 @@ func (d *doc) settleEdit() {
 		return
 	}
 	ev := DirectEdit{Key: d.p.key, Policy: d.s.opts.DirectEdits, Revision: d.rev, Aside: e.aside, Time: d.s.opts.Now().UTC()}
-	if ev.Policy == "" {
-		ev.Policy = DirectEditReject
-	}
 	prev, _ := d.bytes() // a model that does not encode: no patch in the notice
 	if e.value != nil && prev != nil {
 		if p, err := store.Diff(prev, e.value); err == nil {
@@ -175,7 +172,7 @@ func (d *doc) adoptEdit(e *capturedEdit, prev []byte, ev *DirectEdit) error {
 		Events: []store.Event{{Type: "direct_edit.adopted", Data: json.RawMessage(fmt.Sprintf(`{"from":%d,"base":%d}`, d.rev, base))}},
 	})
 	if err == nil && rec != nil {
-		err = d.awaitDurable(rec.Rev)
+		err = d.held.awaitDurable(rec.Rev)
 	}
 	if err != nil {
 		return err
@@ -194,34 +191,22 @@ func (d *doc) tellEdits() {
 	}
 }
 
-// checkUnjournaled refuses a snapshot with no journal beside it when its
-// mark file names a revision: the journal was lost, not never made.
-// (A file made by another tool has no marks and is adopted; the anchor's
-// case is checkAnchor's.)
-func (d *doc) checkUnjournaled(tree any) error {
+// checkUnjournaled judges a snapshot (tree) with no journal beside it:
+// refused when its mark file names a revision (the journal was lost, not
+// never made); else named is its "revision" member when it names one (the
+// custodian writes it into the documents it keeps: such a snapshot lost
+// its journal too). A file made by another tool has neither and is
+// adopted; the anchor's case is checkAnchor's.
+func (d *doc) checkUnjournaled(tree any) (named string, err error) {
 	if ms := d.readMarks(); len(ms) > 0 {
 		m := ms[len(ms)-1]
-		return reason.New(reason.CorruptState, "%s: its journal %s is missing, but its marks name revision %d; the snapshot is kept as it is and nothing was changed: restore the journal, or start a new one from the snapshot: %s", d.p.key, d.p.journal, m.Rev, d.repairCommand())
+		return "", reason.New(reason.CorruptState, "%s: its journal %s is missing, but its marks name revision %d; the snapshot is kept as it is and nothing was changed: restore the journal, or start a new one from the snapshot: %s", d.p.key, d.p.journal, m.Rev, d.repairCommand())
 	}
-	if n, ok := snapshotRevision(tree); ok {
-		d.logf("snapshot names a revision but has no journal: adopted as found (custodian verify reports it)", "revision", n)
+	obj, _ := tree.(map[string]any)
+	if n, ok := obj["revision"].(json.Number); ok && n.String() != "0" {
+		return n.String(), nil
 	}
-	return nil
-}
-
-// snapshotRevision returns the "revision" member of a snapshot with no
-// journal, when it names one (the custodian writes it into the documents
-// it keeps): such a snapshot lost its journal. ok is false otherwise.
-func snapshotRevision(tree any) (string, bool) {
-	obj, ok := tree.(map[string]any)
-	if !ok {
-		return "", false
-	}
-	n, ok := obj["revision"].(json.Number)
-	if !ok || n.String() == "0" {
-		return "", false
-	}
-	return n.String(), true
+	return "", nil
 }
 
 // validate runs Options.Validate, when set, on a value about to be adopted.

@@ -99,9 +99,7 @@ func (h *hold) checkEdit() {
 		return
 	}
 	h.snapMu.Lock()
-	if e := h.captureEdit(); e != nil {
-		h.queued = append(h.queued, e)
-	}
+	h.captureEdit()
 	edits, missing := h.queued, !h.snapID.exists
 	h.queued = nil
 	if len(edits) > 0 || missing {
@@ -122,32 +120,30 @@ func (h *hold) checkEdit() {
 }
 
 // captureEdit looks at the snapshot file (under snapMu): when it is not
-// what the daemon last wrote or read, it is moved aside and returned for
+// what the daemon last wrote or read, it is moved aside and queued for
 // settling. A deleted snapshot is noted (snapID not existing) for a rewrite.
-func (h *hold) captureEdit() *capturedEdit {
+func (h *hold) captureEdit() {
 	d := h.d
 	id, err := d.stat(d.p.snap)
 	if err != nil || id == h.snapID {
-		return nil
+		return
 	}
 	if !id.exists {
 		h.snapID = id
-		return nil
+		return
 	}
 	b, err := d.readFile(d.p.snap)
 	if err == nil && b == nil {
 		h.snapID = fileID{}
-		return nil
+		return
 	}
 	if err == nil && h.holdsLatest(b) {
 		h.snapID, h.snapFile = id, store.HashBytes(b) // touched, or the same value written differently
-		return nil
+		return
 	}
-	e := h.setAside(d.p.snap, b, err, h.snapRev)
-	if e != nil {
+	if h.setAside(d.p.snap, b, err, h.snapRev) {
 		h.snapID = fileID{}
 	}
-	return e
 }
 
 // holdsLatest reports whether b, found in the snapshot file, is what the
@@ -169,9 +165,10 @@ func (h *hold) holdsLatest(b []byte) bool {
 }
 
 // setAside moves name (the snapshot, or the link to the one replaced) aside
-// as a direct edit of the snapshot made on revision base: its content is b,
-// or it could not be read (rerr: kept as a corrupt snapshot).
-func (h *hold) setAside(name string, b []byte, rerr error, base uint64) *capturedEdit {
+// as a direct edit of the snapshot made on revision base, and queues it
+// for settling: its content is b, or it could not be read (rerr: kept as a
+// corrupt snapshot). false: it could not be moved.
+func (h *hold) setAside(name string, b []byte, rerr error, base uint64) bool {
 	d := h.d
 	perr := rerr
 	if perr == nil {
@@ -184,13 +181,15 @@ func (h *hold) setAside(name string, b []byte, rerr error, base uint64) *capture
 	aside := d.p.snap + "." + kind + "-" + stamp(d.s.opts.Now())
 	if err := d.s.root.Rename(name, aside); err != nil {
 		d.logf("direct edit not moved aside", "file", name, "error", err)
-		return nil
+		return false
 	}
 	_ = d.syncDir()
+	e := &capturedEdit{aside: aside, value: b, base: base}
 	if perr != nil {
-		return &capturedEdit{aside: aside, err: perr}
+		e = &capturedEdit{aside: aside, err: perr}
 	}
-	return &capturedEdit{aside: aside, value: b, base: base}
+	h.queued = append(h.queued, e)
+	return true
 }
 
 // guardSnapshot runs right before the snapshot writer replaces the file
@@ -201,9 +200,7 @@ func (h *hold) setAside(name string, b []byte, rerr error, base uint64) *capture
 // link, no file or links unsupported).
 func (h *hold) guardSnapshot() func() {
 	d := h.d
-	if e := h.captureEdit(); e != nil {
-		h.queued = append(h.queued, e)
-	}
+	h.captureEdit()
 	link := d.p.snap + ".replacing"
 	_ = d.s.root.Remove(link)
 	if !h.snapID.exists || d.s.root.Link(d.p.snap, link) != nil {
@@ -217,9 +214,7 @@ func (h *hold) guardSnapshot() func() {
 		}
 		if id.size != was.size || id.mtime != was.mtime || id.ino != was.ino {
 			if b, err := d.readFile(link); err == nil && b != nil && store.HashBytes(b) != wasFile {
-				if e := h.setAside(link, b, nil, base); e != nil {
-					h.queued = append(h.queued, e)
-				}
+				h.setAside(link, b, nil, base)
 				return
 			}
 		}

@@ -153,13 +153,14 @@ func Open(dir string, opts Options) (*Store, error) {
 			opts.SegmentBytes = n
 		}
 	}
+	opts.SegmentBytes = max(opts.SegmentBytes, 0) // from here on, 0: never rotate
 	if opts.JournalKey == nil {
 		if opts.JournalKey, err = journalKeyFromEnv(abs); err != nil {
 			return nil, err
 		}
 	}
-	switch opts.DirectEdits {
-	case "", DirectEditReject, DirectEditAdopt:
+	switch opts.DirectEdits = cmp.Or(opts.DirectEdits, DirectEditReject); opts.DirectEdits {
+	case DirectEditReject, DirectEditAdopt:
 	default:
 		return nil, reason.New(reason.InvalidInput, "direct edits policy %q: want %q or %q", opts.DirectEdits, DirectEditAdopt, DirectEditReject)
 	}
@@ -237,18 +238,13 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 	if err != nil {
 		return store.Document{}, err
 	}
-	if snap, ok := d.unlockedForeign(); ok && snap != nil {
-		// A file nobody journaled, read as it is: reading it leaves the
-		// project as it was (no lock file).
-		return store.Document{Key: key, Value: snap}, nil
-	}
 	if d.held.isActive() {
 		// Hold mode: the latest revision, from memory, without the commit
 		// lock (an update function running holds it), once it is durable
 		// (a write in flight is waited for, as its writer waits: a read
 		// never returns a revision older than one a compare-and-swap saw).
 		v := d.held.latest.Load()
-		if err := d.awaitDurable(v.rev); err != nil {
+		if err := d.held.awaitDurable(v.rev); err != nil {
 			return store.Document{}, err
 		}
 		if !v.exists() {
@@ -257,7 +253,7 @@ func (s *Store) Get(ctx context.Context, key string) (store.Document, error) {
 		return v.val.document(key, v.rev), nil
 	}
 	var out store.Document
-	err = d.read(ctx, func() (uint64, error) {
+	err = d.read(ctx, func(d *doc) (uint64, error) {
 		if !d.has() {
 			return 0, notFound(key)
 		}
@@ -274,16 +270,8 @@ func (s *Store) GetAt(ctx context.Context, key string, rev uint64) (store.Docume
 	if err != nil {
 		return store.Document{}, err
 	}
-	if snap, ok := d.unlockedForeign(); ok && snap != nil {
-		// A file nobody journaled: revision 0 is the file as it is, read
-		// without the lock, as Get reads it.
-		if rev > 0 {
-			return store.Document{}, reason.New(reason.NotFound, "%s has no revision %d (latest is 0)", key, rev)
-		}
-		return store.Document{Key: key, Value: snap}, nil
-	}
 	out := store.Document{Key: key, Revision: rev}
-	err = d.read(ctx, func() (uint64, error) {
+	err = d.read(ctx, func(d *doc) (uint64, error) {
 		if rev > d.rev {
 			return 0, reason.New(reason.NotFound, "%s has no revision %d (latest is %d)", key, rev, d.rev)
 		}
@@ -305,11 +293,8 @@ func (s *Store) History(ctx context.Context, key string, from, to uint64) ([]sto
 	if err != nil {
 		return nil, err
 	}
-	if snap, ok := d.unlockedForeign(); ok && snap != nil {
-		return nil, nil // a file nobody journaled has no records yet
-	}
 	var out []store.Record
-	err = d.read(ctx, func() (uint64, error) {
+	err = d.read(ctx, func(d *doc) (uint64, error) {
 		if to == 0 || to > d.rev {
 			to = d.rev
 		}
@@ -324,8 +309,14 @@ func (s *Store) History(ctx context.Context, key string, from, to uint64) ([]sto
 
 // read runs f under the document's lock once it is up to date, for a
 // document that has a revision or a value (NOT_FOUND otherwise), and
-// returns once the revision f read is durable (Hold mode).
-func (d *doc) read(ctx context.Context, f func() (rev uint64, err error)) error {
+// returns once the revision f read is durable (Hold mode). A file nobody
+// journaled is read as it is, without the lock (a read leaves the project
+// as it was: no lock file): f gets it as revision 0, with no records.
+func (d *doc) read(ctx context.Context, f func(d *doc) (rev uint64, err error)) error {
+	if snap, ok := d.unlockedForeign(); ok && snap != nil {
+		_, err := f(&doc{s: d.s, p: d.p, cur: bytesValue(snap), adopted: true})
+		return err
+	}
 	var rev uint64
 	err := d.lockedRead(ctx, func() (err error) {
 		if err := d.refresh(); err != nil {
@@ -334,13 +325,13 @@ func (d *doc) read(ctx context.Context, f func() (rev uint64, err error)) error 
 		if d.rev == 0 && !d.has() {
 			return notFound(d.p.key)
 		}
-		rev, err = f()
+		rev, err = f(d)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	return d.awaitDurable(rev)
+	return d.held.awaitDurable(rev)
 }
 
 // Keys lists the documents that have a journal under the project root.
@@ -410,19 +401,16 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 		if b := cmp.Or(d.broken, d.held.syncFailure()); b != nil {
 			return fmt.Errorf("%s: refusing to write after a failed sync (reopen to recover): %w", key, b)
 		}
-		if err := d.refresh(); err != nil {
-			return err
-		}
 		if d.readOnly != nil {
 			// A recovery step could not be written (a full disk): retry
 			// it now, and refuse to commit while it fails.
 			d.loaded = false
-			if err := d.refresh(); err != nil {
-				return err
-			}
-			if d.readOnly != nil {
-				return fmt.Errorf("%s: refusing to write: %w", key, d.readOnly)
-			}
+		}
+		if err := d.refresh(); err != nil {
+			return err
+		}
+		if d.readOnly != nil {
+			return fmt.Errorf("%s: refusing to write: %w", key, d.readOnly)
 		}
 		if o.IfRevision != nil && *o.IfRevision != d.rev {
 			return reason.New(reason.Conflict, "%s is at revision %d, not %d", key, d.rev, *o.IfRevision)
@@ -454,7 +442,7 @@ func (s *Store) Update(ctx context.Context, key string, fn store.UpdateFunc, opt
 	// In Hold mode the commit is acknowledged once its journal line is
 	// synced (shared with whoever else wrote meanwhile); an unchanged
 	// result waits too, so it never reports a value not yet durable.
-	if err = d.awaitDurable(res.Revision); err != nil {
+	if err = d.held.awaitDurable(res.Revision); err != nil {
 		return store.Result{}, err
 	}
 	if res.Changed && d.held.isActive() && s.opts.SnapshotOnCommit != nil && s.opts.SnapshotOnCommit(key) {

@@ -1,15 +1,11 @@
 package file
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"slices"
@@ -23,7 +19,6 @@ import (
 	"github.com/custodian-dev/custodian/internal/pidfile"
 	"github.com/custodian-dev/custodian/reason"
 	"github.com/custodian-dev/custodian/store"
-	"github.com/custodian-dev/custodian/store/internal/jsonval"
 )
 
 // Hold mode (Options.Hold) is the daemon's way of using the files: one
@@ -300,20 +295,15 @@ func (d *doc) durableRev() uint64 {
 	return 0
 }
 
-// awaitDurable returns once revision rev is synced (at once outside Hold
-// mode, where commits are synced before they are applied).
-func (d *doc) awaitDurable(rev uint64) error {
-	if d.held == nil {
-		return nil
-	}
-	return d.held.awaitDurable(rev)
-}
-
 // awaitDurable returns once revision rev is synced: the syncer takes every
 // commit queued so far as one group (group commit), and each waiter sleeps
 // on the channel of the group that holds its record, woken once it is
-// synced.
+// synced. Outside Hold mode (h nil) commits are synced before they are
+// applied: it returns at once.
 func (h *hold) awaitDurable(rev uint64) error {
+	if h == nil {
+		return nil
+	}
 	for {
 		// A failed write or sync fails every commit not yet durable, also
 		// one that reaches here only after Close.
@@ -411,10 +401,10 @@ func (h *hold) flushSnapshot(force bool) error {
 	// background writer only tries it and comes back at its next turn.
 	if d.coop != nil {
 		if force {
-			if _, err := d.coopLock(context.Background()); err != nil {
+			if err := d.coopLock(context.Background()); err != nil {
 				return err
 			}
-		} else if err := d.coopFile(); err != nil {
+		} else if err := d.lockFile(d.p.coopLock); err != nil {
 			return err
 		} else if ok, err := d.coop.TryLock(); err != nil {
 			return fmt.Errorf("lock %s: %w", d.p.coopLock, err)
@@ -433,12 +423,12 @@ func (h *hold) flushSnapshot(force bool) error {
 	if !force && start.Before(h.snapNext) {
 		return nil
 	}
-	fh := sha256.New()
-	file := "" // the mark's file hash, when a mark names the new snapshot
+	fileHash := "" // the SHA-256 of the new snapshot file's bytes
+	file := ""     // the mark's file hash, when a mark names the new snapshot
 	var guard func()
 	before := func() error {
 		if v.sum == "" {
-			file = "sha256:" + hex.EncodeToString(fh.Sum(nil))
+			file = fileHash
 			if err := d.writeMark(mark{Rev: v.rev, Hash: v.hash, File: file}); err != nil {
 				return err
 			}
@@ -446,16 +436,17 @@ func (h *hold) flushSnapshot(force bool) error {
 		guard = h.guardSnapshot()
 		return nil
 	}
-	// Every value in memory was parsed, or made from a parsed one and
-	// patches applied to its tree: indent without validating again.
-	if err := d.writeSnapshotCoop(d.coop != nil, func(f *os.File) error {
-		w := io.MultiWriter(f, fh)
-		bw := bufio.NewWriterSize(w, 256<<10)
+	if err := d.replaceFile(d.p.snap, d.p.tmp, "snapshot", func(f *os.File) error {
 		b, err := v.val.bytes()
+		if err == nil {
+			b, err = store.Indent(b)
+		}
 		if err != nil {
 			return err
 		}
-		return jsonval.IndentValidTo(bw, b)
+		fileHash = store.HashBytes(b)
+		_, err = f.Write(b)
+		return err
 	}, before); err != nil {
 		if guard != nil {
 			_ = d.s.root.Remove(d.p.snap + ".replacing") // the file was not replaced
@@ -467,7 +458,7 @@ func (h *hold) flushSnapshot(force bool) error {
 	}
 	h.snapRev, d.snap.mark = v.rev, file
 	h.snapDisk.Store(v.rev)
-	h.snapFile = "sha256:" + hex.EncodeToString(fh.Sum(nil))
+	h.snapFile = fileHash
 	h.snapID = d.snap.wrote // as written: an edit right after the rename differs
 	end := time.Now()
 	h.snapNext = start.Add(d.s.opts.SnapshotInterval)
@@ -482,20 +473,13 @@ func (h *hold) flushSnapshot(force bool) error {
 // one of its revisions or a later one, so that recovery never needs more
 // than the newest segment (segment.go).
 func (h *hold) maybeRotate() {
-	d := h.d
-	n, last := d.s.segmentBytes(), h.durable.Load().rev
-	if n <= 0 || h.jf == nil || h.size < max(n, h.rotateAt) || last < h.fileFirst {
+	d, last := h.d, h.durable.Load().rev
+	if h.jf == nil || last < h.fileFirst || h.snapDisk.Load() < h.fileFirst {
+		return // nothing to seal, or the snapshot writer catches up first
+	}
+	if !d.sealPast(h.fileFirst, last, h.size, &h.rotateAt) {
 		return
 	}
-	if h.snapDisk.Load() < h.fileFirst {
-		return // the snapshot writer catches up first
-	}
-	if err := d.rotate(h.fileFirst, last); err != nil {
-		h.rotateAt = h.size + n/4 // not again at every group
-		d.logf("journal not sealed as a segment; tried again after another quarter of the threshold", "error", err)
-		return
-	}
-	h.rotateAt = 0
 	if err := h.jf.Close(); err != nil {
 		d.logf("closing a sealed journal segment", "error", err)
 	}

@@ -19,7 +19,7 @@ func (d *doc) appendJournal(lines []byte) (int64, error) {
 	if created {
 		d.j.liveFirst = d.rev + 1
 	}
-	f, fi, err := d.openStat(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, fi, err := d.openRegular(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return -1, pathError(d.p.key, err)
 	}
@@ -103,16 +103,14 @@ func parseJournalUpTo(name string, data []byte, base int64, prev *store.Record, 
 			want = prev.Rev + 1
 		}
 		r, err := store.DecodeRecord(line)
-		if err != nil {
-			return pj, reason.New(reason.CorruptState, "journal %s is corrupt at revision %d (byte %d): %v", name, want, base+int64(off), err)
-		}
-		if isLoose(prev) {
+		if err == nil && isLoose(prev) && r.Rev != want {
 			// The record before is in a file not read: only the
 			// revision can be checked.
-			if r.Rev != want {
-				return pj, reason.New(reason.CorruptState, "journal %s is corrupt at revision %d (byte %d): journal revision %d follows revision %d", name, want, base+int64(off), r.Rev, want-1)
-			}
-		} else if err := store.Chain(prev, r); err != nil {
+			err = fmt.Errorf("journal revision %d follows revision %d", r.Rev, want-1)
+		} else if err == nil && !isLoose(prev) {
+			err = store.Chain(prev, r)
+		}
+		if err != nil {
 			return pj, reason.New(reason.CorruptState, "journal %s is corrupt at revision %d (byte %d): %v", name, want, base+int64(off), err)
 		}
 		if r.Rev > maxRev {
@@ -150,7 +148,7 @@ func (d *doc) readJournal(prev *store.Record) (parsedJournal, error) {
 			d.readOnly = fmt.Errorf("the torn tail of %s could not be cut off: keep torn journal: %w", d.p.journal, err)
 			return pj, nil
 		}
-		f, err := d.openRegular(d.p.journal, os.O_WRONLY, 0)
+		f, _, err := d.openRegular(d.p.journal, os.O_WRONLY, 0)
 		if err != nil {
 			return pj, fmt.Errorf("repair journal: %w", err)
 		}

@@ -78,17 +78,9 @@ func (d *doc) locked(ctx context.Context, f func() error) error {
 	if err := d.s.root.MkdirAll(d.p.dir, 0o755); err != nil {
 		return pathError(d.p.key, err)
 	}
-	// The lock file is made through the root (a symlinked directory that
-	// escapes the project is refused before flock follows the path) and
-	// checked to be a regular file (flock would hang on a FIFO).
-	lf, err := d.openRegular(d.p.lock, os.O_CREATE|os.O_RDONLY, 0o644)
-	if err != nil {
-		if _, ok := reason.As(err); ok {
-			return err
-		}
-		return pathError(d.p.key, err)
+	if err := d.lockFile(d.p.lock); err != nil {
+		return err
 	}
-	lf.Close()
 	ok, err := d.flock.TryLock()
 	if err != nil {
 		return fmt.Errorf("lock %s: %w", d.p.lock, err)
@@ -110,11 +102,10 @@ func (d *doc) locked(ctx context.Context, f func() error) error {
 	}
 	defer d.flock.Unlock()
 	if d.coop != nil {
-		unlock, err := d.coopLock(ctx)
-		if err != nil {
+		if err := d.coopLock(ctx); err != nil {
 			return err
 		}
-		defer unlock()
+		defer d.coop.Unlock()
 	}
 	return f()
 }
@@ -139,19 +130,18 @@ func waitLock(ctx context.Context, fl *flock.Flock, name string) error {
 
 // coopLock takes the cooperative lock of paths.coopLock (after the
 // document's own lock, always in that order).
-func (d *doc) coopLock(ctx context.Context) (func(), error) {
-	if err := d.coopFile(); err != nil {
-		return nil, err
+func (d *doc) coopLock(ctx context.Context) error {
+	if err := d.lockFile(d.p.coopLock); err != nil {
+		return err
 	}
-	if err := waitLock(ctx, d.coop, d.p.coopLock); err != nil {
-		return nil, err
-	}
-	return func() { d.coop.Unlock() }, nil
+	return waitLock(ctx, d.coop, d.p.coopLock)
 }
 
-// coopFile makes the cooperative lock file through the root.
-func (d *doc) coopFile() error {
-	lf, err := d.s.root.OpenFile(d.p.coopLock, os.O_CREATE|os.O_RDONLY, 0o644)
+// lockFile makes a lock file through the root (a symlinked directory that
+// escapes the project is refused before flock follows the path), checked
+// to be a regular file (flock would hang on a FIFO).
+func (d *doc) lockFile(name string) error {
+	lf, _, err := d.openRegular(name, os.O_CREATE|os.O_RDONLY, 0o644)
 	if err != nil {
 		return pathError(d.p.key, err)
 	}

@@ -2,7 +2,6 @@ package file
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 
 	"github.com/custodian-dev/custodian/store"
@@ -72,9 +71,6 @@ func (d *doc) writeMark(m mark) error {
 			kept = append(kept, x)
 		}
 	}
-	b, err := json.Marshal(kept)
-	if err != nil {
-		return fmt.Errorf("marks of %s: %w", d.p.key, err)
-	}
+	b, _ := json.Marshal(kept) // strings and numbers: it cannot fail
 	return d.replaceFile(d.p.marks, d.p.marks+".tmp", "marks", writing(append(b, '\n')), nil)
 }

@@ -101,7 +101,7 @@ func (d *doc) load() error {
 			return err
 		}
 		r.value = snap
-		if err := d.writeSnapshotFor(snap, last); err != nil {
+		if err := d.writeSnapshot(snap, last); err != nil {
 			// The journal holds the value: reads go on (a full disk must
 			// not stop them), writes wait for a load that rewrites it.
 			d.logf("snapshot not rewritten; serving the journal's value, writes refused until it is", "error", err)
@@ -172,8 +172,10 @@ func (d *doc) recoverValue(recs []store.Record, seg *segment, snap []byte, last 
 		return recovered{}, reason.New(reason.CorruptState, "%s does not parse and there is no journal to rebuild it from (the file is left as it is): %v", d.p.snap, perr)
 	case last == nil:
 		if d.repair == nil {
-			if err := d.checkUnjournaled(pv.Tree); err != nil {
+			if n, err := d.checkUnjournaled(pv.Tree); err != nil {
 				return recovered{}, err
+			} else if n != "" {
+				d.logf("snapshot names a revision but has no journal: adopted as found (custodian verify reports it)", "revision", n)
 			}
 		}
 		return recovered{value: snap, sum: pv.Sum, adopted: true}, nil

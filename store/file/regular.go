@@ -20,14 +20,9 @@ import (
 // O_NONBLOCK changes nothing for a regular file.
 
 // openRegular opens name under the store's root with flag, refusing
-// anything but a regular file (or a symlink to one inside the root).
-func (d *doc) openRegular(name string, flag int, perm os.FileMode) (*os.File, error) {
-	f, _, err := d.openStat(name, flag, perm)
-	return f, err
-}
-
-// openStat is openRegular returning the file's stat as opened, too.
-func (d *doc) openStat(name string, flag int, perm os.FileMode) (*os.File, os.FileInfo, error) {
+// anything but a regular file (or a symlink to one inside the root), and
+// returns its stat as opened.
+func (d *doc) openRegular(name string, flag int, perm os.FileMode) (*os.File, os.FileInfo, error) {
 	f, err := d.s.root.OpenFile(name, flag|syscall.O_NONBLOCK, perm)
 	if err != nil {
 		if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.EISDIR) || errors.Is(err, syscall.ENODEV) {
@@ -70,7 +65,7 @@ func (d *doc) readFile(name string) ([]byte, error) {
 // opened (fstat before reading: a write during the read makes the next
 // look at the file see it changed).
 func (d *doc) readFileID(name string) ([]byte, fileID, error) {
-	f, fi, err := d.openStat(name, os.O_RDONLY, 0)
+	f, fi, err := d.openRegular(name, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fileID{}, nil
 	}

@@ -153,7 +153,7 @@ func (d *doc) newestSegment() (*segment, *store.Record, error) {
 		return nil, nil, err
 	}
 	s := segs[len(segs)-1]
-	f, fi, err := d.openStat(s.name, os.O_RDONLY, 0)
+	f, fi, err := d.openRegular(s.name, os.O_RDONLY, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, corruptSegment(s.name, s.to, "the file disappeared")
 	} else if err != nil {
@@ -369,7 +369,7 @@ func (d *doc) eachRecords(from, to uint64, fn func([]store.Record) error) error 
 	if d.held.isActive() {
 		// Hold mode: commits queued for the next group write are not in
 		// the file yet.
-		if err := d.awaitDurable(d.rev); err != nil {
+		if err := d.held.awaitDurable(d.rev); err != nil {
 			return err
 		}
 	}
@@ -393,12 +393,22 @@ func (d *doc) eachRecords(from, to uint64, fn func([]store.Record) error) error 
 	return nil
 }
 
-// segmentBytes is the rotation threshold in effect (0: never rotate).
-func (s *Store) segmentBytes() int64 {
-	if s.opts.SegmentBytes < 0 {
-		return 0
+// sealPast seals the live journal, which holds revisions first to last in
+// size bytes, as a segment once it is past SegmentBytes. After a failed
+// rotation, *retryAt (the size to try again at) waits another quarter of
+// the threshold.
+func (d *doc) sealPast(first, last uint64, size int64, retryAt *int64) bool {
+	n := d.s.opts.SegmentBytes
+	if n <= 0 || size < max(n, *retryAt) {
+		return false
 	}
-	return s.opts.SegmentBytes
+	if err := d.rotate(first, last); err != nil {
+		*retryAt = size + n/4 // not again at every commit
+		d.logf("journal not sealed as a segment; tried again after another quarter of the threshold", "error", err)
+		return false
+	}
+	*retryAt = 0
+	return true
 }
 
 // rotate seals the live journal, which holds revisions first to last, as
@@ -437,7 +447,7 @@ func (h *hold) openLive() (*os.File, error) {
 	if h.jf != nil {
 		return h.jf, nil
 	}
-	f, err := d.openRegular(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, _, err := d.openRegular(d.p.journal, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, pathError(d.p.key, err)
 	}

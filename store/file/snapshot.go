@@ -18,42 +18,32 @@ type snapshotView struct {
 	hash  string // in Hold mode, the SHA-256 of the snapshot file's bytes as load left it
 }
 
-// writeSnapshot replaces the snapshot durably with b (replaceFile).
-func (d *doc) writeSnapshot(b []byte) error { return d.writeSnapshotFor(b, nil) }
-
-// writeSnapshotFor is writeSnapshot of b, the value after rec: when rec
-// carries no sum (a daemon's commit made through its patch), a mark binds
-// the file to rec first, as the daemon's snapshot writer does, so the next
-// open knows which revision the file holds instead of moving it aside.
-func (d *doc) writeSnapshotFor(b []byte, rec *store.Record) error {
+// writeSnapshot replaces the snapshot durably with b (replaceFile), the
+// value after rec (nil: unsaid). When rec carries no sum (a daemon's
+// commit made through its patch), a mark binds the file to rec first, as
+// the daemon's snapshot writer does, so the next open knows which revision
+// the file holds instead of moving it aside.
+func (d *doc) writeSnapshot(b []byte, rec *store.Record) error {
+	if d.coop != nil && d.s.daemon != nil {
+		// Hold mode keeps the document's lock for the daemon's lifetime;
+		// the cooperative lock is taken around each snapshot rewrite
+		// (the snapshot writer takes it itself: flushSnapshot).
+		if err := d.coopLock(context.Background()); err != nil {
+			return err
+		}
+		defer d.coop.Unlock()
+	}
 	var before func() error
 	m := mark{}
 	if rec != nil && rec.Sum == "" {
 		m = mark{Rev: rec.Rev, Hash: rec.Hash, File: store.HashBytes(b)}
 		before = func() error { return d.writeMark(m) }
 	}
-	if err := d.writeSnapshotCoop(false, writing(b), before); err != nil {
+	if err := d.replaceFile(d.p.snap, d.p.tmp, "snapshot", writing(b), before); err != nil {
 		return err
 	}
 	d.snap.mark = m.File
 	return nil
-}
-
-// writeSnapshotCoop replaces the snapshot with what write writes;
-// beforeRename, when set, runs once it is synced and before it replaces
-// the snapshot (and makes what it writes durable itself). coopHeld: the
-// caller holds the cooperative lock already.
-func (d *doc) writeSnapshotCoop(coopHeld bool, write func(f *os.File) error, beforeRename func() error) error {
-	if d.coop != nil && d.s.daemon != nil && !coopHeld {
-		// Hold mode keeps the document's lock for the daemon's lifetime;
-		// the cooperative lock is taken around each snapshot rewrite.
-		unlock, err := d.coopLock(context.Background())
-		if err != nil {
-			return err
-		}
-		defer unlock()
-	}
-	return d.replaceFile(d.p.snap, d.p.tmp, "snapshot", write, beforeRename)
 }
 
 // writing is replaceFile's write of b.
@@ -73,7 +63,7 @@ func (d *doc) replaceFile(name, tmp, point string, write func(f *os.File) error,
 	err := d.fault(point + ".write")
 	var f *os.File
 	if err == nil {
-		f, err = d.openRegular(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+		f, _, err = d.openRegular(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", tmp, err)

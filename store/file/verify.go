@@ -38,7 +38,7 @@ func (s *Store) VerifyDocument(ctx context.Context, key string) (VerifyReport, e
 		if d.held.isLocked() {
 			// Hold mode: make the files whole first (journal synced,
 			// snapshot at the latest revision), then check them as usual.
-			if err := d.awaitDurable(d.rev); err != nil {
+			if err := d.held.awaitDurable(d.rev); err != nil {
 				return err
 			}
 			if err := d.held.flushSnapshot(true); err != nil {
@@ -202,13 +202,11 @@ func (c *verification) checkNoRecord() error {
 	if c.anc != nil {
 		return d.checkAnchorWith(c.anc, c.bad, nil, true)
 	}
-	if ms := d.readMarks(); len(ms) > 0 {
-		return reason.New(reason.CorruptState, "%s: its journal %s is missing, but its marks name revision %d: restore the journal, or start a new one from the snapshot: %s", key, d.p.journal, ms[len(ms)-1].Rev, d.repairCommand())
+	n, err := d.checkUnjournaled(c.snapTree)
+	if err != nil || n == "" {
+		return err // nil: a file made by another tool, not yet adopted
 	}
-	if n, ok := snapshotRevision(c.snapTree); ok {
-		return reason.New(reason.CorruptState, "%s names revision %s but has no journal (%s is missing): restore the journal, or start a new one from the snapshot: %s", d.p.snap, n, d.p.journal, d.repairCommand())
-	}
-	return nil // a file made by another tool, not yet adopted
+	return reason.New(reason.CorruptState, "%s names revision %s but has no journal (%s is missing): restore the journal, or start a new one from the snapshot: %s", d.p.snap, n, d.p.journal, d.repairCommand())
 }
 
 // checkAnchor checks the anchor as an open does (checkAnchorWith: the

@@ -144,20 +144,23 @@ func (w *follower) poll(maxRev uint64) ([]store.Record, error) {
 				keep(recs)
 				continue
 			}
-			f, err := d.openRegular(d.p.journal, os.O_RDONLY, 0)
+			f, fi, err := d.openRegular(d.p.journal, os.O_RDONLY, 0)
 			if errors.Is(err, fs.ErrNotExist) {
 				return out, nil // nothing after the last segment yet
 			}
 			if err != nil {
 				return out, pathError(d.p.key, err)
 			}
-			fi, err := f.Stat()
-			if err != nil {
-				f.Close()
-				return out, fmt.Errorf("watch %s: %w", d.p.key, err)
-			}
 			w.f, w.off, w.ino = f, 0, idOf(fi)
 		}
+		// Still the live journal? Once sealed (or replaced), what was
+		// written to it before the rename is visible: read to its end,
+		// the reader goes on to the next file.
+		id, err := d.stat(d.p.journal)
+		if err != nil {
+			return out, err
+		}
+		live := id.exists && id.dev == w.ino.dev && id.ino == w.ino.ino
 		n, consumed, err := w.read(maxRev, keep)
 		if err != nil {
 			return out, err
@@ -168,24 +171,8 @@ func (w *follower) poll(maxRev uint64) ([]store.Record, error) {
 			w.close()
 			continue
 		}
-		if !consumed {
+		if live || !consumed {
 			return out, nil // more to come in this file (or not yet durable)
-		}
-		// Read to its end: still the live journal?
-		id, err := d.stat(d.p.journal)
-		if err != nil {
-			return out, err
-		}
-		if id.exists && id.dev == w.ino.dev && id.ino == w.ino.ino {
-			return out, nil
-		}
-		// Sealed (or replaced): what was written to it before the rename
-		// is visible now; read it to the end, then go on.
-		if _, consumed, err = w.read(maxRev, keep); err != nil {
-			return out, err
-		}
-		if !consumed {
-			return out, nil
 		}
 		w.close()
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"slices"
 	"strconv"
@@ -109,12 +110,7 @@ func canonicalSum(v any) (string, error) { return sumWith(v, nil, nil) }
 // none).
 func sumWith(v any, memo, next map[memoKey]memoEntry) (string, error) {
 	h := sha256.New()
-	w := bufio.NewWriterSize(h, 32<<10)
-	c := canonWriter{w: w, memo: memo, next: next}
-	if err := c.write(v, 0); err != nil {
-		return "", err
-	}
-	if err := w.Flush(); err != nil {
+	if err := writeCanonical(h, 32<<10, v, memo, next); err != nil {
 		return "", err
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
@@ -123,15 +119,19 @@ func sumWith(v any, memo, next map[memoKey]memoEntry) (string, error) {
 // CanonicalJSON is the canonical form of a decoded tree (see SumOf).
 func CanonicalJSON(v any) ([]byte, error) {
 	var buf bytes.Buffer
-	w := bufio.NewWriter(&buf)
-	c := canonWriter{w: w}
+	err := writeCanonical(&buf, 4096, v, nil, nil)
+	return buf.Bytes(), err
+}
+
+// writeCanonical writes v's canonical form to w through a buffer of size
+// bytes, with a SumCache's memo and next (or none).
+func writeCanonical(w io.Writer, size int, v any, memo, next map[memoKey]memoEntry) error {
+	bw := bufio.NewWriterSize(w, size)
+	c := canonWriter{w: bw, memo: memo, next: next}
 	if err := c.write(v, 0); err != nil {
-		return nil, err
+		return err
 	}
-	if err := w.Flush(); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return bw.Flush()
 }
 
 // SumCache makes canonical sums of successive versions of one document

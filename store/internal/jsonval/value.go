@@ -1,7 +1,6 @@
 package jsonval
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -187,14 +186,4 @@ func Indent(raw []byte) ([]byte, error) {
 	}
 	out := append([]byte(v), raw[len(body):]...) // trailing white space kept, as encoding/json.Indent keeps it
 	return append(out, '\n'), nil
-}
-
-// IndentValidTo writes raw indented as Indent does to w and flushes it.
-func IndentValidTo(w *bufio.Writer, raw []byte) error {
-	b, err := Indent(raw)
-	if err != nil {
-		return err
-	}
-	w.Write(b)
-	return w.Flush()
 }
