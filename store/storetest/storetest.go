@@ -330,6 +330,7 @@ func testBadInput(t *testing.T, s store.Store) {
 		"two values":    `{} {}`,
 		"too deep":      strings.Repeat("[", store.DefaultMaxDepth+1) + strings.Repeat("]", store.DefaultMaxDepth+1),
 		"trailing junk": `{"a":1}x`,
+		"null":          ` null `, // no document: it would not replay
 	}
 	for name, v := range cases {
 		_, err := s.Update(ctx, key, raw(v))
@@ -631,6 +632,7 @@ func testPatchRefused(t *testing.T, s store.Store) {
 		"not a patch":     patch(`{"op":"add"}`),
 		"not JSON":        patch(`[{"op":"add","path":"/b","value":}]`),
 		"remove document": patch(`[{"op":"remove","path":""}]`),
+		"null document":   patch(`[{"op":"replace","path":"","value":null}]`),
 		"value and patch": func(store.Document) (store.Change, error) {
 			return store.Change{Value: []byte(`{"a":2}`), Patch: json.RawMessage(`[{"op":"replace","path":"/a","value":2}]`)}, nil
 		},

@@ -22,7 +22,8 @@ type Value struct {
 }
 
 // ParseValue validates raw as a document value against the limits: well
-// formed JSON, one value, no deeper than MaxDepth, no larger than MaxBytes.
+// formed JSON, one value other than null, no deeper than MaxDepth, no
+// larger than MaxBytes.
 // Violations are INVALID_INPUT errors naming the problem.
 func ParseValue(raw []byte, lim Limits) (Value, error) {
 	if len(raw) > lim.maxBytes() {
@@ -36,6 +37,11 @@ func ParseValue(raw []byte, lim Limits) (Value, error) {
 	tree, err := Decode(raw)
 	if err != nil {
 		return Value{}, reason.New(reason.InvalidInput, "malformed JSON: %v", err)
+	}
+	if tree == nil {
+		// A patch from or to null is one from or to no document: a null
+		// value committed would not replay.
+		return Value{}, reason.New(reason.InvalidInput, "the value is null: a document is any JSON value but null (null is no document)")
 	}
 	sum, err := canonicalSum(tree)
 	if err != nil {
