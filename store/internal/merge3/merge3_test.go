@@ -144,16 +144,20 @@ func FuzzMerge(f *testing.F) {
 	})
 }
 
+// sameJSON: a and b are the same value, numbers compared as written (a
+// number may be out of float64's range: 1E700).
 func sameJSON(t *testing.T, a, b []byte) bool {
 	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatalf("%s: %v", a, err)
+	decode := func(raw []byte) any {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("%s: %v", raw, err)
+		}
+		return v
 	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		t.Fatalf("%s: %v", b, err)
-	}
-	return reflect.DeepEqual(x, y)
+	return reflect.DeepEqual(decode(a), decode(b))
 }
 
 // sameOrder: the two values' members come in the same order.
