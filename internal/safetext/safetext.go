@@ -8,6 +8,7 @@ package safetext
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -164,16 +165,17 @@ func Inline(s string) string {
 func inline(s string) string {
 	var b strings.Builder
 	space := false
-	rs := []rune(strings.ToValidUTF8(s, "\uFFFD"))
+	// What is dropped goes first, so that the look past '<' sees what
+	// stays: "<\x01!" is "<!" once the control character is gone.
+	blank := func(r rune) bool { return r == '\n' || r == '\r' || r == 0x2028 || r == 0x2029 || r == '\t' }
+	rs := slices.DeleteFunc([]rune(strings.ToValidUTF8(s, "\uFFFD")), func(r rune) bool { return unsafe(r) && !blank(r) })
 	for i, r := range rs {
 		switch {
-		case r == '\n' || r == '\r' || r == 0x2028 || r == 0x2029 || r == '\t':
+		case blank(r):
 			if !space {
 				b.WriteByte(' ')
 			}
 			space = true
-			continue
-		case unsafe(r):
 			continue
 		case r == '<' && i+1 < len(rs) && startsTag(rs[i+1]):
 			b.WriteString("&lt;")

@@ -88,6 +88,7 @@ func TestMarkdown(t *testing.T) {
 		{"# Escalation ESC-X", `\# Escalation ESC-X`, `# Escalation ESC-X`},
 		{"1. item", `\1. item`, `1. item`},
 		{"a <!-- hide", "a &lt;!-- hide", "a &lt;!-- hide"},
+		{"a <\x01!-- hide", "a &lt;!-- hide", "a &lt;!-- hide"}, // the control character is dropped first
 		{"0.4 < 0.85 <b>x</b>", "0.4 < 0.85 &lt;b>x&lt;/b>", "0.4 < 0.85 &lt;b>x&lt;/b>"},
 		{`a \| b`, `a \| b`, `a \\\| b`},
 		{"a | b", "a | b", `a \| b`},
